@@ -1,0 +1,21 @@
+//! Shepherd's pure domain.
+//!
+//! Types for pull requests, threads and ledger entries; target parsing; the
+//! reply marker; thread classification; the honesty gate; suggestion blocks;
+//! clustering. Nothing here does IO, spawns, sleeps or reads a clock: every
+//! function is deterministic and tested as such.
+#![warn(missing_docs)]
+
+pub mod classify;
+pub mod cluster;
+pub mod gate;
+pub mod ledger;
+pub mod marker;
+pub mod model;
+pub mod suggestion;
+pub mod target;
+pub mod theme;
+
+pub use ledger::{Decision, Ledger, LedgerEntry, Outcome};
+pub use marker::Marker;
+pub use model::*;
