@@ -1,0 +1,623 @@
+//! `GitHubClient`: the `Forge` of github.com and GitHub Enterprise Server.
+//!
+//! Reads go through GraphQL with named operations (see `queries`). Threads are
+//! paginated on two levels: 100 threads per `ReviewThreads` page, each with its
+//! first 100 comments; a thread with more comments gets its further pages
+//! through `ThreadComments` (`node(id:)`). GitHub cannot filter resolved
+//! threads, so they are dropped here, and their further comments never fetched.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::OnceLock;
+
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+use shepherd_core::model::{
+    Comment, ForgeKind, PullRequest, RepoRef, ReviewThread, TopLevelComment,
+};
+
+use super::endpoints::GitHubEndpoints;
+use super::queries::{
+    PULL_REQUEST_COMMENTS, PULL_REQUEST_COMMENTS_OP, PULL_REQUEST_REVIEWS, PULL_REQUEST_REVIEWS_OP,
+    PULL_REQUEST_STATE, PULL_REQUEST_STATE_OP, REVIEW_THREADS, REVIEW_THREADS_OP, THREAD_COMMENTS,
+    THREAD_COMMENTS_OP, VIEWER, VIEWER_OP,
+};
+use super::transport::{ClientConfig, Transport};
+use super::wire::{
+    self, IssueCommentsPr, PageInfo, PullRequestStateData, RepositoryData, ReviewThreadsPr,
+    ReviewsPr, ThreadCommentsData, ViewerData,
+};
+use crate::error::{ForgeError, Result};
+use crate::forge::Forge;
+use crate::token::Token;
+
+/// The GitHub client. Cheap to share behind an `Arc`.
+pub struct GitHubClient {
+    repo: RepoRef,
+    transport: Transport,
+    /// The viewer's login, learnt from the first `PullRequestState` or `Viewer`
+    /// answer (it cannot change for a token).
+    viewer: OnceLock<String>,
+}
+
+impl GitHubClient {
+    /// A client for `repo` at `endpoints`, with the default [`ClientConfig`].
+    pub fn new(repo: RepoRef, endpoints: GitHubEndpoints, token: Token) -> Result<Self> {
+        GitHubClient::with_config(repo, endpoints, token, ClientConfig::default())
+    }
+
+    /// A client with explicit HTTP options (timeouts, retries).
+    pub fn with_config(
+        repo: RepoRef,
+        endpoints: GitHubEndpoints,
+        token: Token,
+        config: ClientConfig,
+    ) -> Result<Self> {
+        Ok(GitHubClient {
+            repo,
+            transport: Transport::new(endpoints, token, config)?,
+            viewer: OnceLock::new(),
+        })
+    }
+
+    /// The endpoints the client talks to.
+    pub fn endpoints(&self) -> &GitHubEndpoints {
+        self.transport.endpoints()
+    }
+
+    /// The client's token (for git credentials; never print `expose()`).
+    pub fn token(&self) -> &Token {
+        self.transport.token()
+    }
+
+    /// A GraphQL query: `document` must hold the operation named `operation`.
+    /// Retried on transient failures; returns the answer's `data`.
+    pub async fn graphql_query<T: DeserializeOwned>(
+        &self,
+        operation: &str,
+        document: &str,
+        variables: Value,
+    ) -> Result<T> {
+        self.transport.graphql(operation, document, variables).await
+    }
+
+    /// A REST GET of `path` (`/repos/o/r/pulls/1`) under the REST base, with
+    /// the GitHub media type and API version headers. Retried on transient failures.
+    pub async fn rest_get<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<T> {
+        self.transport.rest_get(path, query).await
+    }
+
+    /// Every page of a REST list (`per_page=100`, following `Link: rel="next"`).
+    pub async fn rest_get_all<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Vec<T>> {
+        self.transport.rest_get_all(path, query).await
+    }
+}
+
+impl fmt::Debug for GitHubClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GitHubClient")
+            .field("repo", &self.repo)
+            .field("endpoints", self.transport.endpoints())
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl Forge for GitHubClient {
+    fn kind(&self) -> ForgeKind {
+        ForgeKind::GitHub
+    }
+
+    fn repo(&self) -> &RepoRef {
+        &self.repo
+    }
+
+    async fn viewer(&self) -> Result<String> {
+        if let Some(login) = self.viewer.get() {
+            return Ok(login.clone());
+        }
+        let data: ViewerData = self.transport.query(VIEWER_OP, VIEWER, json!({})).await?;
+        Ok(self.viewer.get_or_init(|| data.viewer.login).clone())
+    }
+
+    async fn pull_request(&self, number: u64) -> Result<PullRequest> {
+        let (viewer, pr) = fetch_pull_request(&self.transport, &self.repo, number).await?;
+        // A racing fetch stores the same login; either value is right.
+        let _ = self.viewer.set(viewer);
+        Ok(pr)
+    }
+
+    async fn review_threads(&self, number: u64) -> Result<Vec<ReviewThread>> {
+        fetch_review_threads(&self.transport, &self.repo, number).await
+    }
+
+    async fn top_level_comments(&self, number: u64) -> Result<Vec<TopLevelComment>> {
+        fetch_top_level_comments(&self.transport, &self.repo, number).await
+    }
+}
+
+/// Runs named GraphQL queries: the transport, or an in-memory fake in tests.
+pub(crate) trait GraphQlExec: Sync {
+    /// Runs `document` (holding `operation`) and decodes its `data`.
+    fn query<T: DeserializeOwned + Send>(
+        &self,
+        operation: &'static str,
+        document: &'static str,
+        variables: Value,
+    ) -> impl Future<Output = Result<T>> + Send;
+}
+
+impl GraphQlExec for Transport {
+    fn query<T: DeserializeOwned + Send>(
+        &self,
+        operation: &'static str,
+        document: &'static str,
+        variables: Value,
+    ) -> impl Future<Output = Result<T>> + Send {
+        self.graphql(operation, document, variables)
+    }
+}
+
+fn repo_vars(repo: &RepoRef, number: u64, cursor: Option<&str>) -> Value {
+    json!({
+        "owner": repo.owner,
+        "name": repo.name,
+        "number": number,
+        "cursor": cursor,
+    })
+}
+
+/// The error for a repository or pull request that resolved to `null`
+/// without a GraphQL error.
+fn not_found(operation: &str) -> ForgeError {
+    ForgeError::NotFound {
+        request: format!("GraphQL {operation}"),
+    }
+}
+
+/// The cursor of the next page, if any; a page that claims a successor but
+/// names no new cursor is an error rather than an endless loop.
+fn next_cursor(page: &PageInfo, previous: Option<&str>, operation: &str) -> Result<Option<String>> {
+    if !page.has_next_page {
+        return Ok(None);
+    }
+    match page.end_cursor.as_deref() {
+        Some(cursor) if Some(cursor) != previous => Ok(Some(cursor.to_owned())),
+        _ => Err(ForgeError::Decode {
+            request: format!("GraphQL {operation}"),
+            message: "hasNextPage is true but endCursor does not advance".into(),
+        }),
+    }
+}
+
+/// The viewer's login and the pull request.
+pub(crate) async fn fetch_pull_request<E: GraphQlExec>(
+    exec: &E,
+    repo: &RepoRef,
+    number: u64,
+) -> Result<(String, PullRequest)> {
+    let data: PullRequestStateData = exec
+        .query(
+            PULL_REQUEST_STATE_OP,
+            PULL_REQUEST_STATE,
+            json!({ "owner": repo.owner, "name": repo.name, "number": number }),
+        )
+        .await?;
+    let (viewer, pr) = data.into_parts();
+    let pr = pr.ok_or_else(|| not_found(PULL_REQUEST_STATE_OP))?;
+    let pr = wire::pull_request(pr, &viewer).map_err(|message| ForgeError::Decode {
+        request: format!("GraphQL {PULL_REQUEST_STATE_OP}"),
+        message,
+    })?;
+    Ok((viewer, pr))
+}
+
+/// Every unresolved thread with every comment.
+pub(crate) async fn fetch_review_threads<E: GraphQlExec>(
+    exec: &E,
+    repo: &RepoRef,
+    number: u64,
+) -> Result<Vec<ReviewThread>> {
+    let mut threads = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let data: RepositoryData<ReviewThreadsPr> = exec
+            .query(
+                REVIEW_THREADS_OP,
+                REVIEW_THREADS,
+                repo_vars(repo, number, cursor.as_deref()),
+            )
+            .await?;
+        let connection = data
+            .into_pull_request()
+            .ok_or_else(|| not_found(REVIEW_THREADS_OP))?
+            .review_threads;
+        let page = connection.page_info.clone();
+        for thread in connection.into_nodes() {
+            if thread.is_resolved {
+                continue;
+            }
+            let first_page = &thread.comments.page_info;
+            let more = match next_cursor(first_page, None, REVIEW_THREADS_OP)? {
+                Some(after) => {
+                    tracing::debug!(
+                        thread = %thread.id,
+                        total = ?thread.comments.total_count,
+                        "fetching the further comments of a long thread"
+                    );
+                    fetch_thread_comments(exec, &thread.id, after).await?
+                }
+                None => Vec::new(),
+            };
+            threads.push(wire::thread(thread, more));
+        }
+        match next_cursor(&page, cursor.as_deref(), REVIEW_THREADS_OP)? {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    Ok(threads)
+}
+
+/// The comments of thread `id` after cursor `after`, every page.
+async fn fetch_thread_comments<E: GraphQlExec>(
+    exec: &E,
+    id: &str,
+    after: String,
+) -> Result<Vec<Comment>> {
+    let mut comments = Vec::new();
+    let mut cursor = after;
+    loop {
+        let data: ThreadCommentsData = exec
+            .query(
+                THREAD_COMMENTS_OP,
+                THREAD_COMMENTS,
+                json!({ "id": id, "cursor": cursor }),
+            )
+            .await?;
+        let connection =
+            data.node
+                .and_then(|node| node.comments)
+                .ok_or_else(|| ForgeError::Decode {
+                    request: format!("GraphQL {THREAD_COMMENTS_OP}"),
+                    message: format!("review thread {id} is gone or is not a review thread"),
+                })?;
+        let page = connection.page_info.clone();
+        comments.extend(connection.into_nodes().map(wire::comment));
+        match next_cursor(&page, Some(&cursor), THREAD_COMMENTS_OP)? {
+            Some(next) => cursor = next,
+            None => break,
+        }
+    }
+    Ok(comments)
+}
+
+/// Conversation comments and non-empty submitted review bodies, oldest first.
+pub(crate) async fn fetch_top_level_comments<E: GraphQlExec>(
+    exec: &E,
+    repo: &RepoRef,
+    number: u64,
+) -> Result<Vec<TopLevelComment>> {
+    let (mut comments, reviews) = tokio::try_join!(
+        fetch_issue_comments(exec, repo, number),
+        fetch_review_bodies(exec, repo, number)
+    )?;
+    comments.extend(reviews);
+    // GitHub's timestamps are RFC 3339 in UTC with second precision
+    // (`2024-05-02T10:00:00Z`), so text order is time order. The sort is
+    // stable: at equal times, conversation comments come first.
+    comments.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+    Ok(comments)
+}
+
+async fn fetch_issue_comments<E: GraphQlExec>(
+    exec: &E,
+    repo: &RepoRef,
+    number: u64,
+) -> Result<Vec<TopLevelComment>> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let data: RepositoryData<IssueCommentsPr> = exec
+            .query(
+                PULL_REQUEST_COMMENTS_OP,
+                PULL_REQUEST_COMMENTS,
+                repo_vars(repo, number, cursor.as_deref()),
+            )
+            .await?;
+        let connection = data
+            .into_pull_request()
+            .ok_or_else(|| not_found(PULL_REQUEST_COMMENTS_OP))?
+            .comments;
+        let page = connection.page_info.clone();
+        out.extend(connection.into_nodes().map(wire::issue_comment));
+        match next_cursor(&page, cursor.as_deref(), PULL_REQUEST_COMMENTS_OP)? {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+async fn fetch_review_bodies<E: GraphQlExec>(
+    exec: &E,
+    repo: &RepoRef,
+    number: u64,
+) -> Result<Vec<TopLevelComment>> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let data: RepositoryData<ReviewsPr> = exec
+            .query(
+                PULL_REQUEST_REVIEWS_OP,
+                PULL_REQUEST_REVIEWS,
+                repo_vars(repo, number, cursor.as_deref()),
+            )
+            .await?;
+        let connection = data
+            .into_pull_request()
+            .ok_or_else(|| not_found(PULL_REQUEST_REVIEWS_OP))?
+            .reviews;
+        let page = connection.page_info.clone();
+        out.extend(connection.into_nodes().filter_map(wire::review_body));
+        match next_cursor(&page, cursor.as_deref(), PULL_REQUEST_REVIEWS_OP)? {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    use shepherd_core::model::{AuthorKind, ReviewState, TopLevelKind};
+
+    use super::*;
+
+    /// An in-memory GitHub answering the client's operations with GitHub's
+    /// shapes and cursor pagination, counting requests per operation.
+    struct FakeGitHub {
+        /// Per thread: resolved?, number of comments.
+        threads: Vec<(bool, usize)>,
+        issue_comments: usize,
+        /// Per review: state, body.
+        reviews: Vec<(&'static str, &'static str)>,
+        calls: Mutex<HashMap<&'static str, usize>>,
+    }
+
+    impl FakeGitHub {
+        fn new(threads: Vec<(bool, usize)>) -> Self {
+            FakeGitHub {
+                threads,
+                issue_comments: 0,
+                reviews: Vec::new(),
+                calls: Mutex::new(HashMap::new()),
+            }
+        }
+
+        fn calls(&self, operation: &str) -> usize {
+            self.calls
+                .lock()
+                .unwrap()
+                .get(operation)
+                .copied()
+                .unwrap_or(0)
+        }
+
+        /// `(offset, page)` for a cursor (`"c<offset>"`) and a page of 100.
+        fn page(cursor: &Value, len: usize) -> (usize, std::ops::Range<usize>, Value) {
+            let start = cursor
+                .as_str()
+                .map(|c| c.trim_start_matches('c').parse::<usize>().unwrap())
+                .unwrap_or(0);
+            let end = (start + 100).min(len);
+            let info = json!({ "hasNextPage": end < len, "endCursor": format!("c{end}") });
+            (start, start..end, info)
+        }
+
+        fn comment(thread: usize, i: usize) -> Value {
+            json!({
+                "id": format!("PRRC_{thread}_{i}"),
+                "databaseId": thread * 1000 + i,
+                "body": format!("comment {i}"),
+                "url": format!("https://github.com/o/r/pull/1#discussion_r{}", thread * 1000 + i),
+                "createdAt": "2024-05-02T10:00:00Z",
+                "diffHunk": "@@ -1 +1 @@",
+                "author": { "__typename": if i == 0 { "Bot" } else { "User" }, "login": "rev" },
+                "pullRequestReview": { "state": "COMMENTED" },
+            })
+        }
+
+        fn comments(thread: usize, total: usize, cursor: &Value) -> Value {
+            let (_, range, info) = FakeGitHub::page(cursor, total);
+            let nodes: Vec<Value> = range.map(|i| FakeGitHub::comment(thread, i)).collect();
+            json!({ "totalCount": total, "pageInfo": info, "nodes": nodes })
+        }
+
+        fn answer(&self, operation: &str, vars: &Value) -> Value {
+            let pr = |inner: Value| json!({ "repository": { "pullRequest": inner } });
+            match operation {
+                REVIEW_THREADS_OP => {
+                    let (_, range, info) = FakeGitHub::page(&vars["cursor"], self.threads.len());
+                    let nodes: Vec<Value> = range
+                        .map(|t| {
+                            let (resolved, total) = self.threads[t];
+                            json!({
+                                "id": format!("PRRT_{t}"),
+                                "isResolved": resolved,
+                                "isOutdated": t % 2 == 1,
+                                "path": format!("src/f{t}.rs"),
+                                "line": 3, "startLine": null,
+                                "originalLine": 3, "originalStartLine": null,
+                                "diffSide": "RIGHT", "subjectType": "LINE",
+                                "viewerCanReply": true, "viewerCanResolve": true,
+                                "comments": FakeGitHub::comments(t, total, &Value::Null),
+                            })
+                        })
+                        .collect();
+                    pr(json!({ "reviewThreads": { "pageInfo": info, "nodes": nodes } }))
+                }
+                THREAD_COMMENTS_OP => {
+                    let id = vars["id"].as_str().unwrap();
+                    let t: usize = id.trim_start_matches("PRRT_").parse().unwrap();
+                    let total = self.threads[t].1;
+                    json!({ "node": { "comments": FakeGitHub::comments(t, total, &vars["cursor"]) } })
+                }
+                PULL_REQUEST_COMMENTS_OP => {
+                    let (_, range, info) = FakeGitHub::page(&vars["cursor"], self.issue_comments);
+                    let nodes: Vec<Value> = range
+                        .map(|i| {
+                            json!({
+                                "id": format!("IC_{i}"), "databaseId": i, "body": format!("issue {i}"),
+                                "url": "u", "createdAt": format!("2024-05-02T10:{:02}:{:02}Z", i / 60, i % 60),
+                                "author": { "__typename": "User", "login": "u" },
+                            })
+                        })
+                        .collect();
+                    pr(json!({ "comments": { "pageInfo": info, "nodes": nodes } }))
+                }
+                PULL_REQUEST_REVIEWS_OP => {
+                    let (_, range, info) = FakeGitHub::page(&vars["cursor"], self.reviews.len());
+                    let nodes: Vec<Value> = range
+                        .map(|i| {
+                            let (state, body) = self.reviews[i];
+                            json!({
+                                "id": format!("PRR_{i}"), "databaseId": i, "body": body, "state": state,
+                                "url": "u", "createdAt": format!("2024-05-02T10:00:{:02}Z", i * 2 + 1),
+                                "author": { "__typename": "Bot", "login": "b" },
+                            })
+                        })
+                        .collect();
+                    pr(json!({ "reviews": { "pageInfo": info, "nodes": nodes } }))
+                }
+                other => panic!("unexpected operation {other}"),
+            }
+        }
+    }
+
+    impl GraphQlExec for FakeGitHub {
+        fn query<T: DeserializeOwned + Send>(
+            &self,
+            operation: &'static str,
+            _document: &'static str,
+            variables: Value,
+        ) -> impl Future<Output = Result<T>> + Send {
+            *self.calls.lock().unwrap().entry(operation).or_default() += 1;
+            let answer = self.answer(operation, &variables);
+            async move { Ok(serde_json::from_value(answer).unwrap()) }
+        }
+    }
+
+    fn repo() -> RepoRef {
+        RepoRef {
+            host: "github.com".into(),
+            owner: "o".into(),
+            name: "r".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn two_level_pagination_costs_three_thread_pages_and_one_comment_page() {
+        let mut threads = vec![(false, 1); 250];
+        threads[7] = (false, 130);
+        let fake = FakeGitHub::new(threads);
+        let got = fetch_review_threads(&fake, &repo(), 1).await.unwrap();
+        assert_eq!(fake.calls(REVIEW_THREADS_OP), 3);
+        assert_eq!(fake.calls(THREAD_COMMENTS_OP), 1);
+        assert_eq!(got.len(), 250);
+        let long = &got[7];
+        assert_eq!(long.comments.len(), 130);
+        let ids: Vec<&str> = long.comments.iter().map(|c| c.id.as_str()).collect();
+        let want: Vec<String> = (0..130).map(|i| format!("PRRC_7_{i}")).collect();
+        assert_eq!(ids, want, "every comment, oldest first, no duplicate");
+        assert_eq!(
+            long.comments[0].author.as_ref().unwrap().kind,
+            AuthorKind::Bot
+        );
+        assert_eq!(long.comments[0].review_state, Some(ReviewState::Commented));
+        assert!(
+            got.iter().any(|t| t.is_outdated),
+            "outdated threads are kept"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_thread_of_250_comments_takes_two_further_pages() {
+        let fake = FakeGitHub::new(vec![(false, 250)]);
+        let got = fetch_review_threads(&fake, &repo(), 1).await.unwrap();
+        assert_eq!(fake.calls(REVIEW_THREADS_OP), 1);
+        assert_eq!(fake.calls(THREAD_COMMENTS_OP), 2);
+        assert_eq!(got[0].comments.len(), 250);
+        assert_eq!(got[0].comments[249].id, "PRRC_0_249");
+    }
+
+    #[tokio::test]
+    async fn resolved_threads_are_dropped_without_fetching_their_comments() {
+        let fake = FakeGitHub::new(vec![(true, 130), (false, 2), (true, 1)]);
+        let got = fetch_review_threads(&fake, &repo(), 1).await.unwrap();
+        assert_eq!(fake.calls(THREAD_COMMENTS_OP), 0);
+        let ids: Vec<&str> = got.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["PRRT_1"]);
+        assert_eq!(got[0].comments.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn top_level_comments_merge_oldest_first() {
+        let mut fake = FakeGitHub::new(Vec::new());
+        fake.issue_comments = 150;
+        fake.reviews = vec![
+            ("CHANGES_REQUESTED", "please fix"),
+            ("COMMENTED", ""),
+            ("PENDING", "draft"),
+            ("COMMENTED", "  \n"),
+            ("APPROVED", "lgtm"),
+        ];
+        let got = fetch_top_level_comments(&fake, &repo(), 1).await.unwrap();
+        assert_eq!(fake.calls(PULL_REQUEST_COMMENTS_OP), 2);
+        assert_eq!(fake.calls(PULL_REQUEST_REVIEWS_OP), 1);
+        assert_eq!(got.len(), 152);
+        let reviews: Vec<&TopLevelComment> = got
+            .iter()
+            .filter(|c| c.kind == TopLevelKind::ReviewBody)
+            .collect();
+        assert_eq!(
+            reviews.len(),
+            2,
+            "empty and pending review bodies are skipped"
+        );
+        assert_eq!(reviews[0].review_state, Some(ReviewState::ChangesRequested));
+        assert_eq!(reviews[1].review_state, Some(ReviewState::Approved));
+        assert!(got.windows(2).all(|w| w[0].created_at <= w[1].created_at));
+        // Review 0 was created at :01, between issue comments 1 (:01, first
+        // at equal times) and 2 (:02).
+        assert_eq!(got[1].id, "IC_1");
+        assert_eq!(got[2].id, "PRR_0");
+    }
+
+    #[test]
+    fn a_cursor_that_does_not_advance_is_an_error() {
+        let page = PageInfo {
+            has_next_page: true,
+            end_cursor: Some("c1".into()),
+        };
+        assert!(next_cursor(&page, Some("c1"), "X").is_err());
+        let page = PageInfo {
+            has_next_page: true,
+            end_cursor: None,
+        };
+        assert!(next_cursor(&page, None, "X").is_err());
+    }
+}

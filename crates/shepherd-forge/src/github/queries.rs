@@ -1,0 +1,203 @@
+//! Every GraphQL document the GitHub client sends, in one place.
+//!
+//! Each document holds exactly one named operation: the name is what the
+//! emulator counts requests by, and what errors and logs name. A test parses
+//! each of them against GitHub's published schema ([`all_documents`]).
+
+/// The fields read from every review comment, as a fragment appended to the
+/// documents that use it.
+macro_rules! review_comment_fragment {
+    () => {
+        "
+fragment ReviewCommentFields on PullRequestReviewComment {
+  id
+  databaseId
+  body
+  url
+  createdAt
+  diffHunk
+  author { __typename login }
+  pullRequestReview { state }
+}
+"
+    };
+}
+
+/// Operation name of [`PULL_REQUEST_STATE`].
+pub const PULL_REQUEST_STATE_OP: &str = "PullRequestState";
+/// Operation name of [`VIEWER`].
+pub const VIEWER_OP: &str = "Viewer";
+/// Operation name of [`REVIEW_THREADS`].
+pub const REVIEW_THREADS_OP: &str = "ReviewThreads";
+/// Operation name of [`THREAD_COMMENTS`].
+pub const THREAD_COMMENTS_OP: &str = "ThreadComments";
+/// Operation name of [`PULL_REQUEST_COMMENTS`].
+pub const PULL_REQUEST_COMMENTS_OP: &str = "PullRequestComments";
+/// Operation name of [`PULL_REQUEST_REVIEWS`].
+pub const PULL_REQUEST_REVIEWS_OP: &str = "PullRequestReviews";
+
+/// The viewer's login and the pull request's state. GitHub shows a PENDING
+/// review only to its author, so one PENDING review authored by the viewer is
+/// the whole question.
+pub const PULL_REQUEST_STATE: &str = r#"
+query PullRequestState($owner: String!, $name: String!, $number: Int!) {
+  viewer { login }
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      id
+      number
+      title
+      url
+      state
+      isDraft
+      headRefName
+      headRefOid
+      baseRefName
+      isCrossRepository
+      author { __typename login }
+      reviews(first: 1, states: [PENDING]) {
+        totalCount
+        nodes { author { login } }
+      }
+    }
+  }
+}
+"#;
+
+/// The viewer's login alone (when no pull request was fetched yet).
+pub const VIEWER: &str = r#"
+query Viewer {
+  viewer { login }
+}
+"#;
+
+/// One page of review threads (100), each with its first 100 comments.
+pub const REVIEW_THREADS: &str = concat!(
+    r#"
+query ReviewThreads($owner: String!, $name: String!, $number: Int!, $cursor: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $cursor) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          id
+          isResolved
+          isOutdated
+          path
+          line
+          startLine
+          originalLine
+          originalStartLine
+          diffSide
+          subjectType
+          viewerCanReply
+          viewerCanResolve
+          comments(first: 100) {
+            totalCount
+            pageInfo { hasNextPage endCursor }
+            nodes { ...ReviewCommentFields }
+          }
+        }
+      }
+    }
+  }
+}
+"#,
+    review_comment_fragment!()
+);
+
+/// A further page of comments of one long thread, by the thread's node id.
+pub const THREAD_COMMENTS: &str = concat!(
+    r#"
+query ThreadComments($id: ID!, $cursor: String) {
+  node(id: $id) {
+    ... on PullRequestReviewThread {
+      comments(first: 100, after: $cursor) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        nodes { ...ReviewCommentFields }
+      }
+    }
+  }
+}
+"#,
+    review_comment_fragment!()
+);
+
+/// One page of the pull request's conversation (issue) comments.
+pub const PULL_REQUEST_COMMENTS: &str = r#"
+query PullRequestComments($owner: String!, $name: String!, $number: Int!, $cursor: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      comments(first: 100, after: $cursor) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          id
+          databaseId
+          body
+          url
+          createdAt
+          author { __typename login }
+        }
+      }
+    }
+  }
+}
+"#;
+
+/// One page of the pull request's reviews (for their bodies).
+pub const PULL_REQUEST_REVIEWS: &str = r#"
+query PullRequestReviews($owner: String!, $name: String!, $number: Int!, $cursor: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviews(first: 100, after: $cursor) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          id
+          databaseId
+          body
+          state
+          url
+          createdAt
+          author { __typename login }
+        }
+      }
+    }
+  }
+}
+"#;
+
+/// Every document with its operation name, for validation and for tests that
+/// count requests per operation.
+pub fn all_documents() -> &'static [(&'static str, &'static str)] {
+    &[
+        (PULL_REQUEST_STATE_OP, PULL_REQUEST_STATE),
+        (VIEWER_OP, VIEWER),
+        (REVIEW_THREADS_OP, REVIEW_THREADS),
+        (THREAD_COMMENTS_OP, THREAD_COMMENTS),
+        (PULL_REQUEST_COMMENTS_OP, PULL_REQUEST_COMMENTS),
+        (PULL_REQUEST_REVIEWS_OP, PULL_REQUEST_REVIEWS),
+    ]
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_document_declares_its_operation_name() {
+        for (name, doc) in all_documents() {
+            assert!(
+                doc.contains(&format!("query {name}("))
+                    || doc.contains(&format!("query {name} {{")),
+                "{name} is not the operation of its document"
+            );
+            assert_eq!(
+                doc.matches("query ").count(),
+                1,
+                "{name} holds one operation"
+            );
+        }
+    }
+}

@@ -1,0 +1,653 @@
+//! HTTP to GitHub: authentication, timeouts, retries, rate limits, and turning
+//! every failure into a [`ForgeError`] that names the request.
+//!
+//! Retries go through `backon`: its `adjust` hook lets a `Retry-After` or a
+//! rate-limit reset replace the computed delay, which `reqwest-retry` cannot do
+//! (its policy never sees the response). Only reads are retried blindly; a
+//! mutation (a later issue) must be sent once, and retried only after checking
+//! on the forge that it did not land (for replies: looking for the marker).
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use backon::{ExponentialBuilder, Retryable};
+use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, LINK, RETRY_AFTER};
+use reqwest::{Method, StatusCode};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use url::Url;
+
+use super::endpoints::GitHubEndpoints;
+use crate::error::{ForgeError, Result};
+use crate::token::Token;
+
+/// The media type GitHub's REST API documents.
+const GITHUB_JSON: &str = "application/vnd.github+json";
+/// The REST API version Shepherd is written against.
+const API_VERSION: &str = "2022-11-28";
+/// How long GitHub asks to wait after a secondary rate limit that names no time.
+const SECONDARY_LIMIT_WAIT: Duration = Duration::from_secs(60);
+
+/// How the client retries. Attempts count the first try.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Total attempts of one read, the first included (at least 1).
+    pub max_attempts: usize,
+    /// The wait before the second attempt; it doubles for each later one.
+    pub initial_backoff: Duration,
+    /// The longest computed wait between two attempts.
+    pub max_backoff: Duration,
+    /// The longest wait the client accepts from a rate limit (`Retry-After`,
+    /// `x-ratelimit-reset`); beyond it the call fails with
+    /// [`ForgeError::RateLimited`], saying when the limit resets.
+    pub max_rate_limit_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// 4 attempts, waits of 0.5 s, 1 s, 2 s; rate-limit waits up to 2 minutes.
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 4,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(8),
+            max_rate_limit_wait: Duration::from_secs(120),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// One attempt, no retry.
+    pub fn none() -> Self {
+        RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        }
+    }
+}
+
+/// HTTP options of a client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// The `User-Agent` header (GitHub requires one).
+    pub user_agent: String,
+    /// Timeout of a whole request, answer included.
+    pub timeout: Duration,
+    /// Timeout of the connection.
+    pub connect_timeout: Duration,
+    /// Retries of reads.
+    pub retry: RetryPolicy,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            user_agent: format!("shepherd/{}", env!("CARGO_PKG_VERSION")),
+            timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(10),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// A successful answer.
+pub(crate) struct Answer {
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Vec<u8>,
+}
+
+/// One failed attempt: either final, or worth another try after `after`
+/// (`None`: the backoff schedule decides).
+enum Failure {
+    Fatal(ForgeError),
+    Retry {
+        error: ForgeError,
+        after: Option<Duration>,
+    },
+}
+
+impl Failure {
+    fn into_error(self) -> ForgeError {
+        match self {
+            Failure::Fatal(error) | Failure::Retry { error, .. } => error,
+        }
+    }
+}
+
+/// What one request is: built anew for each attempt.
+struct Spec<'a> {
+    /// `GET /repos/o/r` or `GraphQL ReviewThreads`: what errors and logs name.
+    name: &'a str,
+    method: Method,
+    url: &'a Url,
+    query: &'a [(&'a str, &'a str)],
+    json: Option<&'a serde_json::Value>,
+    retry: bool,
+}
+
+/// The authenticated HTTP side of the GitHub client.
+#[derive(Clone)]
+pub(crate) struct Transport {
+    http: reqwest::Client,
+    endpoints: GitHubEndpoints,
+    token: Token,
+    retry: RetryPolicy,
+}
+
+impl Transport {
+    pub(crate) fn new(
+        endpoints: GitHubEndpoints,
+        token: Token,
+        config: ClientConfig,
+    ) -> Result<Self> {
+        let http = reqwest::Client::builder()
+            .user_agent(config.user_agent)
+            .timeout(config.timeout)
+            .connect_timeout(config.connect_timeout)
+            .build()
+            .map_err(|source| ForgeError::Client { source })?;
+        Ok(Transport {
+            http,
+            endpoints,
+            token,
+            retry: config.retry,
+        })
+    }
+
+    pub(crate) fn endpoints(&self) -> &GitHubEndpoints {
+        &self.endpoints
+    }
+
+    pub(crate) fn token(&self) -> &Token {
+        &self.token
+    }
+
+    /// A GraphQL query (retried on transient failures); returns `data`.
+    pub(crate) async fn graphql<T: DeserializeOwned>(
+        &self,
+        operation: &str,
+        document: &str,
+        variables: serde_json::Value,
+    ) -> Result<T> {
+        let name = format!("GraphQL {operation}");
+        let body = serde_json::json!({
+            "query": document,
+            "operationName": operation,
+            "variables": variables,
+        });
+        let spec = Spec {
+            name: &name,
+            method: Method::POST,
+            url: &self.endpoints.graphql,
+            query: &[],
+            json: Some(&body),
+            retry: true,
+        };
+        let data = self
+            .run(&spec, |answer| self.graphql_data(operation, &name, answer))
+            .await?;
+        serde_json::from_value(data).map_err(|err| ForgeError::Decode {
+            request: name.clone(),
+            message: err.to_string(),
+        })
+    }
+
+    /// A REST GET of `path` under the REST base, decoded from JSON.
+    pub(crate) async fn rest_get<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<T> {
+        let url = self.endpoints.rest_url(path);
+        let name = format!("GET {}", url.path());
+        let answer = self.rest_get_url(&name, &url, query).await?;
+        decode_json(&name, &answer.body)
+    }
+
+    /// Every page of a REST list (`per_page=100`, following `Link: rel="next"`
+    /// while it stays on the API's origin).
+    pub(crate) async fn rest_get_all<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Vec<T>> {
+        let first = self.endpoints.rest_url(path);
+        let name = format!("GET {}", first.path());
+        let mut first_query: Vec<(&str, &str)> = query.to_vec();
+        if !first_query.iter().any(|(k, _)| *k == "per_page") {
+            first_query.push(("per_page", "100"));
+        }
+        let mut items = Vec::new();
+        let mut answer = self.rest_get_url(&name, &first, &first_query).await?;
+        loop {
+            let page: Vec<T> = decode_json(&name, &answer.body)?;
+            items.extend(page);
+            let Some(next) = next_link(&answer.headers) else {
+                break;
+            };
+            if next.origin() != first.origin() {
+                // Never send the token to another origin.
+                return Err(ForgeError::Decode {
+                    request: name,
+                    message: "the next-page link points to another origin".into(),
+                });
+            }
+            answer = self.rest_get_url(&name, &next, &[]).await?;
+        }
+        Ok(items)
+    }
+
+    async fn rest_get_url(&self, name: &str, url: &Url, query: &[(&str, &str)]) -> Result<Answer> {
+        let spec = Spec {
+            name,
+            method: Method::GET,
+            url,
+            query,
+            json: None,
+            retry: true,
+        };
+        self.run(&spec, Ok).await
+    }
+
+    /// Sends `spec`, retrying per the policy, and hands each successful HTTP
+    /// answer to `accept`, which may itself fail (GraphQL `errors`).
+    async fn run<T>(
+        &self,
+        spec: &Spec<'_>,
+        accept: impl Fn(Answer) -> std::result::Result<T, Failure>,
+    ) -> Result<T> {
+        let policy = &self.retry;
+        let max_attempts = if spec.retry {
+            policy.max_attempts.max(1)
+        } else {
+            1
+        };
+        let backoff = ExponentialBuilder::default()
+            .with_factor(2.0)
+            .with_min_delay(policy.initial_backoff)
+            .with_max_delay(policy.max_backoff)
+            .with_max_times(max_attempts - 1);
+        let mut attempt = 0usize;
+        let accept = &accept;
+        let result = (|| {
+            attempt += 1;
+            let number = attempt;
+            async move { accept(self.attempt(spec, number).await?) }
+        })
+        .retry(backoff)
+        .sleep(tokio::time::sleep)
+        .when(|failure: &Failure| matches!(failure, Failure::Retry { .. }))
+        .adjust(|failure: &Failure, next: Option<Duration>| {
+            let next = next?;
+            match failure {
+                Failure::Retry {
+                    after: Some(wait), ..
+                } if *wait > policy.max_rate_limit_wait => None,
+                Failure::Retry {
+                    after: Some(wait), ..
+                } => Some(*wait),
+                _ => Some(next),
+            }
+        })
+        .notify(|failure: &Failure, wait: Duration| {
+            if let Failure::Retry { error, .. } = failure {
+                tracing::warn!(
+                    request = spec.name,
+                    wait_ms = wait.as_millis() as u64,
+                    "{error}; retrying"
+                );
+            }
+        })
+        .await;
+        result.map_err(Failure::into_error)
+    }
+
+    /// One attempt: the HTTP exchange and the classification of its status.
+    async fn attempt(
+        &self,
+        spec: &Spec<'_>,
+        number: usize,
+    ) -> std::result::Result<Answer, Failure> {
+        let started = Instant::now();
+        let mut auth =
+            HeaderValue::from_str(&format!("Bearer {}", self.token.expose())).map_err(|_| {
+                Failure::Fatal(ForgeError::Unauthorized {
+                    request: spec.name.to_owned(),
+                    hint: format!(
+                        "the token from {} holds characters a header cannot carry",
+                        self.token.source()
+                    ),
+                })
+            })?;
+        auth.set_sensitive(true);
+        let mut request = self
+            .http
+            .request(spec.method.clone(), spec.url.clone())
+            .header(ACCEPT, GITHUB_JSON)
+            .header("X-GitHub-Api-Version", API_VERSION)
+            .header(AUTHORIZATION, auth);
+        if !spec.query.is_empty() {
+            request = request.query(spec.query);
+        }
+        if let Some(json) = spec.json {
+            request = request.json(json);
+        }
+        let network = |source: reqwest::Error| {
+            let error = ForgeError::Network {
+                request: spec.name.to_owned(),
+                source: source.without_url(),
+            };
+            Failure::Retry { error, after: None }
+        };
+        let response = request.send().await.map_err(|err| {
+            tracing::debug!(
+                request = spec.name,
+                attempt = number,
+                elapsed_ms = elapsed_ms(started),
+                "network error"
+            );
+            network(err)
+        })?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response.bytes().await.map_err(network)?.to_vec();
+        tracing::debug!(
+            request = spec.name,
+            status = status.as_u16(),
+            attempt = number,
+            elapsed_ms = elapsed_ms(started),
+            "forge request"
+        );
+        if status.is_success() {
+            return Ok(Answer { headers, body });
+        }
+        Err(self.classify(spec.name, status, &headers, &body))
+    }
+
+    /// Turns an unsuccessful status into a final or retryable failure.
+    fn classify(
+        &self,
+        name: &str,
+        status: StatusCode,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Failure {
+        let request = name.to_owned();
+        let message = self.scrub(&error_message(status, body));
+        let retry_after = header_secs(headers, RETRY_AFTER.as_str()).map(Duration::from_secs);
+        match status.as_u16() {
+            401 => Failure::Fatal(ForgeError::Unauthorized {
+                request,
+                hint: format!(
+                    "the token from {} is invalid, expired or revoked; check GITHUB_TOKEN \
+                     (or GH_TOKEN), or run `gh auth login`",
+                    self.token.source()
+                ),
+            }),
+            403 | 429 => {
+                let rate_limited = status == StatusCode::TOO_MANY_REQUESTS
+                    || retry_after.is_some()
+                    || exhausted(headers)
+                    || message.to_ascii_lowercase().contains("rate limit");
+                if rate_limited {
+                    rate_limit_failure(request, headers, retry_after)
+                } else {
+                    Failure::Fatal(ForgeError::Forbidden { request, message })
+                }
+            }
+            404 => Failure::Fatal(ForgeError::NotFound { request }),
+            500..=599 => Failure::Retry {
+                error: ForgeError::Http {
+                    request,
+                    status: status.as_u16(),
+                    message,
+                },
+                after: retry_after,
+            },
+            code => Failure::Fatal(ForgeError::Http {
+                request,
+                status: code,
+                message,
+            }),
+        }
+    }
+
+    /// The `data` of a GraphQL answer, or its `errors` as a failure.
+    fn graphql_data(
+        &self,
+        operation: &str,
+        name: &str,
+        answer: Answer,
+    ) -> std::result::Result<serde_json::Value, Failure> {
+        #[derive(Deserialize)]
+        struct Envelope {
+            data: Option<serde_json::Value>,
+            #[serde(default)]
+            errors: Option<Vec<WireError>>,
+        }
+        #[derive(Deserialize)]
+        struct WireError {
+            #[serde(default)]
+            message: String,
+            #[serde(rename = "type", default)]
+            kind: Option<String>,
+        }
+        let envelope: Envelope = decode_json(name, &answer.body).map_err(Failure::Fatal)?;
+        let errors = envelope.errors.unwrap_or_default();
+        if !errors.is_empty() {
+            if errors
+                .iter()
+                .any(|e| e.kind.as_deref() == Some("RATE_LIMITED"))
+            {
+                let retry_after =
+                    header_secs(&answer.headers, RETRY_AFTER.as_str()).map(Duration::from_secs);
+                return Err(rate_limit_failure(
+                    name.to_owned(),
+                    &answer.headers,
+                    retry_after,
+                ));
+            }
+            return Err(Failure::Fatal(ForgeError::GraphQl {
+                operation: operation.to_owned(),
+                messages: errors.into_iter().map(|e| self.scrub(&e.message)).collect(),
+            }));
+        }
+        match envelope.data {
+            Some(data) if !data.is_null() => Ok(data),
+            _ => Err(Failure::Fatal(ForgeError::Decode {
+                request: name.to_owned(),
+                message: "the answer has neither data nor errors".into(),
+            })),
+        }
+    }
+
+    /// Masks the token in text that came from the forge.
+    fn scrub(&self, text: &str) -> String {
+        let secret = self.token.expose();
+        if secret.is_empty() {
+            text.to_owned()
+        } else {
+            text.replace(secret, "***")
+        }
+    }
+}
+
+/// A rate-limit failure: retried after the forge's wait when one is known.
+fn rate_limit_failure(
+    request: String,
+    headers: &HeaderMap,
+    retry_after: Option<Duration>,
+) -> Failure {
+    let reset_at = header_secs(headers, "x-ratelimit-reset");
+    // GitHub's documented order: Retry-After; else, with the primary limit used
+    // up, the reset time; else (a secondary limit) at least a minute.
+    let wait = match retry_after {
+        Some(wait) => wait,
+        None if exhausted(headers) => {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            // One second past the reset, so the retry lands after it.
+            reset_at.map_or(SECONDARY_LIMIT_WAIT, |at| {
+                Duration::from_secs(at.saturating_sub(now) + 1)
+            })
+        }
+        None => SECONDARY_LIMIT_WAIT,
+    };
+    let error = ForgeError::RateLimited {
+        request,
+        wait: Some(wait),
+        reset_at,
+    };
+    Failure::Retry {
+        error,
+        after: Some(wait),
+    }
+}
+
+/// Whether the answer says the primary rate limit is used up.
+fn exhausted(headers: &HeaderMap) -> bool {
+    header_secs(headers, "x-ratelimit-remaining") == Some(0)
+}
+
+/// A header holding a whole number (seconds, an epoch time, a count).
+fn header_secs(headers: &HeaderMap, name: &str) -> Option<u64> {
+    headers.get(name)?.to_str().ok()?.trim().parse().ok()
+}
+
+/// The forge's `message`, else the start of the body, else the status reason.
+fn error_message(status: StatusCode, body: &[u8]) -> String {
+    #[derive(Deserialize)]
+    struct Wire {
+        message: Option<String>,
+    }
+    if let Ok(Wire { message: Some(m) }) = serde_json::from_slice::<Wire>(body) {
+        if !m.trim().is_empty() {
+            return m;
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return status.canonical_reason().unwrap_or("no message").to_owned();
+    }
+    let cut: String = text.chars().take(200).collect();
+    if cut.len() < text.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+fn decode_json<T: DeserializeOwned>(name: &str, body: &[u8]) -> Result<T> {
+    serde_json::from_slice(body).map_err(|err| ForgeError::Decode {
+        request: name.to_owned(),
+        message: err.to_string(),
+    })
+}
+
+/// The `rel="next"` target of a `Link` header.
+fn next_link(headers: &HeaderMap) -> Option<Url> {
+    let link = headers.get(LINK)?.to_str().ok()?;
+    link.split(',').find_map(|part| {
+        let (target, params) = part.split_once(';')?;
+        let is_next = params
+            .split(';')
+            .any(|p| matches!(p.trim(), "rel=\"next\"" | "rel=next"));
+        if !is_next {
+            return None;
+        }
+        let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+        Url::parse(target).ok()
+    })
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn next_link_finds_rel_next() {
+        let h = headers(&[(
+            "link",
+            "<https://api.github.com/x?page=2>; rel=\"next\", <https://api.github.com/x?page=5>; rel=\"last\"",
+        )]);
+        assert_eq!(
+            next_link(&h).unwrap().as_str(),
+            "https://api.github.com/x?page=2"
+        );
+        let h = headers(&[("link", "<https://api.github.com/x?page=1>; rel=\"prev\"")]);
+        assert!(next_link(&h).is_none());
+    }
+
+    #[test]
+    fn error_message_prefers_the_forge_message() {
+        let body = br#"{"message":"Bad credentials","documentation_url":"x"}"#;
+        assert_eq!(
+            error_message(StatusCode::UNAUTHORIZED, body),
+            "Bad credentials"
+        );
+        assert_eq!(error_message(StatusCode::BAD_GATEWAY, b""), "Bad Gateway");
+        let long = "x".repeat(500);
+        assert_eq!(
+            error_message(StatusCode::BAD_GATEWAY, long.as_bytes())
+                .chars()
+                .count(),
+            201
+        );
+    }
+
+    #[test]
+    fn primary_limit_waits_until_the_reset() {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let reset = (now + 30).to_string();
+        let h = headers(&[
+            ("x-ratelimit-remaining", "0"),
+            ("x-ratelimit-reset", &reset),
+        ]);
+        let Failure::Retry {
+            after: Some(wait),
+            error,
+        } = rate_limit_failure("r".into(), &h, None)
+        else {
+            panic!("expected a retry")
+        };
+        assert!((29..=32).contains(&wait.as_secs()), "{wait:?}");
+        assert!(matches!(
+            error,
+            ForgeError::RateLimited {
+                reset_at: Some(_),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn retry_after_wins_and_secondary_defaults_to_a_minute() {
+        let h = headers(&[]);
+        let Failure::Retry { after, .. } =
+            rate_limit_failure("r".into(), &h, Some(Duration::from_secs(3)))
+        else {
+            panic!("expected a retry")
+        };
+        assert_eq!(after, Some(Duration::from_secs(3)));
+        let Failure::Retry { after, .. } = rate_limit_failure("r".into(), &h, None) else {
+            panic!("expected a retry")
+        };
+        assert_eq!(after, Some(SECONDARY_LIMIT_WAIT));
+    }
+}
