@@ -1,1 +1,1652 @@
-//! (being written)
+//! Theme categories of review feedback, and the lexical classifier that
+//! assigns one when no agent does (SPEC section 5).
+//!
+//! The triage agent normally supplies a [`Theme`] as a byproduct of its answer.
+//! The builtin provider has no agent, so [`classify_theme`] derives one from the
+//! comment text and any suggested code. It is deliberately simple and fully
+//! deterministic: the same input always gives the same theme, whatever the
+//! letter case.
+//!
+//! # How the classifier scores
+//!
+//! 1. The whole input is lowercased (so classification ignores case).
+//! 2. The comment is split into *prose* and *code*:
+//!    - HTML comments (`<!-- … -->`), URLs and paths (any whitespace-separated
+//!      chunk containing `/`, so that `src/auth/login.ts` says nothing about
+//!      authentication) are dropped from prose;
+//!    - collapsed `<details>…</details>` sections (review bots put committable
+//!      suggestions, prompts for agents and tool output there, repeating or
+//!      padding the visible text) are not prose;
+//!    - fenced code blocks, wherever they are, are code, not prose;
+//!    - inline code spans are both prose and code;
+//!    - the `suggestion` argument is code.
+//! 3. Prose is cut into words at every character that is not alphanumeric.
+//!    Each rule is a word pattern of one or more words; a word ending in `*`
+//!    matches any word starting with it (simple stemming by prefix: `validat*`
+//!    matches `validate`, `validation`, `validated`), any other word matches
+//!    exactly (`log` does not match `login`). A multi-word rule matches
+//!    consecutive words.
+//! 4. Code is matched by substrings (`.unwrap()`, `mutex`, `log::`, …).
+//! 5. Each rule adds its weight for each match, counting at most two matches
+//!    per rule, so one repeated word cannot drown the rest.
+//! 6. The theme with the highest score wins; ties go to the theme earlier in
+//!    [`TIE_BREAK`]. A best score below [`MIN_SCORE`] gives [`Theme::Other`].
+
+use serde::{Deserialize, Serialize};
+
+/// The category of a review item (SPEC section 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Theme {
+    /// Errors ignored, swallowed, unwrapped or badly propagated.
+    ErrorHandling,
+    /// Inputs not checked: empty, out of range, malformed.
+    Validation,
+    /// Types too loose: casts, `any`, lossy conversions.
+    TypeSafety,
+    /// Names of variables, functions and types.
+    Naming,
+    /// Time and memory spent needlessly.
+    Performance,
+    /// Tests missing, weak or flaky.
+    Testing,
+    /// Injection, secrets, authentication, untrusted data.
+    Security,
+    /// Doc comments, README, explanations.
+    Documentation,
+    /// Formatting, lints, idioms.
+    Style,
+    /// Structure, coupling, responsibilities.
+    Architecture,
+    /// Races, locks, shared state.
+    Concurrency,
+    /// Leaked or unreleased files, connections, memory.
+    ResourceManagement,
+    /// Log statements: missing, noisy, wrong level.
+    Logging,
+    /// None of the above.
+    Other,
+}
+
+impl Theme {
+    /// Every theme, in the order of SPEC section 5.
+    pub const ALL: [Theme; 14] = [
+        Theme::ErrorHandling,
+        Theme::Validation,
+        Theme::TypeSafety,
+        Theme::Naming,
+        Theme::Performance,
+        Theme::Testing,
+        Theme::Security,
+        Theme::Documentation,
+        Theme::Style,
+        Theme::Architecture,
+        Theme::Concurrency,
+        Theme::ResourceManagement,
+        Theme::Logging,
+        Theme::Other,
+    ];
+
+    /// The kebab-case name (`error-handling`), as serde and the SPEC spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Theme::ErrorHandling => "error-handling",
+            Theme::Validation => "validation",
+            Theme::TypeSafety => "type-safety",
+            Theme::Naming => "naming",
+            Theme::Performance => "performance",
+            Theme::Testing => "testing",
+            Theme::Security => "security",
+            Theme::Documentation => "documentation",
+            Theme::Style => "style",
+            Theme::Architecture => "architecture",
+            Theme::Concurrency => "concurrency",
+            Theme::ResourceManagement => "resource-management",
+            Theme::Logging => "logging",
+            Theme::Other => "other",
+        }
+    }
+
+    fn index(self) -> usize {
+        // The discriminants are 0..14 in declaration order, which is `ALL`'s order.
+        self as usize
+    }
+}
+
+impl std::fmt::Display for Theme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string that names no theme.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown theme `{value}`: expected one of error-handling, validation, type-safety, naming, performance, testing, security, documentation, style, architecture, concurrency, resource-management, logging, other")]
+pub struct UnknownTheme {
+    /// The rejected input, truncated to 64 characters.
+    pub value: String,
+}
+
+impl std::str::FromStr for Theme {
+    type Err = UnknownTheme;
+
+    /// Parses a theme name. Lenient about what agents tend to write: case,
+    /// surrounding whitespace, and `_` or spaces instead of `-` are accepted
+    /// (`Error Handling`, `type_safety`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let normalized: String = s
+            .trim()
+            .chars()
+            .map(|c| match c {
+                '_' | ' ' => '-',
+                c => c.to_ascii_lowercase(),
+            })
+            .collect();
+        Theme::ALL
+            .into_iter()
+            .find(|t| t.as_str() == normalized)
+            .ok_or_else(|| UnknownTheme {
+                value: s.chars().take(64).collect(),
+            })
+    }
+}
+
+/// Below this best score the classifier answers [`Theme::Other`]: one weak
+/// word (`explain`, `loop`) is not evidence of a theme.
+pub const MIN_SCORE: u32 = 2;
+
+/// The order that breaks ties between equal scores: the more specific, more
+/// consequential themes first.
+pub const TIE_BREAK: [Theme; 14] = [
+    Theme::Security,
+    Theme::Concurrency,
+    Theme::ResourceManagement,
+    Theme::ErrorHandling,
+    Theme::TypeSafety,
+    Theme::Validation,
+    Theme::Testing,
+    Theme::Performance,
+    Theme::Logging,
+    Theme::Documentation,
+    Theme::Naming,
+    Theme::Architecture,
+    Theme::Style,
+    Theme::Other,
+];
+
+/// Matches at most this many times per rule.
+const MAX_MATCHES_PER_RULE: u32 = 2;
+
+use Theme::{
+    Architecture as AR, Concurrency as CO, Documentation as DO, ErrorHandling as EH, Logging as LO,
+    Naming as NA, Performance as PE, ResourceManagement as RM, Security as SE, Style as ST,
+    Testing as TE, TypeSafety as TS, Validation as VA,
+};
+
+/// Word rules over prose: (theme, pattern, weight). See the module docs for
+/// the pattern syntax.
+const WORD_RULES: &[(Theme, &str, u32)] = &[
+    // error-handling
+    (EH, "error*", 2),
+    (EH, "err", 1),
+    (EH, "error* handl*", 2),
+    (EH, "unwrap*", 3),
+    (EH, "expect", 1),
+    (EH, "panic*", 3),
+    (EH, "exception*", 3),
+    (EH, "throw*", 2),
+    (EH, "raise*", 2),
+    (EH, "catch*", 2),
+    (EH, "try", 1),
+    (EH, "propagat*", 3),
+    (EH, "swallow*", 3),
+    (EH, "unhandled", 3),
+    (EH, "handl*", 1),
+    (EH, "fallible", 3),
+    (EH, "infallible", 2),
+    (EH, "result", 1),
+    (EH, "fail*", 1),
+    (EH, "crash*", 2),
+    (EH, "silently", 2),
+    (EH, "ignor*", 1),
+    (EH, "rejection", 2),
+    (EH, "recover*", 2),
+    (EH, "fallback", 1),
+    (EH, "bubbl*", 1),
+    (EH, "errno", 2),
+    (EH, "stack trace", 1),
+    (EH, "error message*", 1),
+    // validation
+    (VA, "validat*", 3),
+    (VA, "invalid", 2),
+    (VA, "input*", 1),
+    (VA, "empty", 2),
+    (VA, "blank", 1),
+    (VA, "negative", 2),
+    (VA, "range", 1),
+    (VA, "out of range", 2),
+    (VA, "bound*", 1),
+    (VA, "null", 1),
+    (VA, "nil", 1),
+    (VA, "none", 1),
+    (VA, "missing", 1),
+    (VA, "malformed", 3),
+    (VA, "check*", 1),
+    (VA, "guard*", 1),
+    (VA, "precondition*", 2),
+    (VA, "constraint*", 1),
+    (VA, "required", 1),
+    (VA, "reject*", 1),
+    (VA, "schema*", 2),
+    (VA, "limit*", 1),
+    (VA, "length", 1),
+    (VA, "too long", 1),
+    (VA, "too large", 1),
+    (VA, "zero", 1),
+    (VA, "nan", 2),
+    (VA, "finite", 1),
+    (VA, "parse*", 1),
+    (VA, "email*", 1),
+    (VA, "enforce*", 1),
+    (VA, "clamp*", 2),
+    (VA, "well formed", 2),
+    (VA, "sanity check*", 2),
+    (VA, "edge case*", 1),
+    (VA, "untrusted input", 1),
+    (VA, "whitespace only", 2),
+    // type-safety
+    (TS, "type", 2),
+    (TS, "types", 2),
+    (TS, "typed", 2),
+    (TS, "typing*", 2),
+    (TS, "typescript", 1),
+    (TS, "typesafe", 3),
+    (TS, "type safe*", 3),
+    (TS, "untyped", 3),
+    (TS, "any", 1),
+    (TS, "as any", 3),
+    (TS, "cast*", 3),
+    (TS, "coerc*", 3),
+    (TS, "transmute*", 3),
+    (TS, "generic*", 2),
+    (TS, "enum*", 2),
+    (TS, "newtype*", 3),
+    (TS, "nullable", 2),
+    (TS, "non null assertion*", 3),
+    (TS, "unknown", 1),
+    (TS, "primitive*", 2),
+    (TS, "stringly", 3),
+    (TS, "u8", 1),
+    (TS, "u16", 1),
+    (TS, "u32", 1),
+    (TS, "u64", 1),
+    (TS, "i32", 1),
+    (TS, "i64", 1),
+    (TS, "usize", 1),
+    (TS, "f64", 1),
+    (TS, "lossy", 2),
+    (TS, "truncat*", 2),
+    (TS, "implicit*", 1),
+    (TS, "annotat*", 2),
+    (TS, "signature*", 1),
+    (TS, "mypy", 3),
+    (TS, "pyright", 3),
+    (TS, "ts ignore", 3),
+    (TS, "ts expect error", 3),
+    (TS, "narrow*", 2),
+    (TS, "discriminated", 2),
+    (TS, "overflow*", 2),
+    (TS, "phantom*", 2),
+    (TS, "compile time", 1),
+    (TS, "type check*", 2),
+    // naming
+    (NA, "name", 2),
+    (NA, "names", 2),
+    (NA, "named", 1),
+    (NA, "naming", 3),
+    (NA, "renam*", 3),
+    (NA, "misnamed", 3),
+    (NA, "misleading", 2),
+    (NA, "descriptive", 2),
+    (NA, "identifier*", 1),
+    (NA, "camelcase", 3),
+    (NA, "camel case", 3),
+    (NA, "snake case", 3),
+    (NA, "pascalcase", 3),
+    (NA, "kebab case", 2),
+    (NA, "abbreviat*", 2),
+    (NA, "variable*", 1),
+    (NA, "called", 1),
+    (NA, "convention*", 1),
+    (NA, "plural*", 2),
+    (NA, "singular", 2),
+    (NA, "verb", 2),
+    (NA, "noun", 1),
+    (NA, "typo*", 1),
+    (NA, "hungarian", 3),
+    (NA, "clearer", 1),
+    (NA, "meaningful", 1),
+    (NA, "vague", 1),
+    (NA, "shadow*", 1),
+    // performance
+    (PE, "perf", 3),
+    (PE, "performan*", 3),
+    (PE, "slow*", 2),
+    (PE, "fast*", 1),
+    (PE, "speed*", 2),
+    (PE, "efficien*", 3),
+    (PE, "inefficien*", 3),
+    (PE, "allocat*", 2),
+    (PE, "realloc*", 2),
+    (PE, "preallocat*", 3),
+    (PE, "clone*", 1),
+    (PE, "borrow*", 1),
+    (PE, "wasteful", 2),
+    (PE, "copy*", 1),
+    (PE, "quadratic*", 3),
+    (PE, "complexity", 2),
+    (PE, "cach*", 2),
+    (PE, "memoiz*", 3),
+    (PE, "n 1", 3),
+    (PE, "hot path*", 3),
+    (PE, "hot loop*", 3),
+    (PE, "in a loop", 2),
+    (PE, "inside the loop", 2),
+    (PE, "loop*", 1),
+    (PE, "latenc*", 2),
+    (PE, "throughput", 3),
+    (PE, "redundant", 1),
+    (PE, "repeated*", 1),
+    (PE, "recompil*", 2),
+    (PE, "every call", 2),
+    (PE, "every iteration", 2),
+    (PE, "every request", 1),
+    (PE, "expensive", 2),
+    (PE, "overhead", 2),
+    (PE, "optimi*", 2),
+    (PE, "bottleneck*", 3),
+    (PE, "benchmark*", 2),
+    (PE, "lazy", 1),
+    (PE, "lazily", 1),
+    (PE, "batch*", 2),
+    (PE, "index*", 1),
+    (PE, "full table scan*", 3),
+    (PE, "capacity", 2),
+    (PE, "lookup*", 1),
+    (PE, "hashset", 2),
+    (PE, "unnecessar*", 1),
+    (PE, "rerender*", 3),
+    (PE, "re render*", 3),
+    (PE, "memory", 1),
+    (PE, "cpu", 2),
+    (PE, "round trip*", 2),
+    (PE, "roundtrip*", 2),
+    (PE, "invalidat*", 1),
+    // testing
+    (TE, "test*", 3),
+    (TE, "untested", 3),
+    (TE, "unit", 1),
+    (TE, "coverage", 3),
+    (TE, "covered", 1),
+    (TE, "assert*", 3),
+    (TE, "insta", 3),
+    (TE, "mock*", 3),
+    (TE, "stub*", 2),
+    (TE, "fixture*", 3),
+    (TE, "spec", 2),
+    (TE, "specs", 2),
+    (TE, "flak*", 3),
+    (TE, "snapshot*", 2),
+    (TE, "e2e", 3),
+    (TE, "regression*", 2),
+    (TE, "jest", 3),
+    (TE, "pytest", 3),
+    (TE, "vitest", 3),
+    (TE, "proptest", 3),
+    (TE, "fuzz*", 2),
+    (TE, "harness", 1),
+    // security
+    (SE, "secur*", 3),
+    (SE, "insecur*", 3),
+    (SE, "vulnerab*", 3),
+    (SE, "injection", 3),
+    (SE, "inject*", 2),
+    (SE, "xss", 3),
+    (SE, "csrf", 3),
+    (SE, "ssrf", 3),
+    (SE, "sql", 1),
+    (SE, "parameteriz*", 3),
+    (SE, "interpolat*", 1),
+    (SE, "sanitiz*", 3),
+    (SE, "unsanitiz*", 3),
+    (SE, "escap*", 1),
+    (SE, "unescaped", 2),
+    (SE, "secret*", 3),
+    (SE, "password*", 3),
+    (SE, "passwd", 3),
+    (SE, "credential*", 3),
+    (SE, "token*", 2),
+    (SE, "api key*", 3),
+    (SE, "apikey*", 3),
+    (SE, "auth", 2),
+    (SE, "authenticat*", 2),
+    (SE, "authoriz*", 2),
+    (SE, "unauthori*", 3),
+    (SE, "permission*", 2),
+    (SE, "privilege*", 3),
+    (SE, "encrypt*", 2),
+    (SE, "decrypt*", 2),
+    (SE, "plaintext", 3),
+    (SE, "bcrypt", 3),
+    (SE, "argon2*", 3),
+    (SE, "leak*", 1),
+    (SE, "expos*", 1),
+    (SE, "attacker*", 3),
+    (SE, "malicious", 3),
+    (SE, "untrusted", 3),
+    (SE, "exploit*", 3),
+    (SE, "traversal", 3),
+    (SE, "rce", 3),
+    (SE, "eval", 2),
+    (SE, "innerhtml", 3),
+    (SE, "dangerouslysetinnerhtml", 3),
+    (SE, "cve*", 3),
+    (SE, "timing attack*", 3),
+    (SE, "constant time", 3),
+    (SE, "csp", 2),
+    (SE, "cors", 2),
+    (SE, "spoof*", 3),
+    (SE, "forgery", 3),
+    (SE, "open redirect*", 3),
+    (SE, "crypto*", 2),
+    (SE, "predictable", 2),
+    (SE, "brute force*", 3),
+    (SE, "rate limit*", 2),
+    (SE, "denial of service", 3),
+    (SE, "redos", 3),
+    (SE, "sensitive", 2),
+    (SE, "pii", 3),
+    (SE, "shell", 1),
+    // documentation
+    (DO, "doc", 2),
+    (DO, "docs", 3),
+    (DO, "docstring*", 3),
+    (DO, "doc comment*", 3),
+    (DO, "documentation", 3),
+    (DO, "document*", 2),
+    (DO, "undocumented", 3),
+    (DO, "readme*", 3),
+    (DO, "changelog*", 3),
+    (DO, "jsdoc", 3),
+    (DO, "tsdoc", 3),
+    (DO, "rustdoc", 3),
+    (DO, "javadoc", 3),
+    (DO, "comment", 1),
+    (DO, "comments", 1),
+    (DO, "explain*", 1),
+    (DO, "describ*", 1),
+    (DO, "outdated", 1),
+    (DO, "stale", 1),
+    (DO, "example*", 1),
+    (DO, "wording", 2),
+    (DO, "grammar*", 2),
+    (DO, "sentence", 1),
+    (DO, "clarify", 1),
+    (DO, "mention*", 1),
+    (DO, "typo*", 1),
+    (DO, "misspell*", 1),
+    (DO, "rationale", 1),
+    (DO, "tutorial*", 2),
+    (DO, "help text", 2),
+    (DO, "usage", 1),
+    (DO, "man page*", 2),
+    (DO, "markdown", 1),
+    // style
+    (ST, "style*", 2),
+    (ST, "styling", 2),
+    (ST, "format", 1),
+    (ST, "fmt", 2),
+    (ST, "formatt*", 3),
+    (ST, "indent*", 3),
+    (ST, "whitespace", 3),
+    (ST, "trailing", 2),
+    (ST, "line length", 3),
+    (ST, "long line*", 2),
+    (ST, "lint*", 2),
+    (ST, "clippy", 2),
+    (ST, "prettier", 3),
+    (ST, "rustfmt", 3),
+    (ST, "gofmt", 3),
+    (ST, "eslint", 2),
+    (ST, "nit", 2),
+    (ST, "nits", 2),
+    (ST, "nitpick*", 1),
+    (ST, "consisten*", 1),
+    (ST, "inconsisten*", 1),
+    (ST, "idiomatic*", 2),
+    (ST, "unidiomatic", 2),
+    (ST, "readab*", 1),
+    (ST, "unused", 2),
+    (ST, "dead code", 2),
+    (ST, "import order", 2),
+    (ST, "semicolon*", 2),
+    (ST, "brace*", 2),
+    (ST, "bracket*", 1),
+    (ST, "parenthes*", 1),
+    (ST, "quote*", 1),
+    (ST, "tab", 2),
+    (ST, "tabs", 2),
+    (ST, "spaces", 1),
+    (ST, "blank line*", 2),
+    (ST, "early return*", 2),
+    (ST, "guard clause*", 2),
+    (ST, "nesting", 2),
+    (ST, "nested", 1),
+    (ST, "simplif*", 1),
+    (ST, "verbose", 1),
+    (ST, "cleaner", 1),
+    (ST, "shorthand", 2),
+    (ST, "ternary", 1),
+    (ST, "magic number*", 1),
+    (ST, "superfluous", 1),
+    (ST, "cosmetic", 2),
+    (ST, "alphabetic*", 1),
+    (ST, "prefer", 1),
+    (ST, "boilerplate", 1),
+    // architecture
+    (AR, "architect*", 3),
+    (AR, "design*", 2),
+    (AR, "coupling", 3),
+    (AR, "coupled", 2),
+    (AR, "decoupl*", 3),
+    (AR, "tightly", 2),
+    (AR, "abstraction*", 3),
+    (AR, "abstract*", 1),
+    (AR, "layer*", 2),
+    (AR, "separation of concerns", 3),
+    (AR, "concern*", 1),
+    (AR, "responsibilit*", 2),
+    (AR, "single responsibility", 3),
+    (AR, "refactor*", 1),
+    (AR, "module*", 1),
+    (AR, "modular*", 2),
+    (AR, "dependency inject*", 5),
+    (AR, "depend*", 1),
+    (AR, "circular*", 2),
+    (AR, "cyclic", 2),
+    (AR, "god object*", 3),
+    (AR, "god class*", 3),
+    (AR, "monolith*", 2),
+    (AR, "extract*", 1),
+    (AR, "duplicat*", 1),
+    (AR, "dry", 2),
+    (AR, "reus*", 1),
+    (AR, "encapsulat*", 2),
+    (AR, "business logic", 3),
+    (AR, "controller*", 1),
+    (AR, "service*", 1),
+    (AR, "pattern*", 1),
+    (AR, "interface*", 1),
+    (AR, "trait*", 1),
+    (AR, "public api", 2),
+    (AR, "api surface", 2),
+    (AR, "belong*", 2),
+    (AR, "centraliz*", 2),
+    (AR, "scattered", 2),
+    (AR, "spread across", 2),
+    (AR, "structur*", 1),
+    (AR, "inheritance", 2),
+    (AR, "composition", 2),
+    (AR, "dependency inversion", 3),
+    (AR, "domain*", 1),
+    (AR, "cohesion", 3),
+    (AR, "cohesive", 3),
+    (AR, "split*", 1),
+    // concurrency
+    (CO, "concurren*", 3),
+    (CO, "race", 3),
+    (CO, "races", 3),
+    (CO, "racy", 3),
+    (CO, "deadlock*", 3),
+    (CO, "livelock*", 3),
+    (CO, "mutex*", 3),
+    (CO, "lock", 2),
+    (CO, "locks", 2),
+    (CO, "locking", 2),
+    (CO, "locked", 2),
+    (CO, "unlock*", 2),
+    (CO, "atomic*", 3),
+    (CO, "synchroniz*", 3),
+    (CO, "unsynchroniz*", 3),
+    (CO, "thread", 2),
+    (CO, "threads", 2),
+    (CO, "threading", 3),
+    (CO, "multithread*", 3),
+    (CO, "thread safe*", 3),
+    (CO, "parallel*", 2),
+    (CO, "async*", 1),
+    (CO, "await*", 1),
+    (CO, "spawn*", 2),
+    (CO, "goroutine*", 3),
+    (CO, "channel*", 1),
+    (CO, "semaphore*", 3),
+    (CO, "interleav*", 3),
+    (CO, "toctou", 3),
+    (CO, "send sync", 3),
+    (CO, "sync", 1),
+    (CO, "volatile", 2),
+    (CO, "contention", 3),
+    (CO, "contended", 3),
+    (CO, "reentran*", 2),
+    (CO, "shared state", 3),
+    (CO, "shared mutable", 3),
+    (CO, "simultaneous*", 2),
+    (CO, "at the same time", 2),
+    (CO, "promise all", 2),
+    (CO, "blocking", 2),
+    (CO, "critical section*", 3),
+    (CO, "memory ordering", 3),
+    (CO, "condvar*", 3),
+    // resource-management
+    (RM, "leak*", 2),
+    (RM, "close", 2),
+    (RM, "closes", 1),
+    (RM, "closed", 1),
+    (RM, "closing", 1),
+    (RM, "unclosed", 3),
+    (RM, "never closed", 3),
+    (RM, "not closed", 3),
+    (RM, "release*", 1),
+    (RM, "dispos*", 2),
+    (RM, "cleanup", 3),
+    (RM, "clean up", 2),
+    (RM, "cleaned up", 2),
+    (RM, "drop", 2),
+    (RM, "dropped", 1),
+    (RM, "raii", 3),
+    (RM, "destructor*", 3),
+    (RM, "finaliz*", 2),
+    (RM, "finally", 1),
+    (RM, "file handle*", 3),
+    (RM, "descriptor*", 3),
+    (RM, "fd", 2),
+    (RM, "fds", 2),
+    (RM, "socket*", 1),
+    (RM, "connection*", 1),
+    (RM, "pool*", 2),
+    (RM, "exhaust*", 3),
+    (RM, "unbounded", 2),
+    (RM, "grow*", 1),
+    (RM, "memory", 1),
+    (RM, "oom", 3),
+    (RM, "out of memory", 3),
+    (RM, "freed", 2),
+    (RM, "deallocat*", 3),
+    (RM, "reclaim*", 2),
+    (RM, "lifecycle", 2),
+    (RM, "context manager*", 3),
+    (RM, "with statement", 3),
+    (RM, "defer", 3),
+    (RM, "using statement", 3),
+    (RM, "try with resources", 3),
+    (RM, "listener*", 1),
+    (RM, "unmount*", 1),
+    (RM, "unsubscrib*", 3),
+    (RM, "subscription*", 1),
+    (RM, "timer*", 1),
+    (RM, "temp file*", 2),
+    (RM, "tempfile*", 2),
+    (RM, "temporary file*", 2),
+    (RM, "dangling", 2),
+    (RM, "zombie*", 3),
+    (RM, "orphan*", 2),
+    (RM, "disk space", 2),
+    (RM, "resource*", 2),
+    (RM, "acquir*", 1),
+    // logging
+    (LO, "log", 3),
+    (LO, "logs", 3),
+    (LO, "logged", 3),
+    (LO, "logging", 3),
+    (LO, "logger*", 3),
+    (LO, "debug", 1),
+    (LO, "tracing", 3),
+    (LO, "span*", 1),
+    (LO, "println*", 2),
+    (LO, "eprintln*", 2),
+    (LO, "print", 1),
+    (LO, "console", 2),
+    (LO, "verbos*", 1),
+    (LO, "noisy", 2),
+    (LO, "telemetry", 2),
+    (LO, "observab*", 2),
+    (LO, "metric*", 1),
+    (LO, "warn", 2),
+    (LO, "info", 1),
+    (LO, "stdout", 1),
+    (LO, "stderr", 1),
+];
+
+/// Substring rules over code (lowercased): (theme, needle, weight).
+const CODE_RULES: &[(Theme, &str, u32)] = &[
+    // error-handling
+    (EH, ".unwrap()", 2),
+    (EH, ".expect(", 2),
+    (EH, "?;", 1),
+    (EH, ")?", 1),
+    (EH, "result<", 1),
+    (EH, "err(", 1),
+    (EH, ".map_err(", 2),
+    (EH, "catch", 2),
+    (EH, "try {", 1),
+    (EH, "try:", 1),
+    (EH, "except ", 1),
+    (EH, "throw ", 1),
+    (EH, "panic!", 2),
+    (EH, "err != nil", 2),
+    (EH, "ok_or", 1),
+    // validation
+    (VA, "validate", 2),
+    (VA, "is_empty(", 1),
+    (VA, "isnan(", 1),
+    (VA, "isfinite(", 1),
+    (VA, "ensure!", 1),
+    (VA, ".trim()", 1),
+    // type-safety
+    (TS, "as any", 2),
+    (TS, ": any", 2),
+    (TS, "<any>", 2),
+    (TS, "as unknown", 1),
+    (TS, "transmute", 2),
+    (TS, "try_from", 2),
+    (TS, "try_into", 2),
+    (TS, "@ts-ignore", 2),
+    (TS, "@ts-expect-error", 2),
+    (TS, "isinstance(", 1),
+    (TS, "instanceof", 1),
+    // performance
+    (PE, "with_capacity", 2),
+    (PE, "lazylock", 1),
+    (PE, "once_cell", 1),
+    (PE, "usememo", 1),
+    (PE, "usecallback", 1),
+    (PE, "lru", 1),
+    (PE, "hashset", 1),
+    // testing
+    (TE, "#[test]", 3),
+    (TE, "::test]", 3),
+    (TE, "#[cfg(test)]", 3),
+    (TE, "assert", 2),
+    (TE, "describe(", 2),
+    (TE, " it(", 2),
+    (TE, ").tobe", 2),
+    (TE, ".toequal(", 2),
+    (TE, "mock", 1),
+    (TE, "def test_", 3),
+    (TE, "fn test_", 3),
+    // security
+    (SE, "sanitize", 2),
+    (SE, "escape", 1),
+    (SE, "bcrypt", 2),
+    (SE, "argon2", 2),
+    (SE, "timingsafeequal", 2),
+    (SE, "constant_time", 2),
+    (SE, "ct_eq", 2),
+    (SE, "encodeuricomponent", 2),
+    (SE, "textcontent", 1),
+    (SE, "shlex.quote", 2),
+    (SE, "secrets.", 1),
+    // documentation
+    (DO, "///", 2),
+    (DO, "//!", 2),
+    (DO, "/**", 2),
+    (DO, "\"\"\"", 2),
+    (DO, "@param", 2),
+    (DO, "@returns", 2),
+    (DO, "# errors", 1),
+    (DO, "# examples", 1),
+    // architecture
+    (AR, "trait ", 1),
+    (AR, "interface ", 1),
+    // concurrency
+    (CO, "mutex", 2),
+    (CO, "rwlock", 2),
+    (CO, "atomic", 2),
+    (CO, ".lock()", 2),
+    (CO, "arc<", 1),
+    (CO, "spawn", 1),
+    (CO, "await", 1),
+    (CO, "semaphore", 2),
+    (CO, "synchronized", 2),
+    (CO, "threading.", 2),
+    (CO, "go func", 2),
+    (CO, "waitgroup", 2),
+    (CO, "select!", 1),
+    (CO, "promise.all", 1),
+    (CO, "ordering::", 2),
+    // resource-management
+    (RM, "drop(", 2),
+    (RM, ".close(", 2),
+    (RM, "close()", 2),
+    (RM, "defer ", 2),
+    (RM, "with open(", 2),
+    (RM, "finally", 2),
+    (RM, "dispose", 2),
+    (RM, "using (", 2),
+    (RM, "removeeventlistener", 2),
+    (RM, "unsubscribe", 2),
+    (RM, "cleartimeout", 2),
+    (RM, "clearinterval", 2),
+    (RM, "release(", 2),
+    (RM, "try (", 2),
+    // logging
+    (LO, "log::", 3),
+    (LO, "tracing::", 3),
+    (LO, "console.log", 2),
+    (LO, "console.error", 2),
+    (LO, "console.warn", 2),
+    (LO, "logger.", 3),
+    (LO, "logging.", 3),
+    (LO, "println!", 1),
+    (LO, "eprintln!", 1),
+    (LO, "info!(", 2),
+    (LO, "warn!(", 2),
+    (LO, "debug!(", 2),
+    (LO, "error!(", 2),
+    (LO, "trace!(", 2),
+    (LO, "log.printf", 2),
+    (LO, "slog", 1),
+];
+
+/// Classifies a review comment into a [`Theme`] by keywords and code signals.
+///
+/// `comment` is the comment body as the forge gives it (Markdown, possibly
+/// with a review bot's `<details>` sections); `suggestion` is suggested code,
+/// when the caller extracted it. See the module docs for the scoring rules.
+/// Deterministic and case-insensitive; never panics.
+pub fn classify_theme(comment: &str, suggestion: Option<&str>) -> Theme {
+    let scores = theme_scores(comment, suggestion);
+    let mut best = Theme::Other;
+    let mut best_score = 0;
+    for theme in TIE_BREAK {
+        let score = scores[theme.index()];
+        if score > best_score {
+            best = theme;
+            best_score = score;
+        }
+    }
+    if best_score < MIN_SCORE {
+        Theme::Other
+    } else {
+        best
+    }
+}
+
+/// Per-theme scores, indexed by [`Theme`]'s declaration order.
+fn theme_scores(comment: &str, suggestion: Option<&str>) -> [u32; 14] {
+    let lower = comment.to_lowercase();
+    let (prose, mut code) = split_prose_and_code(&lower);
+    if let Some(s) = suggestion {
+        code.push('\n');
+        code.push_str(&s.to_lowercase());
+    }
+    let words = words(&prose);
+
+    let mut scores = [0u32; 14];
+    for &(theme, pattern, weight) in WORD_RULES {
+        let parts: Vec<&str> = pattern.split(' ').collect();
+        let matches = count_word_matches(&words, &parts);
+        scores[theme.index()] += weight * matches.min(MAX_MATCHES_PER_RULE);
+    }
+    for &(theme, needle, weight) in CODE_RULES {
+        let matches = count_substrings(&code, needle);
+        scores[theme.index()] += weight * matches.min(MAX_MATCHES_PER_RULE);
+    }
+    scores
+}
+
+/// Splits a lowercased comment into prose and code (module docs, step 2).
+fn split_prose_and_code(text: &str) -> (String, String) {
+    let text = strip_html_comments(text);
+    let mut prose = String::new();
+    let mut code = String::new();
+    let mut in_fence = false;
+    let mut details_depth: usize = 0;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            code.push_str(line);
+            code.push('\n');
+            continue;
+        }
+        let opens = line.matches("<details").count();
+        let closes = line.matches("</details").count();
+        if details_depth == 0 && opens == 0 {
+            let line = strip_urls(line);
+            for span in inline_code_spans(&line) {
+                code.push_str(span);
+                code.push('\n');
+            }
+            for chunk in line.split_whitespace() {
+                // A chunk with a `/` is a path (`src/auth/login.ts`): its
+                // directory names are not words of the comment.
+                if !chunk.contains('/') {
+                    prose.push_str(chunk);
+                    prose.push(' ');
+                }
+            }
+            prose.push('\n');
+        }
+        details_depth = (details_depth + opens).saturating_sub(closes);
+    }
+    (prose, code)
+}
+
+fn strip_html_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("-->") {
+            Some(end) => rest = &rest[start + end + 3..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn strip_urls(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    loop {
+        let next = [rest.find("http://"), rest.find("https://")]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(start) = next else { break };
+        out.push_str(&rest[..start]);
+        out.push(' ');
+        let tail = &rest[start..];
+        let end = tail
+            .find(|c: char| c.is_whitespace() || matches!(c, ')' | '>' | ']' | '"' | '\''))
+            .unwrap_or(tail.len());
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn inline_code_spans(line: &str) -> impl Iterator<Item = &str> {
+    // Odd-numbered pieces between backticks are code spans.
+    line.split('`').skip(1).step_by(2)
+}
+
+fn words(prose: &str) -> Vec<&str> {
+    prose
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+fn word_matches(word: &str, part: &str) -> bool {
+    match part.strip_suffix('*') {
+        Some(prefix) => word.starts_with(prefix),
+        None => word == part,
+    }
+}
+
+fn count_word_matches(words: &[&str], parts: &[&str]) -> u32 {
+    if parts.is_empty() || words.len() < parts.len() {
+        return 0;
+    }
+    let mut count = 0;
+    for window in words.windows(parts.len()) {
+        if window.iter().zip(parts).all(|(w, p)| word_matches(w, p)) {
+            count += 1;
+            if count >= MAX_MATCHES_PER_RULE {
+                break;
+            }
+        }
+    }
+    count
+}
+
+fn count_substrings(haystack: &str, needle: &str) -> u32 {
+    let mut count = 0;
+    for _ in haystack
+        .match_indices(needle)
+        .take(MAX_MATCHES_PER_RULE as usize)
+    {
+        count += 1;
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (expected theme, comment, suggestion): review comments as bots and
+    /// people write them, at least four per theme.
+    const CASES: &[(Theme, &str, Option<&str>)] = &[
+        // error-handling
+        (
+            Theme::ErrorHandling,
+            "_⚠️ Potential issue_\n\n**Handle the error from `fs.readFile` instead of ignoring it.**\n\nIf the config file is missing, `err` is silently ignored and `data` is `undefined`, which crashes later in `JSON.parse`. Propagate the error to the caller.\n\n<details>\n<summary>🤖 Prompt for AI Agents</summary>\n\n```\nIn src/config/load.ts around lines 12 to 18, handle the error instead of ignoring it.\n```\n\n</details>",
+            None,
+        ),
+        (
+            Theme::ErrorHandling,
+            "Using `.unwrap()` here will panic if the environment variable is not set. Consider returning a `Result` and using `?` to propagate the error.",
+            Some("let port = env::var(\"PORT\")?;"),
+        ),
+        (
+            Theme::ErrorHandling,
+            "this swallows the exception, at least rethrow it",
+            None,
+        ),
+        (
+            Theme::ErrorHandling,
+            "Empty catch block. If `JSON.parse` throws we lose the error entirely.",
+            None,
+        ),
+        (
+            Theme::ErrorHandling,
+            "`fetchUser` returns a promise that is never awaited, so a rejection here becomes an unhandled rejection and kills the process on Node 15+.",
+            None,
+        ),
+        (
+            Theme::ErrorHandling,
+            "err is assigned but never checked here",
+            Some("if err != nil {\n\treturn fmt.Errorf(\"open config: %w\", err)\n}"),
+        ),
+        // validation
+        (
+            Theme::Validation,
+            "_⚠️ Potential issue_\n\n**Validate `page` and `limit` query parameters.**\n\n`parseInt` returns `NaN` for non-numeric input and negative values are passed straight to the query. Reject values outside 1..=100 with a 400.",
+            None,
+        ),
+        (
+            Theme::Validation,
+            "What happens if `items` is empty? `items[0]` will be undefined here.",
+            None,
+        ),
+        (
+            Theme::Validation,
+            "nit: should we check that the email is well-formed before saving it?",
+            None,
+        ),
+        (
+            Theme::Validation,
+            "The function does not validate that `start` is less than or equal to `end`. An inverted range would produce a negative duration.",
+            None,
+        ),
+        (
+            Theme::Validation,
+            "Missing bounds check on `idx`: an out-of-range index from the request body will panic.",
+            None,
+        ),
+        (
+            Theme::Validation,
+            "`amount` comes straight from the form; reject zero and negative amounts before creating the charge.",
+            None,
+        ),
+        // type-safety
+        (
+            Theme::TypeSafety,
+            "Avoid `as any` here, it defeats the type checker. Type the response as `ApiResponse<User>` instead.",
+            None,
+        ),
+        (
+            Theme::TypeSafety,
+            "Casting `u64` to `u32` silently truncates large values. Use `u32::try_from(len)` and handle the overflow.",
+            Some("let len = u32::try_from(len)?;"),
+        ),
+        (
+            Theme::TypeSafety,
+            "This should be an enum rather than a stringly-typed `status: string`; a typo like `'actve'` compiles fine today.",
+            None,
+        ),
+        (
+            Theme::TypeSafety,
+            "`// @ts-ignore` hides a real type error: `user` may be undefined here.",
+            None,
+        ),
+        (
+            Theme::TypeSafety,
+            "prefer a newtype for UserId so we can't mix it up with OrderId",
+            None,
+        ),
+        (
+            Theme::TypeSafety,
+            "`data` is annotated as `dict` but callers pass a list; mypy would flag this if the module weren't excluded. Use a TypedDict.",
+            None,
+        ),
+        // naming
+        (
+            Theme::Naming,
+            "nit: `data` is a very generic name. Something like `pendingInvoices` would be more descriptive.",
+            None,
+        ),
+        (
+            Theme::Naming,
+            "Rename `doStuff` to describe what it actually does, e.g. `syncInventory`.",
+            None,
+        ),
+        (
+            Theme::Naming,
+            "The function name `getUser` is misleading: it creates the user when missing. `getOrCreateUser`?",
+            None,
+        ),
+        (
+            Theme::Naming,
+            "Boolean names should read as predicates: `isEnabled` rather than `enabled`.",
+            None,
+        ),
+        (
+            Theme::Naming,
+            "Use snake_case for Python function names (`loadConfig` -> `load_config`).",
+            None,
+        ),
+        (
+            Theme::Naming,
+            "`tmp2` is not a meaningful variable name",
+            None,
+        ),
+        (
+            Theme::Naming,
+            "_🧹 Nitpick (assertive)_\n\n**Inconsistent naming: `user_id` vs `userId`.**\n\nThe rest of the module uses camelCase; rename the field for consistency.",
+            None,
+        ),
+        // performance
+        (
+            Theme::Performance,
+            "This runs a query per order inside the loop, a classic N+1. Fetch all line items in one query with `WHERE order_id = ANY($1)`.",
+            None,
+        ),
+        (
+            Theme::Performance,
+            "`Regex::new` is compiled on every call. Hoist it into a `LazyLock` static.",
+            None,
+        ),
+        (
+            Theme::Performance,
+            "Unnecessary `.clone()` of the whole vector; borrow it instead.",
+            None,
+        ),
+        (
+            Theme::Performance,
+            "Using `Array.includes` inside `filter` makes this O(n*m). Converting `allowedIds` to a `Set` first would make lookups O(1) and improve performance for large lists.",
+            None,
+        ),
+        (
+            Theme::Performance,
+            "`sorted()` on every request for a list that never changes is wasteful, cache it at startup.",
+            None,
+        ),
+        (
+            Theme::Performance,
+            "This re-renders the whole table on every keystroke. Memoize `rows`.",
+            Some("const rows = useMemo(() => buildRows(data), [data]);"),
+        ),
+        // testing
+        (
+            Theme::Testing,
+            "Can you add a unit test for the empty-input case?",
+            None,
+        ),
+        (
+            Theme::Testing,
+            "This test is flaky: it depends on wall-clock time. Inject a fake clock.",
+            None,
+        ),
+        (
+            Theme::Testing,
+            "_🛠️ Refactor suggestion_\n\n**Add test coverage for the retry path.**\n\nNone of the new tests exercise `retryWithBackoff` when the server returns 503. Consider adding a test with a mocked transport.",
+            None,
+        ),
+        (
+            Theme::Testing,
+            "The assertion only checks that no exception was thrown; assert on the returned value too.",
+            None,
+        ),
+        (
+            Theme::Testing,
+            "Snapshot needs updating after the header change (`cargo insta review`).",
+            None,
+        ),
+        (
+            Theme::Testing,
+            "please use a pytest fixture instead of setting up the db in each test",
+            None,
+        ),
+        // security
+        (
+            Theme::Security,
+            "_⚠️ Potential issue_\n\n**SQL injection: `name` is interpolated into the query string.**\n\nUse a parameterized query (`db.query('SELECT * FROM users WHERE name = $1', [name])`).",
+            None,
+        ),
+        (
+            Theme::Security,
+            "Don't log the raw token, this leaks credentials into our log aggregator.",
+            None,
+        ),
+        (
+            Theme::Security,
+            "`innerHTML` with user-controlled content is an XSS vector; use `textContent`.",
+            None,
+        ),
+        (
+            Theme::Security,
+            "Compare the HMAC with a constant-time comparison, otherwise this is open to timing attacks.",
+            None,
+        ),
+        (
+            Theme::Security,
+            "The API key is hardcoded here and will end up in the repo. Read it from the environment or the secret manager.",
+            None,
+        ),
+        (
+            Theme::Security,
+            "path comes from the request: `../` lets an attacker read arbitrary files (path traversal).",
+            None,
+        ),
+        (
+            Theme::Security,
+            "needs an auth check, anyone can hit this endpoint",
+            None,
+        ),
+        // documentation
+        (
+            Theme::Documentation,
+            "Please add a doc comment explaining what `ttl` is measured in (seconds? ms?).",
+            None,
+        ),
+        (
+            Theme::Documentation,
+            "README still says `npm run start`, but the script was renamed to `dev`.",
+            None,
+        ),
+        (
+            Theme::Documentation,
+            "The docstring says this returns `None` on failure, but it raises `ValueError` now. Update the docstring.",
+            None,
+        ),
+        (
+            Theme::Documentation,
+            "typo: 'recieve' -> 'receive' in the comment above",
+            None,
+        ),
+        (
+            Theme::Documentation,
+            "_🧹 Nitpick_\n\n**Document the new `--dry-run` flag in the CLI help text and CHANGELOG.**",
+            None,
+        ),
+        (
+            Theme::Documentation,
+            "The `# Errors` section of the rustdoc is missing the timeout case.",
+            None,
+        ),
+        // style
+        (Theme::Style, "nit: trailing whitespace", None),
+        (
+            Theme::Style,
+            "Run `cargo fmt`; the indentation in this match is off.",
+            None,
+        ),
+        (
+            Theme::Style,
+            "This nesting is getting deep; an early return for the error case would read better.",
+            None,
+        ),
+        (
+            Theme::Style,
+            "Unused import `HashMap` (clippy will flag this).",
+            None,
+        ),
+        (
+            Theme::Style,
+            "Prefer `if let Some(x)` over `match` with a `None => {}` arm; it's the idiomatic form.",
+            None,
+        ),
+        (
+            Theme::Style,
+            "Mixed tabs and spaces in this file, please run prettier.",
+            None,
+        ),
+        // architecture
+        (
+            Theme::Architecture,
+            "_🛠️ Refactor suggestion_\n\n**Move the pricing rules out of the HTTP handler.**\n\nThe handler now mixes request parsing, business logic and persistence. Extracting a `PricingService` would keep the layers separate and make the rules testable without HTTP.",
+            None,
+        ),
+        (
+            Theme::Architecture,
+            "This module now depends on `ui/`, which creates a circular dependency between core and ui.",
+            None,
+        ),
+        (
+            Theme::Architecture,
+            "The god object `AppState` keeps growing; can we split it by responsibility?",
+            None,
+        ),
+        (
+            Theme::Architecture,
+            "Tight coupling between the parser and the database layer here. Consider introducing a trait so the parser doesn't know about Postgres.",
+            None,
+        ),
+        (
+            Theme::Architecture,
+            "Same logic is duplicated in three controllers; it belongs in one place.",
+            None,
+        ),
+        (
+            Theme::Architecture,
+            "Why does the CLI layer talk to the HTTP client directly? That bypasses the abstraction we built in `forge/`.",
+            None,
+        ),
+        // concurrency
+        (
+            Theme::Concurrency,
+            "_⚠️ Potential issue_\n\n**Race condition on `cache`.**\n\nTwo requests can both miss and both insert; the check-then-set isn't atomic. Use `entry()` or hold the lock across both operations.",
+            None,
+        ),
+        (
+            Theme::Concurrency,
+            "Holding the `MutexGuard` across `.await` can deadlock (and makes the future `!Send`).",
+            None,
+        ),
+        (
+            Theme::Concurrency,
+            "`counter` is shared between goroutines without synchronization.",
+            None,
+        ),
+        (
+            Theme::Concurrency,
+            "This isn't thread-safe: `HashMap` behind an `Rc` is shared across worker threads.",
+            None,
+        ),
+        (
+            Theme::Concurrency,
+            "Two pods can run this migration simultaneously; take an advisory lock first.",
+            None,
+        ),
+        (
+            Theme::Concurrency,
+            "These three awaits run sequentially even though they are independent. Use `Promise.all` to run them concurrently.",
+            None,
+        ),
+        // resource-management
+        (
+            Theme::ResourceManagement,
+            "The file handle is never closed if `parse` throws. Use a `with` block.",
+            None,
+        ),
+        (
+            Theme::ResourceManagement,
+            "`setInterval` is never cleared when the component unmounts, so it leaks.",
+            None,
+        ),
+        (
+            Theme::ResourceManagement,
+            "Connections from the pool are not released on the error path; under load we'll exhaust the pool.",
+            None,
+        ),
+        (
+            Theme::ResourceManagement,
+            "Use `defer resp.Body.Close()` right after the error check, otherwise the body leaks.",
+            None,
+        ),
+        (
+            Theme::ResourceManagement,
+            "This temp dir is never cleaned up; use `tempfile::TempDir` so it's removed on drop.",
+            None,
+        ),
+        (
+            Theme::ResourceManagement,
+            "The event listener added in `mount` is never removed, leaking a closure per re-mount.",
+            None,
+        ),
+        // logging
+        (
+            Theme::Logging,
+            "Please log the underlying error here before returning 500, otherwise we have nothing to debug with.",
+            None,
+        ),
+        (
+            Theme::Logging,
+            "Leftover `console.log`, remove before merging.",
+            None,
+        ),
+        (
+            Theme::Logging,
+            "This runs per request at `info` level and will flood the logs; `debug` is more appropriate.",
+            None,
+        ),
+        (
+            Theme::Logging,
+            "Use `tracing::warn!` instead of `eprintln!` so it ends up in the structured logs.",
+            None,
+        ),
+        (
+            Theme::Logging,
+            "Missing log line when the retry gives up.",
+            None,
+        ),
+        (
+            Theme::Logging,
+            "use the request-scoped logger so the request id is attached",
+            None,
+        ),
+        // other
+        (Theme::Other, "LGTM 👍", None),
+        (
+            Theme::Other,
+            "Why was this file moved? Was that intentional?",
+            None,
+        ),
+        (Theme::Other, "Thanks! Can you rebase on main?", None),
+        (
+            Theme::Other,
+            "This change looks unrelated to the PR, maybe split it into a separate one?",
+            None,
+        ),
+        (
+            Theme::Other,
+            "Is this behaviour intended? I thought we agreed on the opposite last week.",
+            None,
+        ),
+        (
+            Theme::Other,
+            "Could you add a screenshot of the new settings page?",
+            None,
+        ),
+    ];
+
+    #[test]
+    fn classifies_every_realistic_comment() {
+        let failures: Vec<String> = CASES
+            .iter()
+            .filter_map(|&(expected, comment, suggestion)| {
+                let got = classify_theme(comment, suggestion);
+                (got != expected).then(|| {
+                    format!(
+                        "expected {expected}, got {got} (scores {:?}) for {comment:?}",
+                        theme_scores(comment, suggestion)
+                    )
+                })
+            })
+            .collect();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn table_covers_every_theme_at_least_four_times() {
+        assert!(CASES.len() >= 60, "only {} cases", CASES.len());
+        for theme in Theme::ALL {
+            let n = CASES.iter().filter(|c| c.0 == theme).count();
+            assert!(n >= 4, "{theme} has only {n} cases");
+        }
+    }
+
+    #[test]
+    fn classification_is_case_insensitive() {
+        for &(expected, comment, suggestion) in CASES {
+            let upper = comment.to_uppercase();
+            let upper_suggestion = suggestion.map(str::to_uppercase);
+            assert_eq!(
+                classify_theme(&upper, upper_suggestion.as_deref()),
+                expected,
+                "{upper:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn classification_is_deterministic() {
+        let first: Vec<Theme> = CASES
+            .iter()
+            .map(|&(_, c, s)| classify_theme(c, s))
+            .collect();
+        for _ in 0..3 {
+            let again: Vec<Theme> = CASES
+                .iter()
+                .rev()
+                .map(|&(_, c, s)| classify_theme(c, s))
+                .rev()
+                .collect();
+            assert_eq!(first, again);
+        }
+    }
+
+    #[test]
+    fn words_match_at_boundaries_not_inside_other_words() {
+        // `log` must not match `login`, `catalog` or `blog`.
+        assert_eq!(
+            classify_theme(
+                "The login and catalog pages link to the blog in `src/auth/login.ts`.",
+                None
+            ),
+            Theme::Other
+        );
+        assert_eq!(classify_theme("log this", None), Theme::Logging);
+    }
+
+    #[test]
+    fn suggestion_code_alone_gives_signals() {
+        assert_eq!(
+            classify_theme(
+                "Consider this instead:",
+                Some("let guard = state.lock().unwrap();\nlet counter = Arc::new(Mutex::new(0));")
+            ),
+            Theme::Concurrency
+        );
+        assert_eq!(
+            classify_theme(
+                "Suggested change:",
+                Some("#[test]\nfn parses_empty() {\n    assert_eq!(parse(\"\"), None);\n}")
+            ),
+            Theme::Testing
+        );
+        assert_eq!(
+            classify_theme("See below.", Some("log::warn!(\"retrying {attempt}\");")),
+            Theme::Logging
+        );
+        assert_eq!(
+            classify_theme(
+                "Alternatively:",
+                Some("let f = File::open(p).expect(\"open\");")
+            ),
+            Theme::ErrorHandling
+        );
+        // Without the suggestion these say nothing.
+        assert_eq!(classify_theme("Consider this instead:", None), Theme::Other);
+    }
+
+    #[test]
+    fn fenced_code_in_the_comment_is_code_not_prose() {
+        let body =
+            "Suggested change:\n\n```suggestion\nlet conn = pool.get().await?;\ndrop(conn);\n```\n";
+        // `drop(` counts as a code signal, the words in the fence do not.
+        assert_eq!(classify_theme(body, None), Theme::ResourceManagement);
+        let scores = theme_scores(body, None);
+        assert_eq!(scores[Theme::Performance.index()], 0, "`pool` is not prose");
+    }
+
+    #[test]
+    fn collapsed_details_and_links_are_ignored() {
+        let body = "_⚠️ Potential issue_\n\n**Propagate the error instead of discarding it.**\n\n<details>\n<summary>📝 Committable suggestion</summary>\n\n‼️ **IMPORTANT**\nCarefully review the code before committing. Ensure that it accurately replaces the highlighted code, contains no missing lines, and has no issues with indentation. Thoroughly test & benchmark the code.\n\n</details>\n\n<!-- fingerprinting:phantom:triton:style -->\n[Learn more](https://docs.example.com/style/logging)";
+        assert_eq!(classify_theme(body, None), Theme::ErrorHandling);
+        let scores = theme_scores(body, None);
+        assert_eq!(scores[Theme::Style.index()], 0);
+        assert_eq!(scores[Theme::Testing.index()], 0);
+        assert_eq!(scores[Theme::Documentation.index()], 0);
+    }
+
+    #[test]
+    fn a_single_weak_word_is_other() {
+        assert_eq!(classify_theme("Can you explain this?", None), Theme::Other);
+        assert_eq!(classify_theme("", None), Theme::Other);
+        assert_eq!(classify_theme("", Some("")), Theme::Other);
+    }
+
+    #[test]
+    fn ties_follow_the_fixed_order() {
+        // `secret` (security, 3) against `log` (logging, 3): security comes first.
+        assert_eq!(classify_theme("secret log", None), Theme::Security);
+        assert_eq!(classify_theme("log secret", None), Theme::Security);
+        // `test` (testing, 3) against `naming` (naming, 3): testing comes first.
+        assert_eq!(classify_theme("naming test", None), Theme::Testing);
+        let mut seen = TIE_BREAK.to_vec();
+        seen.sort();
+        assert_eq!(seen, Theme::ALL.to_vec(), "every theme appears once");
+    }
+
+    #[test]
+    fn one_repeated_word_counts_at_most_twice() {
+        let repeated = "log ".repeat(50);
+        assert_eq!(
+            theme_scores(&repeated, None)[Theme::Logging.index()],
+            3 * MAX_MATCHES_PER_RULE
+        );
+    }
+
+    #[test]
+    fn display_from_str_and_serde_agree() {
+        for theme in Theme::ALL {
+            let s = theme.to_string();
+            assert_eq!(s.parse::<Theme>(), Ok(theme));
+            let json = serde_json::to_string(&theme).unwrap();
+            assert_eq!(json, format!("\"{s}\""));
+            assert_eq!(serde_json::from_str::<Theme>(&json).unwrap(), theme);
+        }
+        assert_eq!(
+            serde_json::to_string(&Theme::ResourceManagement).unwrap(),
+            "\"resource-management\""
+        );
+    }
+
+    #[test]
+    fn from_str_is_lenient_about_case_and_separators() {
+        assert_eq!(" Error Handling ".parse(), Ok(Theme::ErrorHandling));
+        assert_eq!("type_safety".parse(), Ok(Theme::TypeSafety));
+        assert_eq!("RESOURCE-MANAGEMENT".parse(), Ok(Theme::ResourceManagement));
+        let err = "bugs".parse::<Theme>().unwrap_err();
+        assert_eq!(err.value, "bugs");
+        assert!(err.to_string().starts_with("unknown theme `bugs`"));
+        assert!(serde_json::from_str::<Theme>("\"Error Handling\"").is_err());
+    }
+
+    #[test]
+    fn theme_index_matches_all_order() {
+        for (i, theme) in Theme::ALL.into_iter().enumerate() {
+            assert_eq!(theme.index(), i);
+        }
+    }
+}
