@@ -1,0 +1,565 @@
+//! A run's isolated worktree.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::error::WorktreeError;
+use super::git::{http_origin, Git};
+use super::protected::ProtectedPaths;
+
+type Result<T, E = WorktreeError> = std::result::Result<T, E>;
+
+/// A full commit id, as git prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CommitSha(pub String);
+
+impl CommitSha {
+    /// The hex id.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for CommitSha {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What [`Worktree::sync_to_remote_head`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncOutcome {
+    /// HEAD before the sync.
+    pub old_sha: CommitSha,
+    /// HEAD after: the live remote head.
+    pub new_sha: CommitSha,
+    /// Whether HEAD changed.
+    pub moved: bool,
+    /// Local commits the remote head does not contain, newest first. The sync
+    /// leaves them behind (they stay in the object store, reachable through
+    /// the worktree's HEAD reflog); the caller reports them.
+    pub abandoned: Vec<CommitSha>,
+    /// Uncommitted paths (modified or untracked, not ignored) the sync threw away.
+    pub discarded: Vec<String>,
+}
+
+/// What [`Worktree::push`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PushOutcome {
+    /// The remote branch now points at `sha` (or already did).
+    Pushed {
+        /// The pushed commit.
+        sha: CommitSha,
+    },
+    /// The remote refused a non-fast-forward update: someone pushed meanwhile.
+    /// Nothing was overwritten; re-sync and re-run the round.
+    Rejected {
+        /// Git's report, redacted.
+        stderr: String,
+    },
+}
+
+/// An isolated git worktree of one run, detached at the PR head.
+///
+/// It is a linked worktree of `repo_dir` (the user's checkout or a cache
+/// clone): it shares that repository's objects and refs, but has its own
+/// HEAD, index and files, so the user's HEAD, index and working files are
+/// never touched. The PR head is fetched into a private ref
+/// `refs/shepherd/worktrees/<hash of the worktree path>` of `repo_dir`
+/// (deleted by [`Worktree::remove`]); the user's `FETCH_HEAD` and branches are
+/// not written. Dropping a `Worktree` leaves it on disk: call
+/// [`remove`](Worktree::remove) or [`keep`](Worktree::keep).
+pub struct Worktree {
+    git: Git,
+    repo_dir: PathBuf,
+    dir: PathBuf,
+    remote: String,
+    /// The remote's URL when it is HTTP(S): what credentials are scoped to.
+    auth_url: Option<String>,
+    tracking_ref: String,
+}
+
+impl std::fmt::Debug for Worktree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worktree")
+            .field("dir", &self.dir)
+            .field("repo_dir", &self.repo_dir)
+            .field("remote", &self.git.redact(&self.remote))
+            .field("tracking_ref", &self.tracking_ref)
+            .field("git", &self.git)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Worktree {
+    /// Fetch `head_ref` (a branch name) from `remote` (a remote name of
+    /// `repo_dir`, a URL or a path) and add a worktree at `worktree_dir`,
+    /// detached at the fetched commit.
+    pub fn create(
+        git: &Git,
+        repo_dir: &Path,
+        worktree_dir: &Path,
+        remote: &str,
+        head_ref: &str,
+    ) -> Result<Worktree> {
+        let repo_dir = absolute(repo_dir)?;
+        let dir = absolute(worktree_dir)?;
+        if remote.is_empty() || remote.starts_with('-') {
+            return Err(WorktreeError::InvalidRemote {
+                remote: git.redact(remote),
+            });
+        }
+        check_branch(git, &repo_dir, head_ref)?;
+        let url = resolve_remote_url(git, &repo_dir, remote);
+        let auth_url = http_origin(&url).map(|_| url);
+        let tracking_ref = format!(
+            "refs/shepherd/worktrees/{:016x}",
+            fnv1a(dir.to_string_lossy().as_bytes())
+        );
+        let wt = Worktree {
+            git: git.clone(),
+            repo_dir,
+            dir,
+            remote: remote.to_string(),
+            auth_url,
+            tracking_ref,
+        };
+        let sha = wt.fetch(&wt.repo_dir, head_ref)?;
+        let dir_arg = wt.dir.as_os_str().to_os_string();
+        let added = wt.git.run(
+            &wt.repo_dir,
+            &[
+                "worktree".into(),
+                "add".into(),
+                "--quiet".into(),
+                "--detach".into(),
+                dir_arg,
+                sha.0.clone().into(),
+            ] as &[std::ffi::OsString],
+            None,
+        );
+        if let Err(err) = added {
+            // Best effort: do not leave the private ref behind.
+            let _ = wt
+                .git
+                .output(&wt.repo_dir, &["update-ref", "-d", &wt.tracking_ref], None);
+            return Err(err.into());
+        }
+        tracing::debug!(dir = %wt.dir.display(), sha = %sha, "created worktree");
+        Ok(wt)
+    }
+
+    /// The worktree's directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The repository the worktree belongs to.
+    pub fn repo_dir(&self) -> &Path {
+        &self.repo_dir
+    }
+
+    /// The remote, as given to [`Worktree::create`].
+    pub fn remote(&self) -> &str {
+        &self.remote
+    }
+
+    /// The commit HEAD is at.
+    pub fn head_sha(&self) -> Result<CommitSha> {
+        self.rev_parse("HEAD")
+    }
+
+    /// Fetch `head_ref` and detach HEAD at the live remote head, discarding
+    /// uncommitted changes.
+    ///
+    /// Local commits the remote head does not contain (a rejected push, a
+    /// round that never pushed) are not merged or rebased: HEAD moves to the
+    /// remote head, and they are listed in [`SyncOutcome::abandoned`] (and
+    /// logged) so the caller can report them. Likewise discarded uncommitted
+    /// paths are listed in [`SyncOutcome::discarded`].
+    pub fn sync_to_remote_head(&self, head_ref: &str) -> Result<SyncOutcome> {
+        check_branch(&self.git, &self.dir, head_ref)?;
+        let old_sha = self.head_sha()?;
+        let new_sha = self.fetch(&self.dir, head_ref)?;
+        let abandoned: Vec<CommitSha> = self
+            .git
+            .stdout(&self.dir, &["rev-list", &format!("{new_sha}..{old_sha}")])?
+            .lines()
+            .map(|l| CommitSha(l.to_string()))
+            .collect();
+        let discarded = self.dirty_paths()?;
+        self.git.run(
+            &self.dir,
+            &[
+                "checkout",
+                "--quiet",
+                "--force",
+                "--detach",
+                new_sha.as_str(),
+            ],
+            None,
+        )?;
+        self.git
+            .run(&self.dir, &["clean", "--quiet", "--force", "-d"], None)?;
+        if !abandoned.is_empty() || !discarded.is_empty() {
+            tracing::warn!(
+                dir = %self.dir.display(),
+                abandoned = ?abandoned,
+                discarded = ?discarded,
+                "sync to the remote head left local work behind"
+            );
+        }
+        Ok(SyncOutcome {
+            moved: old_sha != new_sha,
+            old_sha,
+            new_sha,
+            abandoned,
+            discarded,
+        })
+    }
+
+    /// The paths that differ between commits `from` and `to` (renames show as
+    /// both paths).
+    pub fn changed_files(&self, from: &str, to: &str) -> Result<Vec<String>> {
+        check_rev(from)?;
+        check_rev(to)?;
+        let out = self.git.run(
+            &self.dir,
+            &["diff", "--name-only", "-z", "--no-renames", from, to, "--"],
+            None,
+        )?;
+        Ok(split_nul(&out.stdout))
+    }
+
+    /// Commit exactly `files` (repository-relative, `/`-separated; additions,
+    /// modifications and deletions) with `message`, and nothing else: other
+    /// changes stay uncommitted. A path matching a `protected` glob is
+    /// refused, naming the path, and nothing is committed; so is a commit
+    /// that would change nothing.
+    pub fn commit_files<S: AsRef<str>>(
+        &self,
+        message: &str,
+        files: &[S],
+        protected: &ProtectedPaths,
+    ) -> Result<CommitSha> {
+        if message.trim().is_empty() {
+            return Err(WorktreeError::EmptyMessage);
+        }
+        let mut paths = Vec::with_capacity(files.len());
+        for file in files {
+            let path = normalize_path(file.as_ref())?;
+            if let Some(pattern) = protected.matching(&path) {
+                return Err(WorktreeError::ProtectedPath {
+                    path,
+                    pattern: pattern.to_string(),
+                });
+            }
+            paths.push(path);
+        }
+        if paths.is_empty() {
+            return Err(WorktreeError::NothingToCommit);
+        }
+        // Start from an index equal to HEAD: whatever an agent staged is not ours to commit.
+        self.git.run(&self.dir, &["reset", "--quiet"], None)?;
+        let mut add: Vec<&str> = vec!["--literal-pathspecs", "add", "--all", "--"];
+        add.extend(paths.iter().map(String::as_str));
+        self.git.run(&self.dir, &add, None)?;
+        let staged = split_nul(
+            &self
+                .git
+                .run(
+                    &self.dir,
+                    &["diff", "--cached", "--name-only", "-z", "--no-renames"],
+                    None,
+                )?
+                .stdout,
+        );
+        // A directory pathspec may have staged protected files inside it.
+        let violation = staged.iter().find_map(|p| {
+            protected
+                .matching(p)
+                .map(|pat| (p.clone(), pat.to_string()))
+        });
+        if violation.is_some() || staged.is_empty() {
+            self.git.run(&self.dir, &["reset", "--quiet"], None)?;
+        }
+        if let Some((path, pattern)) = violation {
+            return Err(WorktreeError::ProtectedPath { path, pattern });
+        }
+        if staged.is_empty() {
+            return Err(WorktreeError::NothingToCommit);
+        }
+        self.git.run(
+            &self.dir,
+            &["commit", "--quiet", "--no-verify", "-m", message],
+            None,
+        )?;
+        let sha = self.head_sha()?;
+        tracing::debug!(sha = %sha, files = ?staged, "committed");
+        Ok(sha)
+    }
+
+    /// Push HEAD to branch `head_ref` of the remote, as a fast-forward only:
+    /// never `--force`, never a `+` refspec. A non-fast-forward rejection is
+    /// [`PushOutcome::Rejected`]; any other failure (a hook or a protected
+    /// branch declining it, no access) is an error.
+    pub fn push(&self, head_ref: &str) -> Result<PushOutcome> {
+        check_branch(&self.git, &self.dir, head_ref)?;
+        let sha = self.head_sha()?;
+        let refspec = format!("HEAD:refs/heads/{head_ref}");
+        let args = [
+            "push",
+            "--porcelain",
+            "--no-verify",
+            self.remote.as_str(),
+            refspec.as_str(),
+        ];
+        let out = self
+            .git
+            .output(&self.dir, &args, self.auth_url.as_deref())?;
+        if out.status.success() {
+            tracing::debug!(sha = %sha, head_ref, "pushed");
+            return Ok(PushOutcome::Pushed { sha });
+        }
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // Porcelain status line: "!\t<src>:<dst>\t[rejected] (fetch first)".
+        // "[remote rejected]" (hooks, protection) is not a race: an error.
+        let rejected: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.starts_with('!') && l.contains("\t[rejected]"))
+            .collect();
+        if rejected.is_empty() {
+            return Err(self.git.failed(&args, &out).into());
+        }
+        let report = format!(
+            "{}\n{}",
+            rejected.join("\n"),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        Ok(PushOutcome::Rejected {
+            stderr: self.git.redact(report.trim()),
+        })
+    }
+
+    /// Delete the worktree (even with changes in it), prune git's record of
+    /// it, and delete its private ref.
+    pub fn remove(self) -> Result<()> {
+        let dir_arg = self.dir.as_os_str().to_os_string();
+        let out = self.git.output(
+            &self.repo_dir,
+            &[
+                "worktree".into(),
+                "remove".into(),
+                "--force".into(),
+                dir_arg.clone(),
+            ] as &[std::ffi::OsString],
+            None,
+        )?;
+        if !out.status.success() && self.dir.exists() {
+            return Err(self
+                .git
+                .failed(
+                    &[
+                        "worktree".into(),
+                        "remove".into(),
+                        "--force".into(),
+                        dir_arg,
+                    ],
+                    &out,
+                )
+                .into());
+        }
+        self.git.run(&self.repo_dir, &["worktree", "prune"], None)?;
+        let has_ref = self
+            .git
+            .output(
+                &self.repo_dir,
+                &["show-ref", "--verify", "--quiet", &self.tracking_ref],
+                None,
+            )?
+            .status
+            .success();
+        if has_ref {
+            self.git.run(
+                &self.repo_dir,
+                &["update-ref", "-d", &self.tracking_ref],
+                None,
+            )?;
+        }
+        tracing::debug!(dir = %self.dir.display(), "removed worktree");
+        Ok(())
+    }
+
+    /// Leave the worktree on disk (a failed run keeps it for inspection) and
+    /// return its directory.
+    pub fn keep(self) -> PathBuf {
+        tracing::info!(dir = %self.dir.display(), "keeping worktree");
+        self.dir
+    }
+
+    /// Fetch `head_ref` into the private ref, from `dir`; return the commit.
+    fn fetch(&self, dir: &Path, head_ref: &str) -> Result<CommitSha> {
+        let refspec = format!("+refs/heads/{head_ref}:{}", self.tracking_ref);
+        self.git.run(
+            dir,
+            &[
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--no-recurse-submodules",
+                self.remote.as_str(),
+                refspec.as_str(),
+            ],
+            self.auth_url.as_deref(),
+        )?;
+        rev_parse(&self.git, dir, &format!("{}^{{commit}}", self.tracking_ref))
+    }
+
+    fn rev_parse(&self, rev: &str) -> Result<CommitSha> {
+        rev_parse(&self.git, &self.dir, rev)
+    }
+
+    /// Modified, deleted and untracked (not ignored) paths of the worktree.
+    fn dirty_paths(&self) -> Result<Vec<String>> {
+        let out = self.git.run(
+            &self.dir,
+            &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+            None,
+        )?;
+        let entries = split_nul(&out.stdout);
+        let mut paths = Vec::new();
+        let mut iter = entries.into_iter();
+        while let Some(entry) = iter.next() {
+            let (status, path) = (entry.get(..2).unwrap_or(""), entry.get(3..).unwrap_or(""));
+            paths.push(path.to_string());
+            // A rename or copy is followed by its source path.
+            if status.starts_with('R') || status.starts_with('C') {
+                iter.next();
+            }
+        }
+        Ok(paths)
+    }
+}
+
+fn rev_parse(git: &Git, dir: &Path, rev: &str) -> Result<CommitSha> {
+    check_rev(rev)?;
+    Ok(CommitSha(git.stdout(dir, &["rev-parse", "--verify", rev])?))
+}
+
+/// The URL of `remote`: a configured remote's URL, else `remote` itself.
+fn resolve_remote_url(git: &Git, repo_dir: &Path, remote: &str) -> String {
+    if remote.contains("://")
+        || remote.contains(':')
+        || remote.starts_with('/')
+        || remote.starts_with('.')
+    {
+        return remote.to_string();
+    }
+    match git.stdout(repo_dir, &["remote", "get-url", remote]) {
+        Ok(url) if !url.is_empty() => url,
+        _ => remote.to_string(),
+    }
+}
+
+fn check_branch(git: &Git, dir: &Path, name: &str) -> Result<()> {
+    let invalid = || WorktreeError::InvalidBranch {
+        name: name.to_string(),
+    };
+    if name.is_empty() || name.starts_with('-') || name.starts_with('+') || name.contains(':') {
+        return Err(invalid());
+    }
+    let ok = git
+        .output(
+            dir,
+            &["check-ref-format", &format!("refs/heads/{name}")],
+            None,
+        )?
+        .status
+        .success();
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid())
+    }
+}
+
+fn check_rev(rev: &str) -> Result<()> {
+    if rev.is_empty() || rev.starts_with('-') {
+        return Err(WorktreeError::InvalidRevision {
+            rev: rev.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// A repository-relative path, `.` and empty components dropped; absolute
+/// paths, `..` and `.git` are refused.
+fn normalize_path(path: &str) -> Result<String> {
+    let invalid = |reason| WorktreeError::InvalidPath {
+        path: path.to_string(),
+        reason,
+    };
+    if path.starts_with('/') || Path::new(path).is_absolute() {
+        return Err(invalid("absolute path"));
+    }
+    let mut parts = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err(invalid("leaves the repository")),
+            ".git" => return Err(invalid("inside .git")),
+            p => parts.push(p),
+        }
+    }
+    if parts.is_empty() {
+        return Err(invalid("empty path"));
+    }
+    Ok(parts.join("/"))
+}
+
+fn split_nul(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .collect()
+}
+
+fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).map_err(|source| WorktreeError::Path {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// FNV-1a, 64 bits: a stable name for a worktree's private ref (stable across
+/// builds, unlike `DefaultHasher`).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod unit_tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_normalized_and_escapes_refused() {
+        assert_eq!(normalize_path("./src//lib.rs").unwrap(), "src/lib.rs");
+        for bad in ["/etc/passwd", "../x", "a/../../b", ".git/config", "", "./"] {
+            assert!(
+                matches!(normalize_path(bad), Err(WorktreeError::InvalidPath { .. })),
+                "{bad:?} accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn fnv_is_stable() {
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}

@@ -1,0 +1,21 @@
+//! A run's isolated git worktree (SPEC section 3, steps 2, 7 and 12).
+//!
+//! [`Worktree`] is a linked worktree of the user's checkout (or a cache
+//! clone), detached at the PR head and re-synced to the live remote head each
+//! round. Shepherd commits there ([`Worktree::commit_files`] stages only the
+//! files named and refuses [`ProtectedPaths`]) and pushes without force.
+//! Every git process comes from one factory, [`Git`]: sealed environment,
+//! credentials in per-command environment only, redacted logs and errors.
+
+mod error;
+mod git;
+mod imp;
+mod protected;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::WorktreeError;
+pub use git::{Git, GitError, HttpCredentials};
+pub use imp::{CommitSha, PushOutcome, SyncOutcome, Worktree};
+pub use protected::{ProtectedPaths, DEFAULT_PROTECTED};
