@@ -1,0 +1,531 @@
+//! The real `git` binary, run in a sealed environment: building the scenario's
+//! bare repository, reading refs, and diffs for `diffHunk`.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+
+use crate::scenario::FileTree;
+
+/// Errors from running `git`.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// `git` could not be started.
+    #[error("cannot run git {what}")]
+    Spawn {
+        /// Which git command.
+        what: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `git` exited with a failure.
+    #[error("git {what} failed ({status}): {stderr}")]
+    Failed {
+        /// Which git command.
+        what: String,
+        /// Its exit status.
+        status: ExitStatus,
+        /// What it printed on stderr.
+        stderr: String,
+    },
+    /// `git` printed something unexpected.
+    #[error("git {what} printed unexpected output: {output}")]
+    BadOutput {
+        /// Which git command.
+        what: String,
+        /// The output.
+        output: String,
+    },
+    /// A file or directory for git could not be created.
+    #[error("cannot create {}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Fixed identity and clock for commits the emulator makes, so SHAs are
+/// deterministic.
+const COMMITTER: &str = "Shepherd Emulator <emulator@shepherd.invalid>";
+/// 2024-01-01T00:00:00Z: the base commit's date; the head commit is an hour later.
+pub(crate) const BASE_EPOCH: i64 = 1_704_067_200;
+
+/// Builds sealed `git` commands: cleared environment, a private HOME, no
+/// system or global config, no prompts.
+#[derive(Debug, Clone)]
+pub(crate) struct GitEnv {
+    home: PathBuf,
+    path: Option<OsString>,
+}
+
+impl GitEnv {
+    /// Uses `home` (an empty temporary directory) as HOME.
+    pub(crate) fn new(home: PathBuf) -> Self {
+        GitEnv {
+            home,
+            path: std::env::var_os("PATH"),
+        }
+    }
+
+    fn sealed_vars(&self) -> Vec<(&'static str, OsString)> {
+        let mut vars = vec![
+            ("HOME", self.home.clone().into_os_string()),
+            ("GIT_CONFIG_NOSYSTEM", "1".into()),
+            (
+                "GIT_CONFIG_GLOBAL",
+                self.home.join(".gitconfig").into_os_string(),
+            ),
+            ("GIT_TERMINAL_PROMPT", "0".into()),
+            ("LC_ALL", "C".into()),
+        ];
+        if let Some(path) = &self.path {
+            vars.push(("PATH", path.clone()));
+        }
+        vars
+    }
+
+    /// A `git` command with the sealed environment and stdin closed.
+    pub(crate) fn command(&self) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.env_clear()
+            .envs(self.sealed_vars())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// The same, for tokio (used for the `http-backend` CGI).
+    pub(crate) fn tokio_command(&self) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new("git");
+        cmd.env_clear()
+            .envs(self.sealed_vars())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `git --git-dir=DIR ARGS…` and returns its trimmed stdout.
+    pub(crate) fn run(&self, git_dir: &Path, args: &[&str]) -> Result<String, GitError> {
+        let mut cmd = self.command();
+        cmd.arg("--git-dir").arg(git_dir).args(args);
+        output_of(cmd, &args.join(" "), None)
+    }
+}
+
+fn output_of(mut cmd: Command, what: &str, stdin: Option<&[u8]>) -> Result<String, GitError> {
+    tracing::debug!(cmd = ?cmd, "running git");
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    if stdin.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
+    let spawn_err = |source| GitError::Spawn {
+        what: what.to_owned(),
+        source,
+    };
+    let mut child = cmd.spawn().map_err(spawn_err)?;
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        // fast-import reads all of stdin before it prints anything, so writing
+        // first and reading afterwards cannot deadlock.
+        pipe.write_all(input).map_err(spawn_err)?;
+    }
+    let output = child.wait_with_output().map_err(spawn_err)?;
+    if !output.status.success() {
+        return Err(GitError::Failed {
+            what: what.to_owned(),
+            status: output.status,
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// What [`create_repository`] made.
+#[derive(Debug, Clone)]
+pub(crate) struct CreatedRepository {
+    /// The bare repository.
+    pub(crate) git_dir: PathBuf,
+    /// The base commit.
+    pub(crate) base_sha: String,
+    /// The head commit (child of the base).
+    pub(crate) head_sha: String,
+}
+
+/// Everything [`create_repository`] needs.
+pub(crate) struct RepositoryPlan<'a> {
+    pub(crate) git_dir: PathBuf,
+    pub(crate) default_branch: &'a str,
+    pub(crate) base_branch: &'a str,
+    pub(crate) head_branch: &'a str,
+    pub(crate) pr_number: u64,
+    pub(crate) head_author: &'a str,
+    pub(crate) head_message: &'a str,
+    pub(crate) base: &'a FileTree,
+    pub(crate) head: &'a FileTree,
+}
+
+/// Creates a bare repository holding the base commit on the base branch and
+/// the head commit, its child, on the head branch (and `refs/pull/N/head`).
+pub(crate) fn create_repository(
+    git: &GitEnv,
+    plan: &RepositoryPlan<'_>,
+) -> Result<CreatedRepository, GitError> {
+    let git_dir = &plan.git_dir;
+    if let Some(parent) = git_dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| GitError::Io {
+            path: parent.to_owned(),
+            source,
+        })?;
+    }
+    let mut init = git.command();
+    init.args(["init", "--quiet", "--bare", "--initial-branch"])
+        .arg(plan.default_branch)
+        .arg(git_dir);
+    output_of(init, "init", None)?;
+
+    let head_identity = format!("{0} <{0}@users.noreply.shepherd.invalid>", plan.head_author);
+    let mut stream = Vec::new();
+    fast_import_commit(
+        &mut stream,
+        &FastImportCommit {
+            branch: plan.base_branch,
+            mark: 1,
+            parent_mark: None,
+            author: COMMITTER,
+            epoch: BASE_EPOCH,
+            message: "Initial commit",
+            files: plan.base,
+        },
+    );
+    fast_import_commit(
+        &mut stream,
+        &FastImportCommit {
+            branch: plan.head_branch,
+            mark: 2,
+            parent_mark: Some(1),
+            author: &head_identity,
+            epoch: BASE_EPOCH + 3600,
+            message: plan.head_message,
+            files: plan.head,
+        },
+    );
+    let mut import = git.command();
+    import
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(["fast-import", "--quiet", "--date-format=raw"]);
+    output_of(import, "fast-import", Some(&stream))?;
+
+    let base_sha = rev_parse(git, git_dir, &format!("refs/heads/{}", plan.base_branch))?;
+    let head_sha = rev_parse(git, git_dir, &format!("refs/heads/{}", plan.head_branch))?;
+    if plan.default_branch != plan.base_branch && plan.default_branch != plan.head_branch {
+        let default_ref = format!("refs/heads/{}", plan.default_branch);
+        git.run(git_dir, &["update-ref", &default_ref, &base_sha])?;
+    }
+    let pull_ref = format!("refs/pull/{}/head", plan.pr_number);
+    git.run(git_dir, &["update-ref", &pull_ref, &head_sha])?;
+    Ok(CreatedRepository {
+        git_dir: git_dir.clone(),
+        base_sha,
+        head_sha,
+    })
+}
+
+struct FastImportCommit<'a> {
+    branch: &'a str,
+    mark: u32,
+    parent_mark: Option<u32>,
+    author: &'a str,
+    epoch: i64,
+    message: &'a str,
+    files: &'a FileTree,
+}
+
+/// Appends one commit to a `git fast-import` stream; the tree is replaced
+/// whole (`deleteall`), so the commit holds exactly `files`.
+fn fast_import_commit(out: &mut Vec<u8>, commit: &FastImportCommit<'_>) {
+    let FastImportCommit {
+        branch,
+        mark,
+        parent_mark,
+        author,
+        epoch,
+        message,
+        files,
+    } = commit;
+    out.extend_from_slice(format!("commit refs/heads/{branch}\nmark :{mark}\n").as_bytes());
+    out.extend_from_slice(format!("author {author} {epoch} +0000\n").as_bytes());
+    out.extend_from_slice(format!("committer {COMMITTER} {epoch} +0000\n").as_bytes());
+    data_block(out, format!("{message}\n").as_bytes());
+    if let Some(parent) = parent_mark {
+        out.extend_from_slice(format!("from :{parent}\n").as_bytes());
+    }
+    out.extend_from_slice(b"deleteall\n");
+    for (path, file) in files.iter() {
+        let mode = if file.executable { "100755" } else { "100644" };
+        // Paths were validated: no newline, no leading quote, so no quoting needed.
+        out.extend_from_slice(format!("M {mode} inline {path}\n").as_bytes());
+        data_block(out, &file.contents);
+    }
+    out.push(b'\n');
+}
+
+fn data_block(out: &mut Vec<u8>, data: &[u8]) {
+    out.extend_from_slice(format!("data {}\n", data.len()).as_bytes());
+    out.extend_from_slice(data);
+    out.push(b'\n');
+}
+
+/// The commit a ref points to.
+pub(crate) fn rev_parse(git: &GitEnv, git_dir: &Path, reference: &str) -> Result<String, GitError> {
+    let sha = git.run(git_dir, &["rev-parse", "--verify", "--quiet", reference])?;
+    if sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(sha)
+    } else {
+        Err(GitError::BadOutput {
+            what: format!("rev-parse {reference}"),
+            output: sha,
+        })
+    }
+}
+
+/// Every branch and the commit it points to.
+pub(crate) fn branches(git: &GitEnv, git_dir: &Path) -> Result<BTreeMap<String, String>, GitError> {
+    let out = git.run(
+        git_dir,
+        &[
+            "for-each-ref",
+            "--format=%(refname:strip=2) %(objectname)",
+            "refs/heads/",
+        ],
+    )?;
+    Ok(out
+        .lines()
+        .filter_map(|line| line.rsplit_once(' '))
+        .map(|(name, sha)| (name.to_owned(), sha.to_owned()))
+        .collect())
+}
+
+/// The unified diff between two commits, parsed per file.
+pub(crate) fn diff(
+    git: &GitEnv,
+    git_dir: &Path,
+    from: &str,
+    to: &str,
+) -> Result<BTreeMap<String, Vec<Hunk>>, GitError> {
+    let out = git.run(
+        git_dir,
+        &[
+            "-c",
+            "core.quotePath=false",
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-renames",
+            "-U3",
+            from,
+            to,
+        ],
+    )?;
+    Ok(parse_diff(&out))
+}
+
+/// One hunk of a unified diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hunk {
+    header: String,
+    lines: Vec<HunkLine>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HunkLine {
+    text: String,
+    old: Option<u32>,
+    new: Option<u32>,
+}
+
+/// Parses `git diff` output into hunks keyed by the file's path (the new
+/// path, or the old one for a deleted file).
+pub(crate) fn parse_diff(diff: &str) -> BTreeMap<String, Vec<Hunk>> {
+    let mut files: BTreeMap<String, Vec<Hunk>> = BTreeMap::new();
+    let mut old_path: Option<String> = None;
+    let mut path: Option<String> = None;
+    let (mut old_no, mut new_no) = (0u32, 0u32);
+    // Lines still expected in the current hunk, from its header: a removed
+    // line reading "-- x" must not be taken for a "--- a/…" file header.
+    let (mut old_left, mut new_left) = (0u32, 0u32);
+    for line in diff.lines() {
+        let in_hunk = old_left > 0 || new_left > 0;
+        let hunk = path
+            .as_ref()
+            .and_then(|p| files.get_mut(p))
+            .and_then(|hunks| hunks.last_mut());
+        if in_hunk || line.starts_with('\\') {
+            let Some(hunk) = hunk else { continue };
+            let (old, new) = match line.as_bytes().first() {
+                Some(b' ') => (Some(old_no), Some(new_no)),
+                Some(b'-') => (Some(old_no), None),
+                Some(b'+') => (None, Some(new_no)),
+                // "\ No newline at end of file".
+                _ => (None, None),
+            };
+            if old.is_some() {
+                old_no += 1;
+                old_left = old_left.saturating_sub(1);
+            }
+            if new.is_some() {
+                new_no += 1;
+                new_left = new_left.saturating_sub(1);
+            }
+            hunk.lines.push(HunkLine {
+                text: line.to_owned(),
+                old,
+                new,
+            });
+        } else if line.starts_with("diff --git ") {
+            old_path = None;
+            path = None;
+        } else if let Some(p) = line.strip_prefix("--- ") {
+            old_path = p.strip_prefix("a/").map(str::to_owned);
+        } else if let Some(p) = line.strip_prefix("+++ ") {
+            path = p.strip_prefix("b/").map(str::to_owned).or(old_path.clone());
+        } else if line.starts_with("@@ ") {
+            let Some(current) = &path else { continue };
+            let Some(header) = parse_hunk_header(line) else {
+                continue;
+            };
+            (old_no, old_left, new_no, new_left) = header;
+            files.entry(current.clone()).or_default().push(Hunk {
+                header: line.to_owned(),
+                lines: Vec::new(),
+            });
+        }
+    }
+    files
+}
+
+/// `@@ -a,b +c,d @@ …` to `(a, b, c, d)`; a missing count is 1.
+fn parse_hunk_header(line: &str) -> Option<(u32, u32, u32, u32)> {
+    let mut parts = line.split(' ').skip(1);
+    let old = parts.next()?.strip_prefix('-')?;
+    let new = parts.next()?.strip_prefix('+')?;
+    let range = |range: &str| -> Option<(u32, u32)> {
+        let mut it = range.split(',');
+        let start = it.next()?.parse().ok()?;
+        let count = match it.next() {
+            Some(count) => count.parse().ok()?,
+            None => 1,
+        };
+        Some((start, count))
+    };
+    let (old_start, old_count) = range(old)?;
+    let (new_start, new_count) = range(new)?;
+    Some((old_start, old_count, new_start, new_count))
+}
+
+/// GitHub's `diffHunk` for a comment at `line` on one side: the hunk header
+/// and the hunk's lines up to and including the commented line. `None` when
+/// the line is not in the diff.
+pub(crate) fn diff_hunk(hunks: &[Hunk], line: u32, left_side: bool) -> Option<String> {
+    for hunk in hunks {
+        let position = hunk.lines.iter().position(|l| {
+            if left_side {
+                l.old == Some(line)
+            } else {
+                l.new == Some(line)
+            }
+        });
+        if let Some(position) = position {
+            let mut out = hunk.header.clone();
+            for l in &hunk.lines[..=position] {
+                out.push('\n');
+                out.push_str(&l.text);
+            }
+            return Some(out);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DIFF: &str = "diff --git a/src/lib.rs b/src/lib.rs
+index 1111111..2222222 100644
+--- a/src/lib.rs
++++ b/src/lib.rs
+@@ -1,4 +1,5 @@
+ fn a() {}
+-fn b() {}
++fn b() -> u8 { 1 }
++fn c() {}
+ fn d() {}
+ fn e() {}
+@@ -20,3 +21,3 @@ impl X {
+ one
+--- two
++deux
+ three
+diff --git a/old.txt b/old.txt
+deleted file mode 100644
+--- a/old.txt
++++ /dev/null
+@@ -1,2 +0,0 @@
+-x
+-y
+";
+
+    #[test]
+    fn parses_files_and_hunks() {
+        let files = parse_diff(DIFF);
+        assert_eq!(files.len(), 2);
+        assert_eq!(files["src/lib.rs"].len(), 2);
+        assert_eq!(files["old.txt"].len(), 1);
+    }
+
+    #[test]
+    fn diff_hunk_stops_at_the_commented_line() {
+        let files = parse_diff(DIFF);
+        let hunk = diff_hunk(&files["src/lib.rs"], 3, false).unwrap();
+        assert_eq!(
+            hunk,
+            "@@ -1,4 +1,5 @@\n fn a() {}\n-fn b() {}\n+fn b() -> u8 { 1 }\n+fn c() {}"
+        );
+        let second = diff_hunk(&files["src/lib.rs"], 22, false).unwrap();
+        assert!(second.ends_with("+deux"), "{second}");
+        let left = diff_hunk(&files["src/lib.rs"], 2, true).unwrap();
+        assert!(left.ends_with("-fn b() {}"), "{left}");
+        assert_eq!(diff_hunk(&files["src/lib.rs"], 100, false), None);
+        assert!(diff_hunk(&files["old.txt"], 2, true)
+            .unwrap()
+            .ends_with("-y"));
+    }
+
+    #[test]
+    fn fast_import_stream_replaces_the_whole_tree() {
+        let mut files = FileTree::new();
+        files.insert("a.txt".into(), crate::scenario::FileSpec::text("hi"));
+        let mut out = Vec::new();
+        fast_import_commit(
+            &mut out,
+            &FastImportCommit {
+                branch: "main",
+                mark: 1,
+                parent_mark: None,
+                author: COMMITTER,
+                epoch: 0,
+                message: "m",
+                files: &files,
+            },
+        );
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("deleteall\nM 100644 inline a.txt\ndata 2\nhi\n"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,315 @@
+//! Relay connections with GitHub's rules: `first` or `last` required, at most
+//! 100, opaque cursors for `after` and `before`.
+
+use async_graphql::SimpleObject;
+
+use super::errors::typed;
+use super::pull_request::{
+    IssueComment, PullRequestReview, PullRequestReviewComment, PullRequestReviewThread,
+};
+use crate::ids;
+
+/// GitHub's page size limit.
+pub(crate) const MAX_PAGE: i32 = 100;
+
+/// Information to aid in pagination.
+#[derive(Debug, Clone, PartialEq, Eq, SimpleObject)]
+pub(crate) struct PageInfo {
+    /// When paginating forwards, the cursor to continue.
+    pub(crate) end_cursor: Option<String>,
+    /// When paginating forwards, are there more items?
+    pub(crate) has_next_page: bool,
+    /// When paginating backwards, are there more items?
+    pub(crate) has_previous_page: bool,
+    /// When paginating backwards, the cursor to continue.
+    pub(crate) start_cursor: Option<String>,
+}
+
+/// A page of a list, before it becomes one of GitHub's connection types.
+pub(crate) struct Page<T> {
+    /// The page's items with their cursors.
+    pub(crate) items: Vec<(String, T)>,
+    pub(crate) page_info: PageInfo,
+    pub(crate) total_count: i32,
+}
+
+/// Defines a GitHub connection type and its edge type for one node type.
+macro_rules! connection {
+    ($connection:ident, $edge:ident, $node:ty, $doc:literal) => {
+        #[doc = $doc]
+        #[derive(SimpleObject)]
+        pub(crate) struct $connection {
+            /// A list of edges.
+            pub(crate) edges: Option<Vec<Option<$edge>>>,
+            /// A list of nodes.
+            pub(crate) nodes: Option<Vec<Option<$node>>>,
+            /// Information to aid in pagination.
+            pub(crate) page_info: PageInfo,
+            /// Identifies the total count of items in the connection.
+            pub(crate) total_count: i32,
+        }
+
+        /// An edge in a connection.
+        #[derive(Clone, SimpleObject)]
+        pub(crate) struct $edge {
+            /// A cursor for use in pagination.
+            pub(crate) cursor: String,
+            /// The item at the end of the edge.
+            pub(crate) node: Option<$node>,
+        }
+
+        impl From<Page<$node>> for $connection {
+            fn from(page: Page<$node>) -> Self {
+                let edges = page
+                    .items
+                    .iter()
+                    .map(|(cursor, node)| {
+                        Some($edge {
+                            cursor: cursor.clone(),
+                            node: Some(node.clone()),
+                        })
+                    })
+                    .collect();
+                let nodes = page.items.into_iter().map(|(_, node)| Some(node)).collect();
+                $connection {
+                    edges: Some(edges),
+                    nodes: Some(nodes),
+                    page_info: page.page_info,
+                    total_count: page.total_count,
+                }
+            }
+        }
+    };
+}
+
+connection!(
+    PullRequestReviewThreadConnection,
+    PullRequestReviewThreadEdge,
+    PullRequestReviewThread,
+    "Review comment threads for a pull request review."
+);
+connection!(
+    PullRequestReviewCommentConnection,
+    PullRequestReviewCommentEdge,
+    PullRequestReviewComment,
+    "The connection type for PullRequestReviewComment."
+);
+connection!(
+    PullRequestReviewConnection,
+    PullRequestReviewEdge,
+    PullRequestReview,
+    "The connection type for PullRequestReview."
+);
+connection!(
+    IssueCommentConnection,
+    IssueCommentEdge,
+    IssueComment,
+    "The connection type for IssueComment."
+);
+
+/// The pagination arguments of a connection field.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct PageArgs {
+    pub(crate) first: Option<i32>,
+    pub(crate) last: Option<i32>,
+    pub(crate) after: Option<String>,
+    pub(crate) before: Option<String>,
+}
+
+/// Where a page starts and ends in the full list, after GitHub's checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+}
+
+/// Computes the page of `ids` (database ids, ascending) that `args` select.
+pub(crate) fn window(
+    connection: &str,
+    ids: &[u64],
+    args: &PageArgs,
+) -> Result<Window, async_graphql::Error> {
+    debug_assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids must ascend");
+    let (first, last) = (args.first, args.last);
+    if first.is_none() && last.is_none() {
+        return Err(typed(
+            "MISSING_PAGINATION_BOUNDARIES",
+            format!(
+                "You must provide a `first` or `last` value to properly paginate the `{connection}` connection."
+            ),
+        ));
+    }
+    if first.is_some() && last.is_some() {
+        return Err(typed(
+            "INVALID_PAGINATION",
+            format!(
+                "Passing both `first` and `last` to paginate the `{connection}` connection is not supported."
+            ),
+        ));
+    }
+    for (arg, value) in [("first", first), ("last", last)] {
+        match value {
+            Some(n) if n > MAX_PAGE => {
+                return Err(typed(
+                    "EXCESSIVE_PAGINATION",
+                    format!(
+                        "Requesting {n} records on the `{connection}` connection exceeds the `{arg}` limit of {MAX_PAGE} records."
+                    ),
+                ));
+            }
+            Some(n) if n < 0 => {
+                return Err(typed(
+                    "INVALID_PAGINATION",
+                    format!("`{arg}` on the `{connection}` connection cannot be less than 0."),
+                ));
+            }
+            _ => {}
+        }
+    }
+    let decode = |arg: &str, value: &Option<String>| -> Result<Option<u64>, async_graphql::Error> {
+        match value {
+            None => Ok(None),
+            Some(cursor) => ids::parse_cursor(cursor).map(Some).ok_or_else(|| {
+                typed(
+                    "INVALID_CURSOR_ARGUMENTS",
+                    format!("`{arg}` does not appear to be a valid cursor."),
+                )
+            }),
+        }
+    };
+    let after = decode("$after", &args.after)?;
+    let before = decode("$before", &args.before)?;
+
+    let mut start = after.map_or(0, |a| ids.partition_point(|id| *id <= a));
+    let mut end = before.map_or(ids.len(), |b| ids.partition_point(|id| *id < b));
+    end = end.max(start);
+    // Limits were checked to be within 0..=100 above.
+    if let Some(n) = first {
+        end = end.min(start + n as usize);
+    }
+    if let Some(n) = last {
+        start = start.max(end.saturating_sub(n as usize));
+    }
+    Ok(Window { start, end })
+}
+
+/// Selects the page of `items` (ascending database ids) that `args` ask for.
+pub(crate) fn paginate<T>(
+    connection: &str,
+    items: Vec<(u64, T)>,
+    args: &PageArgs,
+) -> Result<Page<T>, async_graphql::Error> {
+    let all_ids: Vec<u64> = items.iter().map(|(id, _)| *id).collect();
+    let Window { start, end } = window(connection, &all_ids, args)?;
+    let total = items.len();
+    let items: Vec<(String, T)> = items
+        .into_iter()
+        .skip(start)
+        .take(end - start)
+        .map(|(id, node)| (ids::cursor(id), node))
+        .collect();
+    let page_info = PageInfo {
+        start_cursor: items.first().map(|(cursor, _)| cursor.clone()),
+        end_cursor: items.last().map(|(cursor, _)| cursor.clone()),
+        has_next_page: end < total,
+        has_previous_page: start > 0,
+    };
+    Ok(Page {
+        items,
+        page_info,
+        // Totals beyond i32 cannot happen in a scenario; saturate anyway.
+        total_count: i32::try_from(total).unwrap_or(i32::MAX),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(
+        first: Option<i32>,
+        last: Option<i32>,
+        after: Option<u64>,
+        before: Option<u64>,
+    ) -> PageArgs {
+        PageArgs {
+            first,
+            last,
+            after: after.map(ids::cursor),
+            before: before.map(ids::cursor),
+        }
+    }
+
+    const IDS: [u64; 5] = [10, 20, 30, 40, 50];
+
+    #[test]
+    fn first_and_after_page_forwards() {
+        let w = window("c", &IDS, &args(Some(2), None, None, None)).unwrap();
+        assert_eq!(w, Window { start: 0, end: 2 });
+        let w = window("c", &IDS, &args(Some(2), None, Some(20), None)).unwrap();
+        assert_eq!(w, Window { start: 2, end: 4 });
+        let w = window("c", &IDS, &args(Some(2), None, Some(40), None)).unwrap();
+        assert_eq!(w, Window { start: 4, end: 5 });
+        let w = window("c", &IDS, &args(Some(2), None, Some(50), None)).unwrap();
+        assert_eq!(w, Window { start: 5, end: 5 });
+    }
+
+    #[test]
+    fn last_and_before_page_backwards() {
+        let w = window("c", &IDS, &args(None, Some(2), None, None)).unwrap();
+        assert_eq!(w, Window { start: 3, end: 5 });
+        let w = window("c", &IDS, &args(None, Some(2), None, Some(30))).unwrap();
+        assert_eq!(w, Window { start: 0, end: 2 });
+    }
+
+    #[test]
+    fn cursor_of_a_vanished_item_still_works() {
+        // Item 30 hidden (e.g. pending): after=30 continues at 40.
+        let w = window("c", &[10, 20, 40, 50], &args(Some(1), None, Some(30), None)).unwrap();
+        assert_eq!(w, Window { start: 2, end: 3 });
+    }
+
+    #[test]
+    fn github_limits_and_messages() {
+        let err = window("reviewThreads", &IDS, &args(Some(101), None, None, None)).unwrap_err();
+        assert_eq!(
+            err.message,
+            "Requesting 101 records on the `reviewThreads` connection exceeds the `first` limit of 100 records."
+        );
+        let err = window("comments", &IDS, &args(None, Some(250), None, None)).unwrap_err();
+        assert!(
+            err.message.contains("exceeds the `last` limit of 100"),
+            "{}",
+            err.message
+        );
+        let err = window("reviewThreads", &IDS, &PageArgs::default()).unwrap_err();
+        assert_eq!(
+            err.message,
+            "You must provide a `first` or `last` value to properly paginate the `reviewThreads` connection."
+        );
+        assert!(window("c", &IDS, &args(Some(100), None, None, None)).is_ok());
+        assert!(window("c", &IDS, &args(Some(-1), None, None, None)).is_err());
+        let bad = PageArgs {
+            first: Some(1),
+            after: Some("nope".into()),
+            ..PageArgs::default()
+        };
+        assert!(window("c", &IDS, &bad).is_err());
+    }
+
+    #[test]
+    fn page_info_is_truthful() {
+        let items: Vec<(u64, i32)> = IDS.iter().map(|id| (*id, *id as i32)).collect();
+        let c = paginate("c", items.clone(), &args(Some(2), None, Some(10), None)).unwrap();
+        assert_eq!(c.total_count, 5);
+        assert!(c.page_info.has_next_page);
+        assert!(c.page_info.has_previous_page);
+        assert_eq!(c.page_info.start_cursor, Some(ids::cursor(20)));
+        assert_eq!(c.page_info.end_cursor, Some(ids::cursor(30)));
+        let nodes: Vec<i32> = c.items.into_iter().map(|(_, n)| n).collect();
+        assert_eq!(nodes, vec![20, 30]);
+        let empty = paginate("c", items, &args(Some(2), None, Some(50), None)).unwrap();
+        assert_eq!(empty.page_info.end_cursor, None);
+        assert!(!empty.page_info.has_next_page);
+    }
+}

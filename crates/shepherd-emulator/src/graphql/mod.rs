@@ -1,0 +1,14 @@
+//! GitHub's GraphQL API, the subset Shepherd uses, with GitHub's names.
+
+mod actor;
+mod connection;
+mod errors;
+mod handler;
+mod pull_request;
+mod query;
+mod scalars;
+mod schema;
+mod view;
+
+pub(crate) use handler::routes;
+pub(crate) use schema::{build as build_schema, sdl, EmulatorSchema};

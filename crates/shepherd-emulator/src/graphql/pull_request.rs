@@ -1,0 +1,768 @@
+//! `PullRequest` and what hangs off it: review threads, review comments,
+//! reviews and issue comments, with GitHub's names and nullability.
+
+use std::sync::Arc;
+
+use async_graphql::{Enum, Object, Result, ID};
+
+use super::actor::Actor;
+use super::connection::{
+    paginate, IssueCommentConnection, PageArgs, PullRequestReviewCommentConnection,
+    PullRequestReviewConnection, PullRequestReviewThreadConnection,
+};
+use super::query::Repository;
+use super::scalars::{DateTime, GitObjectId, Uri};
+use super::view::PrView;
+use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side};
+use crate::state::{IssueCommentRecord, ReviewCommentRecord, ReviewRecord, ThreadRecord};
+
+/// The possible states of a pull request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub(crate) enum PullRequestState {
+    /// A pull request that has been closed without being merged.
+    Closed,
+    /// A pull request that has been closed by being merged.
+    Merged,
+    /// A pull request that is still open.
+    Open,
+}
+
+/// The possible sides of a diff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub(crate) enum DiffSide {
+    /// The left side of the diff.
+    Left,
+    /// The right side of the diff.
+    Right,
+}
+
+impl From<Side> for DiffSide {
+    fn from(side: Side) -> Self {
+        match side {
+            Side::Left => DiffSide::Left,
+            Side::Right => DiffSide::Right,
+        }
+    }
+}
+
+/// The possible subject types of a pull request review comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub(crate) enum PullRequestReviewThreadSubjectType {
+    /// A comment that has been made against the file of a pull request.
+    File,
+    /// A comment that has been made against the line of a pull request.
+    Line,
+}
+
+/// The possible states of a pull request review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub(crate) enum PullRequestReviewState {
+    /// A review allowing the pull request to merge.
+    Approved,
+    /// A review blocking the pull request from merging.
+    ChangesRequested,
+    /// An informational review.
+    Commented,
+    /// A review that has been dismissed.
+    Dismissed,
+    /// A review that has not yet been submitted.
+    Pending,
+}
+
+impl From<ReviewStateSpec> for PullRequestReviewState {
+    fn from(state: ReviewStateSpec) -> Self {
+        match state {
+            ReviewStateSpec::Pending => PullRequestReviewState::Pending,
+            ReviewStateSpec::Commented => PullRequestReviewState::Commented,
+            ReviewStateSpec::Approved => PullRequestReviewState::Approved,
+            ReviewStateSpec::ChangesRequested => PullRequestReviewState::ChangesRequested,
+            ReviewStateSpec::Dismissed => PullRequestReviewState::Dismissed,
+        }
+    }
+}
+
+/// The possible states of a pull request review comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub(crate) enum PullRequestReviewCommentState {
+    /// A comment that is part of a pending review.
+    Pending,
+    /// A comment that is part of a submitted review.
+    Submitted,
+}
+
+fn small_int(n: u64) -> Option<i32> {
+    i32::try_from(n).ok()
+}
+
+fn line_int(n: Option<u32>) -> Option<i32> {
+    n.and_then(|n| i32::try_from(n).ok())
+}
+
+fn actor(view: &PrView, login: &str) -> Option<Actor> {
+    // An unknown login is a deleted account: GitHub answers `author: null`.
+    view.actors.get(login).cloned().map(Actor::from_info)
+}
+
+/// A repository pull request.
+#[derive(Clone)]
+pub(crate) struct PullRequest {
+    pub(crate) view: Arc<PrView>,
+}
+
+#[Object]
+impl PullRequest {
+    /// The Node ID of the PullRequest object.
+    pub(crate) async fn id(&self) -> ID {
+        ID(self.view.pr.id.clone())
+    }
+
+    /// Identifies the primary key from the database.
+    async fn database_id(&self) -> Option<i32> {
+        small_int(self.view.pr.database_id)
+    }
+
+    /// Identifies the pull request number.
+    async fn number(&self) -> i32 {
+        // Scenario validation keeps numbers within i32.
+        i32::try_from(self.view.pr.number).unwrap_or(i32::MAX)
+    }
+
+    /// Identifies the pull request title.
+    async fn title(&self) -> String {
+        self.view.pr.title.clone()
+    }
+
+    /// The body as Markdown.
+    async fn body(&self) -> String {
+        self.view.pr.body.clone()
+    }
+
+    /// The HTTP URL for this pull request.
+    async fn url(&self) -> Uri {
+        Uri(self.view.pr.html_url.clone())
+    }
+
+    /// Identifies the state of the pull request.
+    async fn state(&self) -> PullRequestState {
+        match self.view.pr.status {
+            PullRequestStatus::Open => PullRequestState::Open,
+            PullRequestStatus::Closed => PullRequestState::Closed,
+            PullRequestStatus::Merged => PullRequestState::Merged,
+        }
+    }
+
+    /// Identifies if the pull request is a draft.
+    async fn is_draft(&self) -> bool {
+        self.view.pr.draft
+    }
+
+    /// Whether or not the pull request was merged.
+    async fn merged(&self) -> bool {
+        self.view.pr.status == PullRequestStatus::Merged
+    }
+
+    /// `true` if the pull request is closed.
+    async fn closed(&self) -> bool {
+        self.view.pr.status != PullRequestStatus::Open
+    }
+
+    /// Identifies the name of the head Ref associated with the pull request.
+    async fn head_ref_name(&self) -> String {
+        self.view.pr.head_ref.clone()
+    }
+
+    /// Identifies the oid of the head ref associated with the pull request.
+    async fn head_ref_oid(&self) -> GitObjectId {
+        GitObjectId(self.view.pr.head_sha.clone())
+    }
+
+    /// Identifies the name of the base Ref associated with the pull request.
+    async fn base_ref_name(&self) -> String {
+        self.view.pr.base_ref.clone()
+    }
+
+    /// Identifies the oid of the base ref associated with the pull request.
+    async fn base_ref_oid(&self) -> GitObjectId {
+        GitObjectId(self.view.pr.base_sha.clone())
+    }
+
+    /// Whether the head ref comes from another repository (a fork).
+    async fn is_cross_repository(&self) -> bool {
+        self.view.pr.fork
+    }
+
+    /// The actor who authored the pull request.
+    async fn author(&self) -> Option<Actor> {
+        actor(&self.view, &self.view.pr.author)
+    }
+
+    /// Identifies the date and time when the object was created.
+    async fn created_at(&self) -> DateTime {
+        DateTime(self.view.pr.created_at.clone())
+    }
+
+    /// Identifies the date and time when the object was last updated.
+    async fn updated_at(&self) -> DateTime {
+        DateTime(self.view.pr.updated_at.clone())
+    }
+
+    /// Did the viewer author this pull request.
+    async fn viewer_did_author(&self) -> bool {
+        self.view.pr.author == self.view.viewer.login
+    }
+
+    /// The repository associated with this pull request.
+    async fn repository(&self) -> Repository {
+        Repository::new(self.view.repository.clone(), self.view.viewer.permission)
+    }
+
+    /// A list of reviews associated with the pull request.
+    // The arguments are GitHub's.
+    #[allow(clippy::too_many_arguments)]
+    async fn reviews(
+        &self,
+        after: Option<String>,
+        author: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+        states: Option<Vec<PullRequestReviewState>>,
+    ) -> Result<Option<PullRequestReviewConnection>> {
+        let items = self
+            .view
+            .pr
+            .reviews
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| self.view.review_visible(r.database_id))
+            .filter(|(_, r)| author.as_ref().is_none_or(|a| *a == r.author))
+            .filter(|(_, r)| {
+                states
+                    .as_ref()
+                    .is_none_or(|s| s.contains(&PullRequestReviewState::from(r.state)))
+            })
+            .map(|(index, r)| {
+                let node = PullRequestReview {
+                    view: self.view.clone(),
+                    index,
+                };
+                (r.database_id, node)
+            })
+            .collect();
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        paginate("reviews", items, &args).map(|page| Some(page.into()))
+    }
+
+    /// The list of all review threads for this pull request.
+    async fn review_threads(
+        &self,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<PullRequestReviewThreadConnection> {
+        let items = self
+            .view
+            .pr
+            .threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| self.view.thread_visible(t))
+            .map(|(index, t)| {
+                let node = PullRequestReviewThread {
+                    view: self.view.clone(),
+                    index,
+                };
+                (t.database_id, node)
+            })
+            .collect();
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        paginate("reviewThreads", items, &args).map(Into::into)
+    }
+
+    /// A list of comments associated with the pull request.
+    async fn comments(
+        &self,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<IssueCommentConnection> {
+        let items = self
+            .view
+            .pr
+            .issue_comments
+            .iter()
+            .enumerate()
+            .map(|(index, c)| {
+                let node = IssueComment {
+                    view: self.view.clone(),
+                    index,
+                };
+                (c.database_id, node)
+            })
+            .collect();
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        paginate("comments", items, &args).map(Into::into)
+    }
+}
+
+/// A threaded list of comments for a given pull request.
+#[derive(Clone)]
+pub(crate) struct PullRequestReviewThread {
+    pub(crate) view: Arc<PrView>,
+    pub(crate) index: usize,
+}
+
+impl PullRequestReviewThread {
+    fn record(&self) -> &ThreadRecord {
+        &self.view.pr.threads[self.index]
+    }
+
+    fn viewer_can_toggle(&self) -> bool {
+        self.view.viewer.permission >= Permission::Write
+            || self.view.viewer.login == self.view.pr.author
+    }
+}
+
+#[Object]
+impl PullRequestReviewThread {
+    /// The Node ID of the PullRequestReviewThread object.
+    pub(crate) async fn id(&self) -> ID {
+        ID(self.record().id.clone())
+    }
+
+    /// Whether this thread has been resolved.
+    async fn is_resolved(&self) -> bool {
+        self.record().resolved
+    }
+
+    /// Whether or not the thread has been collapsed (resolved).
+    async fn is_collapsed(&self) -> bool {
+        self.record().resolved
+    }
+
+    /// Indicates whether this thread was outdated by newer changes.
+    async fn is_outdated(&self) -> bool {
+        self.record().outdated
+    }
+
+    /// Identifies the file path of this thread.
+    async fn path(&self) -> String {
+        self.record().path.clone()
+    }
+
+    /// The line in the file to which this thread refers.
+    async fn line(&self) -> Option<i32> {
+        line_int(self.record().line())
+    }
+
+    /// The start line in the file to which this thread refers (multi-line only).
+    async fn start_line(&self) -> Option<i32> {
+        line_int(self.record().start_line())
+    }
+
+    /// The original line in the file to which this thread refers.
+    async fn original_line(&self) -> Option<i32> {
+        line_int(self.record().original_line)
+    }
+
+    /// The original start line in the file to which this thread refers (multi-line only).
+    async fn original_start_line(&self) -> Option<i32> {
+        line_int(self.record().original_start_line)
+    }
+
+    /// The side of the diff on which this thread was placed.
+    async fn diff_side(&self) -> DiffSide {
+        self.record().side.into()
+    }
+
+    /// The side of the diff that the first line of the thread starts on (multi-line only).
+    async fn start_diff_side(&self) -> Option<DiffSide> {
+        let record = self.record();
+        record.original_start_line.map(|_| record.side.into())
+    }
+
+    /// The level at which the comments in the corresponding thread are targeted.
+    async fn subject_type(&self) -> PullRequestReviewThreadSubjectType {
+        match self.record().original_line {
+            Some(_) => PullRequestReviewThreadSubjectType::Line,
+            None => PullRequestReviewThreadSubjectType::File,
+        }
+    }
+
+    /// Indicates whether the current viewer can reply to this thread.
+    async fn viewer_can_reply(&self) -> bool {
+        self.view.viewer.permission >= Permission::Read
+    }
+
+    /// Whether or not the viewer can resolve this thread.
+    async fn viewer_can_resolve(&self) -> bool {
+        !self.record().resolved && self.viewer_can_toggle()
+    }
+
+    /// Whether or not the viewer can unresolve this thread.
+    async fn viewer_can_unresolve(&self) -> bool {
+        self.record().resolved && self.viewer_can_toggle()
+    }
+
+    /// The user who resolved this thread.
+    async fn resolved_by(&self) -> Option<super::actor::User> {
+        let login = self.record().resolved_by.as_ref()?;
+        match actor(&self.view, login)? {
+            Actor::User(user) => Some(user),
+            Actor::Bot(_) => None,
+        }
+    }
+
+    /// Identifies the pull request associated with this thread.
+    async fn pull_request(&self) -> PullRequest {
+        PullRequest {
+            view: self.view.clone(),
+        }
+    }
+
+    /// Identifies the repository associated with this thread.
+    async fn repository(&self) -> Repository {
+        Repository::new(self.view.repository.clone(), self.view.viewer.permission)
+    }
+
+    /// A list of pull request comments associated with the thread.
+    async fn comments(
+        &self,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<PullRequestReviewCommentConnection> {
+        let items = self
+            .record()
+            .comments
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| self.view.comment_visible(c))
+            .map(|(index, c)| {
+                let node = PullRequestReviewComment {
+                    view: self.view.clone(),
+                    thread: self.index,
+                    index,
+                };
+                (c.database_id, node)
+            })
+            .collect();
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        paginate("comments", items, &args).map(Into::into)
+    }
+}
+
+/// A review comment associated with a given repository pull request.
+#[derive(Clone)]
+pub(crate) struct PullRequestReviewComment {
+    pub(crate) view: Arc<PrView>,
+    pub(crate) thread: usize,
+    pub(crate) index: usize,
+}
+
+impl PullRequestReviewComment {
+    fn thread_record(&self) -> &ThreadRecord {
+        &self.view.pr.threads[self.thread]
+    }
+
+    fn record(&self) -> &ReviewCommentRecord {
+        &self.thread_record().comments[self.index]
+    }
+
+    fn review(&self) -> Option<PullRequestReview> {
+        let review_id = self.record().review_id;
+        let index = self
+            .view
+            .pr
+            .reviews
+            .iter()
+            .position(|r| r.database_id == review_id)?;
+        Some(PullRequestReview {
+            view: self.view.clone(),
+            index,
+        })
+    }
+}
+
+#[Object]
+impl PullRequestReviewComment {
+    /// The Node ID of the PullRequestReviewComment object.
+    pub(crate) async fn id(&self) -> ID {
+        ID(self.record().id.clone())
+    }
+
+    /// Identifies the primary key from the database.
+    async fn database_id(&self) -> Option<i32> {
+        small_int(self.record().database_id)
+    }
+
+    /// The comment body of this review comment.
+    async fn body(&self) -> String {
+        self.record().body.clone()
+    }
+
+    /// The HTTP URL for this review comment.
+    async fn url(&self) -> Uri {
+        Uri(format!(
+            "{}#discussion_r{}",
+            self.view.pr.html_url,
+            self.record().database_id
+        ))
+    }
+
+    /// Identifies when the comment was created.
+    async fn created_at(&self) -> DateTime {
+        DateTime(self.record().created_at.clone())
+    }
+
+    /// The diff hunk to which the comment applies.
+    async fn diff_hunk(&self) -> String {
+        self.record().diff_hunk.clone()
+    }
+
+    /// The actor who authored the comment.
+    async fn author(&self) -> Option<Actor> {
+        actor(&self.view, &self.record().author)
+    }
+
+    /// The pull request review associated with this review comment.
+    async fn pull_request_review(&self) -> Option<PullRequestReview> {
+        self.review()
+    }
+
+    /// The path to which the comment applies.
+    async fn path(&self) -> String {
+        self.thread_record().path.clone()
+    }
+
+    /// The line number associated with this comment.
+    async fn line(&self) -> Option<i32> {
+        line_int(self.thread_record().line())
+    }
+
+    /// The start line number associated with this comment.
+    async fn start_line(&self) -> Option<i32> {
+        line_int(self.thread_record().start_line())
+    }
+
+    /// The original line number associated with this comment.
+    async fn original_line(&self) -> Option<i32> {
+        line_int(self.thread_record().original_line)
+    }
+
+    /// The original start line number associated with this comment.
+    async fn original_start_line(&self) -> Option<i32> {
+        line_int(self.thread_record().original_start_line)
+    }
+
+    /// Identifies if the comment is outdated.
+    async fn outdated(&self) -> bool {
+        self.thread_record().outdated
+    }
+
+    /// The comment this is a reply to.
+    async fn reply_to(&self) -> Option<PullRequestReviewComment> {
+        let target = self.record().reply_to?;
+        let index = self
+            .thread_record()
+            .comments
+            .iter()
+            .position(|c| c.database_id == target)?;
+        Some(PullRequestReviewComment {
+            view: self.view.clone(),
+            thread: self.thread,
+            index,
+        })
+    }
+
+    /// Identifies the state of the comment.
+    async fn state(&self) -> PullRequestReviewCommentState {
+        let pending = self
+            .view
+            .pr
+            .review(self.record().review_id)
+            .is_some_and(|r| r.state == ReviewStateSpec::Pending);
+        if pending {
+            PullRequestReviewCommentState::Pending
+        } else {
+            PullRequestReviewCommentState::Submitted
+        }
+    }
+
+    /// The level at which the comments in the corresponding thread are targeted.
+    async fn subject_type(&self) -> PullRequestReviewThreadSubjectType {
+        match self.thread_record().original_line {
+            Some(_) => PullRequestReviewThreadSubjectType::Line,
+            None => PullRequestReviewThreadSubjectType::File,
+        }
+    }
+
+    /// Did the viewer author this comment.
+    async fn viewer_did_author(&self) -> bool {
+        self.record().author == self.view.viewer.login
+    }
+
+    /// The pull request associated with this review comment.
+    async fn pull_request(&self) -> PullRequest {
+        PullRequest {
+            view: self.view.clone(),
+        }
+    }
+}
+
+/// A review object for a given pull request.
+#[derive(Clone)]
+pub(crate) struct PullRequestReview {
+    pub(crate) view: Arc<PrView>,
+    pub(crate) index: usize,
+}
+
+impl PullRequestReview {
+    fn record(&self) -> &ReviewRecord {
+        &self.view.pr.reviews[self.index]
+    }
+}
+
+#[Object]
+impl PullRequestReview {
+    /// The Node ID of the PullRequestReview object.
+    pub(crate) async fn id(&self) -> ID {
+        ID(self.record().id.clone())
+    }
+
+    /// Identifies the primary key from the database.
+    async fn database_id(&self) -> Option<i32> {
+        small_int(self.record().database_id)
+    }
+
+    /// Identifies the pull request review body.
+    async fn body(&self) -> String {
+        self.record().body.clone()
+    }
+
+    /// Identifies the current state of the pull request review.
+    async fn state(&self) -> PullRequestReviewState {
+        self.record().state.into()
+    }
+
+    /// The HTTP URL permalink for this PullRequestReview.
+    async fn url(&self) -> Uri {
+        Uri(format!(
+            "{}#pullrequestreview-{}",
+            self.view.pr.html_url,
+            self.record().database_id
+        ))
+    }
+
+    /// Identifies the date and time when the object was created.
+    async fn created_at(&self) -> DateTime {
+        DateTime(self.record().created_at.clone())
+    }
+
+    /// Identifies when the Pull Request Review was submitted.
+    async fn submitted_at(&self) -> Option<DateTime> {
+        self.record().submitted_at.clone().map(DateTime)
+    }
+
+    /// The actor who authored the comment.
+    async fn author(&self) -> Option<Actor> {
+        actor(&self.view, &self.record().author)
+    }
+
+    /// Did the viewer author this comment.
+    async fn viewer_did_author(&self) -> bool {
+        self.record().author == self.view.viewer.login
+    }
+
+    /// Identifies the pull request associated with this pull request review.
+    async fn pull_request(&self) -> PullRequest {
+        PullRequest {
+            view: self.view.clone(),
+        }
+    }
+}
+
+/// Represents a comment on an Issue (or a pull request's conversation).
+#[derive(Clone)]
+pub(crate) struct IssueComment {
+    pub(crate) view: Arc<PrView>,
+    pub(crate) index: usize,
+}
+
+impl IssueComment {
+    fn record(&self) -> &IssueCommentRecord {
+        &self.view.pr.issue_comments[self.index]
+    }
+}
+
+#[Object]
+impl IssueComment {
+    /// The Node ID of the IssueComment object.
+    pub(crate) async fn id(&self) -> ID {
+        ID(self.record().id.clone())
+    }
+
+    /// Identifies the primary key from the database.
+    async fn database_id(&self) -> Option<i32> {
+        small_int(self.record().database_id)
+    }
+
+    /// The body as Markdown.
+    async fn body(&self) -> String {
+        self.record().body.clone()
+    }
+
+    /// The HTTP URL for this issue comment.
+    async fn url(&self) -> Uri {
+        Uri(format!(
+            "{}#issuecomment-{}",
+            self.view.pr.html_url,
+            self.record().database_id
+        ))
+    }
+
+    /// Identifies the date and time when the object was created.
+    async fn created_at(&self) -> DateTime {
+        DateTime(self.record().created_at.clone())
+    }
+
+    /// The actor who authored the comment.
+    async fn author(&self) -> Option<Actor> {
+        actor(&self.view, &self.record().author)
+    }
+
+    /// Did the viewer author this comment.
+    async fn viewer_did_author(&self) -> bool {
+        self.record().author == self.view.viewer.login
+    }
+
+    /// The pull request this comment belongs to.
+    async fn pull_request(&self) -> Option<PullRequest> {
+        Some(PullRequest {
+            view: self.view.clone(),
+        })
+    }
+}

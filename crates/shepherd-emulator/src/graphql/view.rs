@@ -1,0 +1,111 @@
+//! What one GraphQL request sees: the viewer and per-PR snapshots filtered
+//! for the viewer (pending reviews are visible only to their author).
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use crate::auth::Viewer;
+use crate::scenario::{ReviewStateSpec, UserKind};
+use crate::server::Shared;
+use crate::state::{PullRequestRecord, RepositoryRecord, ReviewCommentRecord, State, ThreadRecord};
+
+/// Request data: the shared emulator and the authenticated viewer.
+pub(crate) struct RequestContext {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) viewer: Viewer,
+}
+
+/// What GraphQL shows about an account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ActorInfo {
+    pub(crate) login: String,
+    pub(crate) kind: UserKind,
+    pub(crate) database_id: u64,
+    pub(crate) id: String,
+    pub(crate) url: String,
+    pub(crate) resource_path: String,
+}
+
+impl ActorInfo {
+    pub(crate) fn new(
+        login: &str,
+        kind: UserKind,
+        database_id: u64,
+        id: &str,
+        base_url: &str,
+    ) -> ActorInfo {
+        let resource_path = match kind {
+            UserKind::User => format!("/{login}"),
+            UserKind::Bot => format!("/apps/{login}"),
+        };
+        ActorInfo {
+            login: login.to_owned(),
+            kind,
+            database_id,
+            id: id.to_owned(),
+            url: format!("{base_url}{resource_path}"),
+            resource_path,
+        }
+    }
+}
+
+/// Every account, by login.
+pub(crate) fn actors(state: &State, base_url: &str) -> BTreeMap<String, ActorInfo> {
+    state
+        .users
+        .iter()
+        .map(|u| {
+            let info = ActorInfo::new(&u.login, u.kind, u.database_id, &u.id, base_url);
+            (u.login.clone(), info)
+        })
+        .collect()
+}
+
+/// A snapshot of one pull request as the viewer sees it.
+pub(crate) struct PrView {
+    pub(crate) pr: PullRequestRecord,
+    pub(crate) repository: RepositoryRecord,
+    pub(crate) actors: BTreeMap<String, ActorInfo>,
+    pub(crate) viewer: Viewer,
+    hidden_reviews: HashSet<u64>,
+}
+
+impl PrView {
+    /// Snapshots pull request `number`; `None` when there is none.
+    pub(crate) fn new(
+        state: &State,
+        number: u64,
+        viewer: &Viewer,
+        base_url: &str,
+    ) -> Option<Arc<PrView>> {
+        let pr = state.pull_request(number)?.clone();
+        let hidden_reviews = pr
+            .reviews
+            .iter()
+            .filter(|r| r.state == ReviewStateSpec::Pending && r.author != viewer.login)
+            .map(|r| r.database_id)
+            .collect();
+        Some(Arc::new(PrView {
+            pr,
+            repository: state.repository.clone(),
+            actors: actors(state, base_url),
+            viewer: viewer.clone(),
+            hidden_reviews,
+        }))
+    }
+
+    /// Whether the viewer may see this review comment.
+    pub(crate) fn comment_visible(&self, comment: &ReviewCommentRecord) -> bool {
+        !self.hidden_reviews.contains(&comment.review_id)
+    }
+
+    /// Whether the viewer may see this thread: some comment of it is visible.
+    pub(crate) fn thread_visible(&self, thread: &ThreadRecord) -> bool {
+        thread.comments.iter().any(|c| self.comment_visible(c))
+    }
+
+    /// Whether the viewer may see this review.
+    pub(crate) fn review_visible(&self, review_id: u64) -> bool {
+        !self.hidden_reviews.contains(&review_id)
+    }
+}

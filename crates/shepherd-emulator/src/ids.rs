@@ -1,0 +1,138 @@
+//! Opaque identifiers: GraphQL node ids, pagination cursors, timestamps.
+//!
+//! Node ids look like GitHub's (`PRRT_…`): a type prefix and an opaque,
+//! stable encoding of the object's database id. Cursors encode the database
+//! id of an item, so they stay valid when items are added or hidden.
+
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::Engine as _;
+
+/// The kinds of objects that have node ids, with GitHub's prefixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum NodeKind {
+    Repository,
+    User,
+    Bot,
+    PullRequest,
+    ReviewThread,
+    ReviewComment,
+    Review,
+    IssueComment,
+}
+
+impl NodeKind {
+    const ALL: [NodeKind; 8] = [
+        NodeKind::Repository,
+        NodeKind::User,
+        NodeKind::Bot,
+        NodeKind::PullRequest,
+        NodeKind::ReviewThread,
+        NodeKind::ReviewComment,
+        NodeKind::Review,
+        NodeKind::IssueComment,
+    ];
+
+    fn prefix(self) -> &'static str {
+        match self {
+            NodeKind::Repository => "R",
+            NodeKind::User => "U",
+            NodeKind::Bot => "BOT",
+            NodeKind::PullRequest => "PR",
+            NodeKind::ReviewThread => "PRRT",
+            NodeKind::ReviewComment => "PRRC",
+            NodeKind::Review => "PRR",
+            NodeKind::IssueComment => "IC",
+        }
+    }
+}
+
+/// The node id of an object: `PREFIX_` then an opaque encoding of its database id.
+pub(crate) fn node_id(kind: NodeKind, database_id: u64) -> String {
+    let payload = format!("emu:{}:{database_id}", kind.prefix());
+    format!("{}_{}", kind.prefix(), URL_SAFE_NO_PAD.encode(payload))
+}
+
+/// Decodes a node id made by [`node_id`].
+pub(crate) fn parse_node_id(id: &str) -> Option<(NodeKind, u64)> {
+    let (prefix, rest) = id.split_once('_')?;
+    let kind = NodeKind::ALL.into_iter().find(|k| k.prefix() == prefix)?;
+    let payload = String::from_utf8(URL_SAFE_NO_PAD.decode(rest).ok()?).ok()?;
+    let number = payload.strip_prefix(&format!("emu:{prefix}:"))?;
+    Some((kind, number.parse().ok()?))
+}
+
+/// A pagination cursor pointing at the item with this database id.
+pub(crate) fn cursor(database_id: u64) -> String {
+    STANDARD.encode(format!("cursor:v2:{database_id}"))
+}
+
+/// Decodes a cursor made by [`cursor`].
+pub(crate) fn parse_cursor(cursor: &str) -> Option<u64> {
+    let payload = String::from_utf8(STANDARD.decode(cursor).ok()?).ok()?;
+    payload.strip_prefix("cursor:v2:")?.parse().ok()
+}
+
+/// Formats seconds since the Unix epoch as ISO 8601 in UTC (`2024-01-01T00:00:00Z`).
+pub(crate) fn iso8601(epoch_seconds: i64) -> String {
+    let days = epoch_seconds.div_euclid(86_400);
+    let secs = epoch_seconds.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// Howard Hinnant's `civil_from_days`: days since 1970-01-01 to a date.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_ids_round_trip_and_carry_github_prefixes() {
+        for kind in NodeKind::ALL {
+            let id = node_id(kind, 1234);
+            assert!(id.starts_with(&format!("{}_", kind.prefix())), "{id}");
+            assert_eq!(parse_node_id(&id), Some((kind, 1234)));
+        }
+        assert!(node_id(NodeKind::ReviewThread, 7).starts_with("PRRT_"));
+    }
+
+    #[test]
+    fn node_ids_of_one_kind_do_not_parse_as_another() {
+        let id = node_id(NodeKind::Review, 5);
+        let forged = id.replacen("PRR_", "PRRT_", 1);
+        assert_eq!(parse_node_id(&forged), None);
+        assert_eq!(parse_node_id("PRRT_not-base64!"), None);
+        assert_eq!(parse_node_id("nonsense"), None);
+    }
+
+    #[test]
+    fn cursors_round_trip() {
+        assert_eq!(parse_cursor(&cursor(42)), Some(42));
+        assert_eq!(parse_cursor("bogus"), None);
+    }
+
+    #[test]
+    fn iso8601_formats_known_instants() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso8601(1_704_067_200), "2024-01-01T00:00:00Z");
+        assert_eq!(iso8601(1_709_210_096), "2024-02-29T12:34:56Z");
+        assert_eq!(iso8601(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}

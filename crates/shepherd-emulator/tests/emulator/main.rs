@@ -1,0 +1,13 @@
+//! Integration tests: a real emulator on 127.0.0.1:0, real HTTP, real git.
+
+// Tests may panic on anything unexpected, helpers included.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+mod test_auth;
+mod test_git;
+mod test_graphql;
+mod test_rest;
+mod test_scenario;
+mod test_schema;

@@ -1,0 +1,197 @@
+//! Git over smart HTTP with the real git: clone, commit, push.
+
+use crate::common::*;
+
+#[tokio::test]
+async fn clone_commit_push_updates_the_head_sha() {
+    let emu = start(scenario(1, 1)).await;
+    let before = head_ref_oid(&emu, ALICE).await;
+    let url = authed_git_url(&emu, ALICE);
+    // Client-side git blocks: run it off the runtime that serves the emulator.
+    let (cloned, pushed, out) = tokio::task::spawn_blocking(move || {
+        let git = GitClient::new();
+        let work = tempfile::tempdir().unwrap();
+        git.ok(
+            work.path(),
+            &[
+                "clone",
+                "--quiet",
+                "--branch",
+                "feature/widgets",
+                &url,
+                "repo",
+            ],
+        );
+        let repo = work.path().join("repo");
+        assert!(repo.join("src/lib.rs").exists());
+        let cloned = git.ok(&repo, &["rev-parse", "HEAD"]);
+        std::fs::write(repo.join("NEW.md"), "new file\n").unwrap();
+        git.ok(&repo, &["add", "NEW.md"]);
+        git.ok(&repo, &["commit", "--quiet", "-m", "Add NEW.md"]);
+        let pushed = git.ok(&repo, &["rev-parse", "HEAD"]);
+        let out = git.run(
+            &repo,
+            &["push", "--quiet", "origin", "HEAD:feature/widgets"],
+        );
+        (cloned, pushed, out)
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(cloned, before);
+    assert_ne!(pushed, before);
+
+    assert_eq!(head_ref_oid(&emu, ALICE).await, pushed);
+    let (_, pr) = rest_get(&emu.api_url(), "/repos/acme/widgets/pulls/1", Some(ALICE)).await;
+    assert_eq!(pr["head"]["sha"], pushed.as_str());
+    let git = GitClient::new();
+    let pull_ref = git.ok(&emu.repository_path(), &["rev-parse", "refs/pull/1/head"]);
+    assert_eq!(pull_ref, pushed);
+    assert_eq!(
+        emu.request_count("POST /{owner}/{repo}.git/git-receive-pack"),
+        1
+    );
+    assert!(emu.request_count("POST /{owner}/{repo}.git/git-upload-pack") >= 1);
+}
+
+#[tokio::test]
+async fn push_to_another_branch_leaves_the_head_alone() {
+    let emu = start(scenario(0, 0)).await;
+    let before = head_ref_oid(&emu, ALICE).await;
+    let url = authed_git_url(&emu, ALICE);
+    let out = tokio::task::spawn_blocking(move || {
+        let git = GitClient::new();
+        let work = tempfile::tempdir().unwrap();
+        git.ok(work.path(), &["clone", "--quiet", &url, "repo"]);
+        let repo = work.path().join("repo");
+        git.ok(&repo, &["commit", "--quiet", "--allow-empty", "-m", "side"]);
+        git.run(
+            &repo,
+            &["push", "--quiet", "origin", "HEAD:refs/heads/side"],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(head_ref_oid(&emu, ALICE).await, before);
+}
+
+#[tokio::test]
+async fn read_only_user_can_fetch_but_not_push() {
+    let emu = start(scenario(0, 0)).await;
+    let before = head_ref_oid(&emu, ALICE).await;
+    let url = authed_git_url(&emu, READER);
+    let out = tokio::task::spawn_blocking(move || {
+        let git = GitClient::new();
+        let work = tempfile::tempdir().unwrap();
+        git.ok(
+            work.path(),
+            &[
+                "clone",
+                "--quiet",
+                "--branch",
+                "feature/widgets",
+                &url,
+                "repo",
+            ],
+        );
+        let repo = work.path().join("repo");
+        git.ok(&repo, &["commit", "--quiet", "--allow-empty", "-m", "nope"]);
+        git.run(&repo, &["push", "origin", "HEAD:feature/widgets"])
+    })
+    .await
+    .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("403"), "{stderr}");
+    assert!(!stderr.contains(READER), "token leaked: {stderr}");
+    assert_eq!(head_ref_oid(&emu, ALICE).await, before);
+}
+
+#[tokio::test]
+async fn clone_without_valid_token_or_access_fails() {
+    let emu = start(scenario(0, 0)).await;
+    for token in ["wrong-token", STRANGER] {
+        let url = authed_git_url(&emu, token);
+        let out = tokio::task::spawn_blocking(move || {
+            let git = GitClient::new();
+            let work = tempfile::tempdir().unwrap();
+            git.run(work.path(), &["clone", "--quiet", &url, "repo"])
+        })
+        .await
+        .unwrap();
+        assert!(!out.status.success(), "clone with {token} succeeded");
+    }
+    // No credentials at all: the challenge that makes git ask for them.
+    let response = client()
+        .get(format!(
+            "{}/info/refs?service=git-upload-pack",
+            emu.git_url("acme", "widgets")
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        "Basic realm=\"GitHub\""
+    );
+}
+
+#[tokio::test]
+async fn large_push_with_a_chunked_body_goes_through() {
+    let emu = start(scenario(0, 0)).await;
+    let url = authed_git_url(&emu, ALICE);
+    let (pushed, out) = tokio::task::spawn_blocking(move || {
+        let git = GitClient::new();
+        let work = tempfile::tempdir().unwrap();
+        git.ok(
+            work.path(),
+            &[
+                "clone",
+                "--quiet",
+                "--branch",
+                "feature/widgets",
+                &url,
+                "repo",
+            ],
+        );
+        let repo = work.path().join("repo");
+        // Incompressible bytes, more than git's 1 MiB post buffer, so git
+        // sends the pack with chunked transfer encoding (no Content-Length).
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let blob: Vec<u8> = (0..3 * 1024 * 1024)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        std::fs::write(repo.join("big.bin"), blob).unwrap();
+        git.ok(&repo, &["add", "big.bin"]);
+        git.ok(&repo, &["commit", "--quiet", "-m", "Add a big file"]);
+        let pushed = git.ok(&repo, &["rev-parse", "HEAD"]);
+        let out = git.run(
+            &repo,
+            &["push", "--quiet", "origin", "HEAD:feature/widgets"],
+        );
+        (pushed, out)
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(head_ref_oid(&emu, ALICE).await, pushed);
+}

@@ -1,0 +1,319 @@
+//! GraphQL: pagination, node lookups, GitHub's errors and field shapes.
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+const THREADS: &str = r#"
+query ReviewThreads($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $after) {
+        totalCount
+        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+        edges { cursor }
+        nodes {
+          id isResolved isOutdated path line startLine originalLine originalStartLine
+          diffSide subjectType viewerCanReply viewerCanResolve
+          comments(first: 100) {
+            totalCount
+            pageInfo { hasNextPage endCursor }
+            nodes {
+              id databaseId body url createdAt diffHunk
+              author { __typename login }
+              pullRequestReview { state }
+            }
+          }
+        }
+      }
+    }
+  }
+}"#;
+
+const THREAD_COMMENTS: &str = r#"
+query ThreadComments($id: ID!, $after: String) {
+  node(id: $id) {
+    ... on PullRequestReviewThread {
+      comments(first: 100, after: $after) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        nodes { id body author { __typename login } }
+      }
+    }
+  }
+}"#;
+
+fn vars(after: Option<&str>) -> Value {
+    json!({ "owner": "acme", "name": "widgets", "number": 1, "after": after })
+}
+
+#[tokio::test]
+async fn fetches_250_threads_in_3_pages_and_130_comments_with_1_extra_page() {
+    let emu = start(scenario(250, 130)).await;
+    let mut threads: Vec<Value> = Vec::new();
+    let mut after: Option<String> = None;
+    let mut cursors = Vec::new();
+    loop {
+        let body = graphql(&emu, ALICE, THREADS, vars(after.as_deref())).await;
+        assert!(body.get("errors").is_none(), "{body}");
+        let page = &body["data"]["repository"]["pullRequest"]["reviewThreads"];
+        assert_eq!(page["totalCount"], 250);
+        threads.extend(page["nodes"].as_array().unwrap().iter().cloned());
+        cursors.push(page["pageInfo"]["endCursor"].clone());
+        if !page["pageInfo"]["hasNextPage"].as_bool().unwrap() {
+            break;
+        }
+        after = Some(page["pageInfo"]["endCursor"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(threads.len(), 250);
+    assert_eq!(cursors.len(), 3);
+    let mut ids: Vec<&str> = threads.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 250, "thread ids are unique");
+
+    // The big thread pages its comments through node(id:).
+    let big = &threads[0];
+    assert_eq!(big["comments"]["totalCount"], 130);
+    assert_eq!(big["comments"]["nodes"].as_array().unwrap().len(), 100);
+    assert_eq!(big["comments"]["pageInfo"]["hasNextPage"], true);
+    let mut comments: Vec<Value> = big["comments"]["nodes"].as_array().unwrap().clone();
+    let mut after = big["comments"]["pageInfo"]["endCursor"]
+        .as_str()
+        .map(str::to_owned);
+    while let Some(cursor) = after.take() {
+        let body = graphql(
+            &emu,
+            ALICE,
+            THREAD_COMMENTS,
+            json!({ "id": big["id"], "after": cursor }),
+        )
+        .await;
+        let page = &body["data"]["node"]["comments"];
+        comments.extend(page["nodes"].as_array().unwrap().iter().cloned());
+        if page["pageInfo"]["hasNextPage"].as_bool().unwrap() {
+            after = page["pageInfo"]["endCursor"].as_str().map(str::to_owned);
+        }
+    }
+    assert_eq!(comments.len(), 130);
+    assert_eq!(comments[129]["body"], "thread 0 comment 129");
+    assert_eq!(comments[1]["author"]["__typename"], "Bot");
+    assert_eq!(comments[0]["author"]["__typename"], "User");
+
+    assert_eq!(emu.request_count("graphql:ReviewThreads"), 3);
+    assert_eq!(emu.request_count("graphql:ThreadComments"), 1);
+}
+
+#[tokio::test]
+async fn first_above_100_and_missing_first_give_githubs_errors() {
+    let emu = start(scenario(3, 1)).await;
+    let query = |args: &str| {
+        format!(
+            "query Q {{ repository(owner: \"acme\", name: \"widgets\") {{ pullRequest(number: 1) {{ reviewThreads{args} {{ totalCount }} }} }} }}"
+        )
+    };
+    let body = graphql(&emu, ALICE, &query("(first: 101)"), json!({})).await;
+    let error = &body["errors"][0];
+    assert_eq!(
+        error["message"],
+        "Requesting 101 records on the `reviewThreads` connection exceeds the `first` limit of 100 records."
+    );
+    assert_eq!(error["type"], "EXCESSIVE_PAGINATION");
+    assert!(error.get("extensions").is_none(), "{error}");
+    assert_eq!(body["data"]["repository"]["pullRequest"], Value::Null);
+
+    let body = graphql(&emu, ALICE, &query(""), json!({})).await;
+    assert_eq!(
+        body["errors"][0]["message"],
+        "You must provide a `first` or `last` value to properly paginate the `reviewThreads` connection."
+    );
+
+    let body = graphql(&emu, ALICE, &query("(last: 500)"), json!({})).await;
+    assert!(body["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("exceeds the `last` limit of 100 records"));
+}
+
+#[tokio::test]
+async fn last_and_before_page_backwards() {
+    let emu = start(scenario(5, 1)).await;
+    let q = r#"query Back($before: String) { repository(owner: "acme", name: "widgets") {
+        pullRequest(number: 1) { reviewThreads(last: 2, before: $before) {
+          pageInfo { hasPreviousPage hasNextPage startCursor } nodes { originalLine } } } } }"#;
+    let body = graphql(&emu, ALICE, q, json!({ "before": null })).await;
+    let page = &body["data"]["repository"]["pullRequest"]["reviewThreads"];
+    assert_eq!(
+        page["nodes"],
+        json!([{ "originalLine": 4 }, { "originalLine": 5 }])
+    );
+    assert_eq!(page["pageInfo"]["hasPreviousPage"], true);
+    assert_eq!(page["pageInfo"]["hasNextPage"], false);
+    let start = page["pageInfo"]["startCursor"].clone();
+    let body = graphql(&emu, ALICE, q, json!({ "before": start })).await;
+    let page = &body["data"]["repository"]["pullRequest"]["reviewThreads"];
+    assert_eq!(
+        page["nodes"],
+        json!([{ "originalLine": 2 }, { "originalLine": 3 }])
+    );
+}
+
+#[tokio::test]
+async fn node_ids_are_opaque_and_resolve_through_node() {
+    let emu = start(scenario(1, 2)).await;
+    let q = r#"query Ids { repository(owner: "acme", name: "widgets") { pullRequest(number: 1) {
+        id reviews(first: 10) { nodes { id } }
+        comments(first: 10) { nodes { id databaseId } }
+        reviewThreads(first: 10) { nodes { id comments(first: 10) { nodes { id } } } } } } }"#;
+    let body = graphql(&emu, ALICE, q, json!({})).await;
+    let pr = &body["data"]["repository"]["pullRequest"];
+    let pr_id = pr["id"].as_str().unwrap();
+    let thread_id = pr["reviewThreads"]["nodes"][0]["id"].as_str().unwrap();
+    let comment_id = pr["reviewThreads"]["nodes"][0]["comments"]["nodes"][0]["id"]
+        .as_str()
+        .unwrap();
+    let review_id = pr["reviews"]["nodes"][0]["id"].as_str().unwrap();
+    let issue_comment_id = pr["comments"]["nodes"][0]["id"].as_str().unwrap();
+    assert!(pr_id.starts_with("PR_"), "{pr_id}");
+    assert!(thread_id.starts_with("PRRT_"), "{thread_id}");
+    assert!(comment_id.starts_with("PRRC_"), "{comment_id}");
+    assert!(review_id.starts_with("PRR_"), "{review_id}");
+    assert!(issue_comment_id.starts_with("IC_"), "{issue_comment_id}");
+
+    let q = r#"query Node($id: ID!) { node(id: $id) { __typename id
+        ... on PullRequest { number }
+        ... on PullRequestReviewComment { body }
+        ... on PullRequestReviewThread { path } } }"#;
+    for (id, typename) in [
+        (pr_id, "PullRequest"),
+        (thread_id, "PullRequestReviewThread"),
+        (comment_id, "PullRequestReviewComment"),
+        (review_id, "PullRequestReview"),
+        (issue_comment_id, "IssueComment"),
+    ] {
+        let body = graphql(&emu, ALICE, q, json!({ "id": id })).await;
+        assert_eq!(body["data"]["node"]["__typename"], typename, "{body}");
+        assert_eq!(body["data"]["node"]["id"], id);
+    }
+    let body = graphql(&emu, ALICE, q, json!({ "id": "PRRT_bm9wZQ" })).await;
+    assert_eq!(body["data"]["node"], Value::Null);
+    assert_eq!(body["errors"][0]["type"], "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn basic_scenario_fields_match_githubs_shapes() {
+    let emu = start(shepherd_emulator::Scenario::load(examples_dir().join("basic")).unwrap()).await;
+    let q = r#"query Pr { viewer { login }
+      repository(owner: "acme", name: "greeter") { pullRequest(number: 1) {
+        number title url state isDraft headRefName headRefOid baseRefName isCrossRepository
+        author { __typename login }
+        reviews(first: 100, states: [CHANGES_REQUESTED]) { totalCount nodes { body state author { login } } }
+        comments(first: 100) { totalCount nodes { body author { __typename login } } }
+        reviewThreads(first: 100) { nodes {
+          path line startLine originalLine isOutdated isResolved diffSide subjectType
+          comments(first: 100) { totalCount nodes { diffHunk author { __typename login } pullRequestReview { state } } } } } } } }"#;
+    let body = graphql(&emu, "emu_alice_token", q, json!({})).await;
+    assert!(body.get("errors").is_none(), "{body}");
+    assert_eq!(body["data"]["viewer"]["login"], "alice");
+    let pr = &body["data"]["repository"]["pullRequest"];
+    assert_eq!(pr["state"], "OPEN");
+    assert_eq!(pr["isCrossRepository"], false);
+    assert_eq!(pr["headRefName"], "feature/greetings");
+    assert_eq!(pr["headRefOid"].as_str().unwrap().len(), 40);
+    assert_eq!(
+        pr["author"],
+        json!({ "__typename": "User", "login": "alice" })
+    );
+    assert!(pr["url"]
+        .as_str()
+        .unwrap()
+        .ends_with("/acme/greeter/pull/1"));
+    assert_eq!(pr["reviews"]["totalCount"], 1);
+    assert!(pr["reviews"]["nodes"][0]["body"]
+        .as_str()
+        .unwrap()
+        .starts_with("Nice addition"));
+    assert_eq!(pr["comments"]["totalCount"], 2);
+    assert_eq!(pr["comments"]["nodes"][0]["author"]["__typename"], "Bot");
+
+    let threads = pr["reviewThreads"]["nodes"].as_array().unwrap();
+    assert_eq!(threads.len(), 4);
+    assert_eq!(threads[0]["comments"]["totalCount"], 3);
+    assert_eq!(
+        threads[0]["comments"]["nodes"][0]["pullRequestReview"]["state"],
+        "CHANGES_REQUESTED"
+    );
+    assert_eq!(
+        threads[0]["comments"]["nodes"][1]["pullRequestReview"]["state"],
+        "COMMENTED"
+    );
+    let hunk = threads[0]["comments"]["nodes"][0]["diffHunk"]
+        .as_str()
+        .unwrap();
+    assert!(hunk.starts_with("@@ "), "{hunk}");
+    assert!(
+        hunk.ends_with("+    names = parse_names(argv[1])"),
+        "{hunk}"
+    );
+    assert_eq!(
+        threads[1]["comments"]["nodes"][0]["author"]["__typename"],
+        "Bot"
+    );
+    assert_eq!(threads[1]["startLine"], 13);
+    assert_eq!(threads[1]["line"], 16);
+    // Outdated: GitHub drops `line` and keeps `originalLine`.
+    assert_eq!(threads[2]["isOutdated"], true);
+    assert_eq!(threads[2]["line"], Value::Null);
+    assert_eq!(threads[2]["originalLine"], 21);
+    assert_eq!(threads[3]["isResolved"], true);
+    assert_eq!(threads[3]["diffSide"], "RIGHT");
+    assert_eq!(threads[3]["subjectType"], "LINE");
+}
+
+#[tokio::test]
+async fn pending_reviews_are_visible_only_to_their_author() {
+    use shepherd_emulator::{ReviewSpec, ReviewStateSpec, ThreadCommentSpec, ThreadSpec};
+    let mut s = scenario(1, 1);
+    let mut pending = ReviewSpec::new("bob", ReviewStateSpec::Pending, "");
+    pending.name = Some("draft".into());
+    s.reviews.push(pending);
+    // A pending reply in a visible thread, and a thread that is all pending.
+    let mut reply = ThreadCommentSpec::new("bob", "pending reply");
+    reply.review = Some("draft".into());
+    s.threads[0].comments.push(reply.clone());
+    s.threads
+        .push(ThreadSpec::new("src/lib.rs", 7, vec![reply]));
+    let emu = start(s).await;
+    let q = r#"query Vis { repository(owner: "acme", name: "widgets") { pullRequest(number: 1) {
+        reviews(first: 100, states: [PENDING]) { totalCount }
+        reviewThreads(first: 100) { totalCount nodes { comments(first: 100) { totalCount } } } } } }"#;
+    let as_bob = graphql(&emu, BOB, q, json!({})).await;
+    let pr = &as_bob["data"]["repository"]["pullRequest"];
+    assert_eq!(pr["reviews"]["totalCount"], 1);
+    assert_eq!(pr["reviewThreads"]["totalCount"], 2);
+    assert_eq!(pr["reviewThreads"]["nodes"][0]["comments"]["totalCount"], 2);
+
+    let as_alice = graphql(&emu, ALICE, q, json!({})).await;
+    let pr = &as_alice["data"]["repository"]["pullRequest"];
+    assert_eq!(pr["reviews"]["totalCount"], 0);
+    assert_eq!(pr["reviewThreads"]["totalCount"], 1);
+    assert_eq!(pr["reviewThreads"]["nodes"][0]["comments"]["totalCount"], 1);
+}
+
+#[tokio::test]
+async fn unknown_pull_request_is_not_found() {
+    let emu = start(scenario(1, 1)).await;
+    let body = graphql(
+        &emu,
+        ALICE,
+        r#"query Missing { repository(owner: "acme", name: "widgets") { pullRequest(number: 7) { id } } }"#,
+        json!({}),
+    )
+    .await;
+    assert_eq!(body["data"]["repository"]["pullRequest"], Value::Null);
+    assert_eq!(
+        body["errors"][0]["message"],
+        "Could not resolve to a PullRequest with the number of 7."
+    );
+    assert_eq!(body["errors"][0]["type"], "NOT_FOUND");
+}

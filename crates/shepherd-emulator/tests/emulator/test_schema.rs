@@ -1,0 +1,130 @@
+//! The emulator's schema is a subset of GitHub's: every type, field,
+//! argument and enum value it defines exists in GitHub's schema with the
+//! same name and the same type.
+
+use std::path::Path;
+
+use apollo_compiler::schema::ExtendedType;
+use apollo_compiler::Schema;
+
+fn github_schema_path() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/github/schema.graphql")
+}
+
+fn parse(text: &str, name: &str) -> Schema {
+    match Schema::parse(text, name) {
+        Ok(schema) => schema,
+        // Parse errors that still leave a usable schema (unknown directives
+        // and the like) do not matter for a name comparison.
+        Err(with_errors) => with_errors.partial,
+    }
+}
+
+#[test]
+fn emulator_schema_is_a_subset_of_githubs() {
+    let path = github_schema_path();
+    let Ok(github_text) = std::fs::read_to_string(&path) else {
+        eprintln!(
+            "GitHub's schema not found at {}; skipping the subset check",
+            path.display()
+        );
+        return;
+    };
+    let github = parse(&github_text, "github.graphql");
+    let ours = parse(&shepherd_emulator::graphql_sdl(), "emulator.graphql");
+
+    let mut problems = Vec::new();
+    let mut checked_fields = 0;
+    for (name, ty) in &ours.types {
+        if ty.is_built_in() {
+            continue;
+        }
+        let Some(theirs) = github.types.get(name) else {
+            problems.push(format!("type {name} is not in GitHub's schema"));
+            continue;
+        };
+        match (ty, theirs) {
+            (ExtendedType::Object(a), ExtendedType::Object(b)) => {
+                for iface in &a.implements_interfaces {
+                    if !b.implements_interfaces.contains(iface) {
+                        problems.push(format!("{name} implements {iface} only here"));
+                    }
+                }
+                checked_fields += compare_fields(name, &a.fields, &b.fields, &mut problems);
+            }
+            (ExtendedType::Interface(a), ExtendedType::Interface(b)) => {
+                checked_fields += compare_fields(name, &a.fields, &b.fields, &mut problems);
+            }
+            (ExtendedType::Enum(a), ExtendedType::Enum(b)) => {
+                for value in a.values.keys() {
+                    if !b.values.contains_key(value) {
+                        problems.push(format!("enum value {name}.{value} is not GitHub's"));
+                    }
+                }
+            }
+            (ExtendedType::Scalar(_), ExtendedType::Scalar(_)) => {}
+            _ => problems.push(format!("{name} is a different kind of type at GitHub")),
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "schema differences:\n{}",
+        problems.join("\n")
+    );
+    // Guard against comparing nothing (a parse that lost every type).
+    assert!(checked_fields > 50, "only {checked_fields} fields compared");
+    for required in [
+        "PullRequestReviewThread",
+        "PullRequestReviewComment",
+        "IssueComment",
+        "Actor",
+        "Node",
+        "DiffSide",
+        "PullRequestReviewThreadSubjectType",
+    ] {
+        assert!(
+            ours.types.contains_key(required),
+            "{required} missing from the emulator"
+        );
+    }
+}
+
+fn compare_fields(
+    type_name: &str,
+    ours: &apollo_compiler::collections::IndexMap<
+        apollo_compiler::Name,
+        apollo_compiler::schema::Component<apollo_compiler::schema::FieldDefinition>,
+    >,
+    theirs: &apollo_compiler::collections::IndexMap<
+        apollo_compiler::Name,
+        apollo_compiler::schema::Component<apollo_compiler::schema::FieldDefinition>,
+    >,
+    problems: &mut Vec<String>,
+) -> usize {
+    for (field_name, field) in ours {
+        let Some(their_field) = theirs.get(field_name) else {
+            problems.push(format!("field {type_name}.{field_name} is not GitHub's"));
+            continue;
+        };
+        if field.ty != their_field.ty {
+            problems.push(format!(
+                "{type_name}.{field_name}: {} here, {} at GitHub",
+                field.ty, their_field.ty
+            ));
+        }
+        for arg in &field.arguments {
+            match their_field.arguments.iter().find(|a| a.name == arg.name) {
+                None => problems.push(format!(
+                    "argument {type_name}.{field_name}({}) is not GitHub's",
+                    arg.name
+                )),
+                Some(their_arg) if their_arg.ty != arg.ty => problems.push(format!(
+                    "argument {type_name}.{field_name}({}): {} here, {} at GitHub",
+                    arg.name, arg.ty, their_arg.ty
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    ours.len()
+}

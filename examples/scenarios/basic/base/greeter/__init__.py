@@ -1,0 +1,1 @@
+"""A tiny library that greets people."""

@@ -1,0 +1,6 @@
+"""Greeting helpers."""
+
+
+def greet(name):
+    """Return a greeting for `name`."""
+    return "Hello, " + name + "!"

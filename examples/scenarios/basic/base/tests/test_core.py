@@ -1,0 +1,5 @@
+from greeter.core import greet
+
+
+def test_greet():
+    assert greet("Ada") == "Hello, Ada!"
