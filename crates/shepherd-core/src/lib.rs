@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod classify;
+pub mod config;
 pub mod cluster;
 pub mod gate;
 pub mod ledger;
