@@ -1,0 +1,111 @@
+//! Fetch-and-classify benchmark: the GitHub client against the emulator on
+//! loopback, 1,000 unresolved threads (one with 150 comments), classified in core.
+//!
+//! Run with `cargo bench -p shepherd --bench fetch`. Prints the request count
+//! per operation and the time per iteration (min, median, max), so a change in
+//! either shows up. It measures; it asserts only that the answer is complete.
+
+use std::time::{Duration, Instant};
+
+use shepherd_core::classify::classify;
+use shepherd_core::{Ledger, RepoRef};
+use shepherd_emulator::{
+    Emulator, FileSpec, Permission, PullRequestSpec, RepositorySpec, Scenario, ThreadCommentSpec,
+    ThreadSpec, UserKind, UserSpec,
+};
+use shepherd_forge::{Forge, GitHubClient, GitHubEndpoints, Token};
+
+const THREADS: usize = 1_000;
+const LONG_THREAD_COMMENTS: usize = 150;
+const ITERATIONS: usize = 10;
+
+fn scenario() -> Scenario {
+    let mut s = Scenario::new(
+        RepositorySpec::new("acme", "bench"),
+        PullRequestSpec::new(1, "Bench", "author", "feature", "main"),
+    );
+    s.users = vec![
+        UserSpec::new("author", "tok-author", UserKind::User, Permission::Write),
+        UserSpec::new("reviewer", "tok-reviewer", UserKind::User, Permission::Write),
+        UserSpec::new("bot", "tok-bot", UserKind::Bot, Permission::Write),
+    ];
+    let lines: String = (1..=500).map(|i| format!("line {i}\n")).collect();
+    s.base.insert("src/lib.rs".into(), FileSpec::text("\n"));
+    s.head.insert("src/lib.rs".into(), FileSpec::text(lines));
+    for t in 0..THREADS {
+        let count = if t == 0 { LONG_THREAD_COMMENTS } else { 1 + t % 3 };
+        let comments = (0..count)
+            .map(|c| {
+                let author = ["reviewer", "bot", "author"][c % 3];
+                ThreadCommentSpec::new(author, format!("thread {t} comment {c}: please look"))
+            })
+            .collect();
+        s.threads
+            .push(ThreadSpec::new("src/lib.rs", (t % 500 + 1) as u32, comments));
+    }
+    s
+}
+
+fn main() {
+    // `cargo test --benches` passes `--bench`-less flags; only run when benchmarking.
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let emu = Emulator::start(scenario(), "127.0.0.1:0".parse().expect("addr"))
+            .await
+            .expect("emulator");
+        let repo = RepoRef {
+            host: "github.com".into(),
+            owner: "acme".into(),
+            name: "bench".into(),
+        };
+        let endpoints = GitHubEndpoints::from_api_url(&emu.api_url()).expect("endpoints");
+        let forge = GitHubClient::new(repo, endpoints, Token::new("tok-author")).expect("client");
+        let ledger = Ledger::new();
+
+        let mut times: Vec<Duration> = Vec::with_capacity(ITERATIONS);
+        let mut classify_times: Vec<Duration> = Vec::with_capacity(ITERATIONS);
+        for i in 0..=ITERATIONS {
+            emu.reset_request_counts();
+            let start = Instant::now();
+            let snapshot = forge.snapshot(1).await.expect("snapshot");
+            let fetched = start.elapsed();
+            let start = Instant::now();
+            let items = classify(&snapshot, &ledger);
+            let classified = start.elapsed();
+            assert_eq!(items.len(), THREADS, "every thread is an item");
+            assert_eq!(snapshot.threads[0].comments.len(), LONG_THREAD_COMMENTS);
+            if i == 0 {
+                // Warm-up; report its request counts (identical every iteration).
+                let counts = emu.request_counts();
+                let total: u64 = counts.values().sum();
+                println!("fetch {THREADS} threads (one with {LONG_THREAD_COMMENTS} comments): {total} requests");
+                for (key, count) in &counts {
+                    println!("  {key:<40} {count}");
+                }
+                continue;
+            }
+            times.push(fetched + classified);
+            classify_times.push(classified);
+        }
+        report("fetch + classify", &mut times);
+        report("  of which classify", &mut classify_times);
+    });
+}
+
+fn report(label: &str, times: &mut [Duration]) {
+    times.sort();
+    let median = times[times.len() / 2];
+    println!(
+        "{label:<22} min {:>9.2?}  median {:>9.2?}  max {:>9.2?}  ({} iterations)",
+        times[0],
+        median,
+        times[times.len() - 1],
+        times.len()
+    );
+}

@@ -1,0 +1,60 @@
+//! The `shepherd` command line: flag parsing, one module per subcommand, and the
+//! single place where errors become messages and exit codes.
+//!
+//! The work itself lives in the library crates (`shepherd-core`, `shepherd-forge`,
+//! `shepherd-emulator`); this crate only wires them to the terminal.
+
+mod cli;
+mod commands;
+mod error;
+pub mod exit_codes;
+mod forge_setup;
+mod ui;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+pub use error::{CliError, CliResult};
+
+/// Parse the command line, run the command, and return its exit code.
+pub fn run() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help/version on stdout and errors on stderr.
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() {
+                exit_codes::USAGE
+            } else {
+                exit_codes::SUCCESS
+            });
+        }
+    };
+    init_tracing(cli.global.verbose);
+    let code = match commands::dispatch(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "{err}");
+            err.exit_code()
+        }
+    };
+    ExitCode::from(code)
+}
+
+fn init_tracing(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "warn",
+        1 => "info,shepherd=debug",
+        _ => "debug",
+    };
+    let filter = EnvFilter::try_from_env("SHEPHERD_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ui::color_enabled_stderr())
+        .try_init();
+}

@@ -1,0 +1,133 @@
+//! `shepherd threads` and `shepherd emulator` as a user runs them.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::common::{examples_dir, scenario, start, text, Shepherd, AUTHOR};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_prints_every_item_with_its_class() {
+    let emu = start(scenario(3, 2)).await;
+    let sh = Shepherd::new();
+    let api = emu.api_url();
+    let out = tokio::task::spawn_blocking(move || {
+        sh.run(
+            &["threads", "7", "--repo", "acme/widgets", "--api-url", &api],
+            &[("GITHUB_TOKEN", AUTHOR)],
+        )
+    })
+    .await
+    .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("pull request github.com/acme/widgets#7"), "{stdout}");
+    assert!(stdout.contains("4 items: 4 new"), "{stdout}");
+    assert!(stdout.contains("src/lib.rs:1"), "{stdout}");
+    assert!(stdout.contains("@reviewer"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_json_is_machine_readable() {
+    let emu = start(scenario(2, 1)).await;
+    let sh = Shepherd::new();
+    let api = emu.api_url();
+    let out = tokio::task::spawn_blocking(move || {
+        sh.run(
+            &["threads", "https://github.com/acme/widgets/pull/7", "--api-url", &api, "--json"],
+            &[("GH_TOKEN", AUTHOR)],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["counts"]["new"], 3);
+    assert_eq!(json["items"].as_array().map(Vec::len), Some(3));
+    assert_eq!(json["items"][0]["class"], "new");
+    assert_eq!(json["pr"]["number"], 7);
+}
+
+#[test]
+fn a_bad_target_is_a_usage_error() {
+    let sh = Shepherd::new();
+    let out = sh.run(&["threads", "PR 12 and PR 13", "--repo", "acme/widgets"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("12") && stderr.contains("13"), "{stderr}");
+
+    let out = sh.run(&["threads", "please fix it"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_token_fails_with_exit_1_and_never_prints_the_token() {
+    let emu = start(scenario(1, 1)).await;
+    let sh = Shepherd::new();
+    let api = emu.api_url();
+    let secret = "ghp_NotTheRightToken000000000000000000";
+    let out = tokio::task::spawn_blocking(move || {
+        sh.run(
+            &["threads", "7", "--repo", "acme/widgets", "--api-url", &api],
+            &[("GITHUB_TOKEN", secret)],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(all.contains("401"), "{all}");
+    assert!(!all.contains(secret), "{all}");
+}
+
+/// `shepherd emulator --scenario examples/scenarios/basic` starts and prints
+/// its URLs and tokens; `shepherd threads 1 --api-url …` against it prints the items.
+#[test]
+fn emulator_command_serves_the_basic_scenario_to_threads() {
+    let sh = Shepherd::new();
+    let scenario = examples_dir().join("basic");
+    let mut child = sh
+        .command()
+        .args(["emulator", "--scenario"])
+        .arg(&scenario)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("emulator starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut api = None;
+    let mut token = None;
+    let mut banner = String::new();
+    while Instant::now() < deadline {
+        let Some(Ok(line)) = lines.next() else { break };
+        banner.push_str(&line);
+        banner.push('\n');
+        if line.starts_with("API (github.com style):") {
+            api = line.split_whitespace().nth(3).map(str::to_owned);
+        }
+        if line.trim_start().starts_with("alice ") {
+            token = line.split_whitespace().last().map(str::to_owned);
+        }
+        if line.starts_with("Press Ctrl-C") {
+            break;
+        }
+    }
+    let (Some(api), Some(token)) = (api, token) else {
+        let _ = child.kill();
+        panic!("no API URL or token in the banner:\n{banner}");
+    };
+    let out = sh.run(
+        &["threads", "1", "--repo", "acme/greeter", "--api-url", &api],
+        &[("GITHUB_TOKEN", &token)],
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("greeter/cli.py:9"), "{stdout}");
+    assert!(stdout.contains("(outdated)"), "{stdout}");
+    assert!(stdout.contains("@lint-bot [bot]"), "{stdout}");
+    assert!(stdout.contains("6 items: 6 new"), "{stdout}");
+}
