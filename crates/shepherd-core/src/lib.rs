@@ -6,6 +6,7 @@
 //! function is deterministic and tested as such.
 #![warn(missing_docs)]
 
+pub mod ci;
 pub mod classify;
 pub mod config;
 pub mod cluster;

@@ -67,6 +67,8 @@ pub enum ForgeError {
     NotFound {
         /// The request that failed.
         request: String,
+        /// The forge's message (`Not Found`, `Branch not protected`).
+        message: String,
     },
 
     /// A primary or secondary rate limit, whose wait is beyond what the client
@@ -111,6 +113,39 @@ pub enum ForgeError {
         source: reqwest::Error,
     },
 
+    /// A reply was posted but landed in a PENDING review: it stays invisible
+    /// to everyone else until that review is submitted.
+    #[error(
+        "the reply {comment_id} landed in pending review {review_id} on {request}: it is \
+         invisible to others until that review is submitted; submit or discard the pending \
+         review on the pull request, then resume"
+    )]
+    ReplyInPendingReview {
+        /// The request that posted the reply.
+        request: String,
+        /// The reply's REST id.
+        comment_id: u64,
+        /// The pending review's REST id.
+        review_id: u64,
+    },
+
+    /// A mutation answered success, but reading its effect back did not
+    /// confirm it (the reply cannot be read back, the thread is not resolved).
+    #[error("{request} was not confirmed: {what}")]
+    Unconfirmed {
+        /// The mutation.
+        request: String,
+        /// What could not be confirmed.
+        what: String,
+    },
+
+    /// This forge (or this client) does not implement the operation.
+    #[error("{operation} is not supported by this forge client")]
+    Unsupported {
+        /// The operation (`rerun_failed_jobs`).
+        operation: &'static str,
+    },
+
     /// The answer did not have the expected shape.
     #[error("could not decode the answer to {request}: {message}")]
     Decode {
@@ -130,6 +165,17 @@ impl ForgeError {
             ForgeError::NotFound { .. } => Some(404),
             ForgeError::Http { status, .. } => Some(*status),
             _ => None,
+        }
+    }
+
+    /// Whether the failure may pass on its own: a network error, a 5xx, a
+    /// rate limit. After a failed mutation this does NOT say that it did not
+    /// land: check on the forge before sending it again.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ForgeError::Network { .. } | ForgeError::RateLimited { .. } => true,
+            ForgeError::Http { status, .. } => (500..=599).contains(status),
+            _ => false,
         }
     }
 }

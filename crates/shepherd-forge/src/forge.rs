@@ -1,17 +1,93 @@
-//! The `Forge` trait: what the engine asks of GitHub or GitLab.
+//! The `Forge` trait: what the engine asks of GitHub or GitLab, and the
+//! small types of its write side.
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use shepherd_core::marker::Marker;
 use shepherd_core::model::{
-    ForgeKind, PrSnapshot, PullRequest, RepoRef, ReviewThread, TopLevelComment,
+    Author, ForgeKind, PrSnapshot, PullRequest, RepoRef, ReviewState, ReviewThread, TopLevelComment,
 };
 
-use crate::error::Result;
+use crate::ci::{CheckRun, CombinedStatus, RequiredChecks, StatusRollup, WorkflowRun};
+use crate::error::{ForgeError, Result};
+
+/// The review thread a reply goes into: the thread's node id and the REST id
+/// of its root comment (GitHub replies to the root; replies to replies are
+/// not supported).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ThreadRef {
+    /// The thread's node id (`PRRT_…`): what the marker names.
+    pub thread_id: String,
+    /// The REST id of the thread's root comment (`databaseId`).
+    pub root_comment_id: u64,
+}
+
+impl ThreadRef {
+    /// The reference of `thread`, when its root comment has a REST id.
+    pub fn of(thread: &ReviewThread) -> Option<ThreadRef> {
+        Some(ThreadRef {
+            thread_id: thread.id.clone(),
+            root_comment_id: thread.root()?.database_id?,
+        })
+    }
+}
+
+/// An item Shepherd replies to, for [`Forge::find_marker_reply`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemRef {
+    /// A review thread, by node id: the reply is in the thread.
+    Thread(String),
+    /// A top-level comment or review body, by node id: the reply is a
+    /// conversation comment of the pull request.
+    TopLevel(String),
+}
+
+impl ItemRef {
+    /// The item's id, as the marker names it.
+    pub fn id(&self) -> &str {
+        match self {
+            ItemRef::Thread(id) | ItemRef::TopLevel(id) => id,
+        }
+    }
+}
+
+/// A comment Shepherd posted (or found by its marker).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PostedComment {
+    /// The node id (`PRRC_…`, `IC_…`).
+    pub id: String,
+    /// The REST id, when the forge gave one.
+    pub database_id: Option<u64>,
+    /// Web URL.
+    pub url: String,
+    /// The state of the review the comment belongs to (review comments
+    /// only): never `Pending` for a reply [`Forge::reply_to_thread`] returns.
+    pub review_state: Option<ReviewState>,
+    /// Who posted it (compare with the viewer before trusting a found marker
+    /// that another account could have written).
+    pub author: Option<Author>,
+    /// The marker in its body, as read back from the forge.
+    pub marker: Option<Marker>,
+}
+
+/// The error of an operation a forge client does not implement.
+fn unsupported<T>(operation: &'static str) -> Result<T> {
+    Err(ForgeError::Unsupported { operation })
+}
 
 /// One repository on one forge, as seen by one token.
 ///
-/// Used as `Arc<dyn Forge>`. This is the read side; the writes (reply,
-/// resolve, edit, CI) join it in a later issue. Implementations retry reads
-/// on transient failures; writes will never be retried blindly.
+/// Used as `Arc<dyn Forge>`. Implementations retry reads on transient
+/// failures. Mutations are never retried blindly: each is sent once (resent
+/// only when the forge refused it with a rate limit, which means it was not
+/// processed). After a failed reply, the caller MUST call
+/// [`Forge::find_marker_reply`] before posting again: a reply whose answer was
+/// lost (a 502, a timeout, a crash) may have landed, and its marker says so.
+///
+/// The write and CI methods have default bodies answering
+/// [`ForgeError::Unsupported`], so that a fake or a partial client fails
+/// closed rather than pretending.
 #[async_trait]
 pub trait Forge: Send + Sync {
     /// Which forge this is.
@@ -33,6 +109,110 @@ pub trait Forge: Send + Sync {
     /// The conversation comments of `number` and the non-empty bodies of its
     /// submitted reviews, oldest first.
     async fn top_level_comments(&self, number: u64) -> Result<Vec<TopLevelComment>>;
+
+    /// Replies `body` in the review thread `thread` of pull request `number`,
+    /// then reads the reply back: it must exist, and must not belong to a
+    /// PENDING review ([`ForgeError::ReplyInPendingReview`]). Sent once.
+    async fn reply_to_thread(
+        &self,
+        number: u64,
+        thread: &ThreadRef,
+        body: &str,
+    ) -> Result<PostedComment> {
+        let _ = (number, thread, body);
+        unsupported("reply_to_thread")
+    }
+
+    /// Posts `body` as a conversation comment of `number` (the reply to a
+    /// top-level item). Sent once.
+    async fn post_issue_comment(&self, number: u64, body: &str) -> Result<PostedComment> {
+        let _ = (number, body);
+        unsupported("post_issue_comment")
+    }
+
+    /// The latest comment carrying Shepherd's marker for `item`: in the
+    /// thread (resolved or not) for a thread, among the conversation comments
+    /// of `number` for a top-level item. Called before any re-post, so that a
+    /// retried or crashed reply never doubles.
+    async fn find_marker_reply(
+        &self,
+        number: u64,
+        item: &ItemRef,
+    ) -> Result<Option<PostedComment>> {
+        let _ = (number, item);
+        unsupported("find_marker_reply")
+    }
+
+    /// Resolves the review thread `thread_id`; resolving a resolved thread
+    /// succeeds. Sent once; after a transient failure, the thread is re-read
+    /// and the resolve sent once more only if it is still unresolved.
+    async fn resolve_thread(&self, thread_id: &str) -> Result<()> {
+        let _ = thread_id;
+        unsupported("resolve_thread")
+    }
+
+    /// Sets the title and/or the body of `number` (nothing is sent when both
+    /// are `None`). Sent once.
+    async fn update_pull_request(
+        &self,
+        number: u64,
+        title: Option<&str>,
+        body: Option<&str>,
+    ) -> Result<()> {
+        let _ = (number, title, body);
+        unsupported("update_pull_request")
+    }
+
+    /// Adds `labels` to `number` (labels already there stay). Sent once.
+    async fn add_labels(&self, number: u64, labels: &[String]) -> Result<()> {
+        let _ = (number, labels);
+        unsupported("add_labels")
+    }
+
+    /// Removes `label` from `number`; a label already absent is fine.
+    async fn remove_label(&self, number: u64, label: &str) -> Result<()> {
+        let _ = (number, label);
+        unsupported("remove_label")
+    }
+
+    /// The latest check runs of commit `sha`, every page. Conditional (ETag).
+    async fn check_runs(&self, sha: &str) -> Result<Vec<CheckRun>> {
+        let _ = sha;
+        unsupported("check_runs")
+    }
+
+    /// The combined legacy status of commit `sha`. Conditional (ETag).
+    async fn combined_status(&self, sha: &str) -> Result<CombinedStatus> {
+        let _ = sha;
+        unsupported("combined_status")
+    }
+
+    /// The status rollup of the head commit of `number`, with `isRequired`.
+    async fn status_check_rollup(&self, number: u64) -> Result<StatusRollup> {
+        let _ = number;
+        unsupported("status_check_rollup")
+    }
+
+    /// The checks required for `number` (base branch `base_ref`), from every
+    /// source that answers. A source that fails is recorded, not fatal; when
+    /// none answers, the set is `Unknown` (the caller then counts every check).
+    async fn required_checks(&self, number: u64, base_ref: &str) -> Result<RequiredChecks> {
+        let _ = (number, base_ref);
+        unsupported("required_checks")
+    }
+
+    /// The workflow runs of commit `head_sha`, every page. Conditional (ETag).
+    async fn workflow_runs(&self, head_sha: &str) -> Result<Vec<WorkflowRun>> {
+        let _ = head_sha;
+        unsupported("workflow_runs")
+    }
+
+    /// Re-runs the failed jobs of workflow run `run_id`. Sent once; the
+    /// caller re-runs at most once per head SHA.
+    async fn rerun_failed_jobs(&self, run_id: u64) -> Result<()> {
+        let _ = run_id;
+        unsupported("rerun_failed_jobs")
+    }
 
     /// Everything a round starts from: the PR, the viewer, the unresolved
     /// threads and the top-level comments. The PR is fetched first (a client
@@ -119,6 +299,64 @@ mod tests {
                 review_state: None,
             }])
         }
+    }
+
+    #[tokio::test]
+    async fn unimplemented_writes_fail_closed() {
+        let forge = Recording {
+            repo: None,
+            ..Recording::default()
+        };
+        let err = forge
+            .find_marker_reply(1, &ItemRef::Thread("PRRT_1".into()))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ForgeError::Unsupported {
+                    operation: "find_marker_reply"
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(forge.resolve_thread("PRRT_1").await.is_err());
+    }
+
+    #[test]
+    fn thread_ref_needs_the_root_rest_id() {
+        let mut thread = ReviewThread {
+            id: "PRRT_1".into(),
+            is_resolved: false,
+            is_outdated: false,
+            path: "a.rs".into(),
+            line: Some(1),
+            start_line: None,
+            original_line: Some(1),
+            original_start_line: None,
+            diff_side: shepherd_core::model::DiffSide::Right,
+            subject_type: shepherd_core::model::SubjectType::Line,
+            viewer_can_reply: true,
+            viewer_can_resolve: true,
+            comments: Vec::new(),
+        };
+        assert_eq!(ThreadRef::of(&thread), None);
+        thread.comments.push(shepherd_core::model::Comment {
+            id: "PRRC_1".into(),
+            database_id: Some(77),
+            author: None,
+            body: "b".into(),
+            url: "u".into(),
+            created_at: "2024-01-01T00:00:00Z".into(),
+            diff_hunk: None,
+            review_state: None,
+        });
+        let got = ThreadRef::of(&thread).unwrap();
+        assert_eq!(
+            (got.thread_id.as_str(), got.root_comment_id),
+            ("PRRT_1", 77)
+        );
+        assert_eq!(ItemRef::TopLevel("IC_1".into()).id(), "IC_1");
     }
 
     #[tokio::test]

@@ -5,6 +5,9 @@
 //! first 100 comments; a thread with more comments gets its further pages
 //! through `ThreadComments` (`node(id:)`). GitHub cannot filter resolved
 //! threads, so they are dropped here, and their further comments never fetched.
+//!
+//! The write side lives in `writes` and the CI reads in `checks`; the
+//! `Forge` implementation here only delegates to them.
 
 use std::fmt;
 use std::future::Future;
@@ -16,6 +19,10 @@ use serde_json::{json, Value};
 use shepherd_core::model::{
     Comment, ForgeKind, PullRequest, RepoRef, ReviewThread, TopLevelComment,
 };
+
+use super::{checks, writes};
+use crate::ci::{CheckRun, CombinedStatus, RequiredChecks, StatusRollup, WorkflowRun};
+use crate::forge::{ItemRef, PostedComment, ThreadRef};
 
 use super::endpoints::GitHubEndpoints;
 use super::queries::{
@@ -143,6 +150,72 @@ impl Forge for GitHubClient {
     async fn top_level_comments(&self, number: u64) -> Result<Vec<TopLevelComment>> {
         fetch_top_level_comments(&self.transport, &self.repo, number).await
     }
+
+    async fn reply_to_thread(
+        &self,
+        number: u64,
+        thread: &ThreadRef,
+        body: &str,
+    ) -> Result<PostedComment> {
+        writes::reply_to_thread(&self.transport, &self.repo, number, thread, body).await
+    }
+
+    async fn post_issue_comment(&self, number: u64, body: &str) -> Result<PostedComment> {
+        writes::post_issue_comment(&self.transport, &self.repo, number, body).await
+    }
+
+    async fn find_marker_reply(
+        &self,
+        number: u64,
+        item: &ItemRef,
+    ) -> Result<Option<PostedComment>> {
+        writes::find_marker_reply(&self.transport, &self.repo, number, item).await
+    }
+
+    async fn resolve_thread(&self, thread_id: &str) -> Result<()> {
+        writes::resolve_thread(&self.transport, thread_id).await
+    }
+
+    async fn update_pull_request(
+        &self,
+        number: u64,
+        title: Option<&str>,
+        body: Option<&str>,
+    ) -> Result<()> {
+        writes::update_pull_request(&self.transport, &self.repo, number, title, body).await
+    }
+
+    async fn add_labels(&self, number: u64, labels: &[String]) -> Result<()> {
+        writes::add_labels(&self.transport, &self.repo, number, labels).await
+    }
+
+    async fn remove_label(&self, number: u64, label: &str) -> Result<()> {
+        writes::remove_label(&self.transport, &self.repo, number, label).await
+    }
+
+    async fn check_runs(&self, sha: &str) -> Result<Vec<CheckRun>> {
+        checks::check_runs(&self.transport, &self.repo, sha).await
+    }
+
+    async fn combined_status(&self, sha: &str) -> Result<CombinedStatus> {
+        checks::combined_status(&self.transport, &self.repo, sha).await
+    }
+
+    async fn status_check_rollup(&self, number: u64) -> Result<StatusRollup> {
+        checks::status_check_rollup(&self.transport, &self.repo, number).await
+    }
+
+    async fn required_checks(&self, number: u64, base_ref: &str) -> Result<RequiredChecks> {
+        Ok(checks::required_checks(&self.transport, &self.repo, number, base_ref).await)
+    }
+
+    async fn workflow_runs(&self, head_sha: &str) -> Result<Vec<WorkflowRun>> {
+        checks::workflow_runs(&self.transport, &self.repo, head_sha).await
+    }
+
+    async fn rerun_failed_jobs(&self, run_id: u64) -> Result<()> {
+        checks::rerun_failed_jobs(&self.transport, &self.repo, run_id).await
+    }
 }
 
 /// Runs named GraphQL queries: the transport, or an in-memory fake in tests.
@@ -167,7 +240,7 @@ impl GraphQlExec for Transport {
     }
 }
 
-fn repo_vars(repo: &RepoRef, number: u64, cursor: Option<&str>) -> Value {
+pub(crate) fn repo_vars(repo: &RepoRef, number: u64, cursor: Option<&str>) -> Value {
     json!({
         "owner": repo.owner,
         "name": repo.name,
@@ -178,15 +251,20 @@ fn repo_vars(repo: &RepoRef, number: u64, cursor: Option<&str>) -> Value {
 
 /// The error for a repository or pull request that resolved to `null`
 /// without a GraphQL error.
-fn not_found(operation: &str) -> ForgeError {
+pub(crate) fn not_found(operation: &str) -> ForgeError {
     ForgeError::NotFound {
         request: format!("GraphQL {operation}"),
+        message: "the answer is null".to_owned(),
     }
 }
 
 /// The cursor of the next page, if any; a page that claims a successor but
 /// names no new cursor is an error rather than an endless loop.
-fn next_cursor(page: &PageInfo, previous: Option<&str>, operation: &str) -> Result<Option<String>> {
+pub(crate) fn next_cursor(
+    page: &PageInfo,
+    previous: Option<&str>,
+    operation: &str,
+) -> Result<Option<String>> {
     if !page.has_next_page {
         return Ok(None);
     }
@@ -269,7 +347,7 @@ pub(crate) async fn fetch_review_threads<E: GraphQlExec>(
 }
 
 /// The comments of thread `id` after cursor `after`, every page.
-async fn fetch_thread_comments<E: GraphQlExec>(
+pub(crate) async fn fetch_thread_comments<E: GraphQlExec>(
     exec: &E,
     id: &str,
     after: String,
@@ -319,7 +397,7 @@ pub(crate) async fn fetch_top_level_comments<E: GraphQlExec>(
     Ok(comments)
 }
 
-async fn fetch_issue_comments<E: GraphQlExec>(
+pub(crate) async fn fetch_issue_comments<E: GraphQlExec>(
     exec: &E,
     repo: &RepoRef,
     number: u64,

@@ -93,6 +93,40 @@ impl GitHubEndpoints {
         url.set_path(&path);
         url
     }
+
+    /// The REST URL made of `segments` under the REST base, each one
+    /// percent-encoded as a whole: a branch `feature/x` or a label `a b/c`
+    /// stays one segment (`feature%2Fx`). An empty segment, `.` or `..`
+    /// (which URLs treat as directory steps, even encoded) is refused.
+    pub fn rest_url_segments(&self, segments: &[&str]) -> Result<Url> {
+        let mut path = self.rest.path().trim_end_matches('/').to_owned();
+        for segment in segments {
+            if matches!(*segment, "" | "." | "..") {
+                return Err(ForgeError::InvalidEndpoint {
+                    input: format!("path segment `{segment}`"),
+                    reason: "an empty, `.` or `..` segment cannot name a resource".into(),
+                });
+            }
+            path.push('/');
+            path.push_str(&encode_segment(segment));
+        }
+        let mut url = self.rest.clone();
+        url.set_path(&path);
+        Ok(url)
+    }
+}
+
+/// Percent-encodes every byte but RFC 3986's unreserved ones.
+fn encode_segment(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }
 
 fn parse(url: &str) -> Result<Url> {
@@ -127,6 +161,33 @@ mod tests {
             e.rest_url("repos/o/r").as_str(),
             "https://ghe.corp:8443/api/v3/repos/o/r"
         );
+    }
+
+    #[test]
+    fn segments_are_encoded_whole() {
+        let e = GitHubEndpoints::from_api_url("http://127.0.0.1:4000/api/v3/").unwrap();
+        assert_eq!(
+            e.rest_url_segments(&["repos", "o", "r", "branches", "feature/x y", "protection"])
+                .unwrap()
+                .as_str(),
+            "http://127.0.0.1:4000/api/v3/repos/o/r/branches/feature%2Fx%20y/protection"
+        );
+        let e = GitHubEndpoints::for_host("github.com").unwrap();
+        assert_eq!(
+            e.rest_url_segments(&["repos", "o", "r", "issues", "1", "labels", "a?b#c"])
+                .unwrap()
+                .as_str(),
+            "https://api.github.com/repos/o/r/issues/1/labels/a%3Fb%23c"
+        );
+        assert_eq!(
+            e.rest_url_segments(&["labels", "v1.2", "é", "..."])
+                .unwrap()
+                .as_str(),
+            "https://api.github.com/labels/v1.2/%C3%A9/..."
+        );
+        for bad in ["", ".", ".."] {
+            assert!(e.rest_url_segments(&["labels", bad]).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

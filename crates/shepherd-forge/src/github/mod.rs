@@ -1,10 +1,13 @@
 //! The GitHub client (github.com and GitHub Enterprise Server).
 
+mod checks;
 mod client;
 pub mod endpoints;
 pub mod queries;
+mod rest_wire;
 mod transport;
 mod wire;
+mod writes;
 
 pub use client::GitHubClient;
 pub use endpoints::{is_github_dot_com, GitHubEndpoints};

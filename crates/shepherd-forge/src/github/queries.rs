@@ -35,6 +35,12 @@ pub const THREAD_COMMENTS_OP: &str = "ThreadComments";
 pub const PULL_REQUEST_COMMENTS_OP: &str = "PullRequestComments";
 /// Operation name of [`PULL_REQUEST_REVIEWS`].
 pub const PULL_REQUEST_REVIEWS_OP: &str = "PullRequestReviews";
+/// Operation name of [`THREAD_BY_ID`].
+pub const THREAD_BY_ID_OP: &str = "ThreadById";
+/// Operation name of [`RESOLVE_REVIEW_THREAD`].
+pub const RESOLVE_REVIEW_THREAD_OP: &str = "ResolveReviewThread";
+/// Operation name of [`STATUS_CHECK_ROLLUP`].
+pub const STATUS_CHECK_ROLLUP_OP: &str = "StatusCheckRollup";
 
 /// The viewer's login and the pull request's state. GitHub shows a PENDING
 /// review only to its author, so one PENDING review authored by the viewer is
@@ -167,6 +173,80 @@ query PullRequestReviews($owner: String!, $name: String!, $number: Int!, $cursor
 }
 "#;
 
+/// One review thread by node id, resolved or not, with its first 100
+/// comments (further pages through [`THREAD_COMMENTS`]): where Shepherd looks
+/// for its marker before replying, and checks a resolve.
+pub const THREAD_BY_ID: &str = concat!(
+    r#"
+query ThreadById($id: ID!) {
+  node(id: $id) {
+    __typename
+    ... on PullRequestReviewThread {
+      id
+      isResolved
+      comments(first: 100) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        nodes { ...ReviewCommentFields }
+      }
+    }
+  }
+}
+"#,
+    review_comment_fragment!()
+);
+
+/// Resolves one review thread (idempotent on GitHub).
+pub const RESOLVE_REVIEW_THREAD: &str = r#"
+mutation ResolveReviewThread($threadId: ID!) {
+  resolveReviewThread(input: { threadId: $threadId }) {
+    thread { id isResolved }
+  }
+}
+"#;
+
+/// One page (100) of the check runs and statuses of the pull request's head
+/// commit, each with whether it is required for this pull request.
+pub const STATUS_CHECK_ROLLUP: &str = r#"
+query StatusCheckRollup($owner: String!, $name: String!, $number: Int!, $cursor: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      commits(last: 1) {
+        nodes {
+          commit {
+            oid
+            statusCheckRollup {
+              state
+              contexts(first: 100, after: $cursor) {
+                pageInfo { hasNextPage endCursor }
+                nodes {
+                  __typename
+                  ... on CheckRun {
+                    name
+                    status
+                    conclusion
+                    isRequired(pullRequestNumber: $number)
+                    databaseId
+                    detailsUrl
+                    checkSuite { databaseId app { slug } }
+                  }
+                  ... on StatusContext {
+                    context
+                    state
+                    isRequired(pullRequestNumber: $number)
+                    targetUrl
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+"#;
+
 /// Every document with its operation name, for validation and for tests that
 /// count requests per operation.
 pub fn all_documents() -> &'static [(&'static str, &'static str)] {
@@ -177,6 +257,9 @@ pub fn all_documents() -> &'static [(&'static str, &'static str)] {
         (THREAD_COMMENTS_OP, THREAD_COMMENTS),
         (PULL_REQUEST_COMMENTS_OP, PULL_REQUEST_COMMENTS),
         (PULL_REQUEST_REVIEWS_OP, PULL_REQUEST_REVIEWS),
+        (THREAD_BY_ID_OP, THREAD_BY_ID),
+        (RESOLVE_REVIEW_THREAD_OP, RESOLVE_REVIEW_THREAD),
+        (STATUS_CHECK_ROLLUP_OP, STATUS_CHECK_ROLLUP),
     ]
 }
 
@@ -188,16 +271,22 @@ mod tests {
     #[test]
     fn each_document_declares_its_operation_name() {
         for (name, doc) in all_documents() {
-            assert!(
-                doc.contains(&format!("query {name}("))
-                    || doc.contains(&format!("query {name} {{")),
-                "{name} is not the operation of its document"
-            );
+            let declared = ["query", "mutation"].iter().any(|kind| {
+                doc.contains(&format!("{kind} {name}("))
+                    || doc.contains(&format!("{kind} {name} {{"))
+            });
+            assert!(declared, "{name} is not the operation of its document");
             assert_eq!(
-                doc.matches("query ").count(),
+                doc.matches("query ").count() + doc.matches("mutation ").count(),
                 1,
                 "{name} holds one operation"
             );
         }
+        let mutations: Vec<&str> = all_documents()
+            .iter()
+            .filter(|(_, doc)| doc.contains("mutation "))
+            .map(|(name, _)| *name)
+            .collect();
+        assert_eq!(mutations, [RESOLVE_REVIEW_THREAD_OP]);
     }
 }

@@ -3,14 +3,24 @@
 //!
 //! Retries go through `backon`: its `adjust` hook lets a `Retry-After` or a
 //! rate-limit reset replace the computed delay, which `reqwest-retry` cannot do
-//! (its policy never sees the response). Only reads are retried blindly; a
-//! mutation (a later issue) must be sent once, and retried only after checking
-//! on the forge that it did not land (for replies: looking for the marker).
+//! (its policy never sees the response). Only reads are retried blindly. A
+//! mutation is sent once: it is retried only when the forge refused it with a
+//! rate limit (a refusal means it was not processed), never after a 5xx or a
+//! network error, after which it may have landed; the caller checks on the
+//! forge (for replies: looks for the marker) before sending it again.
+//!
+//! Polled GETs can be conditional: the transport keeps the `ETag` of each URL
+//! with its answer and sends `If-None-Match`; a `304 Not Modified` (which
+//! GitHub does not count against the rate limit) gives back the kept answer.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use backon::{ExponentialBuilder, Retryable};
-use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, LINK, RETRY_AFTER};
+use reqwest::header::{
+    HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, ETAG, IF_NONE_MATCH, LINK, RETRY_AFTER,
+};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -26,6 +36,9 @@ const GITHUB_JSON: &str = "application/vnd.github+json";
 const API_VERSION: &str = "2022-11-28";
 /// How long GitHub asks to wait after a secondary rate limit that names no time.
 const SECONDARY_LIMIT_WAIT: Duration = Duration::from_secs(60);
+/// How many URLs the ETag cache keeps; past it the cache starts over (the
+/// polled URLs of one run are a handful).
+const ETAG_CACHE_CAPACITY: usize = 256;
 
 /// How the client retries. Attempts count the first try.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,20 +101,49 @@ impl Default for ClientConfig {
     }
 }
 
-/// A successful answer.
+/// A successful answer (or a `304` to a conditional request).
+#[derive(Clone)]
 pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
     pub(crate) headers: HeaderMap,
     pub(crate) body: Vec<u8>,
 }
 
 /// One failed attempt: either final, or worth another try after `after`
-/// (`None`: the backoff schedule decides).
+/// (`None`: the backoff schedule decides). `rejected`: the forge refused the
+/// request without processing it (a rate limit), so even a mutation may be
+/// sent again.
 enum Failure {
     Fatal(ForgeError),
     Retry {
         error: ForgeError,
         after: Option<Duration>,
+        rejected: bool,
     },
+}
+
+/// Which failures a request is retried on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resend {
+    /// Reads: every transient failure.
+    Transient,
+    /// Mutations: only a refusal by rate limit (the request was not processed).
+    Refused,
+}
+
+/// Whether a GET is conditional (`If-None-Match` with the kept `ETag`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Conditional {
+    /// A plain GET.
+    No,
+    /// Keep the answer's `ETag` and send it next time.
+    Yes,
+}
+
+/// An answer kept for its `ETag`.
+struct Kept {
+    etag: String,
+    answer: Answer,
 }
 
 impl Failure {
@@ -120,7 +162,8 @@ struct Spec<'a> {
     url: &'a Url,
     query: &'a [(&'a str, &'a str)],
     json: Option<&'a serde_json::Value>,
-    retry: bool,
+    resend: Resend,
+    if_none_match: Option<&'a str>,
 }
 
 /// The authenticated HTTP side of the GitHub client.
@@ -130,6 +173,8 @@ pub(crate) struct Transport {
     endpoints: GitHubEndpoints,
     token: Token,
     retry: RetryPolicy,
+    /// ETags and answers of conditional GETs, by full URL (query included).
+    etags: Arc<Mutex<HashMap<String, Kept>>>,
 }
 
 impl Transport {
@@ -149,6 +194,7 @@ impl Transport {
             endpoints,
             token,
             retry: config.retry,
+            etags: Arc::new(Mutex::new(HashMap::new())),
         })
     }
 
@@ -167,6 +213,28 @@ impl Transport {
         document: &str,
         variables: serde_json::Value,
     ) -> Result<T> {
+        self.graphql_with(operation, document, variables, Resend::Transient)
+            .await
+    }
+
+    /// A GraphQL mutation: sent once, resent only after a rate-limit refusal.
+    pub(crate) async fn graphql_mutation<T: DeserializeOwned>(
+        &self,
+        operation: &str,
+        document: &str,
+        variables: serde_json::Value,
+    ) -> Result<T> {
+        self.graphql_with(operation, document, variables, Resend::Refused)
+            .await
+    }
+
+    async fn graphql_with<T: DeserializeOwned>(
+        &self,
+        operation: &str,
+        document: &str,
+        variables: serde_json::Value,
+        resend: Resend,
+    ) -> Result<T> {
         let name = format!("GraphQL {operation}");
         let body = serde_json::json!({
             "query": document,
@@ -179,7 +247,8 @@ impl Transport {
             url: &self.endpoints.graphql,
             query: &[],
             json: Some(&body),
-            retry: true,
+            resend,
+            if_none_match: None,
         };
         let data = self
             .run(&spec, |answer| self.graphql_data(operation, &name, answer))
@@ -190,6 +259,12 @@ impl Transport {
         })
     }
 
+    /// The REST URL of `segments`, each encoded whole (see
+    /// [`GitHubEndpoints::rest_url_segments`]).
+    pub(crate) fn url(&self, segments: &[&str]) -> Result<Url> {
+        self.endpoints.rest_url_segments(segments)
+    }
+
     /// A REST GET of `path` under the REST base, decoded from JSON.
     pub(crate) async fn rest_get<T: DeserializeOwned>(
         &self,
@@ -197,9 +272,7 @@ impl Transport {
         query: &[(&str, &str)],
     ) -> Result<T> {
         let url = self.endpoints.rest_url(path);
-        let name = format!("GET {}", url.path());
-        let answer = self.rest_get_url(&name, &url, query).await?;
-        decode_json(&name, &answer.body)
+        self.get(&url, query, Conditional::No).await
     }
 
     /// Every page of a REST list (`per_page=100`, following `Link: rel="next"`
@@ -209,17 +282,43 @@ impl Transport {
         path: &str,
         query: &[(&str, &str)],
     ) -> Result<Vec<T>> {
-        let first = self.endpoints.rest_url(path);
+        let url = self.endpoints.rest_url(path);
+        let pages: Vec<Vec<T>> = self.get_pages(&url, query, Conditional::No).await?;
+        Ok(pages.into_iter().flatten().collect())
+    }
+
+    /// A GET of `url`, decoded from JSON; retried on transient failures.
+    pub(crate) async fn get<T: DeserializeOwned>(
+        &self,
+        url: &Url,
+        query: &[(&str, &str)],
+        conditional: Conditional,
+    ) -> Result<T> {
+        let name = format!("GET {}", url.path());
+        let answer = self.get_url(&name, url, query, conditional).await?;
+        decode_json(&name, &answer.body)
+    }
+
+    /// Every page of a paginated GET (`per_page=100` unless `query` sets it,
+    /// then `Link: rel="next"` while it stays on the API's origin), each page
+    /// decoded as a `P` (a list, or an object holding one).
+    pub(crate) async fn get_pages<P: DeserializeOwned>(
+        &self,
+        first: &Url,
+        query: &[(&str, &str)],
+        conditional: Conditional,
+    ) -> Result<Vec<P>> {
         let name = format!("GET {}", first.path());
         let mut first_query: Vec<(&str, &str)> = query.to_vec();
         if !first_query.iter().any(|(k, _)| *k == "per_page") {
             first_query.push(("per_page", "100"));
         }
-        let mut items = Vec::new();
-        let mut answer = self.rest_get_url(&name, &first, &first_query).await?;
+        let mut pages = Vec::new();
+        let mut answer = self
+            .get_url(&name, first, &first_query, conditional)
+            .await?;
         loop {
-            let page: Vec<T> = decode_json(&name, &answer.body)?;
-            items.extend(page);
+            pages.push(decode_json(&name, &answer.body)?);
             let Some(next) = next_link(&answer.headers) else {
                 break;
             };
@@ -230,21 +329,99 @@ impl Transport {
                     message: "the next-page link points to another origin".into(),
                 });
             }
-            answer = self.rest_get_url(&name, &next, &[]).await?;
+            answer = self.get_url(&name, &next, &[], conditional).await?;
         }
-        Ok(items)
+        Ok(pages)
     }
 
-    async fn rest_get_url(&self, name: &str, url: &Url, query: &[(&str, &str)]) -> Result<Answer> {
+    /// A mutation over REST (`POST`, `PATCH`, `DELETE`), sent once (resent
+    /// only after a rate-limit refusal). Returns the answer, whatever 2xx.
+    pub(crate) async fn send(
+        &self,
+        method: Method,
+        url: &Url,
+        json: Option<&serde_json::Value>,
+    ) -> Result<Answer> {
+        let name = format!("{method} {}", url.path());
         let spec = Spec {
+            name: &name,
+            method: method.clone(),
+            url,
+            query: &[],
+            json,
+            resend: Resend::Refused,
+            if_none_match: None,
+        };
+        self.run(&spec, Ok).await
+    }
+
+    /// A GET, conditional when asked: a `304` gives back the kept answer.
+    async fn get_url(
+        &self,
+        name: &str,
+        url: &Url,
+        query: &[(&str, &str)],
+        conditional: Conditional,
+    ) -> Result<Answer> {
+        let key = match conditional {
+            Conditional::Yes => Some(cache_key(url, query)),
+            Conditional::No => None,
+        };
+        let etag = key
+            .as_ref()
+            .and_then(|key| self.kept(key).map(|kept| kept.etag));
+        let mut spec = Spec {
             name,
             method: Method::GET,
             url,
             query,
             json: None,
-            retry: true,
+            resend: Resend::Transient,
+            if_none_match: etag.as_deref(),
         };
-        self.run(&spec, Ok).await
+        let mut answer = self.run(&spec, Ok).await?;
+        if answer.status == StatusCode::NOT_MODIFIED {
+            if let Some(kept) = key.as_ref().and_then(|key| self.kept(key)) {
+                tracing::debug!(request = name, "not modified; using the kept answer");
+                return Ok(kept.answer);
+            }
+            // The kept answer was dropped meanwhile: ask again, plainly.
+            spec.if_none_match = None;
+            answer = self.run(&spec, Ok).await?;
+        }
+        if let Some(key) = key {
+            let etag = answer
+                .headers
+                .get(ETAG)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            if let Some(etag) = etag {
+                self.keep(key, etag, &answer);
+            }
+        }
+        Ok(answer)
+    }
+
+    fn kept(&self, key: &str) -> Option<Kept> {
+        let cache = self.etags.lock().unwrap_or_else(|e| e.into_inner());
+        cache.get(key).map(|kept| Kept {
+            etag: kept.etag.clone(),
+            answer: kept.answer.clone(),
+        })
+    }
+
+    fn keep(&self, key: String, etag: String, answer: &Answer) {
+        let mut cache = self.etags.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= ETAG_CACHE_CAPACITY && !cache.contains_key(&key) {
+            cache.clear();
+        }
+        cache.insert(
+            key,
+            Kept {
+                etag,
+                answer: answer.clone(),
+            },
+        );
     }
 
     /// Sends `spec`, retrying per the policy, and hands each successful HTTP
@@ -255,11 +432,7 @@ impl Transport {
         accept: impl Fn(Answer) -> std::result::Result<T, Failure>,
     ) -> Result<T> {
         let policy = &self.retry;
-        let max_attempts = if spec.retry {
-            policy.max_attempts.max(1)
-        } else {
-            1
-        };
+        let max_attempts = policy.max_attempts.max(1);
         let backoff = ExponentialBuilder::default()
             .with_factor(2.0)
             .with_min_delay(policy.initial_backoff)
@@ -274,7 +447,11 @@ impl Transport {
         })
         .retry(backoff)
         .sleep(tokio::time::sleep)
-        .when(|failure: &Failure| matches!(failure, Failure::Retry { .. }))
+        .when(|failure: &Failure| match (failure, spec.resend) {
+            (Failure::Fatal(_), _) => false,
+            (Failure::Retry { .. }, Resend::Transient) => true,
+            (Failure::Retry { rejected, .. }, Resend::Refused) => *rejected,
+        })
         .adjust(|failure: &Failure, next: Option<Duration>| {
             let next = next?;
             match failure {
@@ -330,12 +507,21 @@ impl Transport {
         if let Some(json) = spec.json {
             request = request.json(json);
         }
+        if let Some(etag) = spec.if_none_match {
+            if let Ok(value) = HeaderValue::from_str(etag) {
+                request = request.header(IF_NONE_MATCH, value);
+            }
+        }
         let network = |source: reqwest::Error| {
             let error = ForgeError::Network {
                 request: spec.name.to_owned(),
                 source: source.without_url(),
             };
-            Failure::Retry { error, after: None }
+            Failure::Retry {
+                error,
+                after: None,
+                rejected: false,
+            }
         };
         let response = request.send().await.map_err(|err| {
             tracing::debug!(
@@ -356,8 +542,13 @@ impl Transport {
             elapsed_ms = elapsed_ms(started),
             "forge request"
         );
-        if status.is_success() {
-            return Ok(Answer { headers, body });
+        let not_modified = status == StatusCode::NOT_MODIFIED && spec.if_none_match.is_some();
+        if status.is_success() || not_modified {
+            return Ok(Answer {
+                status,
+                headers,
+                body,
+            });
         }
         Err(self.classify(spec.name, status, &headers, &body))
     }
@@ -393,7 +584,7 @@ impl Transport {
                     Failure::Fatal(ForgeError::Forbidden { request, message })
                 }
             }
-            404 => Failure::Fatal(ForgeError::NotFound { request }),
+            404 => Failure::Fatal(ForgeError::NotFound { request, message }),
             500..=599 => Failure::Retry {
                 error: ForgeError::Http {
                     request,
@@ -401,6 +592,7 @@ impl Transport {
                     message,
                 },
                 after: retry_after,
+                rejected: false,
             },
             code => Failure::Fatal(ForgeError::Http {
                 request,
@@ -500,6 +692,7 @@ fn rate_limit_failure(
     Failure::Retry {
         error,
         after: Some(wait),
+        rejected: true,
     }
 }
 
@@ -537,7 +730,16 @@ fn error_message(status: StatusCode, body: &[u8]) -> String {
     }
 }
 
-fn decode_json<T: DeserializeOwned>(name: &str, body: &[u8]) -> Result<T> {
+/// The ETag cache's key: the URL with its query.
+fn cache_key(url: &Url, query: &[(&str, &str)]) -> String {
+    let mut url = url.clone();
+    if !query.is_empty() {
+        url.query_pairs_mut().extend_pairs(query);
+    }
+    url.into()
+}
+
+pub(crate) fn decode_json<T: DeserializeOwned>(name: &str, body: &[u8]) -> Result<T> {
     serde_json::from_slice(body).map_err(|err| ForgeError::Decode {
         request: name.to_owned(),
         message: err.to_string(),
@@ -622,6 +824,7 @@ mod tests {
         let Failure::Retry {
             after: Some(wait),
             error,
+            ..
         } = rate_limit_failure("r".into(), &h, None)
         else {
             panic!("expected a retry")

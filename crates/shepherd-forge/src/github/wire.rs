@@ -6,6 +6,7 @@
 //! hang on, is mapped strictly.
 
 use serde::Deserialize;
+use shepherd_core::ci::{CheckConclusion, CheckSource, CheckState, CheckStatus};
 use shepherd_core::model::{
     Author, AuthorKind, Comment, DiffSide, PrStatus, PullRequest, ReviewState, ReviewThread,
     SubjectType, TopLevelComment, TopLevelKind,
@@ -348,6 +349,127 @@ pub(crate) fn review_body(wire: ReviewWire) -> Option<TopLevelComment> {
         url: wire.url,
         created_at: wire.created_at,
     })
+}
+
+/// The answer to `ThreadById`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ThreadByIdData {
+    pub(crate) node: Option<ThreadByIdNode>,
+}
+
+/// `node(id:)` in `ThreadById`: its fields are absent when the id names
+/// something other than a review thread.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadByIdNode {
+    #[serde(rename = "__typename", default)]
+    pub(crate) typename: Option<String>,
+    pub(crate) is_resolved: Option<bool>,
+    pub(crate) comments: Option<Connection<CommentWire>>,
+}
+
+/// The answer to `ResolveReviewThread`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ResolveData {
+    pub(crate) resolve_review_thread: Option<ResolvePayload>,
+}
+
+/// `resolveReviewThread { thread }`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ResolvePayload {
+    pub(crate) thread: Option<ResolvedThread>,
+}
+
+/// The thread a resolve returns.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ResolvedThread {
+    pub(crate) is_resolved: bool,
+}
+
+/// `pullRequest { commits(last: 1) }` in `StatusCheckRollup`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct RollupPr {
+    pub(crate) commits: Connection<RollupCommitNode>,
+}
+
+/// A `PullRequestCommit`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct RollupCommitNode {
+    pub(crate) commit: RollupCommit,
+}
+
+/// The head commit and its rollup (`null` when it has no check).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RollupCommit {
+    pub(crate) oid: String,
+    pub(crate) status_check_rollup: Option<RollupWire>,
+}
+
+/// `statusCheckRollup { state contexts }`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct RollupWire {
+    pub(crate) state: Option<String>,
+    pub(crate) contexts: Connection<RollupContextWire>,
+}
+
+/// A `CheckRun` or a `StatusContext` of the rollup, told by `__typename`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RollupContextWire {
+    #[serde(rename = "__typename")]
+    pub(crate) typename: String,
+    pub(crate) name: Option<String>,
+    pub(crate) status: Option<String>,
+    pub(crate) conclusion: Option<String>,
+    pub(crate) is_required: Option<bool>,
+    pub(crate) context: Option<String>,
+    pub(crate) state: Option<String>,
+}
+
+/// A check of the rollup as the verdict reads it; `None` for a context of a
+/// kind this build does not know.
+pub(crate) fn rollup_check(wire: RollupContextWire) -> Option<CheckState> {
+    match wire.typename.as_str() {
+        "CheckRun" => Some(CheckState {
+            name: wire.name?,
+            source: CheckSource::CheckRun,
+            status: check_status(wire.status.as_deref()),
+            conclusion: wire.conclusion.as_deref().and_then(check_conclusion),
+            required: wire.is_required,
+        }),
+        "StatusContext" => Some(CheckState::from_status_context(
+            wire.context?,
+            wire.state.as_deref().unwrap_or(""),
+            wire.is_required,
+        )),
+        other => {
+            tracing::debug!(typename = other, "unknown status rollup context");
+            None
+        }
+    }
+}
+
+/// A check status in either spelling; an unknown one reads as `pending`, so
+/// that it can never pass.
+pub(crate) fn check_status(status: Option<&str>) -> CheckStatus {
+    let parsed = status.and_then(CheckStatus::parse);
+    if parsed.is_none() {
+        tracing::debug!(?status, "unknown check status, read as pending");
+    }
+    parsed.unwrap_or(CheckStatus::Pending)
+}
+
+/// A check conclusion in either spelling; an unknown one reads as none (the
+/// verdict then says `UNKNOWN` for a completed check).
+pub(crate) fn check_conclusion(conclusion: &str) -> Option<CheckConclusion> {
+    let parsed = CheckConclusion::parse(conclusion);
+    if parsed.is_none() {
+        tracing::debug!(conclusion, "unknown check conclusion");
+    }
+    parsed
 }
 
 #[cfg(test)]

@@ -6,36 +6,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 use shepherd_core::model::RepoRef;
-use shepherd_forge::{
-    ClientConfig, Forge, ForgeError, GitHubClient, GitHubEndpoints, RetryPolicy, Token,
-};
+use shepherd_forge::{Forge, ForgeError, GitHubClient, GitHubEndpoints, RetryPolicy, Token};
 
-use crate::support::{gap, Reply, Responder};
-
-const SECRET: &str = "ghp_S3cr3tT0kenValue0123456789abcdefXYZ";
-
-fn fast_config() -> ClientConfig {
-    ClientConfig {
-        timeout: Duration::from_secs(10),
-        retry: RetryPolicy {
-            max_attempts: 4,
-            initial_backoff: Duration::from_millis(1),
-            max_backoff: Duration::from_millis(5),
-            max_rate_limit_wait: Duration::from_secs(5),
-        },
-        ..ClientConfig::default()
-    }
-}
-
-fn client_at(url: &str) -> GitHubClient {
-    let repo = RepoRef {
-        host: "127.0.0.1".into(),
-        owner: "octo-org".into(),
-        name: "widgets".into(),
-    };
-    let endpoints = GitHubEndpoints::from_api_url(url).unwrap();
-    GitHubClient::with_config(repo, endpoints, Token::new(SECRET), fast_config()).unwrap()
-}
+use crate::support::{client_at, fast_config, gap, Reply, Responder, SECRET};
 
 fn pr_state_ok() -> Reply {
     let fixture: Value =

@@ -1,0 +1,354 @@
+//! The write side of the GitHub client: replies (read back), the marker
+//! look-up that keeps replies from doubling, resolves, PR edits and labels.
+//!
+//! Every mutation goes through the transport once (resent only after a
+//! rate-limit refusal). A reply whose answer is lost may have landed: the
+//! engine calls `find_marker_reply` before posting it again. A resolve is
+//! idempotent on GitHub, so after a transient failure the thread is re-read
+//! and the resolve sent once more if it is still unresolved.
+
+use reqwest::Method;
+use serde_json::{json, Map, Value};
+use shepherd_core::marker::Marker;
+use shepherd_core::model::{Comment, RepoRef, TopLevelComment};
+
+use super::client::{fetch_issue_comments, fetch_thread_comments, next_cursor, GraphQlExec};
+use super::queries::{
+    RESOLVE_REVIEW_THREAD, RESOLVE_REVIEW_THREAD_OP, THREAD_BY_ID, THREAD_BY_ID_OP,
+};
+use super::rest_wire::{IssueCommentRest, ReviewCommentRest, ReviewRest};
+use super::transport::{decode_json, Conditional, Transport};
+use super::wire::{self, ResolveData, ThreadByIdData};
+use crate::error::{ForgeError, Result};
+use crate::forge::{ItemRef, PostedComment, ThreadRef};
+
+/// A review thread as `ThreadById` sees it.
+pub(crate) struct ThreadState {
+    pub(crate) is_resolved: bool,
+    /// The comments of the first page, or all of them (see [`fetch_thread`]).
+    pub(crate) comments: Vec<Comment>,
+}
+
+/// Thread `id`, resolved or not; with `all_comments`, every page of its
+/// comments, else the first 100.
+pub(crate) async fn fetch_thread<E: GraphQlExec>(
+    exec: &E,
+    id: &str,
+    all_comments: bool,
+) -> Result<ThreadState> {
+    let data: ThreadByIdData = exec
+        .query(THREAD_BY_ID_OP, THREAD_BY_ID, json!({ "id": id }))
+        .await?;
+    let node = data.node.ok_or_else(|| ForgeError::NotFound {
+        request: format!("GraphQL {THREAD_BY_ID_OP}"),
+        message: format!("no review thread {id}"),
+    })?;
+    let (Some(is_resolved), Some(connection)) = (node.is_resolved, node.comments) else {
+        return Err(ForgeError::Decode {
+            request: format!("GraphQL {THREAD_BY_ID_OP}"),
+            message: format!(
+                "{id} is a {}, not a review thread",
+                node.typename.as_deref().unwrap_or("node of unknown type")
+            ),
+        });
+    };
+    let first_page = connection.page_info.clone();
+    let mut comments: Vec<Comment> = connection.into_nodes().map(wire::comment).collect();
+    if all_comments {
+        if let Some(after) = next_cursor(&first_page, None, THREAD_BY_ID_OP)? {
+            comments.extend(fetch_thread_comments(exec, id, after).await?);
+        }
+    }
+    Ok(ThreadState {
+        is_resolved,
+        comments,
+    })
+}
+
+/// Posts the reply, then reads it back and checks the state of its review.
+pub(crate) async fn reply_to_thread(
+    transport: &Transport,
+    repo: &RepoRef,
+    number: u64,
+    thread: &ThreadRef,
+    body: &str,
+) -> Result<PostedComment> {
+    let number = number.to_string();
+    let root = thread.root_comment_id.to_string();
+    let url = transport.url(&[
+        "repos",
+        &repo.owner,
+        &repo.name,
+        "pulls",
+        &number,
+        "comments",
+        &root,
+        "replies",
+    ])?;
+    let request = format!("POST {}", url.path());
+    let answer = transport
+        .send(Method::POST, &url, Some(&json!({ "body": body })))
+        .await?;
+    let created: ReviewCommentRest = decode_json(&request, &answer.body)?;
+    tracing::info!(
+        thread = %thread.thread_id,
+        comment = created.id,
+        "reply posted; reading it back"
+    );
+
+    let id = created.id.to_string();
+    let read_url = transport.url(&["repos", &repo.owner, &repo.name, "pulls", "comments", &id])?;
+    let read: ReviewCommentRest = match transport.get(&read_url, &[], Conditional::No).await {
+        Ok(read) => read,
+        Err(ForgeError::NotFound { .. }) => {
+            return Err(ForgeError::Unconfirmed {
+                request,
+                what: format!("the reply {id} cannot be read back"),
+            })
+        }
+        Err(err) => return Err(err),
+    };
+    if let Some(parent) = read.in_reply_to_id {
+        if parent != thread.root_comment_id {
+            return Err(ForgeError::Unconfirmed {
+                request,
+                what: format!(
+                    "the reply {id} answers comment {parent}, not the thread's root {root}"
+                ),
+            });
+        }
+    }
+    let review_state = match read.pull_request_review_id {
+        None => None,
+        Some(review_id) => {
+            let review_id_text = review_id.to_string();
+            let review_url = transport.url(&[
+                "repos",
+                &repo.owner,
+                &repo.name,
+                "pulls",
+                &number,
+                "reviews",
+                &review_id_text,
+            ])?;
+            let review: ReviewRest = transport.get(&review_url, &[], Conditional::No).await?;
+            if review.state.eq_ignore_ascii_case("PENDING") {
+                return Err(ForgeError::ReplyInPendingReview {
+                    request,
+                    comment_id: read.id,
+                    review_id,
+                });
+            }
+            wire::review_state(&review.state.to_ascii_uppercase())
+        }
+    };
+    Ok(read.into_posted(review_state))
+}
+
+/// Posts a conversation comment.
+pub(crate) async fn post_issue_comment(
+    transport: &Transport,
+    repo: &RepoRef,
+    number: u64,
+    body: &str,
+) -> Result<PostedComment> {
+    let number = number.to_string();
+    let url = transport.url(&[
+        "repos",
+        &repo.owner,
+        &repo.name,
+        "issues",
+        &number,
+        "comments",
+    ])?;
+    let request = format!("POST {}", url.path());
+    let answer = transport
+        .send(Method::POST, &url, Some(&json!({ "body": body })))
+        .await?;
+    let created: IssueCommentRest = decode_json(&request, &answer.body)?;
+    tracing::info!(comment = created.id, "conversation comment posted");
+    Ok(created.into_posted())
+}
+
+/// The latest comment carrying the marker for `item`.
+pub(crate) async fn find_marker_reply<E: GraphQlExec>(
+    exec: &E,
+    repo: &RepoRef,
+    number: u64,
+    item: &ItemRef,
+) -> Result<Option<PostedComment>> {
+    match item {
+        ItemRef::Thread(id) => {
+            let thread = fetch_thread(exec, id, true).await?;
+            Ok(thread
+                .comments
+                .into_iter()
+                .rev()
+                .find(|c| Marker::is_for(&c.body, id))
+                .map(posted_from_review_comment))
+        }
+        ItemRef::TopLevel(id) => {
+            let comments = fetch_issue_comments(exec, repo, number).await?;
+            Ok(comments
+                .into_iter()
+                .rev()
+                .find(|c| Marker::is_for(&c.body, id))
+                .map(posted_from_issue_comment))
+        }
+    }
+}
+
+fn posted_from_review_comment(comment: Comment) -> PostedComment {
+    PostedComment {
+        marker: Marker::find(&comment.body),
+        id: comment.id,
+        database_id: comment.database_id,
+        url: comment.url,
+        review_state: comment.review_state,
+        author: comment.author,
+    }
+}
+
+fn posted_from_issue_comment(comment: TopLevelComment) -> PostedComment {
+    PostedComment {
+        marker: Marker::find(&comment.body),
+        id: comment.id,
+        database_id: comment.database_id,
+        url: comment.url,
+        review_state: None,
+        author: comment.author,
+    }
+}
+
+/// Resolves `thread_id`: once, and once more after a transient failure if
+/// the thread is still unresolved.
+pub(crate) async fn resolve_thread(transport: &Transport, thread_id: &str) -> Result<()> {
+    match resolve_once(transport, thread_id).await {
+        Ok(()) => Ok(()),
+        Err(err) if err.is_transient() => {
+            tracing::warn!(
+                thread = thread_id,
+                "{err}; checking whether the resolve landed"
+            );
+            if fetch_thread(transport, thread_id, false).await?.is_resolved {
+                return Ok(());
+            }
+            resolve_once(transport, thread_id).await
+        }
+        Err(err) => Err(err),
+    }
+}
+
+async fn resolve_once(transport: &Transport, thread_id: &str) -> Result<()> {
+    let data: ResolveData = transport
+        .graphql_mutation(
+            RESOLVE_REVIEW_THREAD_OP,
+            RESOLVE_REVIEW_THREAD,
+            json!({ "threadId": thread_id }),
+        )
+        .await?;
+    match data.resolve_review_thread.and_then(|p| p.thread) {
+        Some(thread) if thread.is_resolved => {
+            tracing::info!(thread = thread_id, "thread resolved");
+            Ok(())
+        }
+        _ => Err(ForgeError::Unconfirmed {
+            request: format!("GraphQL {RESOLVE_REVIEW_THREAD_OP}"),
+            what: format!("thread {thread_id} is not resolved in the answer"),
+        }),
+    }
+}
+
+/// `PATCH /repos/{o}/{r}/pulls/{n}` with the fields given.
+pub(crate) async fn update_pull_request(
+    transport: &Transport,
+    repo: &RepoRef,
+    number: u64,
+    title: Option<&str>,
+    body: Option<&str>,
+) -> Result<()> {
+    let mut fields = Map::new();
+    if let Some(title) = title {
+        fields.insert("title".into(), Value::from(title));
+    }
+    if let Some(body) = body {
+        fields.insert("body".into(), Value::from(body));
+    }
+    if fields.is_empty() {
+        return Ok(());
+    }
+    let number = number.to_string();
+    let url = transport.url(&["repos", &repo.owner, &repo.name, "pulls", &number])?;
+    transport
+        .send(Method::PATCH, &url, Some(&Value::Object(fields)))
+        .await?;
+    tracing::info!(pr = %number, "pull request edited");
+    Ok(())
+}
+
+/// `POST /repos/{o}/{r}/issues/{n}/labels`.
+pub(crate) async fn add_labels(
+    transport: &Transport,
+    repo: &RepoRef,
+    number: u64,
+    labels: &[String],
+) -> Result<()> {
+    if labels.is_empty() {
+        return Ok(());
+    }
+    if let Some(bad) = labels.iter().find(|l| l.trim().is_empty()) {
+        return Err(empty_label(bad));
+    }
+    let number = number.to_string();
+    let url = transport.url(&[
+        "repos",
+        &repo.owner,
+        &repo.name,
+        "issues",
+        &number,
+        "labels",
+    ])?;
+    transport
+        .send(Method::POST, &url, Some(&json!({ "labels": labels })))
+        .await?;
+    Ok(())
+}
+
+/// `DELETE /repos/{o}/{r}/issues/{n}/labels/{name}`; a 404 (the label is not
+/// on the PR) is success.
+pub(crate) async fn remove_label(
+    transport: &Transport,
+    repo: &RepoRef,
+    number: u64,
+    label: &str,
+) -> Result<()> {
+    // An empty name would make the URL `…/labels`, which removes every label.
+    if label.trim().is_empty() {
+        return Err(empty_label(label));
+    }
+    let number = number.to_string();
+    let url = transport.url(&[
+        "repos",
+        &repo.owner,
+        &repo.name,
+        "issues",
+        &number,
+        "labels",
+        label,
+    ])?;
+    match transport.send(Method::DELETE, &url, None).await {
+        Ok(_) => Ok(()),
+        Err(ForgeError::NotFound { .. }) => {
+            tracing::debug!(label, "label already absent");
+            Ok(())
+        }
+        Err(err) => Err(err),
+    }
+}
+
+fn empty_label(label: &str) -> ForgeError {
+    ForgeError::InvalidEndpoint {
+        input: format!("label `{label}`"),
+        reason: "a label name cannot be empty".into(),
+    }
+}
