@@ -1,0 +1,706 @@
+//! The `builtin` provider: no model, only suggestion blocks (SPEC section 7).
+//!
+//! Triage gives `code-change` to items whose suggestion block applies to the
+//! worktree's file as it is now, and `needs-human` to everything else; the
+//! theme comes from the lexical classifier. Fix applies suggestion blocks
+//! with GitHub's semantics ([`SuggestionEdit::apply`]) and refuses, as
+//! `blocked`, whatever it cannot apply exactly. It never commits.
+//!
+//! Several suggestions on one file (a cluster task) are applied from the
+//! bottom of the file up, so an edit that changes the number of lines never
+//! moves the lines a later edit is anchored to; two suggestions on
+//! overlapping lines are a choice it does not make (the second is blocked).
+//! An engine applying single-item tasks one after another on the same file
+//! should likewise order them by descending line.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use async_trait::async_trait;
+use shepherd_core::ledger::Decision;
+use shepherd_core::suggestion::SuggestionEdit;
+use shepherd_core::theme::classify_theme;
+
+use crate::agent::{Agent, AgentContext, AgentError};
+use crate::answer::{
+    ClusterAssessment, ClusterVerdict, FixAnswer, FixStatus, ThreadOutcome, TriageAnswer,
+    TriageDecision,
+};
+use crate::task::{FixTask, ItemKind, Role, SuggestionState, TaskItem, TriageTask};
+
+/// The assessment of every cluster task the builtin provider answers.
+pub const BUILTIN_CLUSTER_WHY: &str = "builtin agent applies each suggestion as written";
+
+/// The `builtin` provider.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuiltinAgent;
+
+impl BuiltinAgent {
+    /// The provider.
+    pub fn new() -> Self {
+        BuiltinAgent
+    }
+}
+
+#[async_trait]
+impl Agent for BuiltinAgent {
+    fn name(&self) -> &str {
+        "builtin"
+    }
+
+    async fn triage(
+        &self,
+        task: &TriageTask,
+        _ctx: &AgentContext,
+    ) -> Result<TriageAnswer, AgentError> {
+        let task = task.clone();
+        tokio::task::spawn_blocking(move || triage(&task))
+            .await
+            .map_err(|_| panicked(Role::Triage))
+    }
+
+    async fn fix(&self, task: &FixTask, _ctx: &AgentContext) -> Result<FixAnswer, AgentError> {
+        let role = task.role();
+        let task = task.clone();
+        tokio::task::spawn_blocking(move || fix(&task))
+            .await
+            .map_err(|_| panicked(role))?
+    }
+}
+
+fn panicked(role: Role) -> AgentError {
+    AgentError::InvalidTask {
+        role,
+        reason: "the builtin agent panicked on this task".to_owned(),
+    }
+}
+
+const NEEDS_HUMAN_HINT: &str = "This needs a maintainer's decision: Shepherd's builtin agent only \
+applies suggestion blocks and did not change anything for this comment.";
+
+/// Triage every item of `task` (see the module docs). Reads files in
+/// `task.worktree`; changes nothing.
+pub fn triage(task: &TriageTask) -> TriageAnswer {
+    TriageAnswer {
+        items: task
+            .items
+            .iter()
+            .map(|item| triage_item(&task.worktree, item))
+            .collect(),
+    }
+}
+
+fn triage_item(worktree: &Path, item: &TaskItem) -> TriageDecision {
+    let suggestion_text = match &item.suggestion {
+        SuggestionState::Applicable { edit } => Some(edit.suggestion.lines().join("\n")),
+        _ => None,
+    };
+    let theme = classify_theme(item.root_body(), suggestion_text.as_deref());
+    let needs_human = |reasoning: String| TriageDecision {
+        id: item.id.clone(),
+        decision: Decision::NeedsHuman,
+        theme: Some(theme),
+        reasoning,
+        reply_hint: NEEDS_HUMAN_HINT.to_owned(),
+        pr_changed_evidence: false,
+    };
+    if item.kind != ItemKind::ReviewThread {
+        return needs_human(
+            "top-level comment: the builtin agent has no model to judge it and only applies \
+             suggestion blocks on review threads"
+                .to_owned(),
+        );
+    }
+    match &item.suggestion {
+        SuggestionState::Absent => needs_human(
+            "no suggestion block: the builtin agent has no model to judge this comment".to_owned(),
+        ),
+        SuggestionState::Refused { reason } => needs_human(format!(
+            "the suggestion block cannot be applied as written: {reason}"
+        )),
+        SuggestionState::Applicable { edit } => match dry_run(worktree, edit) {
+            Ok(()) => TriageDecision {
+                id: item.id.clone(),
+                decision: Decision::CodeChange,
+                theme: Some(theme),
+                reasoning: format!(
+                    "the comment carries a suggestion block for {} that still applies to the \
+                     current file; the builtin agent applies it as written",
+                    describe_site(edit)
+                ),
+                reply_hint: "Applied the suggested change as written.".to_owned(),
+                pr_changed_evidence: false,
+            },
+            Err(reason) => needs_human(format!("the suggestion block no longer applies: {reason}")),
+        },
+    }
+}
+
+fn dry_run(worktree: &Path, edit: &SuggestionEdit) -> Result<(), String> {
+    let path = resolve_in_worktree(worktree, &edit.site.path)?;
+    let content = read_text(&path, &edit.site.path)?;
+    edit.apply(&content).map(drop).map_err(|e| e.to_string())
+}
+
+fn describe_site(edit: &SuggestionEdit) -> String {
+    let s = &edit.site;
+    if s.start_line == s.end_line {
+        format!("{} line {}", s.path, s.end_line)
+    } else {
+        format!("{} lines {}-{}", s.path, s.start_line, s.end_line)
+    }
+}
+
+/// The file `rel` inside `worktree`, refusing anything that could leave it:
+/// absolute paths, `..`, and symbolic links pointing outside.
+pub(crate) fn resolve_in_worktree(worktree: &Path, rel: &str) -> Result<PathBuf, String> {
+    let relative = Path::new(rel);
+    let plain = !rel.is_empty()
+        && relative
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if !plain {
+        return Err(format!("{rel}: not a relative path inside the repository"));
+    }
+    let root = worktree
+        .canonicalize()
+        .map_err(|e| format!("worktree {}: {e}", worktree.display()))?;
+    let file = root
+        .join(relative)
+        .canonicalize()
+        .map_err(|e| format!("{rel}: {e}"))?;
+    if !file.starts_with(&root) {
+        return Err(format!("{rel}: resolves outside the repository"));
+    }
+    Ok(file)
+}
+
+fn read_text(path: &Path, rel: &str) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{rel}: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| format!("{rel}: not valid UTF-8"))
+}
+
+/// Apply the suggestion of every item of `task` in `task.worktree` (see the
+/// module docs). Outcomes are in the task's item order.
+pub fn fix(task: &FixTask) -> Result<FixAnswer, AgentError> {
+    if task.items.is_empty() || (task.cluster.is_none() && task.items.len() != 1) {
+        return Err(AgentError::InvalidTask {
+            role: task.role(),
+            reason: format!("{} items for a {} task", task.items.len(), task.role()),
+        });
+    }
+
+    // Item index -> why it was not applied.
+    let mut blocked: BTreeMap<usize, String> = BTreeMap::new();
+    // Resolved file -> (index, edit) of the applicable suggestions.
+    let mut by_file: BTreeMap<PathBuf, Vec<(usize, &SuggestionEdit)>> = BTreeMap::new();
+    for (index, item) in task.items.iter().enumerate() {
+        match &item.suggestion {
+            SuggestionState::Applicable { edit } if item.kind == ItemKind::ReviewThread => {
+                match resolve_in_worktree(&task.worktree, &edit.site.path) {
+                    Ok(path) => by_file.entry(path).or_default().push((index, edit)),
+                    Err(reason) => {
+                        blocked.insert(index, reason);
+                    }
+                }
+            }
+            SuggestionState::Refused { reason } => {
+                blocked.insert(index, reason.clone());
+            }
+            _ => {
+                blocked.insert(
+                    index,
+                    "no applicable suggestion block; the builtin agent only applies suggestions"
+                        .to_owned(),
+                );
+            }
+        }
+    }
+
+    let mut fixed: BTreeMap<usize, &SuggestionEdit> = BTreeMap::new();
+    for (path, mut edits) in by_file {
+        // Bottom-up, so that no edit moves the lines of one still to apply.
+        edits.sort_by(|a, b| {
+            (b.1.site.start_line, b.1.site.end_line).cmp(&(a.1.site.start_line, a.1.site.end_line))
+        });
+        let rel = &edits[0].1.site.path;
+        let mut content = match read_text(&path, rel) {
+            Ok(content) => content,
+            Err(reason) => {
+                for (index, _) in edits {
+                    blocked.insert(index, reason.clone());
+                }
+                continue;
+            }
+        };
+        let mut applied: Vec<(usize, &SuggestionEdit)> = Vec::new();
+        for (index, edit) in edits {
+            let overlap = applied.iter().find(|(_, done)| {
+                edit.site.start_line <= done.site.end_line
+                    && done.site.start_line <= edit.site.end_line
+            });
+            if let Some((other, _)) = overlap {
+                blocked.insert(
+                    index,
+                    format!(
+                        "{}: overlaps the suggestion of {} on the same lines; refusing to choose",
+                        describe_site(edit),
+                        task.items[*other].id
+                    ),
+                );
+                continue;
+            }
+            match edit.apply(&content) {
+                Ok(next) => {
+                    content = next;
+                    applied.push((index, edit));
+                }
+                Err(e) => {
+                    blocked.insert(index, e.to_string());
+                }
+            }
+        }
+        if applied.is_empty() {
+            continue;
+        }
+        if let Err(e) = std::fs::write(&path, &content) {
+            for (index, _) in applied {
+                blocked.insert(index, format!("{rel}: writing failed: {e}"));
+            }
+            continue;
+        }
+        tracing::debug!(file = %rel, edits = applied.len(), "builtin agent applied suggestions");
+        fixed.extend(applied);
+    }
+
+    let outcomes = task
+        .items
+        .iter()
+        .enumerate()
+        .map(
+            |(index, item)| match (fixed.get(&index), blocked.get(&index)) {
+                (Some(edit), _) => ThreadOutcome {
+                    id: item.id.clone(),
+                    status: FixStatus::Fixed,
+                    summary: format!("applied the suggestion to {}", describe_site(edit)),
+                    reply: "Applied the suggested change as written.".to_owned(),
+                    files: vec![edit.site.path.clone()],
+                },
+                (None, reason) => {
+                    let reason = reason.map_or("not applied", String::as_str);
+                    ThreadOutcome {
+                        id: item.id.clone(),
+                        status: FixStatus::Blocked,
+                        summary: format!("suggestion not applied: {reason}"),
+                        reply: format!(
+                            "Shepherd could not apply this automatically ({reason}). \
+                         A maintainer needs to look at it."
+                        ),
+                        files: Vec::new(),
+                    }
+                }
+            },
+        )
+        .collect();
+
+    Ok(FixAnswer {
+        outcomes,
+        cluster_assessment: task.cluster.as_ref().map(|_| ClusterAssessment {
+            verdict: ClusterVerdict::Coincidental,
+            why: BUILTIN_CLUSTER_WHY.to_owned(),
+        }),
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+    use crate::answer::{check_fix_answer, check_triage_answer};
+    use crate::task::{ClusterContext, PrContext, TaskItem};
+    use crate::validate::parse_answer;
+    use shepherd_core::cluster::Cluster;
+    use shepherd_core::model::{
+        Author, AuthorKind, Comment, DiffSide, ForgeKind, ReviewThread, SubjectType,
+        TopLevelComment, TopLevelKind,
+    };
+    use shepherd_core::theme::Theme;
+    use std::path::Path;
+
+    /// A ten-line file `l1`..`l10`, and a hunk adding all of it.
+    const FILE: &str = "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n";
+    const HUNK: &str = "@@ -0,0 +1,10 @@\n+l1\n+l2\n+l3\n+l4\n+l5\n+l6\n+l7\n+l8\n+l9\n+l10";
+
+    fn thread(id: &str, path: &str, start: Option<u32>, line: u32, body: &str) -> ReviewThread {
+        ReviewThread {
+            id: id.into(),
+            is_resolved: false,
+            is_outdated: false,
+            path: path.into(),
+            line: Some(line),
+            start_line: start,
+            original_line: Some(line),
+            original_start_line: start,
+            diff_side: DiffSide::Right,
+            subject_type: SubjectType::Line,
+            viewer_can_reply: true,
+            viewer_can_resolve: true,
+            comments: vec![Comment {
+                id: format!("{id}-c1"),
+                database_id: Some(1),
+                author: Some(Author {
+                    login: "rev".into(),
+                    kind: AuthorKind::User,
+                }),
+                body: body.into(),
+                url: String::new(),
+                created_at: "2024-01-01T00:00:00Z".into(),
+                diff_hunk: Some(HUNK.into()),
+                review_state: None,
+            }],
+        }
+    }
+
+    fn pr() -> PrContext {
+        PrContext {
+            forge: ForgeKind::GitHub,
+            number: 7,
+            title: "t".into(),
+            url: "https://github.com/o/r/pull/7".into(),
+            head_sha: "abc".into(),
+            base_ref: "main".into(),
+        }
+    }
+
+    fn worktree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, content) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, content).unwrap();
+        }
+        dir
+    }
+
+    fn read(dir: &Path, path: &str) -> String {
+        std::fs::read_to_string(dir.join(path)).unwrap()
+    }
+
+    fn top_level(id: &str, body: &str) -> TaskItem {
+        TaskItem::from_top_level(&TopLevelComment {
+            id: id.into(),
+            database_id: None,
+            kind: TopLevelKind::IssueComment,
+            author: None,
+            body: body.into(),
+            url: String::new(),
+            created_at: String::new(),
+            review_state: None,
+        })
+    }
+
+    fn triage_task(dir: &Path, items: Vec<TaskItem>) -> TriageTask {
+        TriageTask {
+            pr: pr(),
+            worktree: dir.to_owned(),
+            items,
+        }
+    }
+
+    #[test]
+    fn triage_gives_code_change_only_to_applicable_suggestions() {
+        let dir = worktree(&[
+            ("src/a.rs", FILE),
+            ("src/changed.rs", &FILE.replace("l5", "L5")),
+        ]);
+        let mut outdated = thread("T3", "src/a.rs", None, 4, "```suggestion\nx\n```");
+        outdated.is_outdated = true;
+        let task = triage_task(
+            dir.path(),
+            vec![
+                TaskItem::from_thread(&thread(
+                    "T1",
+                    "src/a.rs",
+                    Some(2),
+                    3,
+                    "This should propagate the error instead of unwrap():\n```suggestion\nl2?\n```",
+                )),
+                TaskItem::from_thread(&thread("T2", "src/a.rs", None, 4, "Why is this here?")),
+                TaskItem::from_thread(&outdated),
+                TaskItem::from_thread(&thread(
+                    "T4",
+                    "src/changed.rs",
+                    None,
+                    5,
+                    "```suggestion\nx\n```",
+                )),
+                top_level("IC1", "Please add tests.\n```suggestion\nx\n```"),
+            ],
+        );
+        let answer = triage(&task);
+        check_triage_answer(&task, &answer).unwrap();
+        // The answer passes its own schema.
+        let reparsed: TriageAnswer =
+            parse_answer(&serde_json::to_string(&answer).unwrap()).unwrap();
+        assert_eq!(reparsed, answer);
+
+        let d: Vec<(&str, Decision)> = answer
+            .items
+            .iter()
+            .map(|i| (i.id.as_str(), i.decision))
+            .collect();
+        assert_eq!(
+            d,
+            vec![
+                ("T1", Decision::CodeChange),
+                ("T2", Decision::NeedsHuman),
+                ("T3", Decision::NeedsHuman),
+                ("T4", Decision::NeedsHuman),
+                ("IC1", Decision::NeedsHuman),
+            ]
+        );
+        let r = |i: usize| answer.items[i].reasoning.as_str();
+        assert!(r(0).contains("src/a.rs lines 2-3"), "{}", r(0));
+        assert!(r(1).starts_with("no suggestion block"), "{}", r(1));
+        assert!(r(2).contains("outdated"), "{}", r(2));
+        assert!(
+            r(3).contains("no longer applies") && r(3).contains("line 5"),
+            "{}",
+            r(3)
+        );
+        assert!(r(4).starts_with("top-level comment"), "{}", r(4));
+        assert_eq!(answer.items[0].theme, Some(Theme::ErrorHandling));
+        assert_eq!(answer.items[4].theme, Some(Theme::Testing));
+        assert!(answer.items.iter().all(|i| !i.pr_changed_evidence));
+        // Triage changes nothing.
+        assert_eq!(read(dir.path(), "src/a.rs"), FILE);
+    }
+
+    #[test]
+    fn fix_applies_the_suggestion_to_the_worktree() {
+        let dir = worktree(&[("src/a.rs", FILE)]);
+        let item = TaskItem::from_thread(&thread(
+            "T1",
+            "src/a.rs",
+            Some(2),
+            3,
+            "```suggestion\ntwo\nand\nthree\n```",
+        ));
+        let task = FixTask::single(pr(), dir.path().to_owned(), item);
+        let answer = fix(&task).unwrap();
+        check_fix_answer(&task, &answer).unwrap();
+        assert_eq!(answer.cluster_assessment, None);
+        let o = &answer.outcomes[0];
+        assert_eq!((o.id.as_str(), o.status), ("T1", FixStatus::Fixed));
+        assert_eq!(o.files, vec!["src/a.rs"]);
+        assert_eq!(o.summary, "applied the suggestion to src/a.rs lines 2-3");
+        assert_eq!(
+            read(dir.path(), "src/a.rs"),
+            "l1\ntwo\nand\nthree\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n"
+        );
+    }
+
+    #[test]
+    fn fix_refuses_when_the_anchored_lines_changed() {
+        let changed = FILE.replace("l3", "l3 // edited");
+        let dir = worktree(&[("src/a.rs", &changed)]);
+        let item = TaskItem::from_thread(&thread(
+            "T1",
+            "src/a.rs",
+            Some(2),
+            3,
+            "```suggestion\nx\n```",
+        ));
+        let answer = fix(&FixTask::single(pr(), dir.path().to_owned(), item)).unwrap();
+        let o = &answer.outcomes[0];
+        assert_eq!(o.status, FixStatus::Blocked);
+        assert!(o.files.is_empty());
+        assert!(
+            o.summary.contains("line 3 no longer matches"),
+            "{}",
+            o.summary
+        );
+        assert!(o.reply.contains("line 3 no longer matches"), "{}", o.reply);
+        assert_eq!(read(dir.path(), "src/a.rs"), changed);
+    }
+
+    fn cluster(ids: &[&str], files: &[&str]) -> ClusterContext {
+        ClusterContext::new(
+            Cluster {
+                theme: Theme::Naming,
+                area: "src".into(),
+                files: files.iter().map(|f| f.to_string()).collect(),
+                item_ids: ids.iter().map(|f| f.to_string()).collect(),
+                hypothesis: "h".into(),
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn cluster_fix_applies_each_suggestion_bottom_up() {
+        let dir = worktree(&[("src/a.rs", FILE), ("src/b.rs", FILE)]);
+        let items = vec![
+            // Grows line 2 into three lines: were it applied first, T2's lines would move.
+            TaskItem::from_thread(&thread(
+                "T1",
+                "src/a.rs",
+                None,
+                2,
+                "```suggestion\n2a\n2b\n2c\n```",
+            )),
+            TaskItem::from_thread(&thread(
+                "T2",
+                "src/a.rs",
+                Some(8),
+                9,
+                "```suggestion\neight-nine\n```",
+            )),
+            TaskItem::from_thread(&thread("T3", "src/b.rs", None, 1, "```suggestion\n```")),
+            TaskItem::from_thread(&thread("T4", "src/b.rs", None, 5, "rename this")),
+        ];
+        let task = FixTask::cluster(
+            pr(),
+            dir.path().to_owned(),
+            cluster(&["T1", "T2", "T3", "T4"], &["src/a.rs", "src/b.rs"]),
+            items,
+        );
+        let answer = fix(&task).unwrap();
+        check_fix_answer(&task, &answer).unwrap();
+        let statuses: Vec<FixStatus> = answer.outcomes.iter().map(|o| o.status).collect();
+        assert_eq!(
+            statuses,
+            [
+                FixStatus::Fixed,
+                FixStatus::Fixed,
+                FixStatus::Fixed,
+                FixStatus::Blocked
+            ]
+        );
+        assert_eq!(
+            read(dir.path(), "src/a.rs"),
+            "l1\n2a\n2b\n2c\nl3\nl4\nl5\nl6\nl7\neight-nine\nl10\n"
+        );
+        assert_eq!(
+            read(dir.path(), "src/b.rs"),
+            FILE.strip_prefix("l1\n").unwrap()
+        );
+        assert!(answer.outcomes[3]
+            .summary
+            .contains("only applies suggestions"));
+        assert_eq!(
+            answer.cluster_assessment,
+            Some(ClusterAssessment {
+                verdict: ClusterVerdict::Coincidental,
+                why: BUILTIN_CLUSTER_WHY.into()
+            })
+        );
+        let reparsed: FixAnswer = parse_answer(&serde_json::to_string(&answer).unwrap()).unwrap();
+        assert_eq!(reparsed, answer);
+    }
+
+    #[test]
+    fn overlapping_suggestions_are_not_both_applied() {
+        let dir = worktree(&[("src/a.rs", FILE)]);
+        let items = vec![
+            TaskItem::from_thread(&thread(
+                "T1",
+                "src/a.rs",
+                Some(3),
+                5,
+                "```suggestion\nfirst\n```",
+            )),
+            TaskItem::from_thread(&thread(
+                "T2",
+                "src/a.rs",
+                Some(5),
+                6,
+                "```suggestion\nsecond\n```",
+            )),
+        ];
+        let task = FixTask::cluster(
+            pr(),
+            dir.path().to_owned(),
+            cluster(&["T1", "T2"], &["src/a.rs"]),
+            items,
+        );
+        let answer = fix(&task).unwrap();
+        // Bottom-up: T2 (lines 5-6) goes first, T1 overlaps it.
+        assert_eq!(answer.outcomes[1].status, FixStatus::Fixed);
+        assert_eq!(answer.outcomes[0].status, FixStatus::Blocked);
+        assert!(
+            answer.outcomes[0]
+                .summary
+                .contains("overlaps the suggestion of T2"),
+            "{}",
+            answer.outcomes[0].summary
+        );
+        assert_eq!(
+            read(dir.path(), "src/a.rs"),
+            "l1\nl2\nl3\nl4\nsecond\nl7\nl8\nl9\nl10\n"
+        );
+    }
+
+    #[test]
+    fn paths_outside_the_worktree_are_refused() {
+        let outside = worktree(&[("victim.rs", FILE)]);
+        let dir = worktree(&[]);
+        std::os::unix::fs::symlink(outside.path().join("victim.rs"), dir.path().join("link.rs"))
+            .unwrap();
+        let relative = format!(
+            "../{}/victim.rs",
+            outside.path().file_name().unwrap().to_str().unwrap()
+        );
+        for (path, why) in [
+            (relative.as_str(), "not a relative path inside"),
+            ("link.rs", "resolves outside"),
+            ("/etc/passwd", "not a relative path inside"),
+        ] {
+            let item = TaskItem::from_thread(&thread("T1", path, None, 2, "```suggestion\nx\n```"));
+            let answer = fix(&FixTask::single(pr(), dir.path().to_owned(), item)).unwrap();
+            assert_eq!(answer.outcomes[0].status, FixStatus::Blocked, "{path}");
+            assert!(
+                answer.outcomes[0].summary.contains(why),
+                "{path}: {}",
+                answer.outcomes[0].summary
+            );
+        }
+        assert_eq!(read(outside.path(), "victim.rs"), FILE);
+    }
+
+    #[test]
+    fn fix_task_shape_is_checked() {
+        let dir = worktree(&[]);
+        let mut task = FixTask::single(pr(), dir.path().to_owned(), top_level("IC1", "x"));
+        task.items.clear();
+        assert!(matches!(fix(&task), Err(AgentError::InvalidTask { .. })));
+        task.items = vec![top_level("a", "x"), top_level("b", "y")];
+        assert!(matches!(fix(&task), Err(AgentError::InvalidTask { .. })));
+    }
+
+    #[tokio::test]
+    async fn through_the_trait_object() {
+        let dir = worktree(&[("src/a.rs", FILE)]);
+        let agent: std::sync::Arc<dyn Agent> = std::sync::Arc::new(BuiltinAgent::new());
+        assert_eq!(agent.name(), "builtin");
+        let item = TaskItem::from_thread(&thread(
+            "T1",
+            "src/a.rs",
+            None,
+            1,
+            "```suggestion\none\n```",
+        ));
+        let ctx = AgentContext::default();
+        let triaged = agent
+            .triage(&triage_task(dir.path(), vec![item.clone()]), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(triaged.items[0].decision, Decision::CodeChange);
+        let fixed = agent
+            .fix(&FixTask::single(pr(), dir.path().to_owned(), item), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(fixed.outcomes[0].status, FixStatus::Fixed);
+        assert!(read(dir.path(), "src/a.rs").starts_with("one\nl2\n"));
+    }
+}

@@ -1,0 +1,549 @@
+//! Running an agent process safely: the one command factory every provider uses.
+//!
+//! - **Environment:** cleared, then rebuilt from an allow-list ([`BASE_ENV`]
+//!   plus configured names and values). A variable whose name looks like it
+//!   holds a credential ([`is_token_like`]) is never passed, even when
+//!   configured: the forge token must not reach an agent.
+//! - **Process group:** the agent leads its own group; on timeout (total, or
+//!   idle: no output for a while), on cancellation (the future is dropped,
+//!   e.g. on Ctrl-C) and after it exits (stragglers it left behind), the whole
+//!   group is killed.
+//! - **Transcript:** stdin, stdout, stderr, exit status and duration are
+//!   written as JSON to the given path, whatever the outcome.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde::Serialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+
+/// Variables always passed through when set.
+pub const BASE_ENV: [&str; 6] = ["PATH", "HOME", "LANG", "TERM", "TMPDIR", "USER"];
+
+/// Keep at most this much stdout; more is an error (an answer is not that big).
+pub const MAX_STDOUT: usize = 16 << 20;
+
+/// Keep at most this much stderr in memory and in the transcript.
+pub const MAX_STDERR: usize = 1 << 20;
+
+/// Whether a variable name looks like it holds a credential.
+///
+/// Case-insensitive. Matches `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*PASSWD*`,
+/// `*CREDENTIAL*`, `*API_KEY*`, `*APIKEY*`, `*PRIVATE_KEY*`, `*_KEY`, `*_PAT`,
+/// `*JWT*`, and every `GH_*`, `GITHUB_*` and `GITLAB_*`.
+pub fn is_token_like(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    const INFIXES: [&str; 8] = [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "API_KEY",
+        "APIKEY",
+        "JWT",
+    ];
+    INFIXES.iter().any(|s| upper.contains(s))
+        || upper.contains("PRIVATE_KEY")
+        || upper.ends_with("_KEY")
+        || upper.ends_with("_PAT")
+        || ["GH_", "GITHUB_", "GITLAB_"]
+            .iter()
+            .any(|p| upper.starts_with(p))
+}
+
+/// Which variables an agent gets.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct EnvPolicy {
+    /// Extra names passed through from Shepherd's environment when set.
+    pub pass: Vec<String>,
+    /// Fixed values, set after the pass-through ones (and overriding them).
+    /// `Debug` shows their names only.
+    pub set: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for EnvPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvPolicy")
+            .field("pass", &self.pass)
+            .field("set", &self.set.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl EnvPolicy {
+    /// The environment of an agent, from `parent` (Shepherd's own environment):
+    /// [`BASE_ENV`] and `pass` names that are set, then `set`, with every
+    /// token-like name dropped. Sorted by name.
+    pub fn build(
+        &self,
+        parent: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Vec<(OsString, OsString)> {
+        let wanted: Vec<&str> = BASE_ENV
+            .iter()
+            .copied()
+            .chain(self.pass.iter().map(String::as_str))
+            .collect();
+        let mut env: std::collections::BTreeMap<OsString, OsString> = parent
+            .into_iter()
+            .filter(|(name, _)| name.to_str().is_some_and(|n| wanted.contains(&n)))
+            .collect();
+        for (name, value) in &self.set {
+            env.insert(name.into(), value.into());
+        }
+        env.retain(|name, _| match name.to_str() {
+            Some(n) => {
+                let keep = !is_token_like(n);
+                if !keep {
+                    tracing::warn!(
+                        variable = n,
+                        "not passing a token-like variable to an agent"
+                    );
+                }
+                keep
+            }
+            None => false,
+        });
+        env.into_iter().collect()
+    }
+}
+
+/// One agent process to run.
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    /// The executable (a path, or a name looked up on the agent's `PATH`).
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The working directory (the worktree).
+    pub cwd: PathBuf,
+    /// Which variables it gets.
+    pub env: EnvPolicy,
+    /// Written to its stdin, which is then closed.
+    pub stdin: Vec<u8>,
+    /// The longest it may run.
+    pub total_timeout: Duration,
+    /// The longest it may go without writing to stdout or stderr.
+    pub idle_timeout: Duration,
+    /// After SIGTERM to the group on timeout, how long before SIGKILL.
+    pub kill_grace: Duration,
+    /// Where the transcript goes; `None` keeps none.
+    pub transcript: Option<PathBuf>,
+}
+
+/// Which limit was reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimeoutKind {
+    /// The total timeout.
+    Total,
+    /// The idle timeout (no output).
+    Idle,
+}
+
+impl std::fmt::Display for TimeoutKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimeoutKind::Total => "total",
+            TimeoutKind::Idle => "idle",
+        })
+    }
+}
+
+/// How the process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Termination {
+    /// It exited by itself (possibly killed by a signal it did not get from us).
+    Exited(ExitStatus),
+    /// A timeout was reached and its group was killed.
+    TimedOut(TimeoutKind),
+}
+
+/// What a process did.
+#[derive(Debug, Clone)]
+pub struct ProcessOutput {
+    /// How it ended.
+    pub termination: Termination,
+    /// Its stdout (at most [`MAX_STDOUT`]).
+    pub stdout: Vec<u8>,
+    /// Its stderr (at most [`MAX_STDERR`]; the rest is dropped).
+    pub stderr: Vec<u8>,
+    /// Whether stdout went beyond [`MAX_STDOUT`] (the rest was dropped).
+    pub stdout_truncated: bool,
+    /// How long it ran.
+    pub duration: Duration,
+}
+
+/// Why a process could not be run.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// It could not be started.
+    #[error("could not start {program}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Waiting for it or reading its output failed.
+    #[error("waiting for {program}")]
+    Wait {
+        /// The program.
+        program: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The transcript could not be written.
+    #[error("writing transcript {path}")]
+    Transcript {
+        /// The transcript's path.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// After the agent exits, how long its output pipes may stay open (held by a
+/// process that left its group) before Shepherd stops reading them.
+pub const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
+
+/// The command for `spec` with environment `env`: the one place agent
+/// processes are built.
+fn command(spec: &ProcessSpec, env: &[(OsString, OsString)]) -> Command {
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    cmd
+}
+
+/// Kills a process group when dropped, unless disarmed.
+struct GroupGuard {
+    pgid: Option<Pid>,
+}
+
+impl GroupGuard {
+    fn kill(&self, signal: Signal) {
+        if let Some(pgid) = self.pgid {
+            // ESRCH (the group is gone) is the expected case after a clean exit.
+            let _ = killpg(pgid, signal);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill(Signal::SIGKILL);
+    }
+}
+
+/// Runs `spec` to completion (see the module docs) and writes its transcript.
+pub async fn run(spec: &ProcessSpec) -> Result<ProcessOutput, ExecError> {
+    let program = spec.program.display().to_string();
+    let env = spec.env.build(std::env::vars_os());
+    let mut cmd = command(spec, &env);
+    tracing::debug!(
+        program = %program,
+        args = ?spec.args,
+        cwd = %spec.cwd.display(),
+        env = ?env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        "spawning agent"
+    );
+    let started = Instant::now();
+    let mut child = cmd.spawn().map_err(|source| ExecError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
+    // With process_group(0) the child's pid is its group's id.
+    let guard = GroupGuard {
+        pgid: child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw),
+    };
+
+    let writer = child.stdin.take().map(|mut stdin| {
+        let input = spec.stdin.clone();
+        tokio::spawn(async move {
+            // A child that does not read its stdin closes the pipe: not an error here.
+            let _ = stdin.write_all(&input).await;
+            let _ = stdin.shutdown().await;
+        })
+    });
+    let (Some(mut out), Some(mut err)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(ExecError::Wait {
+            program,
+            source: std::io::Error::other("stdout or stderr was not piped"),
+        });
+    };
+
+    let mut deadline = tokio::time::Instant::now() + spec.total_timeout;
+    let mut last_output = tokio::time::Instant::now();
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let mut stdout_truncated = false;
+    let (mut out_open, mut err_open) = (true, true);
+    let mut status: Option<ExitStatus> = None;
+    let mut timed_out = None;
+    let (mut obuf, mut ebuf) = (vec![0u8; 8192], vec![0u8; 8192]);
+
+    while status.is_none() || out_open || err_open {
+        tokio::select! {
+            n = out.read(&mut obuf), if out_open => match n {
+                Ok(0) | Err(_) => out_open = false,
+                Ok(n) => {
+                    last_output = tokio::time::Instant::now();
+                    let room = MAX_STDOUT.saturating_sub(stdout.len());
+                    stdout_truncated |= n > room;
+                    stdout.extend_from_slice(&obuf[..n.min(room)]);
+                }
+            },
+            n = err.read(&mut ebuf), if err_open => match n {
+                Ok(0) | Err(_) => err_open = false,
+                Ok(n) => {
+                    last_output = tokio::time::Instant::now();
+                    let room = MAX_STDERR.saturating_sub(stderr.len());
+                    stderr.extend_from_slice(&ebuf[..n.min(room)]);
+                }
+            },
+            s = child.wait(), if status.is_none() => {
+                let s = s.map_err(|source| ExecError::Wait { program: program.clone(), source })?;
+                status = Some(s);
+                // Whatever it left behind goes too; then the pipes reach EOF.
+                guard.kill(Signal::SIGKILL);
+                deadline = deadline.min(tokio::time::Instant::now() + DRAIN_AFTER_EXIT);
+            },
+            _ = tokio::time::sleep_until(deadline) => {
+                timed_out = Some(TimeoutKind::Total);
+                break;
+            },
+            _ = tokio::time::sleep_until(last_output + spec.idle_timeout) => {
+                timed_out = Some(TimeoutKind::Idle);
+                break;
+            },
+        }
+    }
+
+    if status.is_some() && timed_out.is_some() {
+        // It exited; something outside its group still holds the pipes.
+        tracing::warn!(program = %program, "agent exited but its output stayed open; not waiting for it");
+        timed_out = None;
+    }
+    if let Some(kind) = timed_out {
+        tracing::warn!(program = %program, %kind, "agent timed out; killing its process group");
+        if status.is_none() {
+            guard.kill(Signal::SIGTERM);
+            if tokio::time::timeout(spec.kill_grace, child.wait())
+                .await
+                .is_err()
+            {
+                guard.kill(Signal::SIGKILL);
+                let _ = child.wait().await;
+            }
+        }
+        guard.kill(Signal::SIGKILL);
+    }
+    if let Some(writer) = writer {
+        writer.abort();
+    }
+    drop(guard);
+
+    let output = ProcessOutput {
+        termination: match (status, timed_out) {
+            (Some(status), _) => Termination::Exited(status),
+            (None, Some(kind)) => Termination::TimedOut(kind),
+            // The loop only ends without a timeout once the status is known.
+            (None, None) => Termination::TimedOut(TimeoutKind::Total),
+        },
+        stdout,
+        stderr,
+        stdout_truncated,
+        duration: started.elapsed(),
+    };
+    if let Some(path) = &spec.transcript {
+        write_transcript(path, spec, &env, &output)?;
+    }
+    Ok(output)
+}
+
+/// A saved transcript.
+#[derive(Serialize)]
+struct Transcript<'a> {
+    version: u32,
+    program: &'a str,
+    args: &'a [String],
+    cwd: &'a Path,
+    /// Names only: values are not recorded.
+    env: Vec<String>,
+    stdin: std::borrow::Cow<'a, str>,
+    stdout: std::borrow::Cow<'a, str>,
+    stdout_truncated: bool,
+    stderr: std::borrow::Cow<'a, str>,
+    exit: Option<ExitRecord>,
+    timed_out: Option<TimeoutKind>,
+    duration_ms: u128,
+}
+
+#[derive(Serialize)]
+struct ExitRecord {
+    code: Option<i32>,
+    signal: Option<i32>,
+    success: bool,
+}
+
+fn write_transcript(
+    path: &Path,
+    spec: &ProcessSpec,
+    env: &[(OsString, OsString)],
+    output: &ProcessOutput,
+) -> Result<(), ExecError> {
+    use std::os::unix::process::ExitStatusExt;
+    let program = spec.program.display().to_string();
+    let transcript = Transcript {
+        version: 1,
+        program: &program,
+        args: &spec.args,
+        cwd: &spec.cwd,
+        env: env
+            .iter()
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect(),
+        stdin: String::from_utf8_lossy(&spec.stdin),
+        stdout: String::from_utf8_lossy(&output.stdout),
+        stdout_truncated: output.stdout_truncated,
+        stderr: String::from_utf8_lossy(&output.stderr),
+        exit: match output.termination {
+            Termination::Exited(status) => Some(ExitRecord {
+                code: status.code(),
+                signal: status.signal(),
+                success: status.success(),
+            }),
+            Termination::TimedOut(_) => None,
+        },
+        timed_out: match output.termination {
+            Termination::TimedOut(kind) => Some(kind),
+            Termination::Exited(_) => None,
+        },
+        duration_ms: output.duration.as_millis(),
+    };
+    let err = |source| ExecError::Transcript {
+        path: path.to_owned(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(err)?;
+    }
+    let json = serde_json::to_vec_pretty(&transcript).map_err(|e| err(std::io::Error::other(e)))?;
+    std::fs::write(path, json).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_like_names() {
+        for name in [
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "GH_HOST",
+            "GITHUB_ACTIONS",
+            "GITLAB_URL",
+            "gitlab_token",
+            "SHEPHERD_TOKEN",
+            "MY_SECRET_THING",
+            "DB_PASSWORD",
+            "ANTHROPIC_API_KEY",
+            "SSH_KEY",
+            "aws_secret_access_key",
+            "NPM_AUTH_TOKEN",
+            "CI_JOB_JWT_V2",
+            "GITEA_PAT",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "Token",
+        ] {
+            assert!(is_token_like(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "LANG",
+            "TERM",
+            "TMPDIR",
+            "USER",
+            "KEYBOARD",
+            "MONKEY",
+            "EDITOR",
+            "CARGO_HOME",
+        ] {
+            assert!(!is_token_like(name), "{name}");
+        }
+    }
+
+    fn parent() -> Vec<(OsString, OsString)> {
+        [
+            ("PATH", "/bin"),
+            ("HOME", "/home/u"),
+            ("GITHUB_TOKEN", "ghp_secret"),
+            ("EDITOR", "vi"),
+            ("RUST_LOG", "debug"),
+            ("MY_API_KEY", "k"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect()
+    }
+
+    fn names(env: &[(OsString, OsString)]) -> Vec<&str> {
+        env.iter().map(|(k, _)| k.to_str().unwrap_or("?")).collect()
+    }
+
+    #[test]
+    fn debug_shows_names_not_values() {
+        let policy = EnvPolicy {
+            pass: vec!["A".into()],
+            set: vec![("B".into(), "hunter2".into())],
+        };
+        let shown = format!("{policy:?}");
+        assert_eq!(shown, r#"EnvPolicy { pass: ["A"], set: ["B"] }"#);
+    }
+
+    #[test]
+    fn env_is_the_allow_list_only() {
+        let env = EnvPolicy::default().build(parent());
+        assert_eq!(names(&env), ["HOME", "PATH"]);
+    }
+
+    #[test]
+    fn configured_token_like_names_are_still_dropped() {
+        let policy = EnvPolicy {
+            pass: vec![
+                "RUST_LOG".into(),
+                "GITHUB_TOKEN".into(),
+                "MY_API_KEY".into(),
+            ],
+            set: vec![
+                ("GH_TOKEN".into(), "x".into()),
+                ("FAKE_MODE".into(), "1".into()),
+                ("PATH".into(), "/opt/bin".into()),
+            ],
+        };
+        let env = policy.build(parent());
+        assert_eq!(names(&env), ["FAKE_MODE", "HOME", "PATH", "RUST_LOG"]);
+        assert!(env.iter().any(|(k, v)| k == "PATH" && v == "/opt/bin"));
+        assert!(!env.iter().any(|(_, v)| v == "ghp_secret"));
+    }
+}

@@ -1,0 +1,583 @@
+//! Prompts: Markdown templates embedded as defaults and overridable per
+//! repository (`.shepherd/prompts/<name>.md`), rendered from tasks.
+//!
+//! A template holds `{{placeholder}}`s, substituted in a single pass: text
+//! inserted for one placeholder is never scanned again, so a comment body that
+//! contains `{{items}}` stays text. Unknown placeholders are errors naming the
+//! prompt and the placeholder; so is a template missing a required one.
+//!
+//! Untrusted text (comment bodies, the PR title) is fenced in
+//! `<untrusted-comment …>` / `<untrusted-title>` elements. A body cannot close
+//! or open such a fence: every `<` that starts something that reads as an
+//! `untrusted…` tag (any case, any spacing, with or without `/`) is written as
+//! `&lt;`. Items are given as ids, paths and lines, never file contents: the
+//! agent reads the code itself.
+
+use std::path::{Path, PathBuf};
+
+use crate::task::{FixTask, ItemKind, PrContext, SuggestionState, TaskItem, TriageTask};
+
+const TRIAGE: &str = include_str!("../prompts/triage.md");
+const FIX: &str = include_str!("../prompts/fix.md");
+const CLUSTER_FIX: &str = include_str!("../prompts/cluster-fix.md");
+
+/// Which prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PromptName {
+    /// `triage.md`.
+    Triage,
+    /// `fix.md`.
+    Fix,
+    /// `cluster-fix.md`.
+    ClusterFix,
+}
+
+impl PromptName {
+    /// Every prompt.
+    pub const ALL: [PromptName; 3] = [PromptName::Triage, PromptName::Fix, PromptName::ClusterFix];
+
+    /// The file stem (`cluster-fix`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PromptName::Triage => "triage",
+            PromptName::Fix => "fix",
+            PromptName::ClusterFix => "cluster-fix",
+        }
+    }
+
+    fn default_template(self) -> &'static str {
+        match self {
+            PromptName::Triage => TRIAGE,
+            PromptName::Fix => FIX,
+            PromptName::ClusterFix => CLUSTER_FIX,
+        }
+    }
+
+    /// The placeholders the template may use.
+    pub fn placeholders(self) -> &'static [&'static str] {
+        match self {
+            PromptName::Triage => &["pr", "worktree", "items", "answer_schema"],
+            PromptName::Fix => &["pr", "worktree", "items", "files_hint", "answer_schema"],
+            PromptName::ClusterFix => &[
+                "pr",
+                "worktree",
+                "items",
+                "files_hint",
+                "cluster_brief",
+                "answer_schema",
+            ],
+        }
+    }
+
+    /// The placeholders the template must use.
+    pub fn required(self) -> &'static [&'static str] {
+        match self {
+            PromptName::Triage | PromptName::Fix => &["items"],
+            PromptName::ClusterFix => &["items", "cluster_brief"],
+        }
+    }
+}
+
+impl std::fmt::Display for PromptName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a prompt could not be loaded or rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    /// An override file could not be read.
+    #[error("reading prompt {path}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A template uses a placeholder that prompt does not have.
+    #[error("prompt {name} ({origin}): unknown placeholder {{{{{placeholder}}}}}; known: {known}")]
+    UnknownPlaceholder {
+        /// The prompt.
+        name: PromptName,
+        /// `built-in` or the override's path.
+        origin: String,
+        /// The placeholder.
+        placeholder: String,
+        /// The placeholders it may use.
+        known: String,
+    },
+    /// A template lacks a placeholder the prompt needs.
+    #[error("prompt {name} ({origin}): missing required placeholder {{{{{placeholder}}}}}")]
+    MissingPlaceholder {
+        /// The prompt.
+        name: PromptName,
+        /// `built-in` or the override's path.
+        origin: String,
+        /// The placeholder.
+        placeholder: &'static str,
+    },
+}
+
+/// A template and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Template {
+    text: String,
+    origin: String,
+}
+
+/// The set of prompt templates in use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompts {
+    triage: Template,
+    fix: Template,
+    cluster_fix: Template,
+}
+
+impl Default for Prompts {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl Prompts {
+    /// The embedded defaults.
+    pub fn builtin() -> Self {
+        let t = |name: PromptName| Template {
+            text: name.default_template().to_owned(),
+            origin: "built-in".to_owned(),
+        };
+        Prompts {
+            triage: t(PromptName::Triage),
+            fix: t(PromptName::Fix),
+            cluster_fix: t(PromptName::ClusterFix),
+        }
+    }
+
+    /// The defaults, overridden by `<repo_root>/.shepherd/prompts/<name>.md`
+    /// where such a file exists. Overrides are checked for placeholders.
+    pub fn load(repo_root: &Path) -> Result<Self, PromptError> {
+        Self::with_overrides(&repo_root.join(".shepherd").join("prompts"))
+    }
+
+    /// The defaults, overridden by `<dir>/<name>.md` where such a file exists.
+    pub fn with_overrides(dir: &Path) -> Result<Self, PromptError> {
+        let mut prompts = Self::builtin();
+        for name in PromptName::ALL {
+            let path = dir.join(format!("{name}.md"));
+            let text = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(source) => return Err(PromptError::Io { path, source }),
+            };
+            let template = Template {
+                text,
+                origin: path.display().to_string(),
+            };
+            check_template(name, &template)?;
+            tracing::debug!(prompt = %name, path = %path.display(), "using prompt override");
+            *prompts.slot(name) = template;
+        }
+        Ok(prompts)
+    }
+
+    fn slot(&mut self, name: PromptName) -> &mut Template {
+        match name {
+            PromptName::Triage => &mut self.triage,
+            PromptName::Fix => &mut self.fix,
+            PromptName::ClusterFix => &mut self.cluster_fix,
+        }
+    }
+
+    fn get(&self, name: PromptName) -> &Template {
+        match name {
+            PromptName::Triage => &self.triage,
+            PromptName::Fix => &self.fix,
+            PromptName::ClusterFix => &self.cluster_fix,
+        }
+    }
+
+    /// Where prompt `name` comes from: `built-in` or the override's path.
+    pub fn origin(&self, name: PromptName) -> &str {
+        &self.get(name).origin
+    }
+
+    /// The triage prompt for `task`; `answer_schema` is the answer's JSON Schema.
+    pub fn render_triage(
+        &self,
+        task: &TriageTask,
+        answer_schema: &serde_json::Value,
+    ) -> Result<String, PromptError> {
+        let values = [
+            ("pr", render_pr(&task.pr)),
+            ("worktree", task.worktree.display().to_string()),
+            ("items", render_items(&task.items)),
+            ("answer_schema", pretty(answer_schema)),
+        ];
+        substitute(PromptName::Triage, self.get(PromptName::Triage), &values)
+    }
+
+    /// The fix or cluster-fix prompt for `task`.
+    pub fn render_fix(
+        &self,
+        task: &FixTask,
+        answer_schema: &serde_json::Value,
+    ) -> Result<String, PromptError> {
+        let name = if task.cluster.is_some() {
+            PromptName::ClusterFix
+        } else {
+            PromptName::Fix
+        };
+        let files_hint = if task.files_hint.is_empty() {
+            "(none given)".to_owned()
+        } else {
+            task.files_hint
+                .iter()
+                .map(|f| format!("- {}", quoted(f)))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let brief = task
+            .cluster
+            .as_ref()
+            .map(|c| c.brief.trim_end().to_owned())
+            .unwrap_or_default();
+        let values = [
+            ("pr", render_pr(&task.pr)),
+            ("worktree", task.worktree.display().to_string()),
+            ("items", render_items(&task.items)),
+            ("files_hint", files_hint),
+            ("cluster_brief", brief),
+            ("answer_schema", pretty(answer_schema)),
+        ];
+        substitute(name, self.get(name), &values)
+    }
+}
+
+/// The section appended to a prompt for the retry: the errors that made the
+/// previous answer invalid.
+pub fn retry_section(errors: &[String]) -> String {
+    let mut out = String::from(
+        "\n\n## Your previous answer was refused\n\n\
+         It did not pass validation. Correct these problems and answer again with the \
+         complete JSON object only:\n\n",
+    );
+    for e in errors {
+        out.push_str("- ");
+        out.push_str(&e.replace('\n', " "));
+        out.push('\n');
+    }
+    out
+}
+
+fn pretty(value: &serde_json::Value) -> String {
+    // A Value always serializes; the fallback only keeps this total.
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+/// Checks `template`'s placeholders against what `name` allows and needs.
+fn check_template(name: PromptName, template: &Template) -> Result<(), PromptError> {
+    let found = placeholders_in(&template.text);
+    for placeholder in &found {
+        if !name.placeholders().contains(&placeholder.as_str()) {
+            return Err(PromptError::UnknownPlaceholder {
+                name,
+                origin: template.origin.clone(),
+                placeholder: placeholder.clone(),
+                known: name.placeholders().join(", "),
+            });
+        }
+    }
+    for placeholder in name.required() {
+        if !found.iter().any(|p| p == placeholder) {
+            return Err(PromptError::MissingPlaceholder {
+                name,
+                origin: template.origin.clone(),
+                placeholder,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Every `{{name}}` of a template, in order.
+fn placeholders_in(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        match after.find("}}") {
+            Some(end) => {
+                found.push(after[..end].trim().to_owned());
+                rest = &after[end + 2..];
+            }
+            None => break,
+        }
+    }
+    found
+}
+
+/// Substitutes `values` into `template` in one pass.
+fn substitute(
+    name: PromptName,
+    template: &Template,
+    values: &[(&str, String)],
+) -> Result<String, PromptError> {
+    check_template(name, template)?;
+    let text = &template.text;
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let key = after[..end].trim();
+        // check_template guaranteed every key is known and has a value.
+        if let Some((_, value)) = values.iter().find(|(k, _)| *k == key) {
+            out.push_str(value);
+        }
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// Rendering tasks
+
+/// A value as a JSON string literal: quoted, with control characters escaped,
+/// so a path or id cannot break the line it is on.
+fn quoted(s: &str) -> String {
+    serde_json::Value::String(s.to_owned()).to_string()
+}
+
+fn render_pr(pr: &PrContext) -> String {
+    format!(
+        "- number: {} ({})\n- url: {}\n- head: {}\n- base: {}\n- title: <untrusted-title>{}</untrusted-title>",
+        pr.number,
+        pr.forge,
+        quoted(&pr.url),
+        quoted(&pr.head_sha),
+        quoted(&pr.base_ref),
+        fence_body(&pr.title),
+    )
+}
+
+fn render_items(items: &[TaskItem]) -> String {
+    if items.is_empty() {
+        return "(no items)".to_owned();
+    }
+    let total = items.len();
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| render_item(i + 1, total, item))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim_end()
+        .to_owned()
+}
+
+fn render_item(n: usize, total: usize, item: &TaskItem) -> String {
+    let mut out = format!("### Item {n} of {total}: id {}\n\n", quoted(&item.id));
+    let kind = match item.kind {
+        ItemKind::ReviewThread => "review thread (can be fixed, replied to and resolved)",
+        ItemKind::IssueComment => "top-level comment on the pull request (no file)",
+        ItemKind::ReviewBody => "review summary (no file)",
+    };
+    out.push_str(&format!("- kind: {kind}\n"));
+    if let Some(path) = &item.path {
+        let lines = match (item.start_line, item.line) {
+            (Some(s), Some(e)) if s != e => format!(", lines {s}-{e}"),
+            (_, Some(e)) => format!(", line {e}"),
+            _ => ", the whole file".to_owned(),
+        };
+        out.push_str(&format!("- file: {}{lines}\n", quoted(path)));
+    }
+    if item.outdated {
+        out.push_str("- outdated: yes (the lines changed since the comment was written)\n");
+    }
+    let author = match &item.author {
+        Some(login) => format!(
+            "{} ({})",
+            quoted(login),
+            if item.author_is_bot { "bot" } else { "person" }
+        ),
+        None => "a deleted account".to_owned(),
+    };
+    out.push_str(&format!("- opened by: {author}\n"));
+    let suggestion = match &item.suggestion {
+        SuggestionState::Absent => "none".to_owned(),
+        SuggestionState::Applicable { edit } => format!(
+            "yes, replacing lines {}-{} of {}",
+            edit.site.start_line,
+            edit.site.end_line,
+            quoted(&edit.site.path)
+        ),
+        SuggestionState::Refused { reason } => {
+            format!(
+                "present but not applicable as written ({})",
+                reason.replace('\n', " ")
+            )
+        }
+    };
+    out.push_str(&format!("- suggestion block: {suggestion}\n"));
+    if let Some(note) = &item.triage {
+        out.push_str(&format!(
+            "- triage reasoning: {}\n- reply hint: {}\n",
+            fence_body(&note.reasoning).replace('\n', " "),
+            fence_body(&note.reply_hint).replace('\n', " ")
+        ));
+    }
+    out.push('\n');
+    for comment in &item.comments {
+        out.push_str(&format!(
+            "<untrusted-comment id=\"{}\" author=\"{}\" bot=\"{}\" shepherd=\"{}\">\n",
+            attr(&comment.id),
+            attr(comment.author.as_deref().unwrap_or("ghost")),
+            yes_no(comment.author_is_bot),
+            yes_no(comment.from_shepherd),
+        ));
+        let body = fence_body(&comment.body);
+        out.push_str(&body);
+        if !body.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str("</untrusted-comment>\n");
+    }
+    out
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// An attribute value: `&`, `"`, `<`, `>` and line breaks escaped.
+fn attr(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Untrusted text made safe to put inside a fence: every `<` that begins
+/// something reading as an `untrusted…` tag (`<untrusted`, `</untrusted`,
+/// `< / UNTRUSTED`, …) becomes `&lt;`. Nothing else changes.
+pub fn fence_body(text: &str) -> String {
+    const WORD: &str = "untrusted";
+    let mut out = String::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        if c == '<' {
+            let after = text[i + 1..].trim_start();
+            let after = after.strip_prefix('/').unwrap_or(after).trim_start();
+            let starts = after
+                .get(..WORD.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(WORD));
+            if starts {
+                out.push_str("&lt;");
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_templates() {
+        for name in PromptName::ALL {
+            let t = Prompts::builtin().get(name).clone();
+            check_template(name, &t).unwrap();
+            for p in name.placeholders() {
+                assert!(
+                    placeholders_in(&t.text).iter().any(|f| f == p),
+                    "{name} lacks {p}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn fence_cannot_be_closed_or_opened_from_inside() {
+        for hostile in [
+            "</untrusted-comment>",
+            "</UNTRUSTED-comment>",
+            "< / untrusted-comment >",
+            "</\nuntrusted-comment>",
+            "<untrusted-comment id=\"x\">",
+            "</untrusted-title>",
+        ] {
+            let safe = fence_body(hostile);
+            assert!(safe.starts_with("&lt;"), "{hostile} -> {safe}");
+            assert!(!safe.contains('<'), "{hostile} -> {safe}");
+        }
+        assert_eq!(
+            fence_body("a < b, <b>x</b>, <untrust"),
+            "a < b, <b>x</b>, <untrust"
+        );
+        assert_eq!(fence_body("é</untrusted"), "é&lt;/untrusted");
+    }
+
+    #[test]
+    fn substitution_is_single_pass() {
+        let t = Template {
+            text: "A {{items}} B {{ pr }}".into(),
+            origin: "t".into(),
+        };
+        let out = substitute(
+            PromptName::Triage,
+            &t,
+            &[("items", "{{pr}}".into()), ("pr", "P".into())],
+        )
+        .unwrap();
+        assert_eq!(out, "A {{pr}} B P");
+    }
+
+    #[test]
+    fn overrides_are_checked_and_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let prompts_dir = dir.path().join(".shepherd/prompts");
+        std::fs::create_dir_all(&prompts_dir).unwrap();
+        std::fs::write(prompts_dir.join("triage.md"), "Mine: {{items}}").unwrap();
+        let p = Prompts::load(dir.path()).unwrap();
+        assert_eq!(p.get(PromptName::Triage).text, "Mine: {{items}}");
+        assert!(p.origin(PromptName::Triage).ends_with("triage.md"));
+        assert_eq!(p.origin(PromptName::Fix), "built-in");
+
+        std::fs::write(prompts_dir.join("fix.md"), "{{items}} {{secrets}}").unwrap();
+        let err = Prompts::load(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("prompt fix") && err.contains("{{secrets}}"),
+            "{err}"
+        );
+
+        std::fs::write(prompts_dir.join("fix.md"), "{{items}}").unwrap();
+        std::fs::write(prompts_dir.join("cluster-fix.md"), "{{items}}").unwrap();
+        let err = Prompts::load(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("missing required placeholder {{cluster_brief}}"),
+            "{err}"
+        );
+    }
+}

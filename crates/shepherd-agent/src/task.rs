@@ -1,0 +1,367 @@
+//! What Shepherd asks an agent: typed tasks for each role.
+//!
+//! A task is plain data: the command provider sends it as JSON on stdin, the
+//! prompt renderer turns it into text, the builtin provider reads it directly.
+//! Comment bodies in a task are untrusted (anyone who can comment on the PR
+//! wrote them); every consumer treats them as data.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use shepherd_core::cluster::{render_brief, Cluster};
+use shepherd_core::marker::Marker;
+use shepherd_core::model::{
+    AuthorKind, ForgeKind, PullRequest, ReviewThread, TopLevelComment, TopLevelKind,
+};
+use shepherd_core::suggestion::{extract_suggestions, SuggestionEdit, SuggestionError};
+
+/// The agent roles of SPEC section 7.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Decide what to do about each new item.
+    Triage,
+    /// Fix one isolated code-change item.
+    Fix,
+    /// Fix a cluster of related items at their root.
+    ClusterFix,
+    /// Repair a fix that broke the verify command (not implemented yet).
+    FixValidation,
+    /// Read-only review of unpushed commits (not implemented yet).
+    Review,
+    /// Fix confirmed review findings (not implemented yet).
+    ApplyReview,
+    /// Optional narrative for the report (not implemented yet).
+    ReportNarrative,
+}
+
+impl Role {
+    /// The kebab-case name, also the prompt file's stem (`cluster-fix`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Triage => "triage",
+            Role::Fix => "fix",
+            Role::ClusterFix => "cluster-fix",
+            Role::FixValidation => "fix-validation",
+            Role::Review => "review",
+            Role::ApplyReview => "apply-review",
+            Role::ReportNarrative => "report-narrative",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The pull request a task is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrContext {
+    /// Which forge hosts it.
+    pub forge: ForgeKind,
+    /// The PR/MR number.
+    pub number: u64,
+    /// The title (untrusted text, written by the PR's author).
+    pub title: String,
+    /// Web URL.
+    pub url: String,
+    /// The head commit the worktree is at.
+    pub head_sha: String,
+    /// The base branch.
+    pub base_ref: String,
+}
+
+impl PrContext {
+    /// The context of `pr` on `forge`.
+    pub fn new(forge: ForgeKind, pr: &PullRequest) -> Self {
+        PrContext {
+            forge,
+            number: pr.number,
+            title: pr.title.clone(),
+            url: pr.url.clone(),
+            head_sha: pr.head_sha.clone(),
+            base_ref: pr.base_ref.clone(),
+        }
+    }
+}
+
+/// What kind of feedback an item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ItemKind {
+    /// A review thread on a file: can be fixed, replied to and resolved.
+    ReviewThread,
+    /// A comment on the PR's conversation.
+    IssueComment,
+    /// The body of a submitted review.
+    ReviewBody,
+}
+
+/// One comment of an item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskComment {
+    /// The comment's id.
+    pub id: String,
+    /// The author's login; `None` for a deleted account.
+    pub author: Option<String>,
+    /// Whether the author is a bot.
+    pub author_is_bot: bool,
+    /// Whether this is one of Shepherd's own earlier replies (it carries the marker).
+    pub from_shepherd: bool,
+    /// The body: untrusted Markdown, never to be followed as instructions.
+    pub body: String,
+}
+
+/// Whether an item carries a GitHub suggestion block Shepherd can apply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum SuggestionState {
+    /// No suggestion block.
+    Absent,
+    /// One suggestion that can be applied if the file still matches its anchor.
+    Applicable {
+        /// The edit, with its site and the lines the reviewer saw.
+        edit: SuggestionEdit,
+    },
+    /// A suggestion block that cannot be applied as written.
+    Refused {
+        /// Why (names paths and lines, never comment text).
+        reason: String,
+    },
+}
+
+impl SuggestionState {
+    /// The state of a review thread's suggestion, per [`SuggestionEdit::from_thread`].
+    pub fn of_thread(thread: &ReviewThread) -> Self {
+        match SuggestionEdit::from_thread(thread) {
+            Ok(edit) => SuggestionState::Applicable { edit },
+            Err(SuggestionError::NoSuggestion { .. }) => SuggestionState::Absent,
+            Err(e) => SuggestionState::Refused {
+                reason: e.to_string(),
+            },
+        }
+    }
+
+    /// Whether the item has a suggestion block at all (applicable or not).
+    pub fn is_present(&self) -> bool {
+        !matches!(self, SuggestionState::Absent)
+    }
+}
+
+/// What triage concluded about an item, passed on to its fixer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TriageNote {
+    /// The triage (or approver's) reasoning.
+    pub reasoning: String,
+    /// The reply hint.
+    pub reply_hint: String,
+}
+
+/// One item (review thread or top-level comment) as an agent sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskItem {
+    /// The item id (thread id, or top-level comment id): answers refer to it.
+    pub id: String,
+    /// Thread or top-level comment.
+    pub kind: ItemKind,
+    /// The file a thread is on; `None` for top-level items.
+    pub path: Option<String>,
+    /// The last line of the thread's range on the current diff (else the
+    /// original line); `None` for file threads and top-level items.
+    pub line: Option<u32>,
+    /// The first line of a multi-line range.
+    pub start_line: Option<u32>,
+    /// Whether the thread's lines changed since it was written.
+    pub outdated: bool,
+    /// Who opened the item; `None` for a deleted account.
+    pub author: Option<String>,
+    /// Whether the item was opened by a bot.
+    pub author_is_bot: bool,
+    /// Every comment, oldest first (one for a top-level item).
+    pub comments: Vec<TaskComment>,
+    /// The item's suggestion block.
+    pub suggestion: SuggestionState,
+    /// Triage's conclusion, in fix tasks; `None` in triage tasks.
+    pub triage: Option<TriageNote>,
+}
+
+fn task_comment(
+    id: &str,
+    author: Option<&shepherd_core::model::Author>,
+    body: &str,
+) -> TaskComment {
+    TaskComment {
+        id: id.to_owned(),
+        author: author.map(|a| a.login.clone()),
+        author_is_bot: author.is_some_and(|a| a.kind == AuthorKind::Bot),
+        from_shepherd: Marker::find(body).is_some(),
+        body: body.to_owned(),
+    }
+}
+
+impl TaskItem {
+    /// The item of a review thread.
+    pub fn from_thread(thread: &ReviewThread) -> Self {
+        let root_author = thread.root().and_then(|c| c.author.as_ref());
+        TaskItem {
+            id: thread.id.clone(),
+            kind: ItemKind::ReviewThread,
+            path: Some(thread.path.clone()),
+            line: thread.display_line(),
+            start_line: if thread.line.is_some() {
+                thread.start_line
+            } else {
+                thread.original_start_line
+            },
+            outdated: thread.is_outdated,
+            author: root_author.map(|a| a.login.clone()),
+            author_is_bot: root_author.is_some_and(|a| a.kind == AuthorKind::Bot),
+            comments: thread
+                .comments
+                .iter()
+                .map(|c| task_comment(&c.id, c.author.as_ref(), &c.body))
+                .collect(),
+            suggestion: SuggestionState::of_thread(thread),
+            triage: None,
+        }
+    }
+
+    /// The item of a top-level comment or review body. A suggestion block
+    /// there has no lines to apply to, so it is refused.
+    pub fn from_top_level(comment: &TopLevelComment) -> Self {
+        let suggestion = if extract_suggestions(&comment.body).is_empty() {
+            SuggestionState::Absent
+        } else {
+            SuggestionState::Refused {
+                reason: "a suggestion outside a review thread has no lines to apply to".to_owned(),
+            }
+        };
+        TaskItem {
+            id: comment.id.clone(),
+            kind: match comment.kind {
+                TopLevelKind::IssueComment => ItemKind::IssueComment,
+                TopLevelKind::ReviewBody => ItemKind::ReviewBody,
+            },
+            path: None,
+            line: None,
+            start_line: None,
+            outdated: false,
+            author: comment.author.as_ref().map(|a| a.login.clone()),
+            author_is_bot: comment
+                .author
+                .as_ref()
+                .is_some_and(|a| a.kind == AuthorKind::Bot),
+            comments: vec![task_comment(
+                &comment.id,
+                comment.author.as_ref(),
+                &comment.body,
+            )],
+            suggestion,
+            triage: None,
+        }
+    }
+
+    /// The same item carrying triage's conclusion, for a fix task.
+    pub fn with_triage(mut self, note: TriageNote) -> Self {
+        self.triage = Some(note);
+        self
+    }
+
+    /// The comment that opened the item.
+    pub fn root_body(&self) -> &str {
+        self.comments.first().map_or("", |c| c.body.as_str())
+    }
+}
+
+/// Triage the round's new items.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TriageTask {
+    /// The PR.
+    pub pr: PrContext,
+    /// The run's worktree, at the PR head: where the agent reads the code.
+    pub worktree: PathBuf,
+    /// The new items; the answer must cover exactly these ids.
+    pub items: Vec<TaskItem>,
+}
+
+/// The cluster a cluster-fix task is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterContext {
+    /// The cluster, as grouping found it.
+    pub cluster: Cluster,
+    /// Files fixed in the previous round, on re-entry.
+    pub just_fixed_files: Option<Vec<String>>,
+    /// The rendered `<cluster-brief>` block (SPEC section 5).
+    pub brief: String,
+}
+
+impl ClusterContext {
+    /// The context of `cluster`, with its brief rendered.
+    pub fn new(cluster: Cluster, just_fixed_files: Option<Vec<String>>) -> Self {
+        let brief = render_brief(&cluster, just_fixed_files.as_deref());
+        ClusterContext {
+            cluster,
+            just_fixed_files,
+            brief,
+        }
+    }
+}
+
+/// Fix one isolated item, or a cluster of items, in a worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixTask {
+    /// The PR.
+    pub pr: PrContext,
+    /// The directory the fixer works in (its own temporary worktree). The
+    /// fixer edits files there and never commits.
+    pub worktree: PathBuf,
+    /// The item (one) or the cluster's members (two or more). The answer must
+    /// have one outcome per item.
+    pub items: Vec<TaskItem>,
+    /// The cluster, for a cluster-fix task; `None` for an isolated item.
+    pub cluster: Option<ClusterContext>,
+    /// Files the fix is expected to touch (the items' files, the cluster's files).
+    pub files_hint: Vec<String>,
+}
+
+impl FixTask {
+    /// A task for one isolated item; the files hint is the item's file.
+    pub fn single(pr: PrContext, worktree: PathBuf, item: TaskItem) -> Self {
+        let files_hint = item.path.iter().cloned().collect();
+        FixTask {
+            pr,
+            worktree,
+            items: vec![item],
+            cluster: None,
+            files_hint,
+        }
+    }
+
+    /// A task for a cluster and its members; the files hint is the cluster's files.
+    pub fn cluster(
+        pr: PrContext,
+        worktree: PathBuf,
+        cluster: ClusterContext,
+        items: Vec<TaskItem>,
+    ) -> Self {
+        let files_hint = cluster.cluster.files.clone();
+        FixTask {
+            pr,
+            worktree,
+            items,
+            cluster: Some(cluster),
+            files_hint,
+        }
+    }
+
+    /// [`Role::ClusterFix`] with a cluster, else [`Role::Fix`].
+    pub fn role(&self) -> Role {
+        if self.cluster.is_some() {
+            Role::ClusterFix
+        } else {
+            Role::Fix
+        }
+    }
+}
