@@ -26,22 +26,34 @@ fn scenario() -> Scenario {
     );
     s.users = vec![
         UserSpec::new("author", "tok-author", UserKind::User, Permission::Write),
-        UserSpec::new("reviewer", "tok-reviewer", UserKind::User, Permission::Write),
+        UserSpec::new(
+            "reviewer",
+            "tok-reviewer",
+            UserKind::User,
+            Permission::Write,
+        ),
         UserSpec::new("bot", "tok-bot", UserKind::Bot, Permission::Write),
     ];
     let lines: String = (1..=500).map(|i| format!("line {i}\n")).collect();
     s.base.insert("src/lib.rs".into(), FileSpec::text("\n"));
     s.head.insert("src/lib.rs".into(), FileSpec::text(lines));
     for t in 0..THREADS {
-        let count = if t == 0 { LONG_THREAD_COMMENTS } else { 1 + t % 3 };
+        let count = if t == 0 {
+            LONG_THREAD_COMMENTS
+        } else {
+            1 + t % 3
+        };
         let comments = (0..count)
             .map(|c| {
                 let author = ["reviewer", "bot", "author"][c % 3];
                 ThreadCommentSpec::new(author, format!("thread {t} comment {c}: please look"))
             })
             .collect();
-        s.threads
-            .push(ThreadSpec::new("src/lib.rs", (t % 500 + 1) as u32, comments));
+        s.threads.push(ThreadSpec::new(
+            "src/lib.rs",
+            (t % 500 + 1) as u32,
+            comments,
+        ));
     }
     s
 }

@@ -87,7 +87,10 @@ fn forge_of_api_url(args: &ForgeArgs) -> Option<ForgeKind> {
 pub(crate) fn resolve_target(input: &str, args: &ForgeArgs) -> CliResult<Target> {
     let cwd = std::env::current_dir().map_err(|e| CliError::failure(anyhow!(e)))?;
     let ctx = TargetContext {
-        forge: args.forge.map(ForgeKind::from).or_else(|| forge_of_api_url(args)),
+        forge: args
+            .forge
+            .map(ForgeKind::from)
+            .or_else(|| forge_of_api_url(args)),
         repo: args.repo.clone(),
         remote: origin_remote(&cwd),
         gitlab_hosts: Vec::new(),
@@ -125,7 +128,8 @@ pub(crate) fn connect(target: &Target, args: &ForgeArgs) -> CliResult<Arc<dyn Fo
     }
     .map_err(CliError::usage)?;
     let token = Token::discover(&target.repo.host).map_err(CliError::failure)?;
-    let client = GitHubClient::new(target.repo.clone(), endpoints, token).map_err(CliError::failure)?;
+    let client =
+        GitHubClient::new(target.repo.clone(), endpoints, token).map_err(CliError::failure)?;
     Ok(Arc::new(client))
 }
 

@@ -51,7 +51,8 @@ fn init_tracing(verbose: u8) {
         1 => "info,shepherd=debug",
         _ => "debug",
     };
-    let filter = EnvFilter::try_from_env("SHEPHERD_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let filter =
+        EnvFilter::try_from_env("SHEPHERD_LOG").unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -29,7 +29,8 @@ pub fn scenario(threads: usize, first_thread_comments: usize) -> Scenario {
         UserSpec::new("review-bot", BOT, UserKind::Bot, Permission::Write),
     ];
     let lines: String = (1..=400).map(|i| format!("fn f{i}() {{}}\n")).collect();
-    s.base.insert("src/lib.rs".into(), FileSpec::text("// empty\n"));
+    s.base
+        .insert("src/lib.rs".into(), FileSpec::text("// empty\n"));
     s.head.insert("src/lib.rs".into(), FileSpec::text(lines));
     for t in 0..threads {
         let count = if t == 0 { first_thread_comments } else { 1 };
@@ -39,11 +40,16 @@ pub fn scenario(threads: usize, first_thread_comments: usize) -> Scenario {
                 ThreadCommentSpec::new(author, format!("thread {t}, comment {c}"))
             })
             .collect();
-        s.threads
-            .push(ThreadSpec::new("src/lib.rs", (t % 400 + 1) as u32, comments));
+        s.threads.push(ThreadSpec::new(
+            "src/lib.rs",
+            (t % 400 + 1) as u32,
+            comments,
+        ));
     }
-    s.comments
-        .push(IssueCommentSpec::new("reviewer", "Please add a changelog entry."));
+    s.comments.push(IssueCommentSpec::new(
+        "reviewer",
+        "Please add a changelog entry.",
+    ));
     s
 }
 

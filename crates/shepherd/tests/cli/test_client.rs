@@ -22,10 +22,23 @@ async fn fetches_250_threads_with_3_thread_pages_and_1_extra_comment_page() {
     let expected: Vec<_> = (0..130).map(|c| format!("thread 0, comment {c}")).collect();
     assert_eq!(bodies, expected, "every comment, in order");
     assert!(snapshot.threads[1..].iter().all(|t| t.comments.len() == 1));
-    assert_eq!(long.comments[1].author.as_ref().map(|a| a.kind), Some(AuthorKind::Bot));
+    assert_eq!(
+        long.comments[1].author.as_ref().map(|a| a.kind),
+        Some(AuthorKind::Bot)
+    );
 
-    assert_eq!(emu.request_count("graphql:ReviewThreads"), 3, "{:?}", emu.request_counts());
-    assert_eq!(emu.request_count("graphql:ThreadComments"), 1, "{:?}", emu.request_counts());
+    assert_eq!(
+        emu.request_count("graphql:ReviewThreads"),
+        3,
+        "{:?}",
+        emu.request_counts()
+    );
+    assert_eq!(
+        emu.request_count("graphql:ThreadComments"),
+        1,
+        "{:?}",
+        emu.request_counts()
+    );
     assert_eq!(snapshot.viewer, "author");
     assert_eq!(snapshot.comments.len(), 1);
 }
@@ -67,7 +80,10 @@ async fn a_wrong_token_gives_a_clear_error_without_the_token() {
     let display = err.to_string();
     let debug = format!("{err:?}");
     assert!(display.contains("401"), "{display}");
-    assert!(display.contains("PullRequestState"), "names the request: {display}");
+    assert!(
+        display.contains("PullRequestState"),
+        "names the request: {display}"
+    );
     assert!(!display.contains(secret) && !debug.contains(secret));
 }
 

@@ -21,7 +21,10 @@ async fn threads_prints_every_item_with_its_class() {
     .unwrap();
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
-    assert!(stdout.contains("pull request github.com/acme/widgets#7"), "{stdout}");
+    assert!(
+        stdout.contains("pull request github.com/acme/widgets#7"),
+        "{stdout}"
+    );
     assert!(stdout.contains("4 items: 4 new"), "{stdout}");
     assert!(stdout.contains("src/lib.rs:1"), "{stdout}");
     assert!(stdout.contains("@reviewer"), "{stdout}");
@@ -34,7 +37,13 @@ async fn threads_json_is_machine_readable() {
     let api = emu.api_url();
     let out = tokio::task::spawn_blocking(move || {
         sh.run(
-            &["threads", "https://github.com/acme/widgets/pull/7", "--api-url", &api, "--json"],
+            &[
+                "threads",
+                "https://github.com/acme/widgets/pull/7",
+                "--api-url",
+                &api,
+                "--json",
+            ],
             &[("GH_TOKEN", AUTHOR)],
         )
     })
@@ -51,7 +60,10 @@ async fn threads_json_is_machine_readable() {
 #[test]
 fn a_bad_target_is_a_usage_error() {
     let sh = Shepherd::new();
-    let out = sh.run(&["threads", "PR 12 and PR 13", "--repo", "acme/widgets"], &[]);
+    let out = sh.run(
+        &["threads", "PR 12 and PR 13", "--repo", "acme/widgets"],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("12") && stderr.contains("13"), "{stderr}");
