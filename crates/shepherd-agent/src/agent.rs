@@ -5,12 +5,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::answer::{FixAnswer, TriageAnswer};
+use crate::answer::{
+    ApplyReviewAnswer, FixAnswer, FixValidationAnswer, ReviewAnswer, TriageAnswer,
+};
 use crate::exec::TimeoutKind;
-use crate::task::{FixTask, Role, TriageTask};
+use crate::task::{ApplyReviewTask, FixTask, FixValidationTask, ReviewTask, Role, TriageTask};
+use crate::usage::UsageLog;
 
 /// Where a call leaves its traces.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct AgentContext {
     /// The directory transcripts are written to (the round's directory in
     /// the run directory); `None` keeps no transcript.
@@ -19,15 +22,27 @@ pub struct AgentContext {
     /// are `<label>.attempt-<n>.json`. Characters outside `[A-Za-z0-9._-]`
     /// are replaced by `_`.
     pub label: String,
+    /// Where subprocess providers record what each attempt consumed
+    /// (tokens, cost, time). A clone shares the log: pass a clone of one
+    /// log to many calls to collect a round's usage in one place.
+    pub usage: UsageLog,
 }
 
 impl AgentContext {
-    /// A context writing transcripts named `label` into `dir`.
+    /// A context writing transcripts named `label` into `dir`, with a fresh
+    /// usage log.
     pub fn new(dir: impl Into<PathBuf>, label: impl Into<String>) -> Self {
         AgentContext {
             transcript_dir: Some(dir.into()),
             label: label.into(),
+            usage: UsageLog::new(),
         }
+    }
+
+    /// The same context recording usage into `log`.
+    pub fn with_usage(mut self, log: UsageLog) -> Self {
+        self.usage = log;
+        self
     }
 
     /// The transcript path of attempt `number`, if transcripts are kept.
@@ -139,7 +154,8 @@ impl AgentError {
 /// Shepherd stages and commits what changed.
 #[async_trait]
 pub trait Agent: Send + Sync {
-    /// The provider's name (`builtin`, `command`), for logs and reports.
+    /// The provider's name (`builtin`, `command`, `claude`, ...), for logs
+    /// and reports.
     fn name(&self) -> &str;
 
     /// Triage the task's items. The answer has exactly one decision per item
@@ -154,6 +170,52 @@ pub trait Agent: Send + Sync {
     /// outcome per item, and a cluster assessment exactly for a cluster task
     /// ([`crate::check_fix_answer`] holds).
     async fn fix(&self, task: &FixTask, ctx: &AgentContext) -> Result<FixAnswer, AgentError>;
+
+    /// Judge whether a fix (its diff, in `task.worktree`) addresses each of
+    /// the task's items, read-only. The answer has one verdict per item
+    /// ([`crate::check_fix_validation_answer`] holds). The default refuses
+    /// with [`AgentError::Unsupported`].
+    async fn validate_fix(
+        &self,
+        task: &FixValidationTask,
+        ctx: &AgentContext,
+    ) -> Result<FixValidationAnswer, AgentError> {
+        let _ = (task, ctx);
+        Err(AgentError::Unsupported {
+            provider: self.name().to_owned(),
+            role: Role::FixValidation,
+        })
+    }
+
+    /// Review the commits the forge has not seen, read-only
+    /// ([`crate::check_review_answer`] holds). The default refuses with
+    /// [`AgentError::Unsupported`].
+    async fn review(
+        &self,
+        task: &ReviewTask,
+        ctx: &AgentContext,
+    ) -> Result<ReviewAnswer, AgentError> {
+        let _ = (task, ctx);
+        Err(AgentError::Unsupported {
+            provider: self.name().to_owned(),
+            role: Role::Review,
+        })
+    }
+
+    /// Fix the review findings that held, in `task.worktree`. The answer has
+    /// one outcome per finding ([`crate::check_apply_review_answer`] holds).
+    /// The default refuses with [`AgentError::Unsupported`].
+    async fn apply_review(
+        &self,
+        task: &ApplyReviewTask,
+        ctx: &AgentContext,
+    ) -> Result<ApplyReviewAnswer, AgentError> {
+        let _ = (task, ctx);
+        Err(AgentError::Unsupported {
+            provider: self.name().to_owned(),
+            role: Role::ApplyReview,
+        })
+    }
 }
 
 #[cfg(test)]

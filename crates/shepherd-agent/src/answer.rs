@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use shepherd_core::ledger::{Decision, Outcome};
 use shepherd_core::theme::Theme;
 
-use crate::task::{FixTask, TriageTask};
+use crate::task::{ApplyReviewTask, FixTask, FixValidationTask, TriageTask};
 
 /// The answer to a triage task: one decision per item.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -118,6 +118,167 @@ pub struct FixAnswer {
     /// For a cluster task, the judgement of the cluster; `null` otherwise.
     #[schemars(with = "Nullable<ClusterAssessment>")]
     pub cluster_assessment: Option<ClusterAssessment>,
+}
+
+/// Whether a fix addresses an item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FixVerdict {
+    /// The change does what the comment asks (or fixes what it points at).
+    Addressed,
+    /// The change does not address the comment, or breaks something it touches.
+    NotAddressed,
+    /// It cannot be told from the change and the code (a person should look).
+    Unclear,
+}
+
+/// The verdict on one item of a fix-validation task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ItemValidation {
+    /// The item's id, as given in the task.
+    #[schemars(length(min = 1))]
+    pub id: String,
+    /// Addressed, not addressed, or unclear.
+    pub verdict: FixVerdict,
+    /// Why: what in the diff and the code leads to the verdict (at least one).
+    #[schemars(length(min = 1), inner(regex(pattern = r"\S")))]
+    pub reasons: Vec<String>,
+}
+
+/// The answer to a fix-validation task: one verdict per item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FixValidationAnswer {
+    /// One verdict per item of the task, each id exactly once.
+    pub items: Vec<ItemValidation>,
+}
+
+/// How bad a review finding is, from least to most.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Severity {
+    /// Style or a nit: worth a note, not a change before pushing.
+    Low,
+    /// A real but contained problem (an edge case, a missing check).
+    Medium,
+    /// A bug that breaks a feature, loses data in a corner, or a security weakness.
+    High,
+    /// Breaks the build or the main path, corrupts data, or opens a security hole.
+    Critical,
+}
+
+impl Severity {
+    /// The name used in answers and reports (`CRITICAL`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Low => "LOW",
+            Severity::Medium => "MEDIUM",
+            Severity::High => "HIGH",
+            Severity::Critical => "CRITICAL",
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Findings at least this confident, and CRITICAL or HIGH, are refuted
+/// first by running their reproduction (SPEC section 3, step 9).
+pub const REFUTE_MIN_CONFIDENCE: u8 = 80;
+
+/// One problem a pre-push reviewer found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewFinding {
+    /// The reviewer's id for the finding (`F1`, `F2`, ...), unique in the answer.
+    #[schemars(length(min = 1))]
+    pub id: String,
+    /// How bad it is.
+    pub severity: Severity,
+    /// How sure the reviewer is that it is real, 0 to 100.
+    #[schemars(range(max = 100))]
+    pub confidence: u8,
+    /// One line naming the problem.
+    #[schemars(regex(pattern = r"\S"))]
+    pub title: String,
+    /// The repository-relative file it is in; `null` when it is not in one file.
+    #[schemars(with = "Nullable<String>")]
+    pub path: Option<String>,
+    /// The line in `path` (after the commits); `null` for the whole file.
+    #[schemars(with = "Nullable<u32>")]
+    pub line: Option<u32>,
+    /// What is wrong and why, citing the code.
+    #[schemars(regex(pattern = r"\S"))]
+    pub explanation: String,
+    /// A shell command, run in the worktree, that fails (exits non-zero)
+    /// while the problem exists and passes once it is fixed (a failing test,
+    /// a check). Required for CRITICAL and HIGH findings of confidence >= 80.
+    #[schemars(with = "Nullable<String>")]
+    pub reproduction: Option<String>,
+}
+
+impl ReviewFinding {
+    /// Whether the finding must be refuted first by running its
+    /// reproduction: CRITICAL or HIGH, with confidence of at least
+    /// [`REFUTE_MIN_CONFIDENCE`]. The others are reported, not acted on.
+    pub fn must_refute_first(&self) -> bool {
+        matches!(self.severity, Severity::Critical | Severity::High)
+            && self.confidence >= REFUTE_MIN_CONFIDENCE
+    }
+}
+
+/// The findings of `answer` that must be refuted first
+/// ([`ReviewFinding::must_refute_first`]), most severe and most confident
+/// first (ties keep the answer's order).
+pub fn findings_to_refute(answer: &ReviewAnswer) -> Vec<&ReviewFinding> {
+    let mut found: Vec<&ReviewFinding> = answer
+        .findings
+        .iter()
+        .filter(|f| f.must_refute_first())
+        .collect();
+    found.sort_by_key(|f| std::cmp::Reverse((f.severity, f.confidence)));
+    found
+}
+
+/// The answer to a review task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewAnswer {
+    /// What the reviewer found; empty when nothing.
+    pub findings: Vec<ReviewFinding>,
+    /// A short overall assessment (or why there are no findings).
+    #[schemars(regex(pattern = r"\S"))]
+    pub summary: String,
+}
+
+/// What an apply-review fixer did with one finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindingOutcome {
+    /// The finding's id, as given in the task.
+    #[schemars(length(min = 1))]
+    pub id: String,
+    /// Fixed, fixed differently, or blocked.
+    pub status: FixStatus,
+    /// What was changed (or why nothing was), for `pre-push-review.md`.
+    #[schemars(regex(pattern = r"\S"))]
+    pub summary: String,
+    /// Repository-relative paths of the files changed for this finding.
+    pub files: Vec<String>,
+}
+
+/// The answer to an apply-review task: one outcome per finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyReviewAnswer {
+    /// One outcome per finding of the task, each id exactly once.
+    pub outcomes: Vec<FindingOutcome>,
 }
 
 // ---------------------------------------------------------------------------
@@ -328,6 +489,156 @@ pub fn check_fix_answer(task: &FixTask, answer: &FixAnswer) -> Result<(), Vec<Fi
     }
 }
 
+/// Why an answer of the fix-validation, review or apply-review roles does
+/// not fit its task.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    /// The answer's ids do not cover the task's items or findings exactly.
+    #[error(transparent)]
+    Ids(#[from] IdSetMismatch),
+    /// A text field is only whitespace.
+    #[error("{id}: {field} is empty")]
+    Empty {
+        /// The entry's id (quoted, truncated).
+        id: String,
+        /// The field.
+        field: &'static str,
+    },
+    /// Two findings share an id.
+    #[error("finding id {id} is used more than once")]
+    DuplicateFinding {
+        /// The id (quoted, truncated).
+        id: String,
+    },
+    /// A finding's path is absolute or leaves the repository.
+    #[error("finding {id}: path {path} is not a relative path inside the repository")]
+    BadPath {
+        /// The finding's id (quoted, truncated).
+        id: String,
+        /// The path (quoted, truncated).
+        path: String,
+    },
+    /// A finding names a line but no file.
+    #[error("finding {id}: line is given without a path")]
+    LineWithoutPath {
+        /// The finding's id (quoted, truncated).
+        id: String,
+    },
+    /// A finding that must be refuted first has no reproduction.
+    #[error(
+        "finding {id}: a {severity} finding with confidence >= {REFUTE_MIN_CONFIDENCE} needs a reproduction command"
+    )]
+    NoReproduction {
+        /// The finding's id (quoted, truncated).
+        id: String,
+        /// Its severity.
+        severity: Severity,
+    },
+}
+
+fn errors_or_ok(errors: Vec<AnswerError>) -> Result<(), Vec<AnswerError>> {
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// Checks a fix-validation answer against its task: exactly one verdict per
+/// item, each with at least one non-blank reason.
+pub fn check_fix_validation_answer(
+    task: &FixValidationTask,
+    answer: &FixValidationAnswer,
+) -> Result<(), Vec<AnswerError>> {
+    let mut errors = Vec::new();
+    if let Err(e) = check_ids(
+        task.items.iter().map(|i| i.id.as_str()),
+        answer.items.iter().map(|v| v.id.as_str()),
+    ) {
+        errors.push(AnswerError::Ids(e));
+    }
+    for v in &answer.items {
+        if v.reasons.iter().all(|r| r.trim().is_empty()) {
+            errors.push(AnswerError::Empty {
+                id: quote_id(&v.id),
+                field: "reasons",
+            });
+        }
+    }
+    errors_or_ok(errors)
+}
+
+/// Whether `path` is a plain relative path inside a repository.
+fn is_repo_path(path: &str) -> bool {
+    use std::path::Component;
+    !path.is_empty()
+        && std::path::Path::new(path)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// Checks a review answer: unique finding ids, paths inside the repository,
+/// no line without a path, and a reproduction for every finding that must
+/// be refuted first.
+pub fn check_review_answer(answer: &ReviewAnswer) -> Result<(), Vec<AnswerError>> {
+    let mut errors = Vec::new();
+    let mut seen = BTreeSet::new();
+    for f in &answer.findings {
+        let id = quote_id(&f.id);
+        if !seen.insert(f.id.as_str()) {
+            errors.push(AnswerError::DuplicateFinding { id: id.clone() });
+        }
+        match &f.path {
+            Some(path) if !is_repo_path(path) => errors.push(AnswerError::BadPath {
+                id: id.clone(),
+                path: quote_id(path),
+            }),
+            None if f.line.is_some() => {
+                errors.push(AnswerError::LineWithoutPath { id: id.clone() })
+            }
+            _ => {}
+        }
+        let reproduction = f.reproduction.as_deref().unwrap_or("");
+        if f.must_refute_first() && reproduction.trim().is_empty() {
+            errors.push(AnswerError::NoReproduction {
+                id: id.clone(),
+                severity: f.severity,
+            });
+        }
+    }
+    if answer.summary.trim().is_empty() {
+        errors.push(AnswerError::Empty {
+            id: "answer".to_owned(),
+            field: "summary",
+        });
+    }
+    errors_or_ok(errors)
+}
+
+/// Checks an apply-review answer against its task: exactly one outcome per
+/// finding, each with a non-blank summary.
+pub fn check_apply_review_answer(
+    task: &ApplyReviewTask,
+    answer: &ApplyReviewAnswer,
+) -> Result<(), Vec<AnswerError>> {
+    let mut errors = Vec::new();
+    if let Err(e) = check_ids(
+        task.findings.iter().map(|f| f.finding.id.as_str()),
+        answer.outcomes.iter().map(|o| o.id.as_str()),
+    ) {
+        errors.push(AnswerError::Ids(e));
+    }
+    for o in &answer.outcomes {
+        if o.summary.trim().is_empty() {
+            errors.push(AnswerError::Empty {
+                id: quote_id(&o.id),
+                field: "summary",
+            });
+        }
+    }
+    errors_or_ok(errors)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
@@ -404,6 +715,16 @@ mod tests {
             seen, 5,
             "TriageAnswer, TriageDecision, FixAnswer, ThreadOutcome, ClusterAssessment"
         );
+        walk(
+            &schemars::schema_for!(FixValidationAnswer).to_value(),
+            &mut seen,
+        );
+        walk(&schemars::schema_for!(ReviewAnswer).to_value(), &mut seen);
+        walk(
+            &schemars::schema_for!(ApplyReviewAnswer).to_value(),
+            &mut seen,
+        );
+        assert_eq!(seen, 11, "and the two of each new answer");
     }
 
     #[test]
@@ -466,5 +787,98 @@ mod tests {
             Outcome::FixedDifferently
         );
         assert_eq!(FixStatus::Blocked.outcome(), Outcome::NeedsHuman);
+    }
+
+    fn finding(id: &str, severity: Severity, confidence: u8) -> ReviewFinding {
+        ReviewFinding {
+            id: id.into(),
+            severity,
+            confidence,
+            title: "t".into(),
+            path: Some("src/a.rs".into()),
+            line: Some(3),
+            explanation: "e".into(),
+            reproduction: Some("cargo test a".into()),
+        }
+    }
+
+    #[test]
+    fn severities_are_uppercase_and_ordered() {
+        assert_eq!(
+            serde_json::to_value(Severity::Critical).unwrap(),
+            json!("CRITICAL")
+        );
+        assert_eq!(Severity::Critical.to_string(), "CRITICAL");
+        assert!(Severity::Low < Severity::Medium);
+        assert!(Severity::High < Severity::Critical);
+    }
+
+    #[test]
+    fn only_confident_critical_and_high_findings_are_refuted_first() {
+        let answer = ReviewAnswer {
+            findings: vec![
+                finding("F1", Severity::High, 80),
+                finding("F2", Severity::Critical, 79),
+                finding("F3", Severity::Medium, 100),
+                finding("F4", Severity::Critical, 90),
+                finding("F5", Severity::Low, 95),
+                finding("F6", Severity::High, 95),
+            ],
+            summary: "s".into(),
+        };
+        let ids: Vec<&str> = findings_to_refute(&answer)
+            .iter()
+            .map(|f| f.id.as_str())
+            .collect();
+        assert_eq!(ids, ["F4", "F6", "F1"]);
+    }
+
+    #[test]
+    fn review_answers_are_checked() {
+        let mut no_repro = finding("F1", Severity::High, 85);
+        no_repro.reproduction = Some("  ".into());
+        let mut low_no_repro = finding("F2", Severity::Low, 99);
+        low_no_repro.reproduction = None;
+        let mut escaping = finding("F3", Severity::Medium, 50);
+        escaping.path = Some("../etc/passwd".into());
+        let mut lineless = finding("F4", Severity::Medium, 50);
+        lineless.path = None;
+        let dup = finding("F1", Severity::Low, 10);
+        let answer = ReviewAnswer {
+            findings: vec![no_repro, low_no_repro, escaping, lineless, dup],
+            summary: " ".into(),
+        };
+        let errors = check_review_answer(&answer).unwrap_err();
+        let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text,
+            [
+                r#"finding "F1": a HIGH finding with confidence >= 80 needs a reproduction command"#,
+                r#"finding "F3": path "../etc/passwd" is not a relative path inside the repository"#,
+                r#"finding "F4": line is given without a path"#,
+                r#"finding id "F1" is used more than once"#,
+                "answer: summary is empty",
+            ]
+        );
+        let fine = ReviewAnswer {
+            findings: vec![finding("F1", Severity::Critical, 100)],
+            summary: "one bug".into(),
+        };
+        assert_eq!(check_review_answer(&fine), Ok(()));
+    }
+
+    #[test]
+    fn confidence_is_at_most_100_in_the_schema() {
+        let raw = |c: u32| {
+            format!(
+                r#"{{"findings":[{{"id":"F1","severity":"LOW","confidence":{c},"title":"t","path":null,"line":null,"explanation":"e","reproduction":null}}],"summary":"s"}}"#
+            )
+        };
+        assert!(crate::validate::parse_answer::<ReviewAnswer>(&raw(100)).is_ok());
+        let errors = crate::validate::parse_answer::<ReviewAnswer>(&raw(101)).unwrap_err();
+        assert!(
+            errors[0].starts_with("/findings/0/confidence"),
+            "{errors:?}"
+        );
     }
 }

@@ -1,5 +1,10 @@
 //! The `builtin` provider: no model, only suggestion blocks (SPEC section 7).
 //!
+//! Fix validation accepts (`addressed`) exactly the items whose suggestion
+//! block the diff applies as written, when the diff changes nothing else;
+//! every other item is `unclear`. Review reports no findings ("builtin
+//! provider has no model"); apply-review blocks every finding.
+//!
 //! Triage gives `code-change` to items whose suggestion block applies to the
 //! worktree's file as it is now, and `needs-human` to everything else; the
 //! theme comes from the lexical classifier. Fix applies suggestion blocks
@@ -23,10 +28,17 @@ use shepherd_core::theme::classify_theme;
 
 use crate::agent::{Agent, AgentContext, AgentError};
 use crate::answer::{
-    ClusterAssessment, ClusterVerdict, FixAnswer, FixStatus, ThreadOutcome, TriageAnswer,
+    ApplyReviewAnswer, ClusterAssessment, ClusterVerdict, FindingOutcome, FixAnswer, FixStatus,
+    FixValidationAnswer, FixVerdict, ItemValidation, ReviewAnswer, ThreadOutcome, TriageAnswer,
     TriageDecision,
 };
-use crate::task::{FixTask, ItemKind, Role, SuggestionState, TaskItem, TriageTask};
+use crate::task::{
+    ApplyReviewTask, FixTask, FixValidationTask, ItemKind, ReviewTask, Role, SuggestionState,
+    TaskItem, TriageTask,
+};
+
+/// The summary of every review the builtin provider answers.
+pub const BUILTIN_REVIEW_SUMMARY: &str = "builtin provider has no model";
 
 /// The assessment of every cluster task the builtin provider answers.
 pub const BUILTIN_CLUSTER_WHY: &str = "builtin agent applies each suggestion as written";
@@ -66,6 +78,200 @@ impl Agent for BuiltinAgent {
             .await
             .map_err(|_| panicked(role))?
     }
+
+    async fn validate_fix(
+        &self,
+        task: &FixValidationTask,
+        _ctx: &AgentContext,
+    ) -> Result<FixValidationAnswer, AgentError> {
+        Ok(validate_fix(task))
+    }
+
+    async fn review(
+        &self,
+        _task: &ReviewTask,
+        _ctx: &AgentContext,
+    ) -> Result<ReviewAnswer, AgentError> {
+        Ok(ReviewAnswer {
+            findings: Vec::new(),
+            summary: BUILTIN_REVIEW_SUMMARY.to_owned(),
+        })
+    }
+
+    async fn apply_review(
+        &self,
+        task: &ApplyReviewTask,
+        _ctx: &AgentContext,
+    ) -> Result<ApplyReviewAnswer, AgentError> {
+        Ok(ApplyReviewAnswer {
+            outcomes: task
+                .findings
+                .iter()
+                .map(|held| FindingOutcome {
+                    id: held.finding.id.clone(),
+                    status: FixStatus::Blocked,
+                    summary: "builtin provider has no model to fix review findings".to_owned(),
+                    files: Vec::new(),
+                })
+                .collect(),
+        })
+    }
+}
+
+/// Judges each item of `task` by whether its diff applies the item's
+/// suggestion block as written (see the module docs). Pure: reads only the
+/// task.
+pub fn validate_fix(task: &FixValidationTask) -> FixValidationAnswer {
+    let verdict = |item: &TaskItem, verdict: FixVerdict, reason: String| ItemValidation {
+        id: item.id.clone(),
+        verdict,
+        reasons: vec![reason],
+    };
+    let unclear = |item: &TaskItem, reason: String| verdict(item, FixVerdict::Unclear, reason);
+    let hunks = match crate::diff::parse(&task.diff) {
+        Ok(hunks) if hunks.is_empty() => {
+            return FixValidationAnswer {
+                items: task
+                    .items
+                    .iter()
+                    .map(|i| unclear(i, "the diff is empty: nothing changed".to_owned()))
+                    .collect(),
+            }
+        }
+        Ok(hunks) => hunks,
+        Err(e) => {
+            return FixValidationAnswer {
+                items: task
+                    .items
+                    .iter()
+                    .map(|i| unclear(i, format!("the diff could not be read ({e})")))
+                    .collect(),
+            }
+        }
+    };
+
+    // Item index -> (edit, its first and last old line).
+    let edits: BTreeMap<usize, (&SuggestionEdit, u32, u32)> = task
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(index, item)| match &item.suggestion {
+            SuggestionState::Applicable { edit } if item.kind == ItemKind::ReviewThread => {
+                let (s, e) = edit
+                    .suggestion
+                    .effective_range(edit.site.start_line, edit.site.end_line)?;
+                Some((index, (edit, s, e)))
+            }
+            _ => None,
+        })
+        .collect();
+    // Item index -> the hunk showing its lines.
+    let mut hunk_of: BTreeMap<usize, usize> = BTreeMap::new();
+    for (index, (edit, s, e)) in &edits {
+        if let Some(h) = hunks
+            .iter()
+            .position(|h| h.path == edit.site.path && h.covers(*s, *e))
+        {
+            hunk_of.insert(*index, h);
+        }
+    }
+    let explained: Vec<bool> = hunks
+        .iter()
+        .enumerate()
+        .map(|(h, hunk)| {
+            let mut members: Vec<(u32, u32, &SuggestionEdit)> = hunk_of
+                .iter()
+                .filter(|(_, of)| **of == h)
+                .filter_map(|(index, _)| edits.get(index).map(|(edit, s, e)| (*s, *e, *edit)))
+                .collect();
+            !members.is_empty() && hunk_is_exactly(hunk, &mut members)
+        })
+        .collect();
+    let everything_explained = explained.iter().all(|e| *e);
+    let unexplained_files: Vec<&str> = {
+        let mut files: Vec<&str> = hunks
+            .iter()
+            .zip(&explained)
+            .filter(|(_, e)| !**e)
+            .map(|(h, _)| h.path.as_str())
+            .collect();
+        files.dedup();
+        files
+    };
+
+    let items = task
+        .items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let Some((edit, s, e)) = edits.get(&index) else {
+                return unclear(
+                    item,
+                    "no applicable suggestion block: the builtin provider has no model to judge \
+                     any other change"
+                        .to_owned(),
+                );
+            };
+            let site = if s == e {
+                format!("{} line {s}", edit.site.path)
+            } else {
+                format!("{} lines {s}-{e}", edit.site.path)
+            };
+            match hunk_of.get(&index).map(|h| explained[*h]) {
+                Some(true) if everything_explained => verdict(
+                    item,
+                    FixVerdict::Addressed,
+                    format!("the diff applies the suggestion block to {site} exactly as written"),
+                ),
+                Some(true) => unclear(
+                    item,
+                    format!(
+                        "the suggestion block is applied to {site} as written, but the diff also \
+                         changes other lines (in {}); the builtin provider has no model to judge them",
+                        unexplained_files.join(", ")
+                    ),
+                ),
+                _ => unclear(
+                    item,
+                    format!(
+                        "the diff does not apply the suggestion block to {site} as written; the \
+                         builtin provider has no model to judge a different change"
+                    ),
+                ),
+            }
+        })
+        .collect();
+    FixValidationAnswer { items }
+}
+
+/// Whether `hunk` is exactly its old lines with `members` (first line, last
+/// line, edit) applied: each anchor matches, no two overlap, and the result
+/// is the hunk's new side.
+fn hunk_is_exactly(hunk: &crate::diff::Hunk, members: &mut [(u32, u32, &SuggestionEdit)]) -> bool {
+    fn same(a: &str, b: &str) -> bool {
+        a.strip_suffix('\r').unwrap_or(a) == b.strip_suffix('\r').unwrap_or(b)
+    }
+    // Bottom-up, so earlier offsets stay valid.
+    members.sort_by_key(|m| std::cmp::Reverse(m.0));
+    let mut expected = hunk.old.clone();
+    let mut floor = u32::MAX;
+    for (s, e, edit) in members.iter() {
+        if *e >= floor {
+            return false;
+        }
+        floor = *s;
+        // covers() held: both offsets lie inside the hunk's old lines.
+        let from = (*s - hunk.old_start) as usize;
+        let to = (*e - hunk.old_start) as usize + 1;
+        let current = &hunk.old[from..to];
+        if current.len() != edit.anchor.len()
+            || !current.iter().zip(&edit.anchor).all(|(a, b)| same(a, b))
+        {
+            return false;
+        }
+        expected.splice(from..to, edit.suggestion.lines().iter().cloned());
+    }
+    expected.len() == hunk.new.len() && expected.iter().zip(&hunk.new).all(|(a, b)| same(a, b))
 }
 
 fn panicked(role: Role) -> AgentError {
@@ -702,5 +908,147 @@ mod tests {
             .unwrap();
         assert_eq!(fixed.outcomes[0].status, FixStatus::Fixed);
         assert!(read(dir.path(), "src/a.rs").starts_with("one\nl2\n"));
+    }
+
+    /// A diff of `src/a.rs` (the ten-line FILE) replacing lines 2-3.
+    fn diff_replacing_2_3(with: &[&str], extra: &str) -> String {
+        let mut d = String::from(
+            "diff --git a/src/a.rs b/src/a.rs\nindex 1..2 100644\n--- a/src/a.rs\n+++ b/src/a.rs\n",
+        );
+        d.push_str(&format!(
+            "@@ -1,6 +1,{} @@\n l1\n-l2\n-l3\n",
+            4 + with.len()
+        ));
+        for l in with {
+            d.push_str(&format!("+{l}\n"));
+        }
+        d.push_str(" l4\n l5\n l6\n");
+        d.push_str(extra);
+        d
+    }
+
+    fn validation_task(items: Vec<TaskItem>, diff: String) -> FixValidationTask {
+        FixValidationTask::new(pr(), PathBuf::from("/nonexistent"), items, diff)
+    }
+
+    fn suggested(id: &str) -> TaskItem {
+        TaskItem::from_thread(&thread(
+            id,
+            "src/a.rs",
+            Some(2),
+            3,
+            "```suggestion\ntwo\nand\nthree\n```",
+        ))
+    }
+
+    #[test]
+    fn a_verbatim_suggestion_is_addressed() {
+        let task = validation_task(
+            vec![suggested("T1")],
+            diff_replacing_2_3(&["two", "and", "three"], ""),
+        );
+        let answer = validate_fix(&task);
+        crate::answer::check_fix_validation_answer(&task, &answer).unwrap();
+        assert_eq!(answer.items[0].verdict, FixVerdict::Addressed);
+        assert_eq!(
+            answer.items[0].reasons,
+            ["the diff applies the suggestion block to src/a.rs lines 2-3 exactly as written"]
+        );
+        let reparsed: FixValidationAnswer =
+            parse_answer(&serde_json::to_string(&answer).unwrap()).unwrap();
+        assert_eq!(reparsed, answer);
+    }
+
+    #[test]
+    fn anything_but_the_verbatim_suggestion_is_unclear() {
+        let other_file = "diff --git a/src/b.rs b/src/b.rs\n--- a/src/b.rs\n+++ b/src/b.rs\n@@ -1 +1 @@\n-x\n+y\n";
+        let cases = [
+            (
+                diff_replacing_2_3(&["two", "AND", "three"], ""),
+                "does not apply",
+            ),
+            (
+                diff_replacing_2_3(&["two", "and", "three"], other_file),
+                "also changes other lines (in src/b.rs)",
+            ),
+            (String::new(), "the diff is empty"),
+            ("@@ broken".to_owned(), "could not be read"),
+        ];
+        for (diff, why) in cases {
+            let answer = validate_fix(&validation_task(vec![suggested("T1")], diff));
+            assert_eq!(answer.items[0].verdict, FixVerdict::Unclear, "{why}");
+            assert!(
+                answer.items[0].reasons[0].contains(why),
+                "{:?}",
+                answer.items[0]
+            );
+        }
+        let no_suggestion = TaskItem::from_thread(&thread("T2", "src/a.rs", None, 2, "rename"));
+        let answer = validate_fix(&validation_task(
+            vec![no_suggestion],
+            diff_replacing_2_3(&["two"], ""),
+        ));
+        assert_eq!(answer.items[0].verdict, FixVerdict::Unclear);
+        assert!(answer.items[0].reasons[0].starts_with("no applicable suggestion block"));
+    }
+
+    #[test]
+    fn two_suggestions_in_one_hunk_are_both_addressed() {
+        let second = TaskItem::from_thread(&thread(
+            "T2",
+            "src/a.rs",
+            None,
+            5,
+            "```suggestion\nfive\n```",
+        ));
+        let diff = "--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,7 +1,8 @@\n l1\n-l2\n-l3\n+two\n+and\n+three\n l4\n-l5\n+five\n l6\n l7\n";
+        let answer = validate_fix(&validation_task(vec![suggested("T1"), second], diff.into()));
+        let verdicts: Vec<FixVerdict> = answer.items.iter().map(|v| v.verdict).collect();
+        assert_eq!(verdicts, [FixVerdict::Addressed, FixVerdict::Addressed]);
+    }
+
+    #[tokio::test]
+    async fn review_and_apply_review_have_no_model() {
+        let agent = BuiltinAgent::new();
+        let ctx = AgentContext::default();
+        let review = agent
+            .review(
+                &ReviewTask {
+                    pr: pr(),
+                    worktree: PathBuf::from("/nonexistent"),
+                    base_sha: "a".into(),
+                    head_sha: "b".into(),
+                    commits: Vec::new(),
+                    files: Vec::new(),
+                    diff: String::new(),
+                },
+                &ctx,
+            )
+            .await
+            .unwrap();
+        assert!(review.findings.is_empty());
+        assert_eq!(review.summary, "builtin provider has no model");
+        crate::answer::check_review_answer(&review).unwrap();
+        let finding = crate::answer::ReviewFinding {
+            id: "F1".into(),
+            severity: crate::answer::Severity::High,
+            confidence: 90,
+            title: "t".into(),
+            path: None,
+            line: None,
+            explanation: "e".into(),
+            reproduction: Some("false".into()),
+        };
+        let task = ApplyReviewTask {
+            pr: pr(),
+            worktree: PathBuf::from("/nonexistent"),
+            findings: vec![crate::task::HeldFinding {
+                finding,
+                evidence: "it failed".into(),
+            }],
+        };
+        let applied = agent.apply_review(&task, &ctx).await.unwrap();
+        crate::answer::check_apply_review_answer(&task, &applied).unwrap();
+        assert_eq!(applied.outcomes[0].status, FixStatus::Blocked);
     }
 }

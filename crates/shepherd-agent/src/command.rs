@@ -7,21 +7,29 @@
 //! `SHEPHERD_ANSWER_FILE` variable (which wins when the program wrote it). It
 //! exits 0. An answer that fails validation is asked for once more, with
 //! `attempt: 2` and `previous_errors` filled in, then fails closed.
+//!
+//! Every role speaks the same protocol: `role` is `triage`, `fix`,
+//! `cluster-fix`, `fix-validation`, `review` or `apply-review`, and `task`
+//! is that role's task type. The crate's README shows an example. Usage is
+//! recorded with the measured duration only (the protocol carries no token
+//! counts).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{Agent, AgentContext, AgentError};
-use crate::answer::{check_fix_answer, check_triage_answer, FixAnswer, TriageAnswer};
+use crate::answer::{
+    ApplyReviewAnswer, FixAnswer, FixValidationAnswer, ReviewAnswer, TriageAnswer,
+};
+use crate::driver::{self, prompt_for, tail, Call, RawAnswer, Transport};
 use crate::exec::{self, EnvPolicy, ProcessSpec, Termination};
-use crate::prompts::{retry_section, Prompts};
-use crate::task::{FixTask, Role, TriageTask};
-use crate::validate::{answer_schema, ask_validated, Attempt};
+use crate::prompts::Prompts;
+use crate::task::{ApplyReviewTask, FixTask, FixValidationTask, ReviewTask, Role, TriageTask};
+use crate::usage::Usage;
+use crate::validate::Attempt;
 
 /// The protocol version of [`CommandRequest`].
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -30,7 +38,7 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub const ANSWER_FILE_ENV: &str = "SHEPHERD_ANSWER_FILE";
 
 /// Keep this much of stderr in an error message.
-const STDERR_TAIL: usize = 2000;
+pub(crate) const STDERR_TAIL: usize = 2000;
 
 /// What a command agent reads on stdin.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,7 +56,8 @@ pub struct CommandRequest {
     pub prompt: String,
     /// The JSON Schema the answer must match.
     pub answer_schema: serde_json::Value,
-    /// The task ([`TriageTask`] or [`FixTask`]) as JSON.
+    /// The task as JSON: a [`TriageTask`], [`FixTask`], [`FixValidationTask`],
+    /// [`ReviewTask`] or [`ApplyReviewTask`], per `role`.
     pub task: serde_json::Value,
 }
 
@@ -96,6 +105,39 @@ impl CommandAgent {
     pub fn new(config: CommandConfig, prompts: Prompts) -> Self {
         CommandAgent { config, prompts }
     }
+}
+
+/// The error of a process that timed out or exited unsuccessfully; `None`
+/// when it exited 0.
+pub(crate) fn process_error(
+    program: &str,
+    output: &exec::ProcessOutput,
+    total_timeout: Duration,
+    idle_timeout: Duration,
+) -> Option<AgentError> {
+    match output.termination {
+        Termination::TimedOut(kind) => Some(AgentError::Timeout {
+            program: program.to_owned(),
+            kind,
+            after: match kind {
+                exec::TimeoutKind::Total => total_timeout,
+                exec::TimeoutKind::Idle => idle_timeout,
+            },
+        }),
+        Termination::Exited(status) if !status.success() => Some(AgentError::Failed {
+            program: program.to_owned(),
+            status: status.to_string(),
+            stderr_tail: tail(&String::from_utf8_lossy(&output.stderr), STDERR_TAIL),
+        }),
+        Termination::Exited(_) => None,
+    }
+}
+
+#[async_trait]
+impl Transport for CommandAgent {
+    fn provider(&self) -> &str {
+        "command"
+    }
 
     /// One call: the request on stdin, the raw answer back.
     async fn call(
@@ -103,29 +145,19 @@ impl CommandAgent {
         call: &Call<'_>,
         attempt: Attempt,
         ctx: &AgentContext,
-    ) -> Result<String, AgentError> {
-        let Call {
-            role,
-            worktree,
-            prompt,
-            schema,
-            task,
-        } = *call;
-        let mut prompt = prompt.to_owned();
-        if !attempt.previous_errors.is_empty() {
-            prompt.push_str(&retry_section(&attempt.previous_errors));
-        }
+    ) -> Result<RawAnswer, AgentError> {
+        let prompt = prompt_for(call, &attempt);
         let request = CommandRequest {
             version: PROTOCOL_VERSION,
-            role,
+            role: call.role,
             attempt: attempt.number,
             previous_errors: attempt.previous_errors,
             prompt,
-            answer_schema: schema.clone(),
-            task: task.clone(),
+            answer_schema: call.schema.clone(),
+            task: call.task.clone(),
         };
         let stdin = serde_json::to_vec(&request).map_err(|e| AgentError::InvalidTask {
-            role,
+            role: call.role,
             reason: format!("cannot serialize the request: {e}"),
         })?;
         let answer_dir = tempfile::tempdir()
@@ -139,7 +171,7 @@ impl CommandAgent {
         let spec = ProcessSpec {
             program: self.config.program.clone(),
             args: self.config.args.clone(),
-            cwd: worktree.to_owned(),
+            cwd: call.worktree.to_owned(),
             env,
             stdin,
             total_timeout: self.config.total_timeout,
@@ -149,76 +181,27 @@ impl CommandAgent {
         };
         let output = exec::run(&spec).await?;
         let program = self.config.program.display().to_string();
-        match output.termination {
-            Termination::TimedOut(kind) => Err(AgentError::Timeout {
-                program,
-                kind,
-                after: match kind {
-                    exec::TimeoutKind::Total => self.config.total_timeout,
-                    exec::TimeoutKind::Idle => self.config.idle_timeout,
-                },
-            }),
-            Termination::Exited(status) if !status.success() => Err(AgentError::Failed {
-                program,
-                status: status.to_string(),
-                stderr_tail: tail(&String::from_utf8_lossy(&output.stderr), STDERR_TAIL),
-            }),
-            Termination::Exited(_) => match std::fs::read(&answer_file) {
-                Ok(bytes) if !bytes.is_empty() => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-                Ok(_) => Ok(String::from_utf8_lossy(&output.stdout).into_owned()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-                }
-                Err(e) => Err(AgentError::io("reading answer file", &answer_file, e)),
-            },
+        if let Some(err) = process_error(
+            &program,
+            &output,
+            self.config.total_timeout,
+            self.config.idle_timeout,
+        ) {
+            return Err(err);
         }
-    }
-
-    async fn ask<A, T, C, E>(
-        &self,
-        role: Role,
-        task: &T,
-        worktree: &std::path::Path,
-        prompt: String,
-        ctx: &AgentContext,
-        check: C,
-    ) -> Result<A, AgentError>
-    where
-        A: DeserializeOwned + JsonSchema,
-        T: Serialize,
-        C: Fn(&A) -> Result<(), Vec<E>>,
-        E: std::fmt::Display,
-    {
-        let schema = answer_schema::<A>();
-        let task_json = serde_json::to_value(task).map_err(|e| AgentError::InvalidTask {
-            role,
-            reason: format!("cannot serialize the task: {e}"),
-        })?;
-        let call = Call {
-            role,
-            worktree,
-            prompt: &prompt,
-            schema: &schema,
-            task: &task_json,
+        let text = match std::fs::read(&answer_file) {
+            Ok(bytes) if !bytes.is_empty() => String::from_utf8_lossy(&bytes).into_owned(),
+            Ok(_) => String::from_utf8_lossy(&output.stdout).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                String::from_utf8_lossy(&output.stdout).into_owned()
+            }
+            Err(e) => return Err(AgentError::io("reading answer file", &answer_file, e)),
         };
-        ask_validated(role, |attempt| self.call(&call, attempt, ctx), check).await
+        Ok(RawAnswer {
+            text,
+            usage: Usage::timed(output.duration),
+        })
     }
-}
-
-/// What stays the same between the attempts of one call.
-#[derive(Clone, Copy)]
-struct Call<'a> {
-    role: Role,
-    worktree: &'a std::path::Path,
-    prompt: &'a str,
-    schema: &'a serde_json::Value,
-    task: &'a serde_json::Value,
-}
-
-fn tail(s: &str, max: usize) -> String {
-    let count = s.chars().count();
-    let kept: String = s.chars().skip(count.saturating_sub(max)).collect();
-    kept.trim().to_owned()
 }
 
 #[async_trait]
@@ -232,38 +215,34 @@ impl Agent for CommandAgent {
         task: &TriageTask,
         ctx: &AgentContext,
     ) -> Result<TriageAnswer, AgentError> {
-        let prompt = self
-            .prompts
-            .render_triage(task, &answer_schema::<TriageAnswer>())?;
-        self.ask(
-            Role::Triage,
-            task,
-            &task.worktree,
-            prompt,
-            ctx,
-            |a: &TriageAnswer| check_triage_answer(task, a).map_err(|e| vec![e]),
-        )
-        .await
+        driver::triage(self, &self.prompts, task, ctx).await
     }
 
     async fn fix(&self, task: &FixTask, ctx: &AgentContext) -> Result<FixAnswer, AgentError> {
-        if task.items.is_empty() {
-            return Err(AgentError::InvalidTask {
-                role: task.role(),
-                reason: "no items".to_owned(),
-            });
-        }
-        let prompt = self
-            .prompts
-            .render_fix(task, &answer_schema::<FixAnswer>())?;
-        self.ask(
-            task.role(),
-            task,
-            &task.worktree,
-            prompt,
-            ctx,
-            |a: &FixAnswer| check_fix_answer(task, a),
-        )
-        .await
+        driver::fix(self, &self.prompts, task, ctx).await
+    }
+
+    async fn validate_fix(
+        &self,
+        task: &FixValidationTask,
+        ctx: &AgentContext,
+    ) -> Result<FixValidationAnswer, AgentError> {
+        driver::validate_fix(self, &self.prompts, task, ctx).await
+    }
+
+    async fn review(
+        &self,
+        task: &ReviewTask,
+        ctx: &AgentContext,
+    ) -> Result<ReviewAnswer, AgentError> {
+        driver::review(self, &self.prompts, task, ctx).await
+    }
+
+    async fn apply_review(
+        &self,
+        task: &ApplyReviewTask,
+        ctx: &AgentContext,
+    ) -> Result<ApplyReviewAnswer, AgentError> {
+        driver::apply_review(self, &self.prompts, task, ctx).await
     }
 }

@@ -2,8 +2,11 @@
 //!
 //! - **Environment:** cleared, then rebuilt from an allow-list ([`BASE_ENV`]
 //!   plus configured names and values). A variable whose name looks like it
-//!   holds a credential ([`is_token_like`]) is never passed, even when
-//!   configured: the forge token must not reach an agent.
+//!   holds a credential ([`is_token_like`]) is not passed, even when
+//!   configured, unless a provider names it as one of its own model
+//!   credentials ([`EnvPolicy::credentials`]); a forge credential
+//!   ([`is_forge_credential`]) is never passed, whatever the configuration:
+//!   the forge token must not reach an agent.
 //! - **Process group:** the agent leads its own group; on timeout (total, or
 //!   idle: no output for a while), on cancellation (the future is dropped,
 //!   e.g. on Ctrl-C) and after it exits (stragglers it left behind), the whole
@@ -57,29 +60,67 @@ pub fn is_token_like(name: &str) -> bool {
             .any(|p| upper.starts_with(p))
 }
 
+/// Whether a variable name holds (or configures) forge credentials: every
+/// `GH_*`, `GITHUB_*`, `GITLAB_*`, `GL_*` and `GLAB_*` name, any name
+/// mentioning GitHub or GitLab (`COPILOT_GITHUB_TOKEN`,
+/// `GITHUB_ENTERPRISE_TOKEN`), `CI_JOB_TOKEN`, and whatever the
+/// configuration refuses in `agent.env`
+/// ([`shepherd_core::config::is_forge_credential_name`]). Case-insensitive.
+///
+/// Such a variable never reaches an agent, not even as a provider's own
+/// credential: GitHub Copilot uses its stored login instead.
+pub fn is_forge_credential(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["GH_", "GITHUB_", "GITLAB_", "GL_", "GLAB_"]
+        .iter()
+        .any(|p| upper.starts_with(p))
+        || upper.contains("GITHUB")
+        || upper.contains("GITLAB")
+        || upper == "CI_JOB_TOKEN"
+        || shepherd_core::config::is_forge_credential_name(name)
+}
+
 /// Which variables an agent gets.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct EnvPolicy {
-    /// Extra names passed through from Shepherd's environment when set.
+    /// Extra names passed through from the parent environment when set;
+    /// token-like names among them are dropped.
     pub pass: Vec<String>,
-    /// Fixed values, set after the pass-through ones (and overriding them).
-    /// `Debug` shows their names only.
+    /// Model credentials passed through from the parent environment when
+    /// set, although their names look like tokens (`ANTHROPIC_API_KEY`).
+    /// Each provider names exactly its own; forge credentials
+    /// ([`is_forge_credential`]) are dropped even here.
+    pub credentials: Vec<String>,
+    /// Fixed values, set after the pass-through ones (and overriding them);
+    /// token-like names among them are dropped. `Debug` shows their names only.
     pub set: Vec<(String, String)>,
+    /// The parent environment the pass-through values come from; `None` is
+    /// Shepherd's own. (Tests use a synthetic one.) `Debug` shows names only.
+    pub parent: Option<Vec<(OsString, OsString)>>,
 }
 
 impl std::fmt::Debug for EnvPolicy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EnvPolicy")
             .field("pass", &self.pass)
+            .field("credentials", &self.credentials)
             .field("set", &self.set.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field(
+                "parent",
+                &self
+                    .parent
+                    .as_ref()
+                    .map(|p| p.iter().map(|(k, _)| k).collect::<Vec<_>>()),
+            )
             .finish()
     }
 }
 
 impl EnvPolicy {
-    /// The environment of an agent, from `parent` (Shepherd's own environment):
-    /// [`BASE_ENV`] and `pass` names that are set, then `set`, with every
-    /// token-like name dropped. Sorted by name.
+    /// The environment of an agent, from `parent`: [`BASE_ENV`] and `pass`
+    /// names that are set, minus token-like ones; `credentials` names that
+    /// are set, minus forge credentials; then `set`, minus token-like names.
+    /// Sorted by name.
     pub fn build(
         &self,
         parent: impl IntoIterator<Item = (OsString, OsString)>,
@@ -89,27 +130,43 @@ impl EnvPolicy {
             .copied()
             .chain(self.pass.iter().map(String::as_str))
             .collect();
-        let mut env: std::collections::BTreeMap<OsString, OsString> = parent
-            .into_iter()
-            .filter(|(name, _)| name.to_str().is_some_and(|n| wanted.contains(&n)))
-            .collect();
-        for (name, value) in &self.set {
-            env.insert(name.into(), value.into());
-        }
-        env.retain(|name, _| match name.to_str() {
-            Some(n) => {
-                let keep = !is_token_like(n);
-                if !keep {
-                    tracing::warn!(
-                        variable = n,
-                        "not passing a token-like variable to an agent"
-                    );
+        let drop = |n: &str, why: &str| {
+            tracing::warn!(variable = n, "not passing {why} to an agent");
+        };
+        let mut env: std::collections::BTreeMap<OsString, OsString> =
+            std::collections::BTreeMap::new();
+        for (name, value) in parent {
+            let Some(n) = name.to_str() else { continue };
+            if self.credentials.iter().any(|c| c == n) {
+                if is_forge_credential(n) {
+                    drop(n, "a forge credential");
+                } else {
+                    env.insert(name, value);
                 }
-                keep
+            } else if wanted.contains(&n) {
+                if is_token_like(n) {
+                    drop(n, "a token-like variable");
+                } else {
+                    env.insert(name, value);
+                }
             }
-            None => false,
-        });
+        }
+        for (name, value) in &self.set {
+            if is_token_like(name) {
+                drop(name, "a token-like variable");
+            } else {
+                env.insert(name.into(), value.into());
+            }
+        }
         env.into_iter().collect()
+    }
+
+    /// [`Self::build`] from [`Self::parent`], else Shepherd's own environment.
+    pub fn resolve(&self) -> Vec<(OsString, OsString)> {
+        match &self.parent {
+            Some(parent) => self.build(parent.iter().cloned()),
+            None => self.build(std::env::vars_os()),
+        }
     }
 }
 
@@ -254,7 +311,7 @@ impl Drop for GroupGuard {
 /// Runs `spec` to completion (see the module docs) and writes its transcript.
 pub async fn run(spec: &ProcessSpec) -> Result<ProcessOutput, ExecError> {
     let program = spec.program.display().to_string();
-    let env = spec.env.build(std::env::vars_os());
+    let env = spec.env.resolve();
     let mut cmd = command(spec, &env);
     tracing::debug!(
         program = %program,
@@ -515,10 +572,78 @@ mod tests {
     fn debug_shows_names_not_values() {
         let policy = EnvPolicy {
             pass: vec!["A".into()],
+            credentials: vec!["K".into()],
             set: vec![("B".into(), "hunter2".into())],
+            parent: Some(vec![("C".into(), "hunter3".into())]),
         };
         let shown = format!("{policy:?}");
-        assert_eq!(shown, r#"EnvPolicy { pass: ["A"], set: ["B"] }"#);
+        assert_eq!(
+            shown,
+            r#"EnvPolicy { pass: ["A"], credentials: ["K"], set: ["B"], parent: Some(["C"]) }"#
+        );
+    }
+
+    #[test]
+    fn forge_credentials() {
+        for name in [
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "GITLAB_TOKEN",
+            "GL_TOKEN",
+            "GLAB_TOKEN",
+            "GH_ENTERPRISE_TOKEN",
+            "GITHUB_ENTERPRISE_TOKEN",
+            "COPILOT_GITHUB_TOKEN",
+            "CI_JOB_TOKEN",
+            "gh_host",
+            "MY_GITHUB_PAT",
+        ] {
+            assert!(is_forge_credential(name), "{name}");
+        }
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+            "PATH",
+        ] {
+            assert!(!is_forge_credential(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn credentials_pass_but_forge_credentials_never_do() {
+        let parent: Vec<(OsString, OsString)> = [
+            ("PATH", "/bin"),
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("OPENAI_API_KEY", "sk-openai"),
+            ("GITHUB_TOKEN", "ghp_1"),
+            ("COPILOT_GITHUB_TOKEN", "ghp_2"),
+            ("GH_ENTERPRISE_TOKEN", "ghp_3"),
+            ("GL_TOKEN", "glpat"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect();
+        let policy = EnvPolicy {
+            credentials: vec![
+                "ANTHROPIC_API_KEY".into(),
+                "GITHUB_TOKEN".into(),
+                "COPILOT_GITHUB_TOKEN".into(),
+                "GH_ENTERPRISE_TOKEN".into(),
+                "GL_TOKEN".into(),
+                "UNSET_API_KEY".into(),
+            ],
+            set: vec![("OPENAI_API_KEY".into(), "sk-set".into())],
+            parent: Some(parent),
+            ..EnvPolicy::default()
+        };
+        let env = policy.resolve();
+        assert_eq!(names(&env), ["ANTHROPIC_API_KEY", "PATH"]);
+        assert!(!env
+            .iter()
+            .any(|(_, v)| v.to_string_lossy().starts_with("ghp")));
+        assert!(!env.iter().any(|(_, v)| v == "sk-openai" || v == "sk-set"));
     }
 
     #[test]
@@ -530,6 +655,8 @@ mod tests {
     #[test]
     fn configured_token_like_names_are_still_dropped() {
         let policy = EnvPolicy {
+            credentials: Vec::new(),
+            parent: None,
             pass: vec![
                 "RUST_LOG".into(),
                 "GITHUB_TOKEN".into(),

@@ -1,38 +1,55 @@
 //! Shepherd's agents: the seam the engine calls, typed tasks and answers,
 //! answer validation, prompts, and the providers.
 //!
-//! - [`Agent`] is the trait the engine holds as `Arc<dyn Agent>`, one per role.
-//! - [`task`] holds what an agent is asked ([`TriageTask`], [`FixTask`]);
-//!   [`answer`] what it answers ([`TriageAnswer`], [`FixAnswer`]), with JSON
-//!   Schemas generated from the types and the id checks.
+//! - [`Agent`] is the trait the engine holds as `Arc<dyn Agent>`, one per role
+//!   ([`agent_for`] builds it from the role's configuration).
+//! - [`task`] holds what an agent is asked ([`TriageTask`], [`FixTask`],
+//!   [`FixValidationTask`], [`ReviewTask`], [`ApplyReviewTask`]); [`answer`]
+//!   what it answers, with JSON Schemas generated from the types and the
+//!   checks a schema cannot express (ids against the task's, and
+//!   [`findings_to_refute`] for the pre-push review).
 //! - [`validate`] runs "ask, validate, retry once with the errors, else fail
 //!   closed" for every subprocess provider.
 //! - [`prompts`] renders the embedded (or per-repository) prompt templates,
 //!   with comment bodies fenced as untrusted data.
 //! - [`exec`] is the one command factory for agent processes: sealed
-//!   environment without tokens, process groups, timeouts, transcripts.
-//! - Providers: [`BuiltinAgent`] (no model: suggestion blocks only) and
-//!   [`CommandAgent`] (any executable speaking JSON on stdin/stdout).
+//!   environment without forge tokens, process groups, timeouts, transcripts.
+//! - [`usage`] records tokens, cost and time per call, where providers report
+//!   them, in the call's [`AgentContext`].
+//! - Providers: [`BuiltinAgent`] (no model: suggestion blocks only),
+//!   [`CommandAgent`] (any executable speaking JSON on stdin/stdout) and
+//!   [`CliAgent`] (`claude`, `codex`, `copilot`, `gemini`, `opencode`).
 #![warn(missing_docs)]
 
 pub mod agent;
 pub mod answer;
 pub mod builtin;
 pub mod command;
+pub(crate) mod diff;
+pub(crate) mod driver;
 pub mod exec;
+pub mod factory;
 pub mod prompts;
+pub mod providers;
 pub mod task;
+pub mod usage;
 pub mod validate;
 
 pub use agent::{Agent, AgentContext, AgentError};
 pub use answer::{
-    check_fix_answer, check_ids, check_triage_answer, ClusterAssessment, ClusterVerdict, FixAnswer,
-    FixAnswerError, FixStatus, IdSetMismatch, ThreadOutcome, TriageAnswer, TriageDecision,
+    check_apply_review_answer, check_fix_answer, check_fix_validation_answer, check_ids,
+    check_review_answer, check_triage_answer, findings_to_refute, AnswerError, ApplyReviewAnswer,
+    ClusterAssessment, ClusterVerdict, FindingOutcome, FixAnswer, FixAnswerError, FixStatus,
+    FixValidationAnswer, FixVerdict, IdSetMismatch, ItemValidation, ReviewAnswer, ReviewFinding,
+    Severity, ThreadOutcome, TriageAnswer, TriageDecision, REFUTE_MIN_CONFIDENCE,
 };
 pub use builtin::BuiltinAgent;
 pub use command::{CommandAgent, CommandConfig, CommandRequest};
+pub use factory::{agent_for, SettingsError};
 pub use prompts::Prompts;
+pub use providers::{CliAgent, CliConfig, CliConfigError, CliProvider};
 pub use task::{
-    ClusterContext, FixTask, ItemKind, PrContext, Role, SuggestionState, TaskComment, TaskItem,
-    TriageNote, TriageTask,
+    ApplyReviewTask, ClusterContext, FixTask, FixValidationTask, HeldFinding, ItemKind, PrContext,
+    ReviewCommit, ReviewTask, Role, SuggestionState, TaskComment, TaskItem, TriageNote, TriageTask,
 };
+pub use usage::{Usage, UsageLog, UsageRecord};

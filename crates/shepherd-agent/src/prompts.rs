@@ -15,11 +15,22 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::task::{FixTask, ItemKind, PrContext, SuggestionState, TaskItem, TriageTask};
+use crate::answer::ThreadOutcome;
+use crate::task::{
+    ApplyReviewTask, FixTask, FixValidationTask, HeldFinding, ItemKind, PrContext, ReviewTask,
+    SuggestionState, TaskItem, TriageTask,
+};
 
 const TRIAGE: &str = include_str!("../prompts/triage.md");
 const FIX: &str = include_str!("../prompts/fix.md");
 const CLUSTER_FIX: &str = include_str!("../prompts/cluster-fix.md");
+const FIX_VALIDATION: &str = include_str!("../prompts/fix-validation.md");
+const REVIEW: &str = include_str!("../prompts/review.md");
+const APPLY_REVIEW: &str = include_str!("../prompts/apply-review.md");
+
+/// The most characters of a diff a prompt shows; the rest is cut, and the
+/// agent is told how to read it itself.
+pub const MAX_PROMPT_DIFF: usize = 100_000;
 
 /// Which prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,11 +41,24 @@ pub enum PromptName {
     Fix,
     /// `cluster-fix.md`.
     ClusterFix,
+    /// `fix-validation.md`.
+    FixValidation,
+    /// `review.md`.
+    Review,
+    /// `apply-review.md`.
+    ApplyReview,
 }
 
 impl PromptName {
     /// Every prompt.
-    pub const ALL: [PromptName; 3] = [PromptName::Triage, PromptName::Fix, PromptName::ClusterFix];
+    pub const ALL: [PromptName; 6] = [
+        PromptName::Triage,
+        PromptName::Fix,
+        PromptName::ClusterFix,
+        PromptName::FixValidation,
+        PromptName::Review,
+        PromptName::ApplyReview,
+    ];
 
     /// The file stem (`cluster-fix`).
     pub fn as_str(self) -> &'static str {
@@ -42,6 +66,9 @@ impl PromptName {
             PromptName::Triage => "triage",
             PromptName::Fix => "fix",
             PromptName::ClusterFix => "cluster-fix",
+            PromptName::FixValidation => "fix-validation",
+            PromptName::Review => "review",
+            PromptName::ApplyReview => "apply-review",
         }
     }
 
@@ -50,6 +77,9 @@ impl PromptName {
             PromptName::Triage => TRIAGE,
             PromptName::Fix => FIX,
             PromptName::ClusterFix => CLUSTER_FIX,
+            PromptName::FixValidation => FIX_VALIDATION,
+            PromptName::Review => REVIEW,
+            PromptName::ApplyReview => APPLY_REVIEW,
         }
     }
 
@@ -66,6 +96,26 @@ impl PromptName {
                 "cluster_brief",
                 "answer_schema",
             ],
+            PromptName::FixValidation => &[
+                "pr",
+                "worktree",
+                "items",
+                "claimed",
+                "commit",
+                "diff",
+                "answer_schema",
+            ],
+            PromptName::Review => &[
+                "pr",
+                "worktree",
+                "base",
+                "head",
+                "commits",
+                "files",
+                "diff",
+                "answer_schema",
+            ],
+            PromptName::ApplyReview => &["pr", "worktree", "findings", "answer_schema"],
         }
     }
 
@@ -74,6 +124,9 @@ impl PromptName {
         match self {
             PromptName::Triage | PromptName::Fix => &["items"],
             PromptName::ClusterFix => &["items", "cluster_brief"],
+            PromptName::FixValidation => &["items", "diff"],
+            PromptName::Review => &["base", "head"],
+            PromptName::ApplyReview => &["findings"],
         }
     }
 }
@@ -133,6 +186,9 @@ pub struct Prompts {
     triage: Template,
     fix: Template,
     cluster_fix: Template,
+    fix_validation: Template,
+    review: Template,
+    apply_review: Template,
 }
 
 impl Default for Prompts {
@@ -152,6 +208,9 @@ impl Prompts {
             triage: t(PromptName::Triage),
             fix: t(PromptName::Fix),
             cluster_fix: t(PromptName::ClusterFix),
+            fix_validation: t(PromptName::FixValidation),
+            review: t(PromptName::Review),
+            apply_review: t(PromptName::ApplyReview),
         }
     }
 
@@ -187,6 +246,9 @@ impl Prompts {
             PromptName::Triage => &mut self.triage,
             PromptName::Fix => &mut self.fix,
             PromptName::ClusterFix => &mut self.cluster_fix,
+            PromptName::FixValidation => &mut self.fix_validation,
+            PromptName::Review => &mut self.review,
+            PromptName::ApplyReview => &mut self.apply_review,
         }
     }
 
@@ -195,6 +257,9 @@ impl Prompts {
             PromptName::Triage => &self.triage,
             PromptName::Fix => &self.fix,
             PromptName::ClusterFix => &self.cluster_fix,
+            PromptName::FixValidation => &self.fix_validation,
+            PromptName::Review => &self.review,
+            PromptName::ApplyReview => &self.apply_review,
         }
     }
 
@@ -253,6 +318,200 @@ impl Prompts {
         ];
         substitute(name, self.get(name), &values)
     }
+
+    /// The fix-validation prompt for `task`.
+    pub fn render_fix_validation(
+        &self,
+        task: &FixValidationTask,
+        answer_schema: &serde_json::Value,
+    ) -> Result<String, PromptError> {
+        let commit = match &task.commit {
+            Some(sha) => quoted(sha),
+            None => "(not committed yet; the diff is against the code before the fix)".to_owned(),
+        };
+        let values = [
+            ("pr", render_pr(&task.pr)),
+            ("worktree", task.worktree.display().to_string()),
+            ("items", render_items(&task.items)),
+            ("claimed", render_claims(&task.claimed)),
+            ("commit", commit),
+            ("diff", render_diff(&task.diff, "git show <the fix commit>")),
+            ("answer_schema", pretty(answer_schema)),
+        ];
+        substitute(
+            PromptName::FixValidation,
+            self.get(PromptName::FixValidation),
+            &values,
+        )
+    }
+
+    /// The review prompt for `task`.
+    pub fn render_review(
+        &self,
+        task: &ReviewTask,
+        answer_schema: &serde_json::Value,
+    ) -> Result<String, PromptError> {
+        let commits = if task.commits.is_empty() {
+            "(none listed)".to_owned()
+        } else {
+            task.commits
+                .iter()
+                .map(|c| {
+                    format!(
+                        "- {} <untrusted-commit>{}</untrusted-commit>",
+                        quoted(&c.sha),
+                        fence_body(&c.subject).replace(['\n', '\r'], " ")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let range = format!("git diff {}..{}", task.base_sha, task.head_sha);
+        let values = [
+            ("pr", render_pr(&task.pr)),
+            ("worktree", task.worktree.display().to_string()),
+            ("base", short_sha(&task.base_sha)),
+            ("head", short_sha(&task.head_sha)),
+            ("commits", commits),
+            ("files", render_paths(&task.files)),
+            ("diff", render_diff(&task.diff, &range)),
+            ("answer_schema", pretty(answer_schema)),
+        ];
+        substitute(PromptName::Review, self.get(PromptName::Review), &values)
+    }
+
+    /// The apply-review prompt for `task`.
+    pub fn render_apply_review(
+        &self,
+        task: &ApplyReviewTask,
+        answer_schema: &serde_json::Value,
+    ) -> Result<String, PromptError> {
+        let values = [
+            ("pr", render_pr(&task.pr)),
+            ("worktree", task.worktree.display().to_string()),
+            ("findings", render_findings(&task.findings)),
+            ("answer_schema", pretty(answer_schema)),
+        ];
+        substitute(
+            PromptName::ApplyReview,
+            self.get(PromptName::ApplyReview),
+            &values,
+        )
+    }
+}
+
+/// A SHA as it may appear in a command line: hex digits only (anything
+/// else is quoted, so it cannot be read as a shell word or an option).
+fn short_sha(sha: &str) -> String {
+    if !sha.is_empty() && sha.chars().all(|c| c.is_ascii_hexdigit()) {
+        sha.to_owned()
+    } else {
+        quoted(sha)
+    }
+}
+
+fn render_paths(paths: &[String]) -> String {
+    if paths.is_empty() {
+        "(none listed)".to_owned()
+    } else {
+        paths
+            .iter()
+            .map(|f| format!("- {}", quoted(f)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// A diff fenced as untrusted data, cut at [`MAX_PROMPT_DIFF`] characters
+/// with a note naming `full` (the command that shows all of it).
+fn render_diff(diff: &str, full: &str) -> String {
+    if diff.trim().is_empty() {
+        return "(empty diff: nothing changed)".to_owned();
+    }
+    let total = diff.chars().count();
+    let (shown, note) = if total > MAX_PROMPT_DIFF {
+        let cut: String = diff.chars().take(MAX_PROMPT_DIFF).collect();
+        (
+            cut,
+            format!(
+                "\n(The diff is cut after {MAX_PROMPT_DIFF} of its {total} characters; run `{full}` to read the rest.)"
+            ),
+        )
+    } else {
+        (diff.to_owned(), String::new())
+    };
+    let mut body = fence_body(&shown);
+    if !body.ends_with('\n') {
+        body.push('\n');
+    }
+    format!("<untrusted-diff>\n{body}</untrusted-diff>{note}")
+}
+
+fn render_claims(claims: &[ThreadOutcome]) -> String {
+    if claims.is_empty() {
+        return "(no claims: Shepherd applied suggestion blocks itself, or the fixer said nothing)"
+            .to_owned();
+    }
+    claims
+        .iter()
+        .map(|c| {
+            let files: Vec<String> = c.files.iter().map(|f| quoted(f)).collect();
+            format!(
+                "- id {}: status {}, files [{}]\n  <untrusted-claim>{}</untrusted-claim>",
+                quoted(&c.id),
+                serde_json::to_value(c.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                files.join(", "),
+                fence_body(&c.summary).replace(['\n', '\r'], " "),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn render_findings(findings: &[HeldFinding]) -> String {
+    if findings.is_empty() {
+        return "(no findings)".to_owned();
+    }
+    let total = findings.len();
+    findings
+        .iter()
+        .enumerate()
+        .map(|(i, held)| {
+            let f = &held.finding;
+            let mut out = format!(
+                "### Finding {} of {total}: id {}\n\n- severity: {}, confidence {}\n",
+                i + 1,
+                quoted(&f.id),
+                f.severity,
+                f.confidence,
+            );
+            match (&f.path, f.line) {
+                (Some(p), Some(l)) => out.push_str(&format!("- file: {}, line {l}\n", quoted(p))),
+                (Some(p), None) => out.push_str(&format!("- file: {}\n", quoted(p))),
+                _ => out.push_str("- file: none given\n"),
+            }
+            out.push_str(&format!(
+                "\n<untrusted-finding id=\"{}\">\ntitle: {}\n\n{}\n\nreproduction: {}\n</untrusted-finding>\n",
+                attr(&f.id),
+                fence_body(&f.title).replace(['\n', '\r'], " "),
+                fence_body(f.explanation.trim_end()),
+                fence_body(f.reproduction.as_deref().unwrap_or("(none)")).replace(['\n', '\r'], " "),
+            ));
+            let evidence = fence_body(held.evidence.trim_end());
+            out.push_str(&format!(
+                "<untrusted-evidence id=\"{}\">\n{}\n</untrusted-evidence>\n",
+                attr(&f.id),
+                evidence
+            ));
+            out
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim_end()
+        .to_owned()
 }
 
 /// The section appended to a prompt for the retry: the errors that made the

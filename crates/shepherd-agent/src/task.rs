@@ -15,6 +15,8 @@ use shepherd_core::model::{
 };
 use shepherd_core::suggestion::{extract_suggestions, SuggestionEdit, SuggestionError};
 
+use crate::answer::{ReviewFinding, ThreadOutcome};
+
 /// The agent roles of SPEC section 7.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -25,11 +27,11 @@ pub enum Role {
     Fix,
     /// Fix a cluster of related items at their root.
     ClusterFix,
-    /// Repair a fix that broke the verify command (not implemented yet).
+    /// Judge, read-only, whether a fix addresses the items it was for.
     FixValidation,
-    /// Read-only review of unpushed commits (not implemented yet).
+    /// Read-only review of the commits the forge has not seen.
     Review,
-    /// Fix confirmed review findings (not implemented yet).
+    /// Fix the review findings that held.
     ApplyReview,
     /// Optional narrative for the report (not implemented yet).
     ReportNarrative,
@@ -47,6 +49,15 @@ impl Role {
             Role::ApplyReview => "apply-review",
             Role::ReportNarrative => "report-narrative",
         }
+    }
+}
+
+impl Role {
+    /// Whether the role may change files. Providers give read-only roles
+    /// read-only tools (or a read-only sandbox) and writing roles write
+    /// access to the worktree; no role may commit or push.
+    pub fn writes(self) -> bool {
+        matches!(self, Role::Fix | Role::ClusterFix | Role::ApplyReview)
     }
 }
 
@@ -364,4 +375,92 @@ impl FixTask {
             Role::Fix
         }
     }
+}
+
+/// Judge whether a fix addresses the items it was for (SPEC section 3,
+/// step 7): read-only, after the fix is made and before it is pushed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixValidationTask {
+    /// The PR.
+    pub pr: PrContext,
+    /// A checkout with the fix applied. The agent reads it and changes nothing.
+    pub worktree: PathBuf,
+    /// The items the fix is for (with triage's note). The answer must have
+    /// one verdict per item.
+    pub items: Vec<TaskItem>,
+    /// What the fixer said it did, per item; empty when Shepherd applied a
+    /// suggestion block itself.
+    pub claimed: Vec<ThreadOutcome>,
+    /// The fix's commit, once committed.
+    pub commit: Option<String>,
+    /// The fix as a unified diff against the code before it (`git diff`
+    /// output, with the default `a/` and `b/` prefixes). Untrusted: an
+    /// agent wrote the change.
+    pub diff: String,
+}
+
+impl FixValidationTask {
+    /// A task for the fix of `items` shown by `diff`.
+    pub fn new(pr: PrContext, worktree: PathBuf, items: Vec<TaskItem>, diff: String) -> Self {
+        FixValidationTask {
+            pr,
+            worktree,
+            items,
+            claimed: Vec::new(),
+            commit: None,
+            diff,
+        }
+    }
+}
+
+/// One commit under review.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewCommit {
+    /// The full SHA.
+    pub sha: String,
+    /// The first line of its message (untrusted: whoever pushed wrote it).
+    pub subject: String,
+}
+
+/// Review, read-only, the commits the forge has not seen (SPEC section 3,
+/// step 9): `base_sha..head_sha`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewTask {
+    /// The PR.
+    pub pr: PrContext,
+    /// The run's worktree, at `head_sha`. The agent reads it and changes nothing.
+    pub worktree: PathBuf,
+    /// The last commit the forge has from this run (the review base).
+    pub base_sha: String,
+    /// The local head to be pushed.
+    pub head_sha: String,
+    /// The commits of `base_sha..head_sha`, oldest first.
+    pub commits: Vec<ReviewCommit>,
+    /// Repository-relative paths the commits change.
+    pub files: Vec<String>,
+    /// `git diff base_sha..head_sha` (untrusted). Prompts show at most
+    /// [`crate::prompts::MAX_PROMPT_DIFF`] characters of it and tell the
+    /// agent how to read the rest.
+    pub diff: String,
+}
+
+/// A review finding that held when its reproduction was run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldFinding {
+    /// The finding, as the reviewer reported it (untrusted).
+    pub finding: ReviewFinding,
+    /// What showed that it holds (the end of the reproduction's output), or
+    /// why it was not refuted; untrusted.
+    pub evidence: String,
+}
+
+/// Fix the review findings that held (SPEC section 3, step 9), in a worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApplyReviewTask {
+    /// The PR.
+    pub pr: PrContext,
+    /// The directory the fixer works in. It edits files there and never commits.
+    pub worktree: PathBuf,
+    /// The findings to fix; the answer must have one outcome per finding id.
+    pub findings: Vec<HeldFinding>,
 }

@@ -5,3 +5,4 @@ mod common;
 mod test_command;
 mod test_exec;
 mod test_prompts;
+mod test_providers;

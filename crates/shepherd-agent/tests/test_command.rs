@@ -453,3 +453,148 @@ async fn cancelling_the_call_kills_the_group() {
     assert!(dies(read_pid(&agent_pid)), "agent survived");
     assert!(dies(read_pid(&child_pid)), "agent's child survived");
 }
+
+fn review_task_in(sb: &Sandbox) -> shepherd_agent::ReviewTask {
+    shepherd_agent::ReviewTask {
+        pr: pr(),
+        worktree: sb.worktree(),
+        base_sha: "1111111111111111111111111111111111111111".into(),
+        head_sha: "2222222222222222222222222222222222222222".into(),
+        commits: vec![shepherd_agent::ReviewCommit {
+            sha: "2222222222222222222222222222222222222222".into(),
+            subject: "Fix login".into(),
+        }],
+        files: vec!["src/a.rs".into()],
+        diff: "--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1 +1 @@\n-a\n+b\n".into(),
+    }
+}
+
+#[tokio::test]
+async fn the_new_roles_speak_the_same_protocol() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.worktree().join("src/a.rs"), "fn a() {}\n").unwrap();
+    let (v_req, r_req, a_req) = (
+        sb.scratch("validation.json"),
+        sb.scratch("review.json"),
+        sb.scratch("apply.json"),
+    );
+    let agent = sb.agent(
+        json!({
+            "fix-validation": {"attempts": [[{"save_request": v_req},
+                {"fix_validation": {"items": {"T2": {"verdict": "unclear", "reasons": ["cannot tell"]}}}}]]},
+            "review": {"attempts": [[{"save_request": r_req},
+                {"review": {"findings": [{"id": "F1", "severity": "CRITICAL", "confidence": 95,
+                                          "path": "src/a.rs", "line": 1, "reproduction": "cargo test"}]}}]]},
+            "apply-review": {"attempts": [[{"save_request": a_req},
+                {"apply_review": {"edits": [{"path": "src/a.rs", "append": "// guarded\n"}]}}]]}
+        }),
+        |_| {},
+    );
+    let ctx = AgentContext::new(sb.transcripts(), "round-1");
+
+    let validation = shepherd_agent::FixValidationTask::new(
+        pr(),
+        sb.worktree(),
+        simple_items(),
+        "--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1 +1 @@\n-a\n+b\n".into(),
+    );
+    let verdicts = agent.validate_fix(&validation, &ctx).await.unwrap();
+    assert_eq!(
+        verdicts.items[0].verdict,
+        shepherd_agent::FixVerdict::Addressed
+    );
+    assert_eq!(
+        verdicts.items[1].verdict,
+        shepherd_agent::FixVerdict::Unclear
+    );
+    let req = read_json(&v_req);
+    assert_eq!(req["role"], "fix-validation");
+    assert_eq!(req["answer_schema"]["title"], "FixValidationAnswer");
+    assert!(req["task"]["diff"].as_str().unwrap().contains("+b"));
+
+    let review = agent.review(&review_task_in(&sb), &ctx).await.unwrap();
+    let refute = shepherd_agent::findings_to_refute(&review);
+    assert_eq!(refute.len(), 1);
+    let req = read_json(&r_req);
+    assert_eq!(req["role"], "review");
+    assert_eq!(
+        req["task"]["base_sha"],
+        "1111111111111111111111111111111111111111"
+    );
+
+    let apply = shepherd_agent::ApplyReviewTask {
+        pr: pr(),
+        worktree: sb.worktree(),
+        findings: vec![shepherd_agent::HeldFinding {
+            finding: refute[0].clone(),
+            evidence: "test a ... FAILED".into(),
+        }],
+    };
+    let applied = agent.apply_review(&apply, &ctx).await.unwrap();
+    assert_eq!(applied.outcomes[0].status, FixStatus::Fixed);
+    assert_eq!(applied.outcomes[0].files, ["src/a.rs"]);
+    assert_eq!(
+        std::fs::read_to_string(sb.worktree().join("src/a.rs")).unwrap(),
+        "fn a() {}\n// guarded\n"
+    );
+    assert_eq!(read_json(&a_req)["role"], "apply-review");
+
+    // One usage record per call, all from this context's log.
+    let roles: Vec<shepherd_agent::Role> = ctx.usage.records().iter().map(|r| r.role).collect();
+    assert_eq!(
+        roles,
+        [
+            shepherd_agent::Role::FixValidation,
+            shepherd_agent::Role::Review,
+            shepherd_agent::Role::ApplyReview
+        ]
+    );
+    assert!(ctx.usage.records().iter().all(|r| r.provider == "command"
+        && r.usage.input_tokens.is_none()
+        && r.usage.duration > Duration::ZERO));
+}
+
+#[tokio::test]
+async fn a_confident_high_finding_without_reproduction_is_sent_back() {
+    let sb = Sandbox::new();
+    let second = sb.scratch("second.json");
+    let agent = sb.agent(
+        json!({"review": {"attempts": [
+            [{"review": {"findings": [{"id": "F1", "severity": "HIGH", "confidence": 85}]}}],
+            [{"save_request": second},
+             {"review": {"findings": [{"id": "F1", "severity": "HIGH", "confidence": 85,
+                                       "path": "src/a.rs", "reproduction": "cargo test a"}]}}]
+        ]}}),
+        |_| {},
+    );
+    let answer = agent
+        .review(&review_task_in(&sb), &AgentContext::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        answer.findings[0].reproduction.as_deref(),
+        Some("cargo test a")
+    );
+    assert_eq!(
+        read_json(&second)["previous_errors"],
+        json!([
+            r#"finding "F1": a HIGH finding with confidence >= 80 needs a reproduction command"#
+        ])
+    );
+}
+
+#[tokio::test]
+async fn an_empty_apply_review_task_is_refused_before_running_anything() {
+    let sb = Sandbox::new();
+    let agent = sb.agent(json!({}), |_| {});
+    let task = shepherd_agent::ApplyReviewTask {
+        pr: pr(),
+        worktree: sb.worktree(),
+        findings: Vec::new(),
+    };
+    let err = agent
+        .apply_review(&task, &AgentContext::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AgentError::InvalidTask { .. }), "{err:?}");
+}

@@ -1,0 +1,504 @@
+//! The agent CLIs (`claude`, `codex`, `copilot`, `gemini`, `opencode`) as
+//! providers: one [`CliAgent`] type, one module per CLI saying how its
+//! command line is built for a role and how its output is read.
+//!
+//! Every call goes through [`crate::exec`] (sealed environment, process
+//! group, timeouts, transcript) in the task's worktree, and through the
+//! shared role driver (prompt, schema validation, one retry, usage). The
+//! prompt goes on stdin wherever the CLI reads it there (all but
+//! `copilot`, whose prompt is an argument). Read-only roles (triage,
+//! fix-validation, review) get read-only tools or a read-only sandbox;
+//! writing roles (fix, cluster-fix, apply-review) may edit files; no role
+//! may commit or push. The README of this crate documents each command line.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use shepherd_core::config::Provider;
+
+use crate::agent::{Agent, AgentContext, AgentError};
+use crate::answer::{
+    ApplyReviewAnswer, FixAnswer, FixValidationAnswer, ReviewAnswer, TriageAnswer,
+};
+use crate::command::{process_error, STDERR_TAIL};
+use crate::driver::{self, prompt_for, tail, Call, RawAnswer, Transport};
+use crate::exec::{self, EnvPolicy, ProcessSpec};
+use crate::prompts::Prompts;
+use crate::providers::{claude, codex, copilot, gemini, opencode};
+use crate::task::{ApplyReviewTask, FixTask, FixValidationTask, ReviewTask, Role, TriageTask};
+use crate::usage::Usage;
+use crate::validate::Attempt;
+
+/// An agent CLI Shepherd knows how to drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CliProvider {
+    /// Claude Code: `claude -p`.
+    Claude,
+    /// OpenAI Codex CLI: `codex exec`.
+    Codex,
+    /// GitHub Copilot CLI: `copilot -p`.
+    Copilot,
+    /// Gemini CLI: `gemini -p`.
+    Gemini,
+    /// opencode: `opencode run`.
+    Opencode,
+}
+
+impl CliProvider {
+    /// Every CLI provider.
+    pub const ALL: [CliProvider; 5] = [
+        CliProvider::Claude,
+        CliProvider::Codex,
+        CliProvider::Copilot,
+        CliProvider::Gemini,
+        CliProvider::Opencode,
+    ];
+
+    /// The provider's name, as in the configuration (`claude`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CliProvider::Claude => "claude",
+            CliProvider::Codex => "codex",
+            CliProvider::Copilot => "copilot",
+            CliProvider::Gemini => "gemini",
+            CliProvider::Opencode => "opencode",
+        }
+    }
+
+    /// The executable looked up on the agent's `PATH` (the same as the name).
+    pub fn program(self) -> &'static str {
+        self.name()
+    }
+
+    /// The CLI provider of a configured provider; `None` for `builtin` and
+    /// `command`.
+    pub fn from_provider(provider: Provider) -> Option<Self> {
+        match provider {
+            Provider::Claude => Some(CliProvider::Claude),
+            Provider::Codex => Some(CliProvider::Codex),
+            Provider::Copilot => Some(CliProvider::Copilot),
+            Provider::Gemini => Some(CliProvider::Gemini),
+            Provider::Opencode => Some(CliProvider::Opencode),
+            Provider::Builtin | Provider::Command => None,
+        }
+    }
+
+    /// The variables this CLI gets besides [`crate::exec::BASE_ENV`], given
+    /// which variables are set in the parent environment: `(pass,
+    /// credentials)` for [`EnvPolicy`]. Credentials are the provider's own
+    /// model keys; forge credentials are never among them.
+    pub fn env_names(self, is_set: impl Fn(&str) -> bool) -> (Vec<String>, Vec<String>) {
+        let mut pass: Vec<&str> = vec![
+            "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME",
+            "XDG_STATE_HOME",
+            "XDG_CACHE_HOME",
+        ];
+        let mut credentials: Vec<&str> = Vec::new();
+        match self {
+            CliProvider::Claude => {
+                pass.extend(["ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR"]);
+                credentials.push("ANTHROPIC_API_KEY");
+                // Cloud credentials only when Claude Code is told to use that cloud.
+                if is_set("CLAUDE_CODE_USE_BEDROCK") {
+                    pass.extend(["CLAUDE_CODE_USE_BEDROCK", "AWS_REGION", "AWS_PROFILE"]);
+                    credentials.extend([
+                        "AWS_ACCESS_KEY_ID",
+                        "AWS_SECRET_ACCESS_KEY",
+                        "AWS_SESSION_TOKEN",
+                        "AWS_BEARER_TOKEN_BEDROCK",
+                    ]);
+                }
+                if is_set("CLAUDE_CODE_USE_VERTEX") {
+                    pass.extend([
+                        "CLAUDE_CODE_USE_VERTEX",
+                        "CLOUD_ML_REGION",
+                        "ANTHROPIC_VERTEX_PROJECT_ID",
+                    ]);
+                    credentials.push("GOOGLE_APPLICATION_CREDENTIALS");
+                }
+            }
+            CliProvider::Codex => {
+                pass.extend(["CODEX_HOME", "OPENAI_BASE_URL"]);
+                credentials.push("OPENAI_API_KEY");
+            }
+            CliProvider::Gemini => {
+                pass.extend([
+                    "GOOGLE_CLOUD_PROJECT",
+                    "GOOGLE_CLOUD_LOCATION",
+                    "GOOGLE_GENAI_USE_VERTEXAI",
+                ]);
+                credentials.extend(["GEMINI_API_KEY", "GOOGLE_API_KEY"]);
+                if is_set("GOOGLE_GENAI_USE_VERTEXAI") {
+                    credentials.push("GOOGLE_APPLICATION_CREDENTIALS");
+                }
+            }
+            // Copilot authenticates with its stored login under HOME; its
+            // token variables are forge credentials and never passed.
+            CliProvider::Copilot => {}
+            // opencode's keys depend on the model provider: the user names
+            // them in `agent.env` (see CliConfig::from_settings).
+            CliProvider::Opencode => {}
+        }
+        let own = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect();
+        (own(pass), own(credentials))
+    }
+}
+
+impl std::fmt::Display for CliProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How to run one agent CLI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CliConfig {
+    /// Which CLI.
+    pub provider: CliProvider,
+    /// The executable: a name looked up on the agent's `PATH`, or a path.
+    pub program: PathBuf,
+    /// The model (`--model`); `None` leaves the CLI's default. For opencode
+    /// it is `provider/model`.
+    pub model: Option<String>,
+    /// Extra arguments, placed before the tool and permission flags.
+    pub extra_args: Vec<String>,
+    /// Extra variables: `pass` names (token-like ones dropped), `credentials`
+    /// (model keys, forge credentials dropped), fixed `set` values, and the
+    /// `parent` environment they come from. The provider's own names
+    /// ([`CliProvider::env_names`]) are added to these.
+    pub env: EnvPolicy,
+    /// The longest one call may run.
+    pub total_timeout: Duration,
+    /// The longest one call may go without output.
+    pub idle_timeout: Duration,
+    /// Between SIGTERM and SIGKILL on timeout.
+    pub kill_grace: Duration,
+}
+
+impl CliConfig {
+    /// Runs `provider`'s executable from `PATH` with its default model, a
+    /// 30-minute total and 10-minute idle timeout, and a 5-second kill grace.
+    pub fn new(provider: CliProvider) -> Self {
+        CliConfig {
+            provider,
+            program: PathBuf::from(provider.program()),
+            model: None,
+            extra_args: Vec::new(),
+            env: EnvPolicy::default(),
+            total_timeout: Duration::from_secs(30 * 60),
+            idle_timeout: Duration::from_secs(10 * 60),
+            kill_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Why a CLI provider cannot be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CliConfigError {
+    /// An opencode model must name its provider.
+    #[error("opencode model {model:?} must be written provider/model (e.g. anthropic/claude-sonnet-4-5)")]
+    OpencodeModel {
+        /// The model given.
+        model: String,
+    },
+    /// The model is empty or starts with `-` (it would read as a flag).
+    #[error("model {model:?} is not a model name")]
+    BadModel {
+        /// The model given.
+        model: String,
+    },
+}
+
+/// A provider driving one agent CLI (see the module docs).
+#[derive(Debug, Clone)]
+pub struct CliAgent {
+    config: CliConfig,
+    prompts: Prompts,
+}
+
+impl CliAgent {
+    /// A provider running `config` with `prompts`. Refuses a model that is
+    /// not a model name, and an opencode model without its provider.
+    pub fn new(config: CliConfig, prompts: Prompts) -> Result<Self, CliConfigError> {
+        if let Some(model) = &config.model {
+            if model.trim().is_empty() || model.starts_with('-') {
+                return Err(CliConfigError::BadModel {
+                    model: model.clone(),
+                });
+            }
+            if config.provider == CliProvider::Opencode && !model.contains('/') {
+                return Err(CliConfigError::OpencodeModel {
+                    model: model.clone(),
+                });
+            }
+        }
+        Ok(CliAgent { config, prompts })
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &CliConfig {
+        &self.config
+    }
+
+    /// The environment policy of a call: the configured one plus the
+    /// provider's own names.
+    fn env_policy(&self) -> EnvPolicy {
+        let mut env = self.config.env.clone();
+        let own_parent;
+        let parent: &[(OsString, OsString)] = match &env.parent {
+            Some(p) => p,
+            None => {
+                own_parent = std::env::vars_os().collect::<Vec<_>>();
+                &own_parent
+            }
+        };
+        let is_set = |name: &str| {
+            parent
+                .iter()
+                .any(|(k, v)| k.to_str() == Some(name) && !v.is_empty())
+        };
+        let (pass, credentials) = self.config.provider.env_names(is_set);
+        env.pass.extend(pass);
+        env.credentials.extend(credentials);
+        env
+    }
+}
+
+/// One call of one CLI, as its module sees it.
+pub(crate) struct Request<'a> {
+    /// The role asked: decides read-only or writing tools.
+    pub role: Role,
+    /// Where it runs.
+    pub worktree: &'a Path,
+    /// The full prompt (with the retry section on the retry).
+    pub prompt: &'a str,
+    /// The answer's JSON Schema.
+    pub schema: &'a serde_json::Value,
+    /// The model, if configured.
+    pub model: Option<&'a str>,
+    /// Extra arguments from the configuration.
+    pub extra_args: &'a [String],
+}
+
+/// How one call is run: the arguments, stdin, and scratch files that live
+/// as long as the call.
+pub(crate) struct Invocation {
+    pub args: Vec<String>,
+    pub stdin: Vec<u8>,
+    /// Holds the scratch files; removed when dropped.
+    pub scratch: Option<tempfile::TempDir>,
+    /// A file the CLI writes its answer to, read after it exits.
+    pub answer_file: Option<PathBuf>,
+}
+
+impl Invocation {
+    pub(crate) fn new(args: Vec<String>, stdin: Vec<u8>) -> Self {
+        Invocation {
+            args,
+            stdin,
+            scratch: None,
+            answer_file: None,
+        }
+    }
+}
+
+/// What a CLI's output says: the answer's text and the usage it reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Parsed {
+    pub text: String,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub cost_usd: Option<f64>,
+}
+
+/// The sum of the numbers among `values`; `None` when there are none.
+pub(crate) fn sum_u64<'a>(
+    values: impl IntoIterator<Item = Option<&'a serde_json::Value>>,
+) -> Option<u64> {
+    values
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_u64)
+        .fold(None, |acc, n| Some(acc.unwrap_or(0) + n))
+}
+
+#[async_trait]
+impl Transport for CliAgent {
+    fn provider(&self) -> &str {
+        self.config.provider.name()
+    }
+
+    async fn call(
+        &self,
+        call: &Call<'_>,
+        attempt: Attempt,
+        ctx: &AgentContext,
+    ) -> Result<RawAnswer, AgentError> {
+        let prompt = prompt_for(call, &attempt);
+        let request = Request {
+            role: call.role,
+            worktree: call.worktree,
+            prompt: &prompt,
+            schema: call.schema,
+            model: self.config.model.as_deref(),
+            extra_args: &self.config.extra_args,
+        };
+        let invocation = match self.config.provider {
+            CliProvider::Claude => claude::invocation(&request),
+            CliProvider::Codex => codex::invocation(&request)?,
+            CliProvider::Copilot => copilot::invocation(&request)?,
+            CliProvider::Gemini => gemini::invocation(&request),
+            CliProvider::Opencode => opencode::invocation(&request),
+        };
+        let spec = ProcessSpec {
+            program: self.config.program.clone(),
+            args: invocation.args.clone(),
+            cwd: call.worktree.to_owned(),
+            env: self.env_policy(),
+            stdin: invocation.stdin.clone(),
+            total_timeout: self.config.total_timeout,
+            idle_timeout: self.config.idle_timeout,
+            kill_grace: self.config.kill_grace,
+            transcript: ctx.transcript_path(attempt.number),
+        };
+        let output = exec::run(&spec).await?;
+        let program = self.config.program.display().to_string();
+        if let Some(err) = process_error(
+            &program,
+            &output,
+            self.config.total_timeout,
+            self.config.idle_timeout,
+        ) {
+            return Err(err);
+        }
+        let answer_file = match &invocation.answer_file {
+            Some(path) => match std::fs::read(path) {
+                Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(AgentError::io("reading answer file", path, e)),
+            },
+            None => None,
+        };
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let parsed = match self.config.provider {
+            CliProvider::Claude => claude::parse(&stdout),
+            CliProvider::Codex => codex::parse(&stdout, answer_file.as_deref()),
+            CliProvider::Copilot => copilot::parse(&stdout),
+            CliProvider::Gemini => gemini::parse(&stdout),
+            CliProvider::Opencode => opencode::parse(&stdout),
+        }
+        .map_err(|reason| AgentError::Failed {
+            program: program.clone(),
+            status: format!("exit status: 0, but {reason}"),
+            stderr_tail: tail(&String::from_utf8_lossy(&output.stderr), STDERR_TAIL),
+        })?;
+        drop(invocation);
+        Ok(RawAnswer {
+            text: parsed.text,
+            usage: Usage {
+                input_tokens: parsed.input_tokens,
+                output_tokens: parsed.output_tokens,
+                cost_usd: parsed.cost_usd,
+                duration: output.duration,
+            },
+        })
+    }
+}
+
+#[async_trait]
+impl Agent for CliAgent {
+    fn name(&self) -> &str {
+        self.config.provider.name()
+    }
+
+    async fn triage(
+        &self,
+        task: &TriageTask,
+        ctx: &AgentContext,
+    ) -> Result<TriageAnswer, AgentError> {
+        driver::triage(self, &self.prompts, task, ctx).await
+    }
+
+    async fn fix(&self, task: &FixTask, ctx: &AgentContext) -> Result<FixAnswer, AgentError> {
+        driver::fix(self, &self.prompts, task, ctx).await
+    }
+
+    async fn validate_fix(
+        &self,
+        task: &FixValidationTask,
+        ctx: &AgentContext,
+    ) -> Result<FixValidationAnswer, AgentError> {
+        driver::validate_fix(self, &self.prompts, task, ctx).await
+    }
+
+    async fn review(
+        &self,
+        task: &ReviewTask,
+        ctx: &AgentContext,
+    ) -> Result<ReviewAnswer, AgentError> {
+        driver::review(self, &self.prompts, task, ctx).await
+    }
+
+    async fn apply_review(
+        &self,
+        task: &ApplyReviewTask,
+        ctx: &AgentContext,
+    ) -> Result<ApplyReviewAnswer, AgentError> {
+        driver::apply_review(self, &self.prompts, task, ctx).await
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_provider_names_a_forge_credential() {
+        for provider in CliProvider::ALL {
+            let (pass, credentials) = provider.env_names(|_| true);
+            for name in pass.iter().chain(&credentials) {
+                assert!(!exec::is_forge_credential(name), "{provider}: {name}");
+            }
+            for name in &pass {
+                assert!(
+                    !exec::is_token_like(name),
+                    "{provider} passes {name} as plain"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn cloud_credentials_only_when_that_cloud_is_chosen() {
+        let (_, plain) = CliProvider::Claude.env_names(|_| false);
+        assert_eq!(plain, ["ANTHROPIC_API_KEY"]);
+        let (pass, bedrock) = CliProvider::Claude.env_names(|n| n == "CLAUDE_CODE_USE_BEDROCK");
+        assert!(bedrock.contains(&"AWS_SECRET_ACCESS_KEY".to_owned()));
+        assert!(pass.contains(&"AWS_REGION".to_owned()));
+        assert!(!bedrock.contains(&"GOOGLE_APPLICATION_CREDENTIALS".to_owned()));
+        let (_, copilot) = CliProvider::Copilot.env_names(|_| true);
+        assert!(copilot.is_empty());
+    }
+
+    #[test]
+    fn models_are_checked() {
+        let mut config = CliConfig::new(CliProvider::Opencode);
+        config.model = Some("claude-sonnet".into());
+        assert!(matches!(
+            CliAgent::new(config.clone(), Prompts::builtin()),
+            Err(CliConfigError::OpencodeModel { .. })
+        ));
+        config.model = Some("anthropic/claude-sonnet".into());
+        assert!(CliAgent::new(config, Prompts::builtin()).is_ok());
+        let mut flag = CliConfig::new(CliProvider::Claude);
+        flag.model = Some("--dangerously-skip-permissions".into());
+        assert!(matches!(
+            CliAgent::new(flag, Prompts::builtin()),
+            Err(CliConfigError::BadModel { .. })
+        ));
+    }
+}

@@ -1,0 +1,13 @@
+//! The providers that drive agent CLIs: [`CliAgent`] and, per CLI, how its
+//! command line is built and its output read.
+
+pub(crate) mod claude;
+pub mod cli;
+pub(crate) mod codex;
+pub mod copilot;
+pub(crate) mod extract;
+pub(crate) mod gemini;
+pub(crate) mod opencode;
+pub(crate) mod strict;
+
+pub use cli::{CliAgent, CliConfig, CliConfigError, CliProvider};
