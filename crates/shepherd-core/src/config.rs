@@ -284,7 +284,8 @@ pub enum AgentRole {
     Fix,
     /// Fixes a cluster of related items at their root.
     ClusterFix,
-    /// Repairs a fix that broke the verify command.
+    /// Checks that a fix addresses its comment, and repairs a fix that broke
+    /// the verify command (the one repair attempt of SPEC section 3 step 8).
     FixValidation,
     /// Reviews the unpushed commits, read-only.
     Review,
