@@ -1,6 +1,11 @@
 //! What a forge says about CI: check runs, legacy statuses, the status
 //! rollup, workflow runs, and which checks are required.
 //!
+//! GitLab's CI fits the same types: a pipeline is a [`WorkflowRun`], each of
+//! its jobs a [`CheckRun`] (and a [`CheckState`] of the rollup, `required`
+//! when the job may not fail), and the jobs that may not fail are the
+//! required checks ([`RequiredSource::PipelineJobs`]).
+//!
 //! The verdict itself is pure and lives in `shepherd_core::ci`; these types
 //! carry the forge's answers there ([`CheckRun::to_state`],
 //! [`CommitStatus::to_state`], [`StatusRollup::checks`],
@@ -29,19 +34,24 @@ pub struct CheckRun {
     pub details_url: Option<String>,
     /// The check suite it belongs to.
     pub check_suite_id: Option<u64>,
-    /// The app that created it (`github-actions`).
+    /// The app that created it (`github-actions`; `gitlab-ci` for a job).
     pub app_slug: Option<String>,
+    /// Whether the forge says the check is required, when it says so with
+    /// the check itself: a GitLab job is required exactly when it may not
+    /// fail (`allow_failure: false`). `None` on GitHub (see the rollup).
+    #[serde(default)]
+    pub required: Option<bool>,
 }
 
 impl CheckRun {
-    /// The check as the verdict reads it (its required flag unknown).
+    /// The check as the verdict reads it.
     pub fn to_state(&self) -> CheckState {
         CheckState {
             name: self.name.clone(),
             source: CheckSource::CheckRun,
             status: self.status,
             conclusion: self.conclusion,
-            required: None,
+            required: self.required,
         }
     }
 }
@@ -124,15 +134,19 @@ pub enum RequiredSource {
     Rulesets,
     /// `isRequired` on the head commit's status rollup.
     StatusRollup,
+    /// The jobs of the head pipeline that may not fail (GitLab,
+    /// `allow_failure: false`).
+    PipelineJobs,
 }
 
 impl RequiredSource {
-    /// `protection`, `rulesets`, `rollup`.
+    /// `protection`, `rulesets`, `rollup`, `pipeline`.
     pub fn as_str(self) -> &'static str {
         match self {
             RequiredSource::BranchProtection => "protection",
             RequiredSource::Rulesets => "rulesets",
             RequiredSource::StatusRollup => "rollup",
+            RequiredSource::PipelineJobs => "pipeline",
         }
     }
 }
@@ -199,7 +213,8 @@ pub struct RequiredChecks {
     /// The union of what the sources that answered gave; `Unknown` when no
     /// source answered (the caller then counts every check: strict).
     pub required: RequiredSet,
-    /// Every source, in the order protection, rulesets, rollup.
+    /// Every source, in the order protection, rulesets, rollup (GitHub), or
+    /// the head pipeline alone (GitLab).
     pub sources: Vec<SourceReport>,
 }
 
@@ -321,6 +336,7 @@ mod tests {
             details_url: None,
             check_suite_id: Some(3),
             app_slug: Some("github-actions".into()),
+            required: None,
         };
         let state = run.to_state();
         assert_eq!(state.name, "build");

@@ -1,7 +1,7 @@
 //! The one error type of every forge call.
 //!
 //! Every variant names the request that failed (`GET /repos/o/r/pulls/1`,
-//! `GraphQL PullRequestState`): never a header, never a token, never a query
+//! `GraphQL PullRequestState`, `GET /api/v4/projects/g%2Fp/merge_requests/1`): never a header, never a token, never a query
 //! string. Response bodies are reduced to the forge's own `message` field, with
 //! any occurrence of the token masked before it is stored.
 
@@ -60,9 +60,9 @@ pub enum ForgeError {
 
     /// The resource does not exist, or the token may not see it (404).
     #[error(
-        "{request} answered not found (404): the pull request or repository does not exist, \
-         or the token has no access to it (GitHub answers 404 rather than 403 for private \
-         repositories the token cannot see)"
+        "{request} answered not found (404): the pull or merge request or the repository does \
+         not exist, or the token has no access to it (GitHub and GitLab answer 404 rather than \
+         403 for private repositories the token cannot see)"
     )]
     NotFound {
         /// The request that failed.
@@ -137,6 +137,17 @@ pub enum ForgeError {
         request: String,
         /// What could not be confirmed.
         what: String,
+    },
+
+    /// A thread the client cannot resolve, before anything was sent: a
+    /// GitLab discussion that is not resolvable, or whose merge request the
+    /// client does not know.
+    #[error("cannot resolve thread {thread}: {reason}")]
+    CannotResolve {
+        /// The thread (GitLab discussion) id.
+        thread: String,
+        /// Why, and what to do.
+        reason: String,
     },
 
     /// This forge (or this client) does not implement the operation.

@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use shepherd_core::ci::{CheckConclusion, CheckStatus};
 use shepherd_core::marker::Marker;
 use shepherd_core::model::{
     Author, ForgeKind, PrSnapshot, PullRequest, RepoRef, ReviewState, ReviewThread, TopLevelComment,
@@ -13,12 +14,14 @@ use crate::error::{ForgeError, Result};
 
 /// The review thread a reply goes into: the thread's node id and the REST id
 /// of its root comment (GitHub replies to the root; replies to replies are
-/// not supported).
+/// not supported). On GitLab: the discussion id and the id of its first note
+/// (the reply is a note on the discussion).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ThreadRef {
-    /// The thread's node id (`PRRT_…`): what the marker names.
+    /// The thread's node id (`PRRT_…`) or GitLab discussion id: what the
+    /// marker names.
     pub thread_id: String,
-    /// The REST id of the thread's root comment (`databaseId`).
+    /// The REST id of the thread's root comment (`databaseId`, GitLab note id).
     pub root_comment_id: u64,
 }
 
@@ -38,8 +41,9 @@ impl ThreadRef {
 pub enum ItemRef {
     /// A review thread, by node id: the reply is in the thread.
     Thread(String),
-    /// A top-level comment or review body, by node id: the reply is a
-    /// conversation comment of the pull request.
+    /// A top-level comment or review body, by node id (GitLab: note id):
+    /// the reply is a conversation comment of the pull request (GitLab: a
+    /// merge request note).
     TopLevel(String),
 }
 
@@ -144,8 +148,13 @@ pub trait Forge: Send + Sync {
     }
 
     /// Resolves the review thread `thread_id`; resolving a resolved thread
-    /// succeeds. Sent once; after a transient failure, the thread is re-read
-    /// and the resolve sent once more only if it is still unresolved.
+    /// succeeds (without a call where the forge would record a second
+    /// resolve: GitLab). Sent once; after a transient failure, the thread is
+    /// re-read and the resolve sent once more only if it is still unresolved.
+    ///
+    /// GitLab addresses a discussion through its merge request: its client
+    /// knows the merge request of every thread it has read or replied to,
+    /// and the one it is bound to (`GitLabClient::with_merge_request`).
     async fn resolve_thread(&self, thread_id: &str) -> Result<()> {
         let _ = thread_id;
         unsupported("resolve_thread")
@@ -212,6 +221,37 @@ pub trait Forge: Send + Sync {
     async fn rerun_failed_jobs(&self, run_id: u64) -> Result<()> {
         let _ = run_id;
         unsupported("rerun_failed_jobs")
+    }
+
+    /// Re-runs the failed jobs of the CI of `head_sha`, the head of
+    /// `number`: what the engine calls, at most once per head SHA, after a
+    /// `FAIL` verdict. Returns the ids of what was re-run (GitHub: workflow
+    /// runs; GitLab: the failed jobs), empty when nothing had failed. Each
+    /// re-run is sent once.
+    ///
+    /// The default re-runs, through [`Forge::workflow_runs`] and
+    /// [`Forge::rerun_failed_jobs`], every completed run of `head_sha` that
+    /// failed, was cancelled, timed out or could not start.
+    async fn rerun_failed_checks(&self, number: u64, head_sha: &str) -> Result<Vec<u64>> {
+        let _ = number;
+        let mut rerun = Vec::new();
+        for run in self.workflow_runs(head_sha).await? {
+            let failed = run.status == CheckStatus::Completed
+                && matches!(
+                    run.conclusion,
+                    Some(
+                        CheckConclusion::Failure
+                            | CheckConclusion::Cancelled
+                            | CheckConclusion::TimedOut
+                            | CheckConclusion::StartupFailure
+                    )
+                );
+            if failed {
+                self.rerun_failed_jobs(run.id).await?;
+                rerun.push(run.id);
+            }
+        }
+        Ok(rerun)
     }
 
     /// Everything a round starts from: the PR, the viewer, the unresolved
@@ -299,6 +339,67 @@ mod tests {
                 review_state: None,
             }])
         }
+    }
+
+    /// A forge with workflow runs of every conclusion, recording re-runs.
+    #[derive(Default)]
+    struct Runs {
+        rerun: Mutex<Vec<u64>>,
+    }
+
+    #[async_trait]
+    impl Forge for Runs {
+        fn kind(&self) -> ForgeKind {
+            ForgeKind::GitHub
+        }
+        fn repo(&self) -> &RepoRef {
+            unreachable!("not asked")
+        }
+        async fn viewer(&self) -> Result<String> {
+            unreachable!("not asked")
+        }
+        async fn pull_request(&self, _number: u64) -> Result<PullRequest> {
+            unreachable!("not asked")
+        }
+        async fn review_threads(&self, _number: u64) -> Result<Vec<ReviewThread>> {
+            unreachable!("not asked")
+        }
+        async fn top_level_comments(&self, _number: u64) -> Result<Vec<TopLevelComment>> {
+            unreachable!("not asked")
+        }
+        async fn workflow_runs(&self, head_sha: &str) -> Result<Vec<WorkflowRun>> {
+            let run =
+                |id: u64, status: CheckStatus, conclusion: Option<CheckConclusion>| WorkflowRun {
+                    id,
+                    name: None,
+                    head_sha: head_sha.to_owned(),
+                    status,
+                    conclusion,
+                    run_attempt: 1,
+                    event: "push".into(),
+                    url: String::new(),
+                };
+            Ok(vec![
+                run(1, CheckStatus::Completed, Some(CheckConclusion::Success)),
+                run(2, CheckStatus::Completed, Some(CheckConclusion::Failure)),
+                run(3, CheckStatus::InProgress, None),
+                run(4, CheckStatus::Completed, Some(CheckConclusion::TimedOut)),
+                run(5, CheckStatus::Completed, Some(CheckConclusion::Skipped)),
+                run(6, CheckStatus::Completed, Some(CheckConclusion::Cancelled)),
+            ])
+        }
+        async fn rerun_failed_jobs(&self, run_id: u64) -> Result<()> {
+            self.rerun.lock().unwrap().push(run_id);
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn the_default_rerun_reruns_the_runs_that_failed() {
+        let forge = Runs::default();
+        let rerun = forge.rerun_failed_checks(7, "abc").await.unwrap();
+        assert_eq!(rerun, [2, 4, 6]);
+        assert_eq!(*forge.rerun.lock().unwrap(), [2, 4, 6]);
     }
 
     #[tokio::test]

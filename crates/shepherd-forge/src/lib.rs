@@ -1,17 +1,22 @@
-//! Shepherd's forges: the [`Forge`] trait and the GitHub client.
+//! Shepherd's forges: the [`Forge`] trait and the GitHub and GitLab clients.
 //!
 //! The engine talks to a forge only through `Arc<dyn Forge>`; this crate holds
 //! the trait, the error type every call returns, API tokens and their
-//! discovery, the forge's view of CI ([`ci`]), and [`GitHubClient`] (GraphQL
-//! for reads and resolves, REST for replies, edits, labels and CI). Tokens
-//! never reach logs, errors or `Debug` output.
+//! discovery, the forge's view of CI ([`ci`]), [`GitHubClient`] (GraphQL for
+//! reads and resolves, REST for replies, edits, labels and CI) and
+//! [`GitLabClient`] (REST v4: merge requests, discussions, pipelines and
+//! jobs). Both share one HTTP transport (retries, rate limits, pagination,
+//! ETags). Tokens never reach logs, errors or `Debug` output.
 #![warn(missing_docs)]
 
 pub mod ci;
 pub mod error;
 pub mod forge;
 pub mod github;
+pub mod gitlab;
 pub mod token;
+mod transport;
+mod url_path;
 
 pub use ci::{
     CheckRun, CombinedStatus, CommitStatus, RequiredChecks, RequiredSource, SourceOutcome,
@@ -19,5 +24,7 @@ pub use ci::{
 };
 pub use error::{ForgeError, Result};
 pub use forge::{Forge, ItemRef, PostedComment, ThreadRef};
-pub use github::{ClientConfig, GitHubClient, GitHubEndpoints, RetryPolicy};
+pub use github::{GitHubClient, GitHubEndpoints};
+pub use gitlab::{GitLabClient, GitLabEndpoints, ProjectId};
 pub use token::{Token, TokenSource};
+pub use transport::{ClientConfig, RetryPolicy};

@@ -1,4 +1,7 @@
-//! API tokens: a type that never prints its secret, and GitHub token discovery.
+//! API tokens: a type that never prints its secret, and token discovery for
+//! GitHub (`GITHUB_TOKEN`/`GH_TOKEN`, then `gh auth token`) and GitLab
+//! (`GITLAB_TOKEN`/`GITLAB_ACCESS_TOKEN`/`GL_TOKEN`, then an authenticated
+//! `glab`).
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -6,6 +9,7 @@ use std::process::{Command, Stdio};
 
 use crate::error::{ForgeError, Result};
 use crate::github::endpoints::is_github_dot_com;
+use crate::gitlab::endpoints::is_gitlab_dot_com;
 
 /// Environment variables read for github.com, in order.
 const GITHUB_COM_VARS: &[&str] = &["GITHUB_TOKEN", "GH_TOKEN"];
@@ -20,6 +24,11 @@ const ENTERPRISE_VARS: &[&str] = &[
     "GH_TOKEN",
 ];
 
+/// Environment variables read for any GitLab host, in order: glab's own
+/// `GITLAB_TOKEN` and `GITLAB_ACCESS_TOKEN`, then `GL_TOKEN` (the name
+/// semantic-release and other CI tools use).
+const GITLAB_VARS: &[&str] = &["GITLAB_TOKEN", "GITLAB_ACCESS_TOKEN", "GL_TOKEN"];
+
 /// Where a token came from, for messages (`doctor`, a rejected token).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenSource {
@@ -27,6 +36,9 @@ pub enum TokenSource {
     Env(&'static str),
     /// The output of `gh auth token --hostname HOST`.
     GhCli,
+    /// The token `glab` stores for the host (`glab config get token --host
+    /// HOST`, else `glab auth status --hostname HOST --show-token`).
+    GlabCli,
     /// Handed to [`Token::new`] by the caller.
     Given,
 }
@@ -36,6 +48,7 @@ impl fmt::Display for TokenSource {
         match self {
             TokenSource::Env(name) => write!(f, "the {name} environment variable"),
             TokenSource::GhCli => f.write_str("`gh auth token`"),
+            TokenSource::GlabCli => f.write_str("glab's stored login"),
             TokenSource::Given => f.write_str("the caller"),
         }
     }
@@ -123,6 +136,68 @@ impl Token {
         })
     }
 
+    /// Finds a GitLab token for `host` (gitlab.com or self-managed) from the
+    /// process environment, else from an authenticated `glab` on `PATH`.
+    ///
+    /// Reads `GITLAB_TOKEN`, `GITLAB_ACCESS_TOKEN`, `GL_TOKEN`, in that order
+    /// (empty values are skipped). glab has no `auth token` command: its
+    /// stored token is read with `glab config get token --host HOST`, else
+    /// from the `Token:` line of `glab auth status --hostname HOST
+    /// --show-token` (a login kept in the system keyring). This spawns
+    /// processes and blocks: call it before entering async code, or from
+    /// `spawn_blocking`.
+    pub fn discover_gitlab(host: &str) -> Result<Token> {
+        Token::discover_gitlab_with(host, |name| std::env::var(name).ok(), "glab")
+    }
+
+    /// [`Token::discover_gitlab`] with the environment lookup and the `glab`
+    /// program given, so that tests need not touch the process environment.
+    pub fn discover_gitlab_with(
+        host: &str,
+        env: impl Fn(&str) -> Option<String>,
+        glab_program: impl AsRef<OsStr>,
+    ) -> Result<Token> {
+        for &name in GITLAB_VARS {
+            if let Some(value) = env(name) {
+                let value = value.trim();
+                if !value.is_empty() {
+                    tracing::debug!(host, source = name, "token from the environment");
+                    return Ok(Token {
+                        secret: value.to_owned(),
+                        source: TokenSource::Env(name),
+                    });
+                }
+            }
+        }
+        let glab_note = match glab_token(host, glab_program.as_ref()) {
+            Ok(secret) => {
+                tracing::debug!(host, "token from glab");
+                return Ok(Token {
+                    secret,
+                    source: TokenSource::GlabCli,
+                });
+            }
+            Err(note) => note,
+        };
+        let login = if is_gitlab_dot_com(host) {
+            "`glab auth login`".to_owned()
+        } else {
+            format!("`glab auth login --hostname {host}`")
+        };
+        Err(ForgeError::NoToken {
+            host: host.to_owned(),
+            hint: format!(
+                "set one of {} (a token with the `api` scope), or log in with {login} ({glab_note})",
+                GITLAB_VARS.join(", ")
+            ),
+        })
+    }
+
+    /// The environment variables [`Token::discover_gitlab`] reads, in order.
+    pub fn gitlab_env_vars() -> &'static [&'static str] {
+        GITLAB_VARS
+    }
+
     /// The environment variables [`Token::discover`] reads for `host`, in order.
     pub fn env_vars(host: &str) -> &'static [&'static str] {
         if is_github_dot_com(host) {
@@ -173,6 +248,76 @@ fn gh_auth_token(host: &str, program: &OsStr) -> std::result::Result<String, Str
         return Err(format!("`gh auth token --hostname {host}` printed nothing"));
     }
     Ok(secret)
+}
+
+/// Runs `glab` with `args`: its stdout and stderr when it succeeded.
+fn run_glab(program: &OsStr, args: &[&str]) -> std::result::Result<(String, String), String> {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    tracing::debug!(cmd = ?cmd, "asking glab for a token");
+    let output = match cmd.output() {
+        Ok(output) => output,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err("glab is not installed".to_owned())
+        }
+        Err(err) => return Err(format!("glab could not be run: {err}")),
+    };
+    if !output.status.success() {
+        // glab's output is not repeated: it may hold the token.
+        return Err(format!(
+            "`glab {}` failed with {}",
+            args[..2].join(" "),
+            output.status
+        ));
+    }
+    Ok((
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    ))
+}
+
+/// glab's stored token for `host`; `Err` says why there is none.
+fn glab_token(host: &str, program: &OsStr) -> std::result::Result<String, String> {
+    let first = match run_glab(program, &["config", "get", "token", "--host", host]) {
+        Ok((stdout, _)) => {
+            let secret = stdout.trim();
+            if !secret.is_empty() && !secret.contains(char::is_whitespace) {
+                return Ok(secret.to_owned());
+            }
+            format!("`glab config get token --host {host}` printed nothing")
+        }
+        Err(note) if note == "glab is not installed" => return Err(note),
+        Err(note) => note,
+    };
+    // A login kept in the keyring is not in glab's config file.
+    match run_glab(
+        program,
+        &["auth", "status", "--hostname", host, "--show-token"],
+    ) {
+        Ok((stdout, stderr)) => token_from_status(&stdout)
+            .or_else(|| token_from_status(&stderr))
+            .ok_or_else(|| format!("{first}; `glab auth status` showed no token")),
+        Err(note) => Err(format!("{first}; {note}")),
+    }
+}
+
+/// The token of a `Token: …` line of `glab auth status --show-token`
+/// (`✓ Token: glpat-…`, `Token found: …`); a masked value (`****`) is none.
+fn token_from_status(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let (label, value) = line.rsplit_once(": ")?;
+        if !label.contains("Token") {
+            return None;
+        }
+        let value = value.trim();
+        let usable = !value.is_empty()
+            && !value.contains(char::is_whitespace)
+            && !value.chars().all(|c| c == '*');
+        usable.then(|| value.to_owned())
+    })
 }
 
 #[cfg(test)]
@@ -271,6 +416,91 @@ mod tests {
         assert!(text.contains("GH_ENTERPRISE_TOKEN"), "{text}");
         assert!(text.contains("--hostname ghe.corp"), "{text}");
         assert!(text.contains("gh is not installed"), "{text}");
+    }
+
+    /// A fake `glab`: `config get token` prints `config` and exits with
+    /// `config_code`; `auth status` prints `status` on stderr, exit 0.
+    fn fake_glab(dir: &Path, config: &str, config_code: i32, status: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("glab");
+        let args_log = dir.join("args");
+        let script = format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nif [ \"$1\" = config ]; then printf '%s' '{config}'; exit {config_code}; fi\nprintf '%s\\n' '{status}' >&2\nexit 0\n",
+            args_log.display()
+        );
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn gitlab_variables_in_order() {
+        let env = env_of(&[("GL_TOKEN", "three"), ("GITLAB_ACCESS_TOKEN", "two")]);
+        let token = Token::discover_gitlab_with("gitlab.com", &env, "/nonexistent/glab").unwrap();
+        assert_eq!(token.expose(), "two");
+        assert_eq!(token.source(), &TokenSource::Env("GITLAB_ACCESS_TOKEN"));
+        let env = env_of(&[("GITLAB_TOKEN", " one\n"), ("GL_TOKEN", "three")]);
+        let token = Token::discover_gitlab_with("gitlab.corp", &env, "/nonexistent/glab").unwrap();
+        assert_eq!(token.expose(), "one");
+        // GitHub's variables are not GitLab's.
+        let env = env_of(&[("GITHUB_TOKEN", "gh")]);
+        assert!(Token::discover_gitlab_with("gitlab.com", &env, "/nonexistent/glab").is_err());
+    }
+
+    #[test]
+    fn falls_back_to_glab_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let glab = fake_glab(dir.path(), "glpat-fromconfig\n", 0, "");
+        let token = Token::discover_gitlab_with("gitlab.corp:8443", env_of(&[]), &glab).unwrap();
+        assert_eq!(token.expose(), "glpat-fromconfig");
+        assert_eq!(token.source(), &TokenSource::GlabCli);
+        let args = std::fs::read_to_string(dir.path().join("args")).unwrap();
+        assert_eq!(args.trim(), "config get token --host gitlab.corp:8443");
+    }
+
+    #[test]
+    fn falls_back_to_glab_auth_status_for_a_keyring_login() {
+        let dir = tempfile::tempdir().unwrap();
+        let status = "gitlab.com\n  ✓ Logged in to gitlab.com as alice (keyring)\n  ✓ Token: glpat-fromkeyring";
+        let glab = fake_glab(dir.path(), "", 0, status);
+        let token = Token::discover_gitlab_with("gitlab.com", env_of(&[]), &glab).unwrap();
+        assert_eq!(token.expose(), "glpat-fromkeyring");
+        let args = std::fs::read_to_string(dir.path().join("args")).unwrap();
+        assert_eq!(
+            args.lines().collect::<Vec<_>>(),
+            [
+                "config get token --host gitlab.com",
+                "auth status --hostname gitlab.com --show-token"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_masked_or_missing_glab_token_is_no_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let glab = fake_glab(dir.path(), "", 1, "  ✓ Token: **************************");
+        let err = Token::discover_gitlab_with("gitlab.corp", env_of(&[]), &glab).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, ForgeError::NoToken { .. }));
+        assert!(
+            text.contains("GITLAB_TOKEN, GITLAB_ACCESS_TOKEN, GL_TOKEN"),
+            "{text}"
+        );
+        assert!(
+            text.contains("glab auth login --hostname gitlab.corp"),
+            "{text}"
+        );
+        assert!(text.contains("showed no token"), "{text}");
+        let err = Token::discover_gitlab_with("gitlab.com", env_of(&[]), "/nonexistent/glab")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("glab is not installed"), "{err}");
+        assert!(err.contains("`glab auth login`"), "{err}");
+        assert_eq!(
+            token_from_status("Token found: glpat-x1"),
+            Some("glpat-x1".into())
+        );
+        assert_eq!(token_from_status("✓ Logged in to h as u: fine"), None);
     }
 
     #[test]

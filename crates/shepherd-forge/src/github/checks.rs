@@ -18,13 +18,13 @@ use super::rest_wire::{
     ruleset_names, CheckRunsPage, CombinedStatusRest, ProtectionChecksRest, RuleRest,
     WorkflowRunsPage,
 };
-use super::transport::{Conditional, Transport};
 use super::wire::{rollup_check, RepositoryData, RollupPr};
 use crate::ci::{
     CheckRun, CombinedStatus, RequiredChecks, RequiredSource, SourceOutcome, SourceReport,
     StatusRollup, WorkflowRun,
 };
 use crate::error::{ForgeError, Result};
+use crate::transport::{Conditional, Transport};
 
 /// Every latest check run of `sha`.
 pub(crate) async fn check_runs(

@@ -30,7 +30,6 @@ use super::queries::{
     PULL_REQUEST_STATE, PULL_REQUEST_STATE_OP, REVIEW_THREADS, REVIEW_THREADS_OP, THREAD_COMMENTS,
     THREAD_COMMENTS_OP, VIEWER, VIEWER_OP,
 };
-use super::transport::{ClientConfig, Transport};
 use super::wire::{
     self, IssueCommentsPr, PageInfo, PullRequestStateData, RepositoryData, ReviewThreadsPr,
     ReviewsPr, ThreadCommentsData, ViewerData,
@@ -38,10 +37,12 @@ use super::wire::{
 use crate::error::{ForgeError, Result};
 use crate::forge::Forge;
 use crate::token::Token;
+use crate::transport::{Api, ClientConfig, Flavor, Transport};
 
 /// The GitHub client. Cheap to share behind an `Arc`.
 pub struct GitHubClient {
     repo: RepoRef,
+    endpoints: GitHubEndpoints,
     transport: Transport,
     /// The viewer's login, learnt from the first `PullRequestState` or `Viewer`
     /// answer (it cannot change for a token).
@@ -61,16 +62,22 @@ impl GitHubClient {
         token: Token,
         config: ClientConfig,
     ) -> Result<Self> {
+        let api = Api {
+            flavor: Flavor::GitHub,
+            rest: endpoints.rest.clone(),
+            graphql: Some(endpoints.graphql.clone()),
+        };
         Ok(GitHubClient {
             repo,
-            transport: Transport::new(endpoints, token, config)?,
+            endpoints,
+            transport: Transport::new(api, token, config)?,
             viewer: OnceLock::new(),
         })
     }
 
     /// The endpoints the client talks to.
     pub fn endpoints(&self) -> &GitHubEndpoints {
-        self.transport.endpoints()
+        &self.endpoints
     }
 
     /// The client's token (for git credentials; never print `expose()`).
@@ -113,7 +120,7 @@ impl fmt::Debug for GitHubClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GitHubClient")
             .field("repo", &self.repo)
-            .field("endpoints", self.transport.endpoints())
+            .field("endpoints", &self.endpoints)
             .finish_non_exhaustive()
     }
 }

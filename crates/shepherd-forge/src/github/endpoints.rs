@@ -3,6 +3,7 @@
 use url::Url;
 
 use crate::error::{ForgeError, Result};
+use crate::url_path::{check_host, join_path, join_segments, parse_api_url};
 
 /// Whether `host` is github.com (as opposed to an Enterprise Server host).
 pub fn is_github_dot_com(host: &str) -> bool {
@@ -26,27 +27,17 @@ impl GitHubEndpoints {
     /// Enterprise Server: `https://HOST/api/v3` and `https://HOST/api/graphql`.
     /// A port in `host` (`ghe.corp:8443`) is kept.
     pub fn for_host(host: &str) -> Result<Self> {
-        let invalid = |reason: String| ForgeError::InvalidEndpoint {
-            input: host.to_owned(),
-            reason,
-        };
-        let host = host.trim();
-        if host.is_empty() || host.contains(['/', '@', '?', '#', ' ']) {
-            return Err(invalid(
-                "expected a host name, optionally with a port".into(),
-            ));
-        }
+        let host = check_host(host)?;
         if is_github_dot_com(host) {
             return Ok(GitHubEndpoints {
                 rest: parse("https://api.github.com")?,
                 graphql: parse("https://api.github.com/graphql")?,
             });
         }
-        let rest = Url::parse(&format!("https://{host}/api/v3"))
-            .map_err(|err| invalid(err.to_string()))?;
-        let graphql = Url::parse(&format!("https://{host}/api/graphql"))
-            .map_err(|err| invalid(err.to_string()))?;
-        Ok(GitHubEndpoints { rest, graphql })
+        Ok(GitHubEndpoints {
+            rest: parse(&format!("https://{host}/api/v3"))?,
+            graphql: parse(&format!("https://{host}/api/graphql"))?,
+        })
     }
 
     /// The endpoints for an explicit `--api-url`. A URL whose path ends with
@@ -55,43 +46,19 @@ impl GitHubEndpoints {
     /// `<url>/graphql` (github.com style: `http://127.0.0.1:PORT` against the
     /// emulator gives `http://127.0.0.1:PORT/graphql`).
     pub fn from_api_url(url: &str) -> Result<Self> {
-        let invalid = |reason: String| ForgeError::InvalidEndpoint {
-            input: url.to_owned(),
-            reason,
-        };
-        let mut rest = Url::parse(url.trim()).map_err(|err| invalid(err.to_string()))?;
-        if !matches!(rest.scheme(), "http" | "https") {
-            return Err(invalid("the API URL must be http or https".into()));
-        }
-        if rest.cannot_be_a_base() || rest.host_str().is_none() {
-            return Err(invalid("the API URL must have a host".into()));
-        }
-        if !rest.username().is_empty() || rest.password().is_some() {
-            // Credentials belong in the token, and a URL is printed in messages.
-            return Err(invalid("the API URL must not carry credentials".into()));
-        }
-        if rest.query().is_some() || rest.fragment().is_some() {
-            return Err(invalid(
-                "the API URL must not have a query or fragment".into(),
-            ));
-        }
-        let path = rest.path().trim_end_matches('/').to_owned();
-        rest.set_path(&path);
+        let rest = parse_api_url(url)?;
+        let path = rest.path().to_owned();
         let mut graphql = rest.clone();
         match path.strip_suffix("/api/v3") {
             Some(prefix) => graphql.set_path(&format!("{prefix}/api/graphql")),
-            None => graphql.set_path(&format!("{path}/graphql")),
+            None => graphql.set_path(&format!("{}/graphql", path.trim_end_matches('/'))),
         }
         Ok(GitHubEndpoints { rest, graphql })
     }
 
     /// The REST URL of `path` (`/repos/o/r/pulls/1`), under the REST base.
     pub fn rest_url(&self, path: &str) -> Url {
-        let mut url = self.rest.clone();
-        let base = url.path().trim_end_matches('/');
-        let path = format!("{base}/{}", path.trim_start_matches('/'));
-        url.set_path(&path);
-        url
+        join_path(&self.rest, path)
     }
 
     /// The REST URL made of `segments` under the REST base, each one
@@ -99,34 +66,8 @@ impl GitHubEndpoints {
     /// stays one segment (`feature%2Fx`). An empty segment, `.` or `..`
     /// (which URLs treat as directory steps, even encoded) is refused.
     pub fn rest_url_segments(&self, segments: &[&str]) -> Result<Url> {
-        let mut path = self.rest.path().trim_end_matches('/').to_owned();
-        for segment in segments {
-            if matches!(*segment, "" | "." | "..") {
-                return Err(ForgeError::InvalidEndpoint {
-                    input: format!("path segment `{segment}`"),
-                    reason: "an empty, `.` or `..` segment cannot name a resource".into(),
-                });
-            }
-            path.push('/');
-            path.push_str(&encode_segment(segment));
-        }
-        let mut url = self.rest.clone();
-        url.set_path(&path);
-        Ok(url)
+        join_segments(&self.rest, segments)
     }
-}
-
-/// Percent-encodes every byte but RFC 3986's unreserved ones.
-fn encode_segment(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for byte in segment.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 fn parse(url: &str) -> Result<Url> {

@@ -5,10 +5,9 @@ mod client;
 pub mod endpoints;
 pub mod queries;
 mod rest_wire;
-mod transport;
 mod wire;
 mod writes;
 
+pub use crate::transport::{ClientConfig, RetryPolicy};
 pub use client::GitHubClient;
 pub use endpoints::{is_github_dot_com, GitHubEndpoints};
-pub use transport::{ClientConfig, RetryPolicy};

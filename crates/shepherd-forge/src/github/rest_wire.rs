@@ -133,6 +133,7 @@ impl From<CheckRunRest> for CheckRun {
             details_url: wire.details_url,
             check_suite_id: wire.check_suite.map(|s| s.id),
             app_slug: wire.app.and_then(|a| a.slug),
+            required: None,
         }
     }
 }

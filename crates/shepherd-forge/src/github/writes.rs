@@ -17,10 +17,10 @@ use super::queries::{
     RESOLVE_REVIEW_THREAD, RESOLVE_REVIEW_THREAD_OP, THREAD_BY_ID, THREAD_BY_ID_OP,
 };
 use super::rest_wire::{IssueCommentRest, ReviewCommentRest, ReviewRest};
-use super::transport::{decode_json, Conditional, Transport};
 use super::wire::{self, ResolveData, ThreadByIdData};
 use crate::error::{ForgeError, Result};
 use crate::forge::{ItemRef, PostedComment, ThreadRef};
+use crate::transport::{decode_json, Conditional, Transport};
 
 /// A review thread as `ThreadById` sees it.
 pub(crate) struct ThreadState {

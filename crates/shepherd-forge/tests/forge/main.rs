@@ -2,6 +2,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is how a test fails
 
 mod ci;
+mod gitlab_ci;
+mod gitlab_reads;
+mod gitlab_writes;
 mod schema;
 mod support;
 mod transport;

@@ -13,7 +13,9 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use shepherd_core::model::RepoRef;
-use shepherd_forge::{ClientConfig, GitHubClient, GitHubEndpoints, RetryPolicy, Token};
+use shepherd_forge::{
+    ClientConfig, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, RetryPolicy, Token,
+};
 
 /// One scripted answer.
 #[derive(Clone)]
@@ -194,6 +196,20 @@ pub fn client_at(url: &str) -> GitHubClient {
     };
     let endpoints = GitHubEndpoints::from_api_url(url).unwrap();
     GitHubClient::with_config(repo, endpoints, Token::new(SECRET), fast_config()).unwrap()
+}
+
+/// The REST path of the GitLab project `group/sub/project`, as sent.
+pub const PROJECT: &str = "/api/v4/projects/group%2Fsub%2Fproject";
+
+/// A GitLab client of `group/sub/project` at `url` + `/api/v4`, with [`fast_config`].
+pub fn gitlab_client_at(url: &str) -> GitLabClient {
+    let repo = RepoRef {
+        host: "127.0.0.1".into(),
+        owner: "group/sub".into(),
+        name: "project".into(),
+    };
+    let endpoints = GitLabEndpoints::from_api_url(&format!("{url}/api/v4")).unwrap();
+    GitLabClient::with_config(repo, endpoints, Token::new(SECRET), fast_config()).unwrap()
 }
 
 /// A fixture of `tests/fixtures`, as JSON.

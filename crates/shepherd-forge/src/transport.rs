@@ -1,5 +1,13 @@
-//! HTTP to GitHub: authentication, timeouts, retries, rate limits, and turning
-//! every failure into a [`ForgeError`] that names the request.
+//! HTTP to a forge (GitHub or GitLab): authentication, timeouts, retries,
+//! rate limits, pagination, and turning every failure into a [`ForgeError`]
+//! that names the request.
+//!
+//! What differs between the forges is small and lives in [`Flavor`]: the
+//! headers sent, the names of the rate-limit headers, the hint of a rejected
+//! token, and GitLab's `X-Next-Page` pagination (GitHub uses `Link` only).
+//! Both forges take the token as `Authorization: Bearer`: GitLab documents it
+//! for personal, project and group access tokens alike, and it is the only
+//! header its OAuth tokens (what `glab auth login` may store) work with.
 //!
 //! Retries go through `backon`: its `adjust` hook lets a `Retry-After` or a
 //! rate-limit reset replace the computed delay, which `reqwest-retry` cannot do
@@ -12,6 +20,10 @@
 //! Polled GETs can be conditional: the transport keeps the `ETag` of each URL
 //! with its answer and sends `If-None-Match`; a `304 Not Modified` (which
 //! GitHub does not count against the rate limit) gives back the kept answer.
+//!
+//! Pages: `per_page=100`, then GitLab's `X-Next-Page` (the next page number,
+//! asked of the same URL, so the token never follows a link elsewhere), else
+//! `Link: rel="next"` while it stays on the API's origin.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -26,12 +38,14 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use url::Url;
 
-use super::endpoints::GitHubEndpoints;
 use crate::error::{ForgeError, Result};
 use crate::token::Token;
+use crate::url_path::{join_path, join_segments};
 
 /// The media type GitHub's REST API documents.
 const GITHUB_JSON: &str = "application/vnd.github+json";
+/// What GitLab's REST API answers.
+const PLAIN_JSON: &str = "application/json";
 /// The REST API version Shepherd is written against.
 const API_VERSION: &str = "2022-11-28";
 /// How long GitHub asks to wait after a secondary rate limit that names no time.
@@ -101,6 +115,54 @@ impl Default for ClientConfig {
     }
 }
 
+/// Which forge a transport talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// GitHub: its media type and API version headers, `x-ratelimit-*`.
+    GitHub,
+    /// GitLab: plain JSON, `RateLimit-*`, `X-Next-Page` pagination.
+    GitLab,
+}
+
+impl Flavor {
+    /// The header holding how many requests are left (`0`: used up).
+    fn remaining_header(self) -> &'static str {
+        match self {
+            Flavor::GitHub => "x-ratelimit-remaining",
+            Flavor::GitLab => "ratelimit-remaining",
+        }
+    }
+
+    /// The header holding when the limit resets (unix seconds, on both).
+    fn reset_header(self) -> &'static str {
+        match self {
+            Flavor::GitHub => "x-ratelimit-reset",
+            Flavor::GitLab => "ratelimit-reset",
+        }
+    }
+
+    /// What to check when the forge rejects the token.
+    fn unauthorized_hint(self) -> &'static str {
+        match self {
+            Flavor::GitHub => "check GITHUB_TOKEN (or GH_TOKEN), or run `gh auth login`",
+            Flavor::GitLab => {
+                "check GITLAB_TOKEN (the token needs the `api` scope), or run `glab auth login`"
+            }
+        }
+    }
+}
+
+/// Where a forge's API lives, as the transport needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Api {
+    /// Which forge.
+    pub(crate) flavor: Flavor,
+    /// The REST base: paths are appended to it.
+    pub(crate) rest: Url,
+    /// The GraphQL endpoint (GitHub only).
+    pub(crate) graphql: Option<Url>,
+}
+
 /// A successful answer (or a `304` to a conditional request).
 #[derive(Clone)]
 pub(crate) struct Answer {
@@ -166,11 +228,11 @@ struct Spec<'a> {
     if_none_match: Option<&'a str>,
 }
 
-/// The authenticated HTTP side of the GitHub client.
+/// The authenticated HTTP side of a forge client.
 #[derive(Clone)]
 pub(crate) struct Transport {
     http: reqwest::Client,
-    endpoints: GitHubEndpoints,
+    api: Api,
     token: Token,
     retry: RetryPolicy,
     /// ETags and answers of conditional GETs, by full URL (query included).
@@ -178,11 +240,7 @@ pub(crate) struct Transport {
 }
 
 impl Transport {
-    pub(crate) fn new(
-        endpoints: GitHubEndpoints,
-        token: Token,
-        config: ClientConfig,
-    ) -> Result<Self> {
+    pub(crate) fn new(api: Api, token: Token, config: ClientConfig) -> Result<Self> {
         let http = reqwest::Client::builder()
             .user_agent(config.user_agent)
             .timeout(config.timeout)
@@ -191,15 +249,11 @@ impl Transport {
             .map_err(|source| ForgeError::Client { source })?;
         Ok(Transport {
             http,
-            endpoints,
+            api,
             token,
             retry: config.retry,
             etags: Arc::new(Mutex::new(HashMap::new())),
         })
-    }
-
-    pub(crate) fn endpoints(&self) -> &GitHubEndpoints {
-        &self.endpoints
     }
 
     pub(crate) fn token(&self) -> &Token {
@@ -236,6 +290,11 @@ impl Transport {
         resend: Resend,
     ) -> Result<T> {
         let name = format!("GraphQL {operation}");
+        let Some(endpoint) = self.api.graphql.as_ref() else {
+            return Err(ForgeError::Unsupported {
+                operation: "graphql",
+            });
+        };
         let body = serde_json::json!({
             "query": document,
             "operationName": operation,
@@ -244,7 +303,7 @@ impl Transport {
         let spec = Spec {
             name: &name,
             method: Method::POST,
-            url: &self.endpoints.graphql,
+            url: endpoint,
             query: &[],
             json: Some(&body),
             resend,
@@ -259,10 +318,10 @@ impl Transport {
         })
     }
 
-    /// The REST URL of `segments`, each encoded whole (see
-    /// [`GitHubEndpoints::rest_url_segments`]).
+    /// The REST URL of `segments` under the REST base, each encoded whole
+    /// (`group/sub/project` stays one segment: `group%2Fsub%2Fproject`).
     pub(crate) fn url(&self, segments: &[&str]) -> Result<Url> {
-        self.endpoints.rest_url_segments(segments)
+        join_segments(&self.api.rest, segments)
     }
 
     /// A REST GET of `path` under the REST base, decoded from JSON.
@@ -271,7 +330,7 @@ impl Transport {
         path: &str,
         query: &[(&str, &str)],
     ) -> Result<T> {
-        let url = self.endpoints.rest_url(path);
+        let url = join_path(&self.api.rest, path);
         self.get(&url, query, Conditional::No).await
     }
 
@@ -282,7 +341,7 @@ impl Transport {
         path: &str,
         query: &[(&str, &str)],
     ) -> Result<Vec<T>> {
-        let url = self.endpoints.rest_url(path);
+        let url = join_path(&self.api.rest, path);
         let pages: Vec<Vec<T>> = self.get_pages(&url, query, Conditional::No).await?;
         Ok(pages.into_iter().flatten().collect())
     }
@@ -299,9 +358,11 @@ impl Transport {
         decode_json(&name, &answer.body)
     }
 
-    /// Every page of a paginated GET (`per_page=100` unless `query` sets it,
-    /// then `Link: rel="next"` while it stays on the API's origin), each page
-    /// decoded as a `P` (a list, or an object holding one).
+    /// Every page of a paginated GET (`per_page=100` unless `query` sets it),
+    /// each page decoded as a `P` (a list, or an object holding one). The
+    /// next page is GitLab's `X-Next-Page` (asked of the same URL and query
+    /// with `page=N`), else `Link: rel="next"` while it stays on the API's
+    /// origin.
     pub(crate) async fn get_pages<P: DeserializeOwned>(
         &self,
         first: &Url,
@@ -317,8 +378,31 @@ impl Transport {
         let mut answer = self
             .get_url(&name, first, &first_query, conditional)
             .await?;
+        let mut page_number = 1u64;
         loop {
             pages.push(decode_json(&name, &answer.body)?);
+            if self.api.flavor == Flavor::GitLab {
+                if let Some(next) = next_page_number(&answer.headers) {
+                    if next <= page_number {
+                        return Err(ForgeError::Decode {
+                            request: name,
+                            message: format!(
+                                "X-Next-Page does not advance (page {page_number}, next {next})"
+                            ),
+                        });
+                    }
+                    page_number = next;
+                    let page = next.to_string();
+                    let mut next_query: Vec<(&str, &str)> = first_query
+                        .iter()
+                        .copied()
+                        .filter(|(k, _)| *k != "page")
+                        .collect();
+                    next_query.push(("page", &page));
+                    answer = self.get_url(&name, first, &next_query, conditional).await?;
+                    continue;
+                }
+            }
             let Some(next) = next_link(&answer.headers) else {
                 break;
             };
@@ -334,12 +418,25 @@ impl Transport {
         Ok(pages)
     }
 
-    /// A mutation over REST (`POST`, `PATCH`, `DELETE`), sent once (resent
-    /// only after a rate-limit refusal). Returns the answer, whatever 2xx.
+    /// A mutation over REST (`POST`, `PATCH`, `PUT`, `DELETE`), sent once
+    /// (resent only after a rate-limit refusal). Returns the answer, whatever 2xx.
     pub(crate) async fn send(
         &self,
         method: Method,
         url: &Url,
+        json: Option<&serde_json::Value>,
+    ) -> Result<Answer> {
+        self.send_with_query(method, url, &[], json).await
+    }
+
+    /// [`Transport::send`] with a query string (GitLab's
+    /// `PUT …/discussions/:id?resolved=true`). The query never appears in
+    /// errors or logs, which name the path only.
+    pub(crate) async fn send_with_query(
+        &self,
+        method: Method,
+        url: &Url,
+        query: &[(&str, &str)],
         json: Option<&serde_json::Value>,
     ) -> Result<Answer> {
         let name = format!("{method} {}", url.path());
@@ -347,7 +444,7 @@ impl Transport {
             name: &name,
             method: method.clone(),
             url,
-            query: &[],
+            query,
             json,
             resend: Resend::Refused,
             if_none_match: None,
@@ -498,9 +595,13 @@ impl Transport {
         let mut request = self
             .http
             .request(spec.method.clone(), spec.url.clone())
-            .header(ACCEPT, GITHUB_JSON)
-            .header("X-GitHub-Api-Version", API_VERSION)
             .header(AUTHORIZATION, auth);
+        request = match self.api.flavor {
+            Flavor::GitHub => request
+                .header(ACCEPT, GITHUB_JSON)
+                .header("X-GitHub-Api-Version", API_VERSION),
+            Flavor::GitLab => request.header(ACCEPT, PLAIN_JSON),
+        };
         if !spec.query.is_empty() {
             request = request.query(spec.query);
         }
@@ -568,18 +669,18 @@ impl Transport {
             401 => Failure::Fatal(ForgeError::Unauthorized {
                 request,
                 hint: format!(
-                    "the token from {} is invalid, expired or revoked; check GITHUB_TOKEN \
-                     (or GH_TOKEN), or run `gh auth login`",
-                    self.token.source()
+                    "the token from {} is invalid, expired or revoked; {}",
+                    self.token.source(),
+                    self.api.flavor.unauthorized_hint()
                 ),
             }),
             403 | 429 => {
                 let rate_limited = status == StatusCode::TOO_MANY_REQUESTS
                     || retry_after.is_some()
-                    || exhausted(headers)
+                    || exhausted(self.api.flavor, headers)
                     || message.to_ascii_lowercase().contains("rate limit");
                 if rate_limited {
-                    rate_limit_failure(request, headers, retry_after)
+                    rate_limit_failure(self.api.flavor, request, headers, retry_after)
                 } else {
                     Failure::Fatal(ForgeError::Forbidden { request, message })
                 }
@@ -632,6 +733,7 @@ impl Transport {
                 let retry_after =
                     header_secs(&answer.headers, RETRY_AFTER.as_str()).map(Duration::from_secs);
                 return Err(rate_limit_failure(
+                    self.api.flavor,
                     name.to_owned(),
                     &answer.headers,
                     retry_after,
@@ -664,16 +766,18 @@ impl Transport {
 
 /// A rate-limit failure: retried after the forge's wait when one is known.
 fn rate_limit_failure(
+    flavor: Flavor,
     request: String,
     headers: &HeaderMap,
     retry_after: Option<Duration>,
 ) -> Failure {
-    let reset_at = header_secs(headers, "x-ratelimit-reset");
-    // GitHub's documented order: Retry-After; else, with the primary limit used
-    // up, the reset time; else (a secondary limit) at least a minute.
+    let reset_at = header_secs(headers, flavor.reset_header());
+    // GitHub's documented order (GitLab's headers mean the same): Retry-After;
+    // else, with the limit used up, the reset time; else (a secondary limit)
+    // at least a minute.
     let wait = match retry_after {
         Some(wait) => wait,
-        None if exhausted(headers) => {
+        None if exhausted(flavor, headers) => {
             let now = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
@@ -697,8 +801,19 @@ fn rate_limit_failure(
 }
 
 /// Whether the answer says the primary rate limit is used up.
-fn exhausted(headers: &HeaderMap) -> bool {
-    header_secs(headers, "x-ratelimit-remaining") == Some(0)
+fn exhausted(flavor: Flavor, headers: &HeaderMap) -> bool {
+    header_secs(headers, flavor.remaining_header()) == Some(0)
+}
+
+/// GitLab's `X-Next-Page`: the next page's number, absent or empty on the last.
+fn next_page_number(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get("x-next-page")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// A header holding a whole number (seconds, an epoch time, a count).
@@ -706,15 +821,27 @@ fn header_secs(headers: &HeaderMap, name: &str) -> Option<u64> {
     headers.get(name)?.to_str().ok()?.trim().parse().ok()
 }
 
-/// The forge's `message`, else the start of the body, else the status reason.
+/// The forge's `message` (GitLab's may be an object of field errors), else
+/// GitLab's OAuth-style `error` with its `error_description`, else the start
+/// of the body, else the status reason.
 fn error_message(status: StatusCode, body: &[u8]) -> String {
     #[derive(Deserialize)]
     struct Wire {
-        message: Option<String>,
+        message: Option<serde_json::Value>,
+        error: Option<String>,
+        error_description: Option<String>,
     }
-    if let Ok(Wire { message: Some(m) }) = serde_json::from_slice::<Wire>(body) {
-        if !m.trim().is_empty() {
-            return m;
+    if let Ok(wire) = serde_json::from_slice::<Wire>(body) {
+        match wire.message {
+            Some(serde_json::Value::String(m)) if !m.trim().is_empty() => return m,
+            Some(serde_json::Value::Null | serde_json::Value::String(_)) | None => {}
+            Some(other) => return cut(&other.to_string()),
+        }
+        if let Some(error) = wire.error.filter(|e| !e.trim().is_empty()) {
+            return match wire.error_description {
+                Some(description) => cut(&format!("{error}: {description}")),
+                None => cut(&error),
+            };
         }
     }
     let text = String::from_utf8_lossy(body);
@@ -722,6 +849,11 @@ fn error_message(status: StatusCode, body: &[u8]) -> String {
     if text.is_empty() {
         return status.canonical_reason().unwrap_or("no message").to_owned();
     }
+    cut(text)
+}
+
+/// At most 200 characters of `text`, with `…` when cut.
+fn cut(text: &str) -> String {
     let cut: String = text.chars().take(200).collect();
     if cut.len() < text.len() {
         format!("{cut}…")
@@ -825,7 +957,7 @@ mod tests {
             after: Some(wait),
             error,
             ..
-        } = rate_limit_failure("r".into(), &h, None)
+        } = rate_limit_failure(Flavor::GitHub, "r".into(), &h, None)
         else {
             panic!("expected a retry")
         };
@@ -843,12 +975,13 @@ mod tests {
     fn retry_after_wins_and_secondary_defaults_to_a_minute() {
         let h = headers(&[]);
         let Failure::Retry { after, .. } =
-            rate_limit_failure("r".into(), &h, Some(Duration::from_secs(3)))
+            rate_limit_failure(Flavor::GitHub, "r".into(), &h, Some(Duration::from_secs(3)))
         else {
             panic!("expected a retry")
         };
         assert_eq!(after, Some(Duration::from_secs(3)));
-        let Failure::Retry { after, .. } = rate_limit_failure("r".into(), &h, None) else {
+        let Failure::Retry { after, .. } = rate_limit_failure(Flavor::GitHub, "r".into(), &h, None)
+        else {
             panic!("expected a retry")
         };
         assert_eq!(after, Some(SECONDARY_LIMIT_WAIT));

@@ -1,0 +1,12 @@
+//! The GitLab client (gitlab.com and self-managed GitLab, REST API v4).
+
+mod ci;
+mod client;
+mod discussions;
+pub mod endpoints;
+mod trace;
+mod wire;
+mod writes;
+
+pub use client::GitLabClient;
+pub use endpoints::{is_gitlab_dot_com, GitLabEndpoints, ProjectId};
