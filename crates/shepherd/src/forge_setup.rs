@@ -8,7 +8,7 @@ use anyhow::anyhow;
 use clap::Args;
 use shepherd_core::target::{parse_remote_url, parse_target, RemoteInfo, Target, TargetContext};
 use shepherd_core::ForgeKind;
-use shepherd_forge::{Forge, GitHubClient, GitHubEndpoints, Token};
+use shepherd_forge::{Forge, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, Token};
 
 use crate::error::{CliError, CliResult};
 
@@ -112,25 +112,36 @@ pub(crate) fn resolve_target(input: &str, args: &ForgeArgs) -> CliResult<Target>
 
 /// Connect to the forge of `target`: endpoints from `--api-url` or the host, token discovered.
 ///
-/// Token discovery may run `gh auth token`, so call this before entering async code.
+/// Token discovery may run `gh auth token` or `glab`, so call this before entering async code.
 pub(crate) fn connect(target: &Target, args: &ForgeArgs) -> CliResult<Arc<dyn Forge>> {
+    let host = &target.repo.host;
     match target.forge {
-        ForgeKind::GitHub => {}
+        ForgeKind::GitHub => {
+            let endpoints = match &args.api_url {
+                Some(url) => GitHubEndpoints::from_api_url(url),
+                None => GitHubEndpoints::for_host(host),
+            }
+            .map_err(CliError::usage)?;
+            let token = Token::discover(host).map_err(CliError::failure)?;
+            let client = GitHubClient::new(target.repo.clone(), endpoints, token)
+                .map_err(CliError::failure)?;
+            Ok(Arc::new(client))
+        }
         ForgeKind::GitLab => {
-            return Err(CliError::failure(anyhow!(
-                "GitLab merge requests are not supported by this build yet ({target})"
-            )))
+            let endpoints = match &args.api_url {
+                Some(url) => GitLabEndpoints::from_api_url(url),
+                None => GitLabEndpoints::for_host(host),
+            }
+            .map_err(CliError::usage)?;
+            let token = Token::discover_gitlab(host).map_err(CliError::failure)?;
+            // Bound to the MR: resolving needs its iid, and merged-results
+            // pipelines are found through it.
+            let client = GitLabClient::new(target.repo.clone(), endpoints, token)
+                .map_err(CliError::failure)?
+                .with_merge_request(target.number);
+            Ok(Arc::new(client))
         }
     }
-    let endpoints = match &args.api_url {
-        Some(url) => GitHubEndpoints::from_api_url(url),
-        None => GitHubEndpoints::for_host(&target.repo.host),
-    }
-    .map_err(CliError::usage)?;
-    let token = Token::discover(&target.repo.host).map_err(CliError::failure)?;
-    let client =
-        GitHubClient::new(target.repo.clone(), endpoints, token).map_err(CliError::failure)?;
-    Ok(Arc::new(client))
 }
 
 /// A tokio runtime for one command.

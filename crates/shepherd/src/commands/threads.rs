@@ -3,7 +3,12 @@
 use clap::Args;
 use serde::Serialize;
 use shepherd_core::classify::{classify, rebuild_ledger_from_markers, Class, Classified, ItemKind};
+use shepherd_core::cluster::{
+    evaluate_gate, group, ClusterGateInput, ClusterItem, GateDecision, Grouping,
+};
+use shepherd_core::config::Config;
 use shepherd_core::target::Target;
+use shepherd_core::theme::{classify_theme, Theme};
 use shepherd_core::{AuthorKind, Ledger, PrSnapshot};
 
 use crate::error::{CliError, CliResult};
@@ -38,6 +43,60 @@ struct ThreadsReport<'a> {
     pr: &'a shepherd_core::PullRequest,
     counts: Counts,
     items: &'a [Classified],
+    clusters: Clusters,
+}
+
+/// The clusters a round would form from the new items (SPEC section 5).
+#[derive(Debug, Serialize)]
+struct Clusters {
+    /// The theme of each new item, as the lexical classifier sees it.
+    themes: std::collections::BTreeMap<String, Theme>,
+    /// The structural gate: only the volume signal is visible without a run's history.
+    gate: GateDecision,
+    /// The grouping, whether or not the gate is open.
+    grouping: Grouping,
+}
+
+impl Clusters {
+    fn of(snapshot: &PrSnapshot, items: &[Classified], targeted: bool) -> Self {
+        let defaults = Config::default();
+        let mut themes = std::collections::BTreeMap::new();
+        let mut cluster_items = Vec::new();
+        for item in items.iter().filter(|i| i.class == Class::New) {
+            let theme = classify_theme(root_body(snapshot, &item.item_id), None);
+            themes.insert(item.item_id.clone(), theme);
+            cluster_items.push(ClusterItem::new(
+                item.item_id.clone(),
+                item.path.as_deref(),
+                theme,
+            ));
+        }
+        let gate = evaluate_gate(&ClusterGateInput {
+            new_items: cluster_items.len(),
+            min_volume: defaults.cluster.min_volume,
+            fix_rounds_this_run_before: false,
+            earlier_run_fixes: false,
+            enabled: defaults.cluster.enabled,
+            targeted,
+        });
+        Clusters {
+            themes,
+            gate,
+            grouping: group(&cluster_items),
+        }
+    }
+}
+
+/// The opening comment of an item: what its theme is read from.
+fn root_body<'a>(snapshot: &'a PrSnapshot, id: &str) -> &'a str {
+    if let Some(thread) = snapshot.threads.iter().find(|t| t.id == id) {
+        return thread.root().map_or("", |c| c.body.as_str());
+    }
+    snapshot
+        .comments
+        .iter()
+        .find(|c| c.id == id)
+        .map_or("", |c| c.body.as_str())
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -78,6 +137,7 @@ pub(crate) fn cmd_threads(args: ThreadsArgs) -> CliResult<u8> {
     }
 
     let counts = Counts::of(&items);
+    let clusters = Clusters::of(&snapshot, &items, target.is_targeted());
     if args.json {
         let report = ThreadsReport {
             target: &target,
@@ -85,12 +145,14 @@ pub(crate) fn cmd_threads(args: ThreadsArgs) -> CliResult<u8> {
             pr: &snapshot.pr,
             counts,
             items: &items,
+            clusters,
         };
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError::failure(anyhow::anyhow!(e)))?;
         println!("{text}");
     } else {
         print_text(&target, &snapshot, &items, &counts);
+        print_clusters(&clusters);
     }
     Ok(exit_codes::SUCCESS)
 }
@@ -182,5 +244,61 @@ fn kind_label(kind: ItemKind) -> &'static str {
         ItemKind::ReviewThread => "review thread",
         ItemKind::IssueComment => "PR comment",
         ItemKind::ReviewBody => "review body",
+    }
+}
+
+fn print_clusters(clusters: &Clusters) {
+    let style = Style::stdout();
+    if clusters.themes.is_empty() {
+        return;
+    }
+    println!();
+    let signals: Vec<String> = clusters
+        .gate
+        .signals
+        .iter()
+        .map(|s| match s {
+            shepherd_core::cluster::GateSignal::Volume { count, min } => {
+                format!("{count} new items >= cluster.min_volume {min}")
+            }
+            shepherd_core::cluster::GateSignal::ReentryWithinRun => "re-entry in this run".into(),
+            shepherd_core::cluster::GateSignal::ReentryAcrossRuns => {
+                "fixes from an earlier run".into()
+            }
+        })
+        .collect();
+    if clusters.gate.open {
+        println!(
+            "{} (gate open: {})",
+            style.bold("Clusters a round would form"),
+            signals.join(", ")
+        );
+    } else {
+        println!(
+            "{} (gate closed: fewer new items than cluster.min_volume and no re-entry; \
+             a run would not cluster, shown for information)",
+            style.bold("Clusters these items would form")
+        );
+    }
+    if clusters.grouping.clusters.is_empty() {
+        println!("  none: no two new items of one theme are close in the tree");
+    }
+    for cluster in &clusters.grouping.clusters {
+        println!(
+            "  {} in {}: {} items",
+            cluster.theme,
+            cluster.area,
+            cluster.item_ids.len()
+        );
+        for id in &cluster.item_ids {
+            println!("    {}", style.dim(id));
+        }
+        println!("    {}", cluster.hypothesis);
+    }
+    if !clusters.grouping.isolated.is_empty() {
+        println!(
+            "  isolated (one fix each): {}",
+            clusters.grouping.isolated.len()
+        );
     }
 }

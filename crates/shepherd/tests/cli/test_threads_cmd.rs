@@ -28,6 +28,11 @@ async fn threads_prints_every_item_with_its_class() {
     assert!(stdout.contains("4 items: 4 new"), "{stdout}");
     assert!(stdout.contains("src/lib.rs:1"), "{stdout}");
     assert!(stdout.contains("@reviewer"), "{stdout}");
+    // 4 new items reach cluster.min_volume: the gate opens.
+    assert!(
+        stdout.contains("Clusters a round would form (gate open: 4 new items"),
+        "{stdout}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -55,6 +60,19 @@ async fn threads_json_is_machine_readable() {
     assert_eq!(json["items"].as_array().map(Vec::len), Some(3));
     assert_eq!(json["items"][0]["class"], "new");
     assert_eq!(json["pr"]["number"], 7);
+    // 3 new items < cluster.min_volume 4: the gate stays closed, but the
+    // grouping is shown: the two threads on src/lib.rs share a theme and a file.
+    assert_eq!(json["clusters"]["gate"]["open"], false);
+    let clusters = json["clusters"]["grouping"]["clusters"].as_array().unwrap();
+    assert_eq!(clusters.len(), 1, "{json:#}");
+    assert_eq!(clusters[0]["item_ids"].as_array().map(Vec::len), Some(2));
+    assert_eq!(clusters[0]["area"], "src");
+    assert_eq!(
+        json["clusters"]["grouping"]["isolated"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
 }
 
 #[test]
