@@ -114,6 +114,22 @@ impl GitEnv {
         cmd.arg("--git-dir").arg(git_dir).args(args);
         output_of(cmd, &args.join(" "), None)
     }
+
+    /// The same with extra environment variables and optional stdin.
+    fn run_with(
+        &self,
+        git_dir: &Path,
+        args: &[&str],
+        envs: &[(&str, &std::ffi::OsStr)],
+        stdin: Option<&[u8]>,
+    ) -> Result<String, GitError> {
+        let mut cmd = self.command();
+        cmd.arg("--git-dir").arg(git_dir).args(args);
+        for (name, value) in envs {
+            cmd.env(name, value);
+        }
+        output_of(cmd, &args.join(" "), stdin)
+    }
 }
 
 fn output_of(mut cmd: Command, what: &str, stdin: Option<&[u8]>) -> Result<String, GitError> {
@@ -337,6 +353,10 @@ pub(crate) fn diff(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Hunk {
     header: String,
+    /// First old line of the hunk (the line after which it inserts when
+    /// `old_count` is 0).
+    old_start: u32,
+    old_count: u32,
     lines: Vec<HunkLine>,
 }
 
@@ -400,6 +420,8 @@ pub(crate) fn parse_diff(diff: &str) -> BTreeMap<String, Vec<Hunk>> {
             (old_no, old_left, new_no, new_left) = header;
             files.entry(current.clone()).or_default().push(Hunk {
                 header: line.to_owned(),
+                old_start: old_no,
+                old_count: old_left,
                 lines: Vec::new(),
             });
         }
@@ -448,6 +470,254 @@ pub(crate) fn diff_hunk(hunks: &[Hunk], line: u32, left_side: bool) -> Option<St
         }
     }
     None
+}
+
+/// A line the diff adds on the new side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AddedLine {
+    pub(crate) path: String,
+    pub(crate) line: u32,
+    /// The line's text, without the leading `+`.
+    pub(crate) text: String,
+}
+
+/// Every added line of a parsed diff, by path then line.
+pub(crate) fn added_lines(files: &BTreeMap<String, Vec<Hunk>>) -> Vec<AddedLine> {
+    let mut out = Vec::new();
+    for (path, hunks) in files {
+        for hunk in hunks {
+            for line in &hunk.lines {
+                if let (None, Some(new)) = (line.old, line.new) {
+                    out.push(AddedLine {
+                        path: path.clone(),
+                        line: new,
+                        text: line.text.get(1..).unwrap_or_default().to_owned(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Where old line `line` is on the new side of a file's diff; `None` when
+/// the diff removes it.
+pub(crate) fn map_old_line(hunks: &[Hunk], line: u32) -> Option<u32> {
+    let mut offset: i64 = 0;
+    for hunk in hunks {
+        if let Some(l) = hunk.lines.iter().find(|l| l.old == Some(line)) {
+            return l.new;
+        }
+        let before = if hunk.old_count == 0 {
+            // A pure insertion after `old_start`.
+            hunk.old_start < line
+        } else {
+            hunk.old_start + hunk.old_count <= line
+        };
+        if !before {
+            break;
+        }
+        let added = hunk
+            .lines
+            .iter()
+            .filter(|l| l.old.is_none() && l.new.is_some());
+        let removed = hunk
+            .lines
+            .iter()
+            .filter(|l| l.old.is_some() && l.new.is_none());
+        offset += added.count() as i64 - removed.count() as i64;
+    }
+    u32::try_from(i64::from(line) + offset).ok()
+}
+
+/// Where the old range `start..=end` is after a change to its file
+/// (`None` for a file the diff does not touch: unchanged). The answer is
+/// `Err(())` when a line of the range was changed or removed, or lines were
+/// inserted inside it: the thread is outdated.
+pub(crate) fn remap_range(hunks: Option<&[Hunk]>, start: u32, end: u32) -> Result<(u32, u32), ()> {
+    let Some(hunks) = hunks else {
+        return Ok((start, end));
+    };
+    let new_start = map_old_line(hunks, start).ok_or(())?;
+    let new_end = map_old_line(hunks, end).ok_or(())?;
+    for line in start..=end {
+        map_old_line(hunks, line).ok_or(())?;
+    }
+    if new_end.checked_sub(new_start) != end.checked_sub(start) {
+        return Err(());
+    }
+    Ok((new_start, new_end))
+}
+
+/// The commit a revision names (a SHA, a branch, `refs/…`), if any.
+pub(crate) fn resolve_commit(git: &GitEnv, git_dir: &Path, revision: &str) -> Option<String> {
+    if revision.starts_with('-') || revision.contains("..") {
+        return None;
+    }
+    let spec = format!("{revision}^{{commit}}");
+    rev_parse(git, git_dir, &spec).ok()
+}
+
+/// The commits in `from..to`, oldest first.
+pub(crate) fn rev_list(
+    git: &GitEnv,
+    git_dir: &Path,
+    from: &str,
+    to: &str,
+) -> Result<Vec<String>, GitError> {
+    let range = format!("{from}..{to}");
+    let out = git.run(git_dir, &["rev-list", "--reverse", &range])?;
+    Ok(out.lines().map(str::to_owned).collect())
+}
+
+/// Every ref and the object it points to.
+pub(crate) fn all_refs(git: &GitEnv, git_dir: &Path) -> Result<BTreeMap<String, String>, GitError> {
+    let out = git.run(
+        git_dir,
+        &["for-each-ref", "--format=%(refname) %(objectname)"],
+    )?;
+    Ok(out
+        .lines()
+        .filter_map(|line| line.rsplit_once(' '))
+        .map(|(name, sha)| (name.to_owned(), sha.to_owned()))
+        .collect())
+}
+
+/// Makes the repository's refs exactly `refs` (deleting the others).
+pub(crate) fn restore_refs(
+    git: &GitEnv,
+    git_dir: &Path,
+    refs: &BTreeMap<String, String>,
+) -> Result<(), GitError> {
+    let current = all_refs(git, git_dir)?;
+    let mut script = String::new();
+    for name in current.keys().filter(|name| !refs.contains_key(*name)) {
+        script.push_str(&format!("delete {name}\n"));
+    }
+    for (name, sha) in refs {
+        script.push_str(&format!("update {name} {sha}\n"));
+    }
+    git.run_with(
+        git_dir,
+        &["update-ref", "--stdin"],
+        &[],
+        Some(script.as_bytes()),
+    )?;
+    Ok(())
+}
+
+/// The contents of `path` at `commit`, if the file exists there.
+pub(crate) fn show_file(git: &GitEnv, git_dir: &Path, commit: &str, path: &str) -> Option<Vec<u8>> {
+    let mut cmd = git.command();
+    cmd.arg("--git-dir")
+        .arg(git_dir)
+        .args(["cat-file", "blob"])
+        .arg(format!("{commit}:{path}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let output = cmd.output().ok()?;
+    output.status.success().then_some(output.stdout)
+}
+
+/// Writes the tree of `commit` into `dest` (which must exist), without
+/// touching the repository's own index: `index` is a scratch file.
+pub(crate) fn checkout(
+    git: &GitEnv,
+    git_dir: &Path,
+    commit: &str,
+    dest: &Path,
+    index: &Path,
+) -> Result<(), GitError> {
+    let envs = [
+        ("GIT_INDEX_FILE", index.as_os_str()),
+        ("GIT_WORK_TREE", dest.as_os_str()),
+    ];
+    git.run_with(git_dir, &["read-tree", commit], &envs, None)?;
+    git.run_with(
+        git_dir,
+        &["checkout-index", "--all", "--force"],
+        &envs,
+        None,
+    )?;
+    Ok(())
+}
+
+/// A commit the emulator makes on behalf of a user.
+pub(crate) struct NewCommit<'a> {
+    pub(crate) parent: &'a str,
+    /// Path to new contents; `None` deletes the file.
+    pub(crate) changes: &'a BTreeMap<String, Option<Vec<u8>>>,
+    pub(crate) author_login: &'a str,
+    pub(crate) message: &'a str,
+    pub(crate) epoch: i64,
+    /// A scratch file for the index.
+    pub(crate) index: &'a Path,
+}
+
+/// Makes a commit on top of `parent` with git plumbing (no work tree) and
+/// returns its SHA. Modes of existing files are kept; new files are 100644.
+pub(crate) fn commit_files(
+    git: &GitEnv,
+    git_dir: &Path,
+    commit: &NewCommit<'_>,
+) -> Result<String, GitError> {
+    let index_env = [("GIT_INDEX_FILE", commit.index.as_os_str())];
+    git.run_with(git_dir, &["read-tree", commit.parent], &index_env, None)?;
+    // `--index-info` lines (`MODE SHA\tPATH`, mode 0 removes), so no work
+    // tree is needed. Paths were validated: no newline, no leading quote.
+    let mut info = String::new();
+    for (path, contents) in commit.changes {
+        match contents {
+            Some(bytes) => {
+                let blob =
+                    git.run_with(git_dir, &["hash-object", "-w", "--stdin"], &[], Some(bytes))?;
+                let listing = git.run(git_dir, &["ls-tree", commit.parent, "--", path])?;
+                let mode = if listing.starts_with("100755") {
+                    "100755"
+                } else {
+                    "100644"
+                };
+                info.push_str(&format!("{mode} {blob}\t{path}\n"));
+            }
+            None => info.push_str(&format!("0 {}\t{path}\n", "0".repeat(40))),
+        }
+    }
+    git.run_with(
+        git_dir,
+        &["update-index", "--index-info"],
+        &index_env,
+        Some(info.as_bytes()),
+    )?;
+    let tree = git.run_with(git_dir, &["write-tree"], &index_env, None)?;
+    let name = std::ffi::OsString::from(commit.author_login);
+    let email = std::ffi::OsString::from(format!(
+        "{}@users.noreply.shepherd.invalid",
+        commit.author_login
+    ));
+    let date = std::ffi::OsString::from(format!("{} +0000", commit.epoch));
+    let envs = [
+        ("GIT_AUTHOR_NAME", name.as_os_str()),
+        ("GIT_AUTHOR_EMAIL", email.as_os_str()),
+        ("GIT_AUTHOR_DATE", date.as_os_str()),
+        ("GIT_COMMITTER_NAME", name.as_os_str()),
+        ("GIT_COMMITTER_EMAIL", email.as_os_str()),
+        ("GIT_COMMITTER_DATE", date.as_os_str()),
+    ];
+    let message = format!("{}\n", commit.message);
+    let sha = git.run_with(
+        git_dir,
+        &["commit-tree", &tree, "-p", commit.parent, "-F", "-"],
+        &envs,
+        Some(message.as_bytes()),
+    )?;
+    if sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(sha)
+    } else {
+        Err(GitError::BadOutput {
+            what: "commit-tree".into(),
+            output: sha,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -527,5 +797,34 @@ deleted file mode 100644
             text.contains("deleteall\nM 100644 inline a.txt\ndata 2\nhi\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn lines_move_with_insertions_above_and_outdate_when_changed() {
+        let files = parse_diff(DIFF);
+        let hunks = &files["src/lib.rs"];
+        // Old line 1 is unchanged context, old 2 replaced, 3..5 shifted by one.
+        assert_eq!(map_old_line(hunks, 1), Some(1));
+        assert_eq!(map_old_line(hunks, 2), None);
+        assert_eq!(map_old_line(hunks, 3), Some(4));
+        assert_eq!(map_old_line(hunks, 10), Some(11));
+        assert_eq!(map_old_line(hunks, 21), None);
+        assert_eq!(map_old_line(hunks, 30), Some(31));
+        assert_eq!(remap_range(Some(hunks), 3, 4), Ok((4, 5)));
+        assert_eq!(remap_range(Some(hunks), 1, 3), Err(()));
+        assert_eq!(remap_range(None, 7, 9), Ok((7, 9)));
+    }
+
+    #[test]
+    fn an_insertion_inside_a_range_outdates_it() {
+        let diff = "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,4 +1,5 @@\n one\n two\n+new\n three\n four\n";
+        let files = parse_diff(diff);
+        let hunks = &files["a"];
+        assert_eq!(remap_range(Some(hunks), 1, 2), Ok((1, 2)));
+        assert_eq!(remap_range(Some(hunks), 3, 4), Ok((4, 5)));
+        assert_eq!(remap_range(Some(hunks), 2, 3), Err(()));
+        let added = added_lines(&files);
+        assert_eq!(added.len(), 1);
+        assert_eq!((added[0].line, added[0].text.as_str()), (3, "new"));
     }
 }

@@ -104,7 +104,7 @@ pub(crate) async fn fallback(State(shared): State<Arc<Shared>>, request: Request
         }
     };
     if applying_push && output.success {
-        if let Err(err) = push::after_receive_pack(&shared).await {
+        if let Err(err) = push::after_receive_pack(&shared, &viewer.login).await {
             tracing::error!(error = %err, "cannot process a push");
         }
     }

@@ -18,10 +18,16 @@ pub(crate) enum NodeKind {
     ReviewComment,
     Review,
     IssueComment,
+    Label,
+    CheckRun,
+    CheckSuite,
+    StatusContext,
+    WorkflowRun,
+    App,
 }
 
 impl NodeKind {
-    const ALL: [NodeKind; 8] = [
+    const ALL: [NodeKind; 14] = [
         NodeKind::Repository,
         NodeKind::User,
         NodeKind::Bot,
@@ -30,6 +36,12 @@ impl NodeKind {
         NodeKind::ReviewComment,
         NodeKind::Review,
         NodeKind::IssueComment,
+        NodeKind::Label,
+        NodeKind::CheckRun,
+        NodeKind::CheckSuite,
+        NodeKind::StatusContext,
+        NodeKind::WorkflowRun,
+        NodeKind::App,
     ];
 
     fn prefix(self) -> &'static str {
@@ -42,8 +54,57 @@ impl NodeKind {
             NodeKind::ReviewComment => "PRRC",
             NodeKind::Review => "PRR",
             NodeKind::IssueComment => "IC",
+            NodeKind::Label => "LA",
+            NodeKind::CheckRun => "CR",
+            NodeKind::CheckSuite => "CS",
+            NodeKind::StatusContext => "SC",
+            NodeKind::WorkflowRun => "WFR",
+            NodeKind::App => "A",
         }
     }
+}
+
+/// Objects named by a commit rather than a database id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum CommitKind {
+    /// A commit (`C_`).
+    Commit,
+    /// A pull request's commit (`PURC_`); the payload also names the PR.
+    PullRequestCommit,
+    /// The status check rollup of a commit.
+    StatusCheckRollup,
+}
+
+impl CommitKind {
+    const ALL: [CommitKind; 3] = [
+        CommitKind::Commit,
+        CommitKind::PullRequestCommit,
+        CommitKind::StatusCheckRollup,
+    ];
+
+    fn prefix(self) -> &'static str {
+        match self {
+            CommitKind::Commit => "C",
+            CommitKind::PullRequestCommit => "PURC",
+            CommitKind::StatusCheckRollup => "SCR",
+        }
+    }
+}
+
+/// The node id of a commit-named object: `PREFIX_` and an opaque encoding
+/// of `key` (a SHA, or `PR:SHA`).
+pub(crate) fn commit_node_id(kind: CommitKind, key: &str) -> String {
+    let payload = format!("emu:{}:{key}", kind.prefix());
+    format!("{}_{}", kind.prefix(), URL_SAFE_NO_PAD.encode(payload))
+}
+
+/// Decodes a node id made by [`commit_node_id`].
+pub(crate) fn parse_commit_node_id(id: &str) -> Option<(CommitKind, String)> {
+    let (prefix, rest) = id.split_once('_')?;
+    let kind = CommitKind::ALL.into_iter().find(|k| k.prefix() == prefix)?;
+    let payload = String::from_utf8(URL_SAFE_NO_PAD.decode(rest).ok()?).ok()?;
+    let key = payload.strip_prefix(&format!("emu:{prefix}:"))?;
+    Some((kind, key.to_owned()))
 }
 
 /// The node id of an object: `PREFIX_` then an opaque encoding of its database id.
@@ -111,6 +172,14 @@ mod tests {
             assert_eq!(parse_node_id(&id), Some((kind, 1234)));
         }
         assert!(node_id(NodeKind::ReviewThread, 7).starts_with("PRRT_"));
+        let sha = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+        let id = commit_node_id(CommitKind::Commit, sha);
+        assert!(id.starts_with("C_"), "{id}");
+        assert_eq!(
+            parse_commit_node_id(&id),
+            Some((CommitKind::Commit, sha.into()))
+        );
+        assert_eq!(parse_node_id(&id), None);
     }
 
     #[test]

@@ -1,26 +1,36 @@
 //! A local stand-in for GitHub, for tests, demos and trying Shepherd offline.
 //!
 //! [`Emulator::start`] takes a [`Scenario`] (users and tokens, a repository,
-//! a pull request with review threads, comments and reviews, and the file
-//! trees of its base and head) and serves:
+//! a pull request with review threads, comments and reviews, the file trees
+//! of its base and head, CI checks, reviewer bots and faults) and serves:
 //!
 //! - GitHub's GraphQL API (a subset of GitHub's schema, with GitHub's names,
-//!   node ids, `first`/`last` limits and cursor pagination) at `/graphql` and
+//!   node ids, `first`/`last` limits and cursor pagination, and the
+//!   `resolveReviewThread`, `unresolveReviewThread` and
+//!   `addPullRequestReviewThreadReply` mutations) at `/graphql` and
 //!   `/api/graphql`;
-//! - GitHub's REST API (`/user`, `/repos/{owner}/{repo}`,
-//!   `/repos/{owner}/{repo}/pulls/{number}`) at `/…` and `/api/v3/…`;
+//! - GitHub's REST API (pull requests, review comments and replies,
+//!   reviews, issue comments, labels, check runs, statuses, required
+//!   checks, workflow runs) at `/…` and `/api/v3/…`, with `Link`
+//!   pagination and `ETag`s;
 //! - the repository over git smart HTTP at `/{owner}/{repo}.git`, through the
-//!   real `git http-backend`; a push to the PR's head updates the PR;
-//! - `GET /_emulator/state`, the whole state as JSON.
+//!   real `git http-backend`; a push to the PR's head updates the PR, outdates
+//!   or moves threads, runs CI (real processes) and wakes the reviewer bots;
+//! - the control API under `/_emulator/` (state, reset, act as a user,
+//!   faults, waiting for idle, request counts).
 //!
-//! Requests are counted per GraphQL operation and per REST route so tests can
-//! assert how many calls a client made. See the crate's README for the
-//! scenario format.
+//! See the crate's README for the scenario format and every endpoint.
 
 #![warn(missing_docs)]
 
 mod auth;
+mod automation;
+mod bots;
+mod ci;
+mod ci_state;
 mod control;
+mod demo;
+mod faults;
 mod git;
 mod git_http;
 mod graphql;
@@ -30,7 +40,10 @@ mod rest;
 mod scenario;
 mod server;
 mod state;
+mod tasks;
 
+pub use automation::{BotSpec, CheckSpec, CiSpec, EndpointAccess, FaultEffect, FaultSpec};
+pub use control::{Act, ActError, ActOutcome, ActThread, ActThreadRef};
 pub use git::GitError;
 pub use scenario::{
     FileSpec, FileTree, IssueCommentSpec, Permission, PullRequestSpec, PullRequestStatus,

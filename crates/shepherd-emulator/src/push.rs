@@ -1,30 +1,40 @@
-//! What happens after a push: the one hook point for push processing.
-//!
-//! Today a push that moves a pull request's head branch updates the PR's
-//! head SHA (`headRefOid`) and `refs/pull/N/head`. Issue 3 hangs the rest of
-//! GitHub's push effects here, per moved PR: marking threads outdated where
-//! their lines changed, starting CI, and waking the reviewer bots.
+//! What happens after a push, whether over git smart HTTP or from the
+//! control API: a pull request whose head branch moved gets the new head
+//! (and `refs/pull/N/head`), its threads follow their lines or become
+//! outdated (from the real `git diff` of old and new head), CI starts for the
+//! new head, and the reviewer bots look at the added lines.
 
-use crate::git::{self, GitError};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::git::{self, GitError, NewCommit};
 use crate::server::Shared;
-use crate::state::HeadMoved;
+use crate::state::{HeadMoved, PushOutcome};
+
+/// Runs `work` on the blocking pool; a panicked task is a git error.
+async fn blocking<T, F>(what: &str, work: F) -> Result<T, GitError>
+where
+    F: FnOnce() -> Result<T, GitError> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|join| GitError::Spawn {
+            what: what.to_owned(),
+            source: std::io::Error::other(join),
+        })?
+}
 
 /// Reads the repository's branches after a successful `git-receive-pack`
-/// and applies the push to the state. Returns the pull requests whose head
-/// moved.
-pub(crate) async fn after_receive_pack(shared: &Shared) -> Result<Vec<HeadMoved>, GitError> {
+/// and applies the push. Returns the pull requests whose head moved. The
+/// caller holds `Shared::push_lock`.
+pub(crate) async fn after_receive_pack(
+    shared: &Arc<Shared>,
+    pusher: &str,
+) -> Result<Vec<HeadMoved>, GitError> {
     let git_dir = shared.read().repository.git_dir.clone();
     let git_env = shared.git.clone();
-    let branches = {
-        let git_dir = git_dir.clone();
-        let git_env = git_env.clone();
-        tokio::task::spawn_blocking(move || git::branches(&git_env, &git_dir))
-            .await
-            .map_err(|join| GitError::Spawn {
-                what: "for-each-ref".into(),
-                source: std::io::Error::other(join),
-            })??
-    };
+    let branches = blocking("for-each-ref", move || git::branches(&git_env, &git_dir)).await?;
 
     let moved: Vec<HeadMoved> = {
         let mut state = shared.write();
@@ -41,25 +51,139 @@ pub(crate) async fn after_receive_pack(shared: &Shared) -> Result<Vec<HeadMoved>
             .flat_map(|(branch, sha)| state.move_branch(branch, sha))
             .collect()
     };
+    process_moves(shared, &moved, pusher).await?;
+    Ok(moved)
+}
 
-    for event in &moved {
+/// GitHub's effects of moved heads, one pull request at a time.
+pub(crate) async fn process_moves(
+    shared: &Arc<Shared>,
+    moved: &[HeadMoved],
+    pusher: &str,
+) -> Result<(), GitError> {
+    for event in moved {
         tracing::info!(
             pr = event.number,
             old = %event.old_sha,
             new = %event.new_sha,
             "pull request head moved"
         );
-        let pull_ref = format!("refs/pull/{}/head", event.number);
-        let (git_env, git_dir, new_sha) = (git_env.clone(), git_dir.clone(), event.new_sha.clone());
-        tokio::task::spawn_blocking(move || {
-            git_env.run(&git_dir, &["update-ref", &pull_ref, &new_sha])
-        })
-        .await
-        .map_err(|join| GitError::Spawn {
-            what: "update-ref".into(),
-            source: std::io::Error::other(join),
-        })??;
-        // Issue 3: outdated threads, CI and reviewer bots start here.
+        let outcome = apply_push_effects(shared, event, pusher).await?;
+        if !outcome.outdated.is_empty() || !outcome.moved.is_empty() {
+            tracing::info!(
+                pr = event.number,
+                outdated = outcome.outdated.len(),
+                moved = outcome.moved.len(),
+                "threads updated by the push"
+            );
+        }
     }
-    Ok(moved)
+    Ok(())
+}
+
+/// Updates `refs/pull/N/head`, the threads, the PR's diff and commits, then
+/// starts CI and wakes the bots.
+async fn apply_push_effects(
+    shared: &Arc<Shared>,
+    event: &HeadMoved,
+    pusher: &str,
+) -> Result<PushOutcome, GitError> {
+    let (git_dir, base_sha, head_ref) = {
+        let state = shared.read();
+        let Some(pr) = state.pull_request(event.number) else {
+            return Ok(PushOutcome::default());
+        };
+        (
+            state.repository.git_dir.clone(),
+            pr.base_sha.clone(),
+            pr.head_ref.clone(),
+        )
+    };
+    let git_env = shared.git.clone();
+    let (number, old, new) = (event.number, event.old_sha.clone(), event.new_sha.clone());
+    let (push_diff, pr_diff, commits) = blocking("diff", move || {
+        let pull_ref = format!("refs/pull/{number}/head");
+        git_env.run(&git_dir, &["update-ref", &pull_ref, &new])?;
+        let push_diff = git::diff(&git_env, &git_dir, &old, &new)?;
+        let pr_diff = git::diff(&git_env, &git_dir, &base_sha, &new)?;
+        let commits = git::rev_list(&git_env, &git_dir, &base_sha, &new)?;
+        Ok((push_diff, pr_diff, commits))
+    })
+    .await?;
+    let outcome =
+        shared
+            .write()
+            .apply_push(event.number, &event.new_sha, &push_diff, pr_diff, commits);
+    crate::ci::start_run(shared, &event.new_sha, &head_ref, "pull_request", pusher);
+    let added = git::added_lines(&push_diff);
+    crate::bots::wake(shared, event.number, &event.new_sha, &added, false);
+    Ok(outcome)
+}
+
+/// Errors of a push made through the control API.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ActPushError {
+    /// The branch does not exist.
+    #[error("no branch `{0}`")]
+    NoBranch(String),
+    /// git failed.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The scratch directory could not be made.
+    #[error("cannot create a scratch directory")]
+    Scratch(#[source] std::io::Error),
+}
+
+/// A commit by `author` on `branch` changing `changes` (a path to its new
+/// contents, `None` to delete it), made with git plumbing, then processed
+/// as a push. Returns the new commit's SHA.
+pub(crate) async fn push_files(
+    shared: &Arc<Shared>,
+    author: &str,
+    branch: &str,
+    changes: BTreeMap<String, Option<Vec<u8>>>,
+    message: &str,
+) -> Result<String, ActPushError> {
+    let _guard = shared.push_lock.lock().await;
+    let (git_dir, epoch) = {
+        let state = shared.read();
+        (state.repository.git_dir.clone(), state.now_epoch())
+    };
+    let scratch = tempfile::Builder::new()
+        .prefix("act-push-")
+        .tempdir_in(&shared.work_dir)
+        .map_err(ActPushError::Scratch)?;
+    let git_env = shared.git.clone();
+    let (branch_owned, author_owned, message_owned) =
+        (branch.to_owned(), author.to_owned(), message.to_owned());
+    let index = scratch.path().join("index");
+    let sha = tokio::task::spawn_blocking(move || -> Result<String, ActPushError> {
+        let reference = format!("refs/heads/{branch_owned}");
+        let parent = git::resolve_commit(&git_env, &git_dir, &reference)
+            .ok_or_else(|| ActPushError::NoBranch(branch_owned.clone()))?;
+        let sha = git::commit_files(
+            &git_env,
+            &git_dir,
+            &NewCommit {
+                parent: &parent,
+                changes: &changes,
+                author_login: &author_owned,
+                message: &message_owned,
+                epoch,
+                index: &index,
+            },
+        )?;
+        git_env.run(&git_dir, &["update-ref", &reference, &sha, &parent])?;
+        Ok(sha)
+    })
+    .await
+    .map_err(|join| {
+        ActPushError::Git(GitError::Spawn {
+            what: "commit".into(),
+            source: std::io::Error::other(join),
+        })
+    })??;
+    let moved = shared.write().move_branch(branch, &sha);
+    process_moves(shared, &moved, author).await?;
+    Ok(sha)
 }

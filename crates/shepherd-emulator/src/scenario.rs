@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::automation::{BotSpec, CheckSpec, CiSpec, FaultSpec};
+
 /// Errors from loading or validating a scenario.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
@@ -207,6 +209,9 @@ pub struct PullRequestSpec {
     /// Whether the head comes from a fork (`isCrossRepository`).
     #[serde(default)]
     pub fork: bool,
+    /// Labels on the pull request (created in the repository as needed).
+    #[serde(default)]
+    pub labels: Vec<String>,
 }
 
 impl PullRequestSpec {
@@ -228,6 +233,7 @@ impl PullRequestSpec {
             state: PullRequestStatus::Open,
             draft: false,
             fork: false,
+            labels: Vec::new(),
         }
     }
 }
@@ -408,7 +414,7 @@ impl FileSpec {
 pub type FileTree = BTreeMap<String, FileSpec>;
 
 /// The starting state of an emulated forge.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Accounts and their tokens.
@@ -427,6 +433,18 @@ pub struct Scenario {
     /// Reviews, in creation order.
     #[serde(default)]
     pub reviews: Vec<ReviewSpec>,
+    /// CI settings.
+    #[serde(default)]
+    pub ci: CiSpec,
+    /// CI checks, the jobs of one workflow.
+    #[serde(default)]
+    pub checks: Vec<CheckSpec>,
+    /// Reviewer bots.
+    #[serde(default)]
+    pub bots: Vec<BotSpec>,
+    /// Faults active from the start.
+    #[serde(default)]
+    pub faults: Vec<FaultSpec>,
     /// The files of the base commit (`base/`).
     #[serde(skip)]
     pub base: FileTree,
@@ -445,6 +463,10 @@ impl Scenario {
             threads: Vec::new(),
             comments: Vec::new(),
             reviews: Vec::new(),
+            ci: CiSpec::default(),
+            checks: Vec::new(),
+            bots: Vec::new(),
+            faults: Vec::new(),
             base: FileTree::new(),
             head: FileTree::new(),
         }
@@ -614,6 +636,71 @@ impl Scenario {
                 })?;
             }
         }
+        for (i, label) in pr.labels.iter().enumerate() {
+            if label.trim().is_empty() {
+                return invalid(format!("pull_request.labels[{i}]: empty label"));
+            }
+        }
+        self.validate_automation()
+    }
+
+    /// Checks `[ci]`, `[[checks]]`, `[[bots]]` and `[[faults]]`.
+    fn validate_automation(&self) -> Result<(), ScenarioError> {
+        let invalid = |msg: String| Err(ScenarioError::Invalid(msg));
+        if self.ci.workflow.trim().is_empty() {
+            return invalid("ci.workflow: empty name".into());
+        }
+        let mut names = BTreeSet::new();
+        for (i, check) in self.checks.iter().enumerate() {
+            if check.name.trim().is_empty() {
+                return invalid(format!("checks[{i}]: empty name"));
+            }
+            if !names.insert(check.name.as_str()) {
+                return invalid(format!("checks[{i}]: duplicate name `{}`", check.name));
+            }
+            if check.command.trim().is_empty() {
+                return invalid(format!("checks[{i}] (`{}`): empty command", check.name));
+            }
+            if check.timeout_secs == 0 {
+                return invalid(format!(
+                    "checks[{i}] (`{}`): timeout_secs must be at least 1",
+                    check.name
+                ));
+            }
+        }
+        for (i, bot) in self.bots.iter().enumerate() {
+            match self.user(&bot.login) {
+                None => {
+                    return invalid(format!(
+                        "bots[{i}]: unknown login `{}` (not in [[users]])",
+                        bot.login
+                    ))
+                }
+                Some(user) if user.kind != UserKind::Bot => {
+                    return invalid(format!(
+                        "bots[{i}]: `{}` is not a user of kind \"bot\"",
+                        bot.login
+                    ))
+                }
+                Some(_) => {}
+            }
+            if let Err(err) = regex::Regex::new(&bot.pattern) {
+                return invalid(format!("bots[{i}] (`{}`): bad pattern: {err}", bot.login));
+            }
+            if bot.body.trim().is_empty() {
+                return invalid(format!("bots[{i}] (`{}`): empty body", bot.login));
+            }
+            if let Some(glob) = &bot.path {
+                if glob.trim().is_empty() {
+                    return invalid(format!("bots[{i}] (`{}`): empty path glob", bot.login));
+                }
+            }
+        }
+        for (i, fault) in self.faults.iter().enumerate() {
+            fault
+                .validate()
+                .map_err(|msg| ScenarioError::Invalid(format!("faults[{i}]: {msg}")))?;
+        }
         Ok(())
     }
 }
@@ -644,7 +731,7 @@ fn is_valid_branch(name: &str) -> bool {
 }
 
 /// A relative, normalized path that git can store.
-fn check_path(path: &str) -> Result<(), &'static str> {
+pub(crate) fn check_path(path: &str) -> Result<(), &'static str> {
     if path.is_empty() {
         return Err("is empty");
     }

@@ -4,19 +4,23 @@ use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use axum::extract::{MatchedPath, Request, State as AxumState};
-use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::middleware;
 use axum::Router;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::git::{self, GitEnv, GitError, RepositoryPlan};
+use crate::automation::{EndpointAccess, FaultSpec};
+use crate::bots::CompiledBot;
+use crate::control::{self, Act, ActError, ActOutcome};
+use crate::faults::{Decision, FaultRegistry};
+use crate::git::{self, CreatedRepository, GitEnv, GitError, Hunk, RepositoryPlan};
 use crate::graphql::{self, EmulatorSchema};
 use crate::scenario::{Permission, Scenario, ScenarioError, UserKind};
 use crate::state::State;
-use crate::{control, git_http, rest};
+use crate::tasks::Tasks;
+use crate::{git_http, rest};
 
 /// Errors from starting or stopping the emulator.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +49,16 @@ pub enum EmulatorError {
     /// A background task panicked or was cancelled.
     #[error("an emulator task failed: {0}")]
     Task(String),
+    /// A fault was refused (its message says why).
+    #[error("invalid fault: {0}")]
+    Fault(String),
+}
+
+/// The repository as the scenario made it, for resets.
+pub(crate) struct InitialRepository {
+    pub(crate) created: CreatedRepository,
+    pub(crate) diff: BTreeMap<String, Vec<Hunk>>,
+    pub(crate) refs: BTreeMap<String, String>,
 }
 
 /// What every handler shares: the state behind one lock, request counts,
@@ -52,6 +66,9 @@ pub enum EmulatorError {
 pub(crate) struct Shared {
     state: RwLock<State>,
     counts: Mutex<BTreeMap<String, u64>>,
+    faults: Mutex<FaultRegistry>,
+    /// CI jobs and bot delays in flight.
+    pub(crate) tasks: Tasks,
     pub(crate) schema: EmulatorSchema,
     pub(crate) git: GitEnv,
     /// `GIT_PROJECT_ROOT`: holds `{owner}/{repo}.git`.
@@ -60,6 +77,14 @@ pub(crate) struct Shared {
     pub(crate) base_url: String,
     /// Serializes pushes and their processing.
     pub(crate) push_lock: tokio::sync::Mutex<()>,
+    /// The scenario: checks, bots and faults, and the state of a reset.
+    pub(crate) scenario: Scenario,
+    pub(crate) bots: Vec<CompiledBot>,
+    /// Scratch space: CI checkouts, index files.
+    pub(crate) work_dir: PathBuf,
+    /// When the emulator started (seconds since the Unix epoch).
+    pub(crate) started_at_unix: u64,
+    pub(crate) initial: InitialRepository,
 }
 
 impl Shared {
@@ -81,41 +106,139 @@ impl Shared {
         *counts.entry(key.to_owned()).or_default() += 1;
     }
 
-    fn counts(&self) -> BTreeMap<String, u64> {
+    pub(crate) fn counts(&self) -> BTreeMap<String, u64> {
         self.counts
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// Forgets every request count.
+    pub(crate) fn reset_counts(&self) {
+        self.counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    fn faults(&self) -> std::sync::MutexGuard<'_, FaultRegistry> {
+        self.faults.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts a call against the faults of `key` and decides its fate.
+    pub(crate) fn fault_decision(&self, key: &str) -> Decision {
+        self.faults().on_call(key)
+    }
+
+    /// Sets a fault; returns its id.
+    pub(crate) fn add_fault(&self, spec: FaultSpec) -> Result<u64, String> {
+        self.faults().add(spec)
+    }
+
+    /// Clears fault `id`; whether it was set.
+    pub(crate) fn remove_fault(&self, id: u64) -> bool {
+        self.faults().remove(id)
+    }
+
+    /// Clears every fault.
+    pub(crate) fn clear_faults(&self) {
+        self.faults().clear();
+    }
+
+    /// The faults with their counters.
+    pub(crate) fn faults_json(&self) -> serde_json::Value {
+        self.faults().to_json()
+    }
+
+    /// Back to the scenario's starting point: background work stops, the
+    /// repository's refs and the state are restored, the scenario's faults
+    /// replace the current ones, and the start-up CI and bots run again.
+    pub(crate) async fn reset(self: &Arc<Self>) -> Result<(), GitError> {
+        self.tasks.abort_all();
+        {
+            let _guard = self.push_lock.lock().await;
+            let (git_env, git_dir, refs) = (
+                self.git.clone(),
+                self.initial.created.git_dir.clone(),
+                self.initial.refs.clone(),
+            );
+            tokio::task::spawn_blocking(move || git::restore_refs(&git_env, &git_dir, &refs))
+                .await
+                .map_err(|join| GitError::Spawn {
+                    what: "update-ref".into(),
+                    source: std::io::Error::other(join),
+                })??;
+            let mut fresh = State::from_scenario(
+                &self.scenario,
+                &self.initial.created,
+                &self.initial.diff,
+                &self.base_url,
+            );
+            let mut state = self.write();
+            fresh.epoch = state.epoch + 1;
+            *state = fresh;
+        }
+        {
+            let mut faults = self.faults();
+            faults.clear();
+            for fault in &self.scenario.faults {
+                // Validated with the scenario.
+                let _ = faults.add(fault.clone());
+            }
+        }
+        start_effects(self);
+        tracing::info!("emulator reset");
+        Ok(())
+    }
+}
+
+/// What runs when the emulator starts (and after a reset): CI for each PR
+/// head when `[ci] run_on_start`, and the bots marked `on_start` on the
+/// PR's own diff.
+pub(crate) fn start_effects(shared: &Arc<Shared>) {
+    let heads: Vec<(u64, String, String, String, Vec<git::AddedLine>)> = {
+        let state = shared.read();
+        state
+            .pull_requests
+            .iter()
+            .map(|pr| {
+                (
+                    pr.number,
+                    pr.head_sha.clone(),
+                    pr.head_ref.clone(),
+                    pr.author.clone(),
+                    git::added_lines(&pr.diff),
+                )
+            })
+            .collect()
+    };
+    for (number, sha, branch, author, added) in heads {
+        if shared.scenario.ci.run_on_start {
+            crate::ci::start_run(shared, &sha, &branch, "pull_request", &author);
+        }
+        crate::bots::wake(shared, number, &sha, &added, true);
     }
 }
 
 /// The whole HTTP surface: GraphQL, REST (both path styles), the control
 /// API, and git (the fallback).
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
-    let rest =
-        rest::routes().route_layer(middleware::from_fn_with_state(shared.clone(), count_rest));
+    let rest = rest::routes()
+        .route_layer(middleware::from_fn_with_state(
+            shared.clone(),
+            rest::conditional_get,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            shared.clone(),
+            rest::count_and_fault,
+        ));
     Router::new()
         .merge(graphql::routes())
         .merge(rest.clone())
         .nest("/api/v3", rest)
-        .merge(control::routes())
+        .merge(control::routes(shared.clone()))
         .fallback(git_http::fallback)
         .with_state(shared)
-}
-
-/// Counts REST requests as `METHOD /route/{template}`, the same key for both
-/// path styles.
-async fn count_rest(
-    AxumState(shared): AxumState<Arc<Shared>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if let Some(path) = request.extensions().get::<MatchedPath>() {
-        let template = path.as_str();
-        let template = template.strip_prefix("/api/v3").unwrap_or(template);
-        shared.count(&format!("{} {template}", request.method()));
-    }
-    next.run(request).await
 }
 
 /// An account of the running emulator.
@@ -179,7 +302,9 @@ impl Emulator {
             .join(&scenario.repository.owner)
             .join(format!("{}.git", scenario.repository.name));
 
-        let (scenario, created, diff) = {
+        let work_dir = tempdir.path().join("work");
+        std::fs::create_dir_all(&work_dir).map_err(EmulatorError::TempDir)?;
+        let (scenario, created, diff, refs) = {
             let git_env = git_env.clone();
             tokio::task::spawn_blocking(move || -> Result<_, GitError> {
                 let plan = RepositoryPlan {
@@ -200,24 +325,43 @@ impl Emulator {
                     &created.base_sha,
                     &created.head_sha,
                 )?;
-                Ok((scenario, created, diff))
+                let refs = git::all_refs(&git_env, &created.git_dir)?;
+                Ok((scenario, created, diff, refs))
             })
             .await
             .map_err(|join| EmulatorError::Task(join.to_string()))??
         };
         let state = State::from_scenario(&scenario, &created, &diff, &base_url);
+        let mut faults = FaultRegistry::default();
+        for fault in &scenario.faults {
+            faults.add(fault.clone()).map_err(EmulatorError::Fault)?;
+        }
         let shared = Arc::new(Shared {
             state: RwLock::new(state),
             counts: Mutex::new(BTreeMap::new()),
+            faults: Mutex::new(faults),
+            tasks: Tasks::new(),
             schema: graphql::build_schema(),
             git: git_env,
             git_root,
             base_url,
             push_lock: tokio::sync::Mutex::new(()),
+            bots: CompiledBot::compile(&scenario.bots),
+            scenario,
+            work_dir,
+            started_at_unix: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            initial: InitialRepository {
+                created,
+                diff,
+                refs,
+            },
         });
+        start_effects(&shared);
 
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
-        let app = router(shared.clone());
+        let app = router(shared.clone()).into_make_service_with_connect_info::<SocketAddr>();
         let task = tokio::spawn(async move {
             axum::serve(listener, app)
                 .with_graceful_shutdown(async {
@@ -329,11 +473,131 @@ impl RunningEmulator {
 
     /// Forgets every request count.
     pub fn reset_request_counts(&self) {
+        self.shared.reset_counts();
+    }
+
+    /// Sets a fault (as `POST /_emulator/faults`); returns its id.
+    pub fn set_fault(&self, fault: FaultSpec) -> Result<u64, EmulatorError> {
+        self.shared.add_fault(fault).map_err(EmulatorError::Fault)
+    }
+
+    /// Clears fault `id`; whether it was set.
+    pub fn clear_fault(&self, id: u64) -> bool {
+        self.shared.remove_fault(id)
+    }
+
+    /// Clears every fault.
+    pub fn clear_faults(&self) {
+        self.shared.clear_faults();
+    }
+
+    /// The faults with their counters (`calls`, `fired`), as in the state dump.
+    pub fn faults(&self) -> serde_json::Value {
+        self.shared.faults_json()
+    }
+
+    /// How the required-checks endpoints answer from now on: branch
+    /// protection, and rulesets (`None`: the same as protection).
+    pub fn set_required_checks_access(
+        &self,
+        protection: EndpointAccess,
+        rulesets: Option<EndpointAccess>,
+    ) {
+        let mut state = self.shared.write();
+        state.ci.protection = protection;
+        state.ci.rulesets = rulesets.unwrap_or(protection);
+    }
+
+    /// Acts as a user (as `POST /_emulator/act`): a review with threads, a
+    /// comment, a reply, a resolve, a review submission, or a push.
+    pub async fn act(&self, act: Act) -> Result<ActOutcome, ActError> {
+        control::act(&self.shared, act).await
+    }
+
+    /// `login` posts a top-level comment on the PR; returns its database id.
+    pub async fn act_comment(&self, login: &str, body: &str) -> Result<u64, ActError> {
+        let outcome = self
+            .act(Act::Comment {
+                user: login.to_owned(),
+                pr: None,
+                body: body.to_owned(),
+            })
+            .await?;
+        Ok(outcome.comment_id.unwrap_or_default())
+    }
+
+    /// `login` replies in review thread `thread_id` (a `PRRT_` node id);
+    /// returns the reply's database id.
+    pub async fn act_reply(
+        &self,
+        login: &str,
+        thread_id: &str,
+        body: &str,
+    ) -> Result<u64, ActError> {
+        let outcome = self
+            .act(Act::Reply {
+                user: login.to_owned(),
+                thread_id: Some(thread_id.to_owned()),
+                comment_id: None,
+                body: body.to_owned(),
+            })
+            .await?;
+        Ok(outcome.comment_id.unwrap_or_default())
+    }
+
+    /// `login` commits `files` (path to new contents, `None` deletes) on
+    /// `branch` and pushes, with every push effect; returns the commit.
+    pub async fn act_push(
+        &self,
+        login: &str,
+        branch: &str,
+        files: BTreeMap<String, Option<String>>,
+        message: &str,
+    ) -> Result<String, ActError> {
+        let outcome = self
+            .act(Act::Push {
+                user: login.to_owned(),
+                branch: Some(branch.to_owned()),
+                files,
+                message: Some(message.to_owned()),
+            })
+            .await?;
+        Ok(outcome.sha.unwrap_or_default())
+    }
+
+    /// Starts a CI run of every check for commit `sha` (any commit, on any
+    /// branch), as a push to a PR would; returns the workflow run's id.
+    pub fn run_ci(&self, sha: &str, branch: &str) -> Option<u64> {
+        crate::ci::start_run(&self.shared, sha, branch, "push", "emulator")
+    }
+
+    /// The head SHA of pull request `number`.
+    pub fn head_sha(&self, number: u64) -> Option<String> {
         self.shared
-            .counts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+            .read()
+            .pull_request(number)
+            .map(|pr| pr.head_sha.clone())
+    }
+
+    /// The base SHA of pull request `number`.
+    pub fn base_sha(&self, number: u64) -> Option<String> {
+        self.shared
+            .read()
+            .pull_request(number)
+            .map(|pr| pr.base_sha.clone())
+    }
+
+    /// Waits until no CI job and no bot delay is pending; `false` when
+    /// `timeout` passed first.
+    pub async fn wait_idle(&self, timeout: Duration) -> bool {
+        self.shared.tasks.wait_idle(timeout).await
+    }
+
+    /// Back to the scenario's starting point (as `POST /_emulator/reset`):
+    /// repository, state, faults; CI and start-up bots run again. Request
+    /// counts are kept.
+    pub async fn reset(&self) -> Result<(), EmulatorError> {
+        self.shared.reset().await.map_err(EmulatorError::Git)
     }
 
     /// The whole state as JSON, as `GET /_emulator/state` answers it.
@@ -352,7 +616,7 @@ impl RunningEmulator {
              API (github.com style):  {base}        GraphQL: {base}/graphql\n\
              API (Enterprise style):  {base}/api/v3  GraphQL: {base}/api/graphql\n\
              git:                     {}\n\
-             state:                   {base}/_emulator/state\n",
+             control (loopback):      {base}/_emulator/state, …/reset, …/act, …/faults, …/wait-idle\n",
             repo.full_name(),
             repo.git_url,
         );
@@ -375,8 +639,9 @@ impl RunningEmulator {
         out
     }
 
-    /// Stops the server and waits for it.
+    /// Stops the server and background work, and waits for the server.
     pub async fn shutdown(mut self) -> Result<(), EmulatorError> {
+        self.shared.tasks.abort_all();
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -392,6 +657,7 @@ impl RunningEmulator {
 
 impl Drop for RunningEmulator {
     fn drop(&mut self) {
+        self.shared.tasks.abort_all();
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }

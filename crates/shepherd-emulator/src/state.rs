@@ -2,17 +2,35 @@
 //! their threads, comments and reviews.
 //!
 //! One [`State`] lives behind a lock in [`crate::server::Shared`]; handlers
-//! read it and (from issue 3 on) mutate it. Records carry their database ids
-//! and node ids; everything is serializable for `GET /_emulator/state`.
+//! read it and mutate it through the `apply_*` methods, each one effect of
+//! GitHub's, applied whole under the write lock. Records carry their
+//! database ids and node ids; everything is serializable for
+//! `GET /_emulator/state`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::ci_state::CiState;
 use crate::git::{self, CreatedRepository, Hunk};
 use crate::ids::{self, NodeKind};
 use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Scenario, Side, UserKind};
+
+/// Why a write was refused; handlers turn it into GitHub's REST or GraphQL
+/// error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum WriteError {
+    /// The object does not exist or the viewer may not see it (404).
+    #[error("{0}")]
+    NotFound(String),
+    /// The viewer may see it but not change it (403).
+    #[error("{0}")]
+    Forbidden(String),
+    /// The request is well-formed but cannot be applied (422).
+    #[error("{0}")]
+    Unprocessable(String),
+}
 
 /// A user account.
 #[derive(Clone, Serialize)]
@@ -65,14 +83,63 @@ pub(crate) struct PullRequestRecord {
     pub(crate) html_url: String,
     pub(crate) created_at: String,
     pub(crate) updated_at: String,
+    pub(crate) closed_at: Option<String>,
     pub(crate) threads: Vec<ThreadRecord>,
     pub(crate) issue_comments: Vec<IssueCommentRecord>,
     pub(crate) reviews: Vec<ReviewRecord>,
+    /// Label names, in the order they were added.
+    pub(crate) labels: Vec<String>,
+    /// The PR's commits (`base..head`), oldest first.
+    pub(crate) commits: Vec<String>,
+    /// The PR's diff (`base..head`), for `diffHunk`s of new threads.
+    #[serde(skip)]
+    pub(crate) diff: BTreeMap<String, Vec<Hunk>>,
 }
 
 impl PullRequestRecord {
     pub(crate) fn review(&self, database_id: u64) -> Option<&ReviewRecord> {
         self.reviews.iter().find(|r| r.database_id == database_id)
+    }
+
+    /// Whether `login` may see a comment of review `review_id`: a pending
+    /// review is its author's alone.
+    pub(crate) fn review_visible_to(&self, review_id: u64, login: &str) -> bool {
+        self.review(review_id)
+            .is_none_or(|r| r.state != ReviewStateSpec::Pending || r.author == login)
+    }
+
+    /// The pending review of `login`, if any (GitHub allows one per PR).
+    pub(crate) fn pending_review_of(&self, login: &str) -> Option<u64> {
+        self.reviews
+            .iter()
+            .find(|r| r.state == ReviewStateSpec::Pending && r.author == login)
+            .map(|r| r.database_id)
+    }
+
+    /// Whether `login` may see the thread: some comment of it is visible.
+    pub(crate) fn thread_visible_to(&self, thread: &ThreadRecord, login: &str) -> bool {
+        thread
+            .comments
+            .iter()
+            .any(|c| self.review_visible_to(c.review_id, login))
+    }
+
+    /// The thread and comment indexes of review comment `database_id`.
+    pub(crate) fn find_comment(&self, database_id: u64) -> Option<(usize, usize)> {
+        self.threads.iter().enumerate().find_map(|(t, thread)| {
+            let c = thread
+                .comments
+                .iter()
+                .position(|c| c.database_id == database_id)?;
+            Some((t, c))
+        })
+    }
+
+    /// GitHub's `diffHunk` for a new comment at `line` on `side` of `path`,
+    /// if the line is in the PR's diff.
+    pub(crate) fn hunk_for(&self, path: &str, line: u32, side: Side) -> Option<String> {
+        let hunks = self.diff.get(path)?;
+        git::diff_hunk(hunks, line, side == Side::Left)
     }
 }
 
@@ -85,6 +152,12 @@ pub(crate) struct ThreadRecord {
     /// The line on the original commit; `None` for a file-level thread.
     pub(crate) original_line: Option<u32>,
     pub(crate) original_start_line: Option<u32>,
+    /// The line on the PR's current head (moved by pushes that insert or
+    /// remove lines above it).
+    pub(crate) current_line: Option<u32>,
+    pub(crate) current_start_line: Option<u32>,
+    /// The commit the current position refers to.
+    pub(crate) commit: String,
     pub(crate) side: Side,
     pub(crate) outdated: bool,
     pub(crate) resolved: bool,
@@ -98,7 +171,7 @@ impl ThreadRecord {
         if self.outdated {
             None
         } else {
-            self.original_line
+            self.current_line
         }
     }
 
@@ -107,7 +180,7 @@ impl ThreadRecord {
         if self.outdated {
             None
         } else {
-            self.original_start_line
+            self.current_start_line
         }
     }
 }
@@ -153,12 +226,84 @@ pub(crate) struct ReviewRecord {
     pub(crate) commit: String,
 }
 
+/// A repository label.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct LabelRecord {
+    pub(crate) database_id: u64,
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) color: String,
+    pub(crate) description: Option<String>,
+}
+
+/// A comment a write created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NewComment {
+    pub(crate) pr_number: u64,
+    pub(crate) thread_id: u64,
+    pub(crate) comment_id: u64,
+    pub(crate) review_id: u64,
+}
+
+/// A new thread of a review: where, what, and its `diffHunk`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NewThread {
+    pub(crate) path: String,
+    pub(crate) line: Option<u32>,
+    pub(crate) start_line: Option<u32>,
+    pub(crate) side: Side,
+    pub(crate) body: String,
+    pub(crate) diff_hunk: String,
+}
+
+/// A review a write created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CreatedReview {
+    pub(crate) review_id: u64,
+    /// `(thread, root comment)` database ids, in the order given.
+    pub(crate) threads: Vec<(u64, u64)>,
+}
+
+/// A `PATCH` of a pull request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct PullRequestEdit {
+    pub(crate) title: Option<String>,
+    pub(crate) body: Option<String>,
+    pub(crate) state: Option<PullRequestStatus>,
+}
+
+/// What a push did to one pull request's threads.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct PushOutcome {
+    /// Threads that became outdated.
+    pub(crate) outdated: Vec<u64>,
+    /// Threads whose line moved.
+    pub(crate) moved: Vec<u64>,
+}
+
+/// A comment a reviewer bot posted, so it never posts it twice.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub(crate) struct BotPost {
+    pub(crate) login: String,
+    pub(crate) path: String,
+    pub(crate) line: u32,
+    pub(crate) body: String,
+}
+
 /// The whole emulated forge.
 #[derive(Clone, Serialize)]
 pub(crate) struct State {
     pub(crate) users: Vec<UserRecord>,
     pub(crate) repository: RepositoryRecord,
     pub(crate) pull_requests: Vec<PullRequestRecord>,
+    /// The repository's labels.
+    pub(crate) labels: Vec<LabelRecord>,
+    /// Workflow runs, check suites and runs, commit statuses.
+    pub(crate) ci: CiState,
+    /// What the reviewer bots posted.
+    pub(crate) bot_posts: BTreeSet<BotPost>,
+    /// Bumped by every reset: background work of an older epoch is dropped.
+    pub(crate) epoch: u64,
     /// Next database id; shared by all kinds, as ids only need to be unique.
     next_database_id: u64,
     /// The emulator's clock (seconds since the epoch); advances one minute
@@ -193,6 +338,10 @@ impl State {
                 git_dir: repo.git_dir.clone(),
             },
             pull_requests: Vec::new(),
+            labels: Vec::new(),
+            ci: CiState::from_scenario(scenario),
+            bot_posts: BTreeSet::new(),
+            epoch: 0,
             next_database_id: 1001,
             clock: git::BASE_EPOCH + 2 * 3600,
         };
@@ -234,12 +383,22 @@ impl State {
             base_ref: spec.base.clone(),
             base_sha: repo.base_sha.clone(),
             html_url: format!("{}/pull/{}", state.repository.html_url, spec.number),
+            closed_at: (spec.state != PullRequestStatus::Open).then(|| created_at.clone()),
             created_at: created_at.clone(),
             updated_at: created_at,
             threads: Vec::new(),
             issue_comments: Vec::new(),
             reviews: Vec::new(),
+            labels: Vec::new(),
+            commits: vec![repo.head_sha.clone()],
+            diff: diff.clone(),
         };
+        for name in &spec.labels {
+            state.ensure_label(name);
+            if !pr.labels.contains(name) {
+                pr.labels.push(name.clone());
+            }
+        }
 
         let mut named_reviews = BTreeMap::new();
         for review in &scenario.reviews {
@@ -277,6 +436,9 @@ impl State {
                 path: thread.path.clone(),
                 original_line: thread.line,
                 original_start_line: thread.start_line,
+                current_line: thread.line,
+                current_start_line: thread.start_line,
+                commit: repo.head_sha.clone(),
                 side: thread.side,
                 outdated: thread.outdated,
                 resolved: thread.resolved,
@@ -320,17 +482,22 @@ impl State {
         state
     }
 
-    fn next_id(&mut self) -> u64 {
+    pub(crate) fn next_id(&mut self) -> u64 {
         let id = self.next_database_id;
         self.next_database_id += 1;
         id
     }
 
     /// The current time, then advances the clock by a minute.
-    fn tick(&mut self) -> String {
+    pub(crate) fn tick(&mut self) -> String {
         let now = ids::iso8601(self.clock);
         self.clock += 60;
         now
+    }
+
+    /// The clock, in seconds since the epoch (for commits the emulator makes).
+    pub(crate) fn now_epoch(&self) -> i64 {
+        self.clock
     }
 
     fn implicit_review(&mut self, pr: &mut PullRequestRecord, author: &str, commit: &str) -> u64 {
@@ -401,6 +568,540 @@ pub(crate) struct HeadMoved {
     pub(crate) new_sha: String,
 }
 
+/// The writes: each one of GitHub's effects, applied whole.
+impl State {
+    fn pr_index(&self, number: u64) -> Result<usize, WriteError> {
+        self.pull_requests
+            .iter()
+            .position(|p| p.number == number)
+            .ok_or_else(|| WriteError::NotFound("Not Found".into()))
+    }
+
+    /// The pull request holding review thread `thread_id`, and the thread's index.
+    pub(crate) fn thread_location(&self, thread_id: u64) -> Option<(usize, usize)> {
+        self.pull_requests.iter().enumerate().find_map(|(p, pr)| {
+            let t = pr.threads.iter().position(|t| t.database_id == thread_id)?;
+            Some((p, t))
+        })
+    }
+
+    /// Creates the label `name` in the repository unless it exists.
+    pub(crate) fn ensure_label(&mut self, name: &str) {
+        if self
+            .labels
+            .iter()
+            .any(|l| l.name.eq_ignore_ascii_case(name))
+        {
+            return;
+        }
+        let database_id = self.next_id();
+        self.labels.push(LabelRecord {
+            database_id,
+            id: ids::node_id(NodeKind::Label, database_id),
+            name: name.to_owned(),
+            // GitHub's default colour for labels created on the fly.
+            color: "ededed".to_owned(),
+            description: None,
+        });
+    }
+
+    /// The label record named `name` (case-insensitive, as on GitHub).
+    pub(crate) fn label(&self, name: &str) -> Option<&LabelRecord> {
+        self.labels
+            .iter()
+            .find(|l| l.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The review a new comment of `author` joins: their pending review if
+    /// they have one (as on GitHub, where it then stays invisible to others
+    /// until submitted), else a new COMMENTED review of its own.
+    fn review_for_comment(&mut self, p: usize, author: &str) -> u64 {
+        if let Some(id) = self.pull_requests[p].pending_review_of(author) {
+            return id;
+        }
+        let database_id = self.next_id();
+        let created_at = self.tick();
+        let commit = self.pull_requests[p].head_sha.clone();
+        self.pull_requests[p].reviews.push(ReviewRecord {
+            database_id,
+            id: ids::node_id(NodeKind::Review, database_id),
+            author: author.to_owned(),
+            state: ReviewStateSpec::Commented,
+            body: String::new(),
+            submitted_at: Some(created_at.clone()),
+            created_at,
+            commit,
+        });
+        database_id
+    }
+
+    /// Appends a reply to thread `t` of PR `p`.
+    fn push_reply(
+        &mut self,
+        p: usize,
+        t: usize,
+        author: &str,
+        body: &str,
+        review_id: u64,
+    ) -> NewComment {
+        let database_id = self.next_id();
+        let created_at = self.tick();
+        let pr = &mut self.pull_requests[p];
+        let thread = &mut pr.threads[t];
+        let root = &thread.comments[0];
+        let comment = ReviewCommentRecord {
+            database_id,
+            id: ids::node_id(NodeKind::ReviewComment, database_id),
+            author: author.to_owned(),
+            body: body.to_owned(),
+            created_at: created_at.clone(),
+            review_id,
+            reply_to: Some(root.database_id),
+            diff_hunk: root.diff_hunk.clone(),
+            original_commit: thread.commit.clone(),
+        };
+        thread.comments.push(comment);
+        let thread_id = thread.database_id;
+        pr.updated_at = created_at;
+        NewComment {
+            pr_number: pr.number,
+            thread_id,
+            comment_id: database_id,
+            review_id,
+        }
+    }
+
+    /// REST `POST …/pulls/{n}/comments/{comment_id}/replies`: a reply in the
+    /// thread of comment `comment_id` (a reply to a reply joins the same
+    /// thread, answering its first comment).
+    pub(crate) fn apply_reply_to_comment(
+        &mut self,
+        number: u64,
+        author: &str,
+        comment_id: u64,
+        body: &str,
+    ) -> Result<NewComment, WriteError> {
+        let p = self.pr_index(number)?;
+        let pr = &self.pull_requests[p];
+        let t = pr
+            .find_comment(comment_id)
+            .filter(|(t, c)| pr.review_visible_to(pr.threads[*t].comments[*c].review_id, author))
+            .map(|(t, _)| t)
+            .ok_or_else(|| WriteError::NotFound("Not Found".into()))?;
+        check_body(body)?;
+        let review_id = self.review_for_comment(p, author);
+        Ok(self.push_reply(p, t, author, body, review_id))
+    }
+
+    /// GraphQL `addPullRequestReviewThreadReply`: a reply in thread
+    /// `thread_id`, in review `review_id` when given (which must be the
+    /// author's pending review).
+    pub(crate) fn apply_thread_reply(
+        &mut self,
+        thread_id: u64,
+        author: &str,
+        body: &str,
+        review_id: Option<u64>,
+    ) -> Result<NewComment, WriteError> {
+        let (p, t) = self
+            .thread_location(thread_id)
+            .filter(|(p, t)| {
+                let pr = &self.pull_requests[*p];
+                pr.thread_visible_to(&pr.threads[*t], author)
+            })
+            .ok_or_else(|| WriteError::NotFound(String::new()))?;
+        check_body(body)?;
+        let review_id = match review_id {
+            Some(id) => {
+                let pr = &self.pull_requests[p];
+                let ok = pr
+                    .review(id)
+                    .is_some_and(|r| r.author == author && r.state == ReviewStateSpec::Pending);
+                if !ok {
+                    return Err(WriteError::Unprocessable(
+                        "The review must be a pending review of the viewer.".into(),
+                    ));
+                }
+                id
+            }
+            None => self.review_for_comment(p, author),
+        };
+        Ok(self.push_reply(p, t, author, body, review_id))
+    }
+
+    /// `resolveReviewThread` / `unresolveReviewThread`; idempotent. Returns
+    /// the PR number and the thread's index.
+    pub(crate) fn apply_resolve(
+        &mut self,
+        thread_id: u64,
+        viewer: &str,
+        may_write: bool,
+        resolve: bool,
+    ) -> Result<(u64, usize), WriteError> {
+        let (p, t) = self
+            .thread_location(thread_id)
+            .filter(|(p, t)| {
+                let pr = &self.pull_requests[*p];
+                pr.thread_visible_to(&pr.threads[*t], viewer)
+            })
+            .ok_or_else(|| WriteError::NotFound(String::new()))?;
+        let pr = &self.pull_requests[p];
+        if !may_write && pr.author != viewer {
+            return Err(WriteError::Forbidden(format!(
+                "{viewer} does not have the correct permissions to execute `{}`",
+                if resolve {
+                    "ResolveReviewThread"
+                } else {
+                    "UnresolveReviewThread"
+                }
+            )));
+        }
+        let now = ids::iso8601(self.clock);
+        let pr = &mut self.pull_requests[p];
+        let thread = &mut pr.threads[t];
+        if thread.resolved != resolve {
+            thread.resolved = resolve;
+            thread.resolved_by = resolve.then(|| viewer.to_owned());
+            pr.updated_at = now;
+            self.clock += 60;
+        }
+        Ok((self.pull_requests[p].number, t))
+    }
+
+    /// A top-level (issue) comment; returns its database id.
+    pub(crate) fn apply_issue_comment(
+        &mut self,
+        number: u64,
+        author: &str,
+        body: &str,
+    ) -> Result<u64, WriteError> {
+        let p = self.pr_index(number)?;
+        check_body(body)?;
+        let database_id = self.next_id();
+        let created_at = self.tick();
+        let pr = &mut self.pull_requests[p];
+        pr.issue_comments.push(IssueCommentRecord {
+            database_id,
+            id: ids::node_id(NodeKind::IssueComment, database_id),
+            author: author.to_owned(),
+            body: body.to_owned(),
+            created_at: created_at.clone(),
+        });
+        pr.updated_at = created_at;
+        Ok(database_id)
+    }
+
+    /// `PATCH …/pulls/{n}`: title, body, open or closed.
+    pub(crate) fn apply_pull_request_edit(
+        &mut self,
+        number: u64,
+        edit: &PullRequestEdit,
+    ) -> Result<(), WriteError> {
+        let p = self.pr_index(number)?;
+        if let Some(title) = &edit.title {
+            if title.trim().is_empty() {
+                return Err(WriteError::Unprocessable("title cannot be blank".into()));
+            }
+        }
+        if edit.state.is_some() && self.pull_requests[p].status == PullRequestStatus::Merged {
+            return Err(WriteError::Unprocessable(
+                "Cannot change the state of a merged pull request".into(),
+            ));
+        }
+        let now = self.tick();
+        let pr = &mut self.pull_requests[p];
+        if let Some(title) = &edit.title {
+            pr.title = title.clone();
+        }
+        if let Some(body) = &edit.body {
+            pr.body = body.clone();
+        }
+        if let Some(state) = edit.state {
+            if state != pr.status {
+                pr.closed_at = (state == PullRequestStatus::Closed).then(|| now.clone());
+                pr.status = state;
+            }
+        }
+        pr.updated_at = now;
+        Ok(())
+    }
+
+    /// `POST …/issues/{n}/labels`: adds labels (creating unknown ones).
+    pub(crate) fn apply_add_labels(
+        &mut self,
+        number: u64,
+        names: &[String],
+    ) -> Result<(), WriteError> {
+        let p = self.pr_index(number)?;
+        if names.iter().any(|n| n.trim().is_empty()) {
+            return Err(WriteError::Unprocessable(
+                "a label name cannot be blank".into(),
+            ));
+        }
+        for name in names {
+            self.ensure_label(name);
+            let canonical = self
+                .label(name)
+                .map_or_else(|| name.clone(), |l| l.name.clone());
+            let pr = &mut self.pull_requests[p];
+            if !pr.labels.iter().any(|l| l.eq_ignore_ascii_case(name)) {
+                pr.labels.push(canonical);
+            }
+        }
+        let now = self.tick();
+        self.pull_requests[p].updated_at = now;
+        Ok(())
+    }
+
+    /// `DELETE …/issues/{n}/labels/{name}`.
+    pub(crate) fn apply_remove_label(&mut self, number: u64, name: &str) -> Result<(), WriteError> {
+        let p = self.pr_index(number)?;
+        let pr = &self.pull_requests[p];
+        let Some(index) = pr.labels.iter().position(|l| l.eq_ignore_ascii_case(name)) else {
+            return Err(WriteError::NotFound("Label does not exist".into()));
+        };
+        let now = self.tick();
+        let pr = &mut self.pull_requests[p];
+        pr.labels.remove(index);
+        pr.updated_at = now;
+        Ok(())
+    }
+
+    /// A review by `author` with `threads` (each a new thread of one
+    /// comment). `Pending` creates the author's draft review.
+    pub(crate) fn apply_review(
+        &mut self,
+        number: u64,
+        author: &str,
+        state: ReviewStateSpec,
+        body: &str,
+        threads: Vec<NewThread>,
+    ) -> Result<CreatedReview, WriteError> {
+        let p = self.pr_index(number)?;
+        if self.pull_requests[p].pending_review_of(author).is_some() {
+            return Err(WriteError::Unprocessable(
+                "User can only have one pending review per pull request".into(),
+            ));
+        }
+        if state == ReviewStateSpec::Dismissed {
+            return Err(WriteError::Unprocessable(
+                "a review cannot be created dismissed".into(),
+            ));
+        }
+        if matches!(
+            state,
+            ReviewStateSpec::Commented | ReviewStateSpec::ChangesRequested
+        ) && body.trim().is_empty()
+            && threads.is_empty()
+        {
+            return Err(WriteError::Unprocessable(
+                "Review body is required for this event".into(),
+            ));
+        }
+        for thread in &threads {
+            check_body(&thread.body)?;
+        }
+        let review_id = self.next_id();
+        let created_at = self.tick();
+        let commit = self.pull_requests[p].head_sha.clone();
+        self.pull_requests[p].reviews.push(ReviewRecord {
+            database_id: review_id,
+            id: ids::node_id(NodeKind::Review, review_id),
+            author: author.to_owned(),
+            state,
+            body: body.to_owned(),
+            submitted_at: (state != ReviewStateSpec::Pending).then(|| created_at.clone()),
+            created_at: created_at.clone(),
+            commit: commit.clone(),
+        });
+        let mut created = Vec::new();
+        for thread in threads {
+            let thread_id = self.next_id();
+            let comment_id = self.next_id();
+            let comment_at = self.tick();
+            self.pull_requests[p].threads.push(ThreadRecord {
+                database_id: thread_id,
+                id: ids::node_id(NodeKind::ReviewThread, thread_id),
+                path: thread.path,
+                original_line: thread.line,
+                original_start_line: thread.start_line,
+                current_line: thread.line,
+                current_start_line: thread.start_line,
+                commit: commit.clone(),
+                side: thread.side,
+                outdated: false,
+                resolved: false,
+                resolved_by: None,
+                comments: vec![ReviewCommentRecord {
+                    database_id: comment_id,
+                    id: ids::node_id(NodeKind::ReviewComment, comment_id),
+                    author: author.to_owned(),
+                    body: thread.body,
+                    created_at: comment_at,
+                    review_id,
+                    reply_to: None,
+                    diff_hunk: thread.diff_hunk,
+                    original_commit: commit.clone(),
+                }],
+            });
+            created.push((thread_id, comment_id));
+        }
+        self.pull_requests[p].updated_at = created_at;
+        Ok(CreatedReview {
+            review_id,
+            threads: created,
+        })
+    }
+
+    /// A single new thread (REST `POST …/pulls/{n}/comments`): in the
+    /// author's pending review if they have one, else in a COMMENTED review
+    /// of its own.
+    pub(crate) fn apply_new_thread(
+        &mut self,
+        number: u64,
+        author: &str,
+        thread: NewThread,
+    ) -> Result<CreatedReview, WriteError> {
+        let p = self.pr_index(number)?;
+        check_body(&thread.body)?;
+        let review_id = self.review_for_comment(p, author);
+        let thread_id = self.next_id();
+        let comment_id = self.next_id();
+        let created_at = self.tick();
+        let pr = &mut self.pull_requests[p];
+        let commit = pr.head_sha.clone();
+        pr.threads.push(ThreadRecord {
+            database_id: thread_id,
+            id: ids::node_id(NodeKind::ReviewThread, thread_id),
+            path: thread.path,
+            original_line: thread.line,
+            original_start_line: thread.start_line,
+            current_line: thread.line,
+            current_start_line: thread.start_line,
+            commit: commit.clone(),
+            side: thread.side,
+            outdated: false,
+            resolved: false,
+            resolved_by: None,
+            comments: vec![ReviewCommentRecord {
+                database_id: comment_id,
+                id: ids::node_id(NodeKind::ReviewComment, comment_id),
+                author: author.to_owned(),
+                body: thread.body,
+                created_at: created_at.clone(),
+                review_id,
+                reply_to: None,
+                diff_hunk: thread.diff_hunk,
+                original_commit: commit,
+            }],
+        });
+        pr.updated_at = created_at;
+        Ok(CreatedReview {
+            review_id,
+            threads: vec![(thread_id, comment_id)],
+        })
+    }
+
+    /// Submits `viewer`'s pending review `review_id` as `state`.
+    pub(crate) fn apply_submit_review(
+        &mut self,
+        number: u64,
+        viewer: &str,
+        review_id: u64,
+        state: ReviewStateSpec,
+        body: Option<&str>,
+    ) -> Result<(), WriteError> {
+        let p = self.pr_index(number)?;
+        let pr = &self.pull_requests[p];
+        let Some(review) = pr
+            .review(review_id)
+            .filter(|r| pr.review_visible_to(r.database_id, viewer))
+        else {
+            return Err(WriteError::NotFound("Not Found".into()));
+        };
+        if review.state != ReviewStateSpec::Pending || review.author != viewer {
+            return Err(WriteError::Unprocessable(
+                "Can not submit a non-pending review".into(),
+            ));
+        }
+        if matches!(state, ReviewStateSpec::Pending | ReviewStateSpec::Dismissed) {
+            return Err(WriteError::Unprocessable(
+                "event must be APPROVE, REQUEST_CHANGES or COMMENT".into(),
+            ));
+        }
+        let now = self.tick();
+        let pr = &mut self.pull_requests[p];
+        if let Some(review) = pr.reviews.iter_mut().find(|r| r.database_id == review_id) {
+            review.state = state;
+            review.submitted_at = Some(now.clone());
+            if let Some(body) = body {
+                review.body = body.to_owned();
+            }
+        }
+        pr.updated_at = now;
+        Ok(())
+    }
+
+    /// A push moved PR `number`'s head: threads on the head side follow
+    /// their lines through `push_diff` (old head to new head) or become
+    /// outdated when those lines changed; the PR's diff and commits are
+    /// refreshed.
+    pub(crate) fn apply_push(
+        &mut self,
+        number: u64,
+        new_sha: &str,
+        push_diff: &BTreeMap<String, Vec<Hunk>>,
+        pr_diff: BTreeMap<String, Vec<Hunk>>,
+        commits: Vec<String>,
+    ) -> PushOutcome {
+        let mut outcome = PushOutcome::default();
+        let Ok(p) = self.pr_index(number) else {
+            return outcome;
+        };
+        let pr = &mut self.pull_requests[p];
+        for thread in &mut pr.threads {
+            if thread.outdated || thread.side == Side::Left {
+                continue;
+            }
+            let Some(line) = thread.current_line else {
+                // A file-level thread is outdated by any change to its file.
+                if push_diff.contains_key(&thread.path) {
+                    thread.outdated = true;
+                    outcome.outdated.push(thread.database_id);
+                }
+                continue;
+            };
+            let start = thread.current_start_line.unwrap_or(line);
+            match git::remap_range(push_diff.get(&thread.path).map(Vec::as_slice), start, line) {
+                Ok((new_start, new_line)) => {
+                    if new_line != line {
+                        outcome.moved.push(thread.database_id);
+                    }
+                    thread.current_line = Some(new_line);
+                    thread.current_start_line = thread.current_start_line.map(|_| new_start);
+                    thread.commit = new_sha.to_owned();
+                }
+                Err(()) => {
+                    thread.outdated = true;
+                    outcome.outdated.push(thread.database_id);
+                }
+            }
+        }
+        pr.diff = pr_diff;
+        pr.commits = commits;
+        outcome
+    }
+}
+
+/// GitHub refuses empty comment bodies.
+fn check_body(body: &str) -> Result<(), WriteError> {
+    if body.trim().is_empty() {
+        Err(WriteError::Unprocessable("Body cannot be blank".into()))
+    } else {
+        Ok(())
+    }
+}
+
 /// A one-line hunk for a comment on a line outside the diff (GitHub only
 /// allows lines in the diff; scenarios are less strict).
 fn fallback_hunk(scenario: &Scenario, path: &str, line: u32, left: bool) -> String {
@@ -414,4 +1115,107 @@ fn fallback_hunk(scenario: &Scenario, path: &str, line: u32, left: bool) -> Stri
         .nth(line.saturating_sub(1) as usize)
         .unwrap_or_default();
     format!("@@ -{line},1 +{line},1 @@\n {content}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{
+        PullRequestSpec, RepositorySpec, ReviewSpec, ThreadCommentSpec, ThreadSpec, UserSpec,
+    };
+
+    fn state() -> State {
+        let mut s = Scenario::new(
+            RepositorySpec::new("o", "r"),
+            PullRequestSpec::new(1, "t", "alice", "feature", "main"),
+        );
+        s.users = vec![
+            UserSpec::new("alice", "ta", UserKind::User, Permission::Write),
+            UserSpec::new("bob", "tb", UserKind::User, Permission::Write),
+        ];
+        s.threads.push(ThreadSpec::new(
+            "a.txt",
+            3,
+            vec![ThreadCommentSpec::new("bob", "x")],
+        ));
+        let mut pending = ReviewSpec::new("alice", ReviewStateSpec::Pending, "");
+        pending.name = Some("draft".into());
+        s.reviews.push(pending);
+        let repo = CreatedRepository {
+            git_dir: PathBuf::from("/nonexistent"),
+            base_sha: "b".repeat(40),
+            head_sha: "h".repeat(40),
+        };
+        State::from_scenario(&s, &repo, &BTreeMap::new(), "http://emu")
+    }
+
+    #[test]
+    fn a_reply_joins_the_authors_pending_review() {
+        let mut state = state();
+        let root = state.pull_requests[0].threads[0].comments[0].database_id;
+        let pending = state.pull_requests[0].pending_review_of("alice").unwrap();
+        let mine = state.apply_reply_to_comment(1, "alice", root, "r").unwrap();
+        assert_eq!(mine.review_id, pending);
+        let theirs = state.apply_reply_to_comment(1, "bob", root, "r").unwrap();
+        assert_ne!(theirs.review_id, pending);
+        let pr = &state.pull_requests[0];
+        assert!(!pr.review_visible_to(mine.review_id, "bob"));
+        assert!(pr.review_visible_to(theirs.review_id, "alice"));
+        // Bob cannot answer alice's invisible comment.
+        assert_eq!(
+            state.apply_reply_to_comment(1, "bob", mine.comment_id, "r"),
+            Err(WriteError::NotFound("Not Found".into()))
+        );
+    }
+
+    #[test]
+    fn resolving_twice_is_one_change() {
+        let mut state = state();
+        let thread = state.pull_requests[0].threads[0].database_id;
+        let updated = state.pull_requests[0].updated_at.clone();
+        state.apply_resolve(thread, "bob", true, true).unwrap();
+        let once = state.pull_requests[0].updated_at.clone();
+        assert_ne!(once, updated);
+        state.apply_resolve(thread, "bob", true, true).unwrap();
+        assert_eq!(state.pull_requests[0].updated_at, once);
+        assert!(state.pull_requests[0].threads[0].resolved);
+        // A non-writer who is not the author may not.
+        assert!(matches!(
+            state.apply_resolve(thread, "bob", false, false),
+            Err(WriteError::Forbidden(_))
+        ));
+    }
+
+    #[test]
+    fn a_push_moves_or_outdates_threads() {
+        let mut state = state();
+        let diff = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n+new\n one\n two\n";
+        let push = git::parse_diff(diff);
+        let outcome = state.apply_push(1, &"n".repeat(40), &push, BTreeMap::new(), vec![]);
+        let thread = &state.pull_requests[0].threads[0];
+        assert_eq!(outcome.moved, vec![thread.database_id]);
+        assert_eq!(thread.line(), Some(4));
+        assert_eq!(thread.original_line, Some(3));
+        let diff = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -3,2 +3,2 @@\n three\n-four\n+FOUR\n";
+        let push = git::parse_diff(diff);
+        let outcome = state.apply_push(1, &"m".repeat(40), &push, BTreeMap::new(), vec![]);
+        assert_eq!(outcome.outdated.len(), 1);
+        assert_eq!(state.pull_requests[0].threads[0].line(), None);
+    }
+
+    #[test]
+    fn labels_are_created_once_and_removed_by_name() {
+        let mut state = state();
+        state
+            .apply_add_labels(1, &["Bug".into(), "bug".into()])
+            .unwrap();
+        assert_eq!(state.pull_requests[0].labels, ["Bug"]);
+        assert_eq!(state.labels.len(), 1);
+        state.apply_remove_label(1, "BUG").unwrap();
+        assert!(state.pull_requests[0].labels.is_empty());
+        assert_eq!(
+            state.apply_remove_label(1, "bug"),
+            Err(WriteError::NotFound("Label does not exist".into()))
+        );
+    }
 }

@@ -4,6 +4,7 @@
 use async_graphql::SimpleObject;
 
 use super::errors::typed;
+use super::label::Label;
 use super::pull_request::{
     IssueComment, PullRequestReview, PullRequestReviewComment, PullRequestReviewThread,
 };
@@ -99,6 +100,12 @@ connection!(
     PullRequestReviewEdge,
     PullRequestReview,
     "The connection type for PullRequestReview."
+);
+connection!(
+    LabelConnection,
+    LabelEdge,
+    Label,
+    "The connection type for Label."
 );
 connection!(
     IssueCommentConnection,

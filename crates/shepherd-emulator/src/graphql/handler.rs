@@ -14,6 +14,8 @@ use serde_json::json;
 use super::errors::to_github_shape;
 use super::view::RequestContext;
 use crate::auth::{self, AuthFailure};
+use crate::automation::FaultEffect;
+use crate::faults;
 use crate::server::Shared;
 
 const DOCS: &str = "https://docs.github.com/graphql";
@@ -41,7 +43,20 @@ async fn graphql(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
             return error(StatusCode::BAD_REQUEST, "Problems parsing JSON");
         }
     };
-    shared.count(&format!("graphql:{}", operation_name(&request)));
+    let key = format!("graphql:{}", operation_name(&request));
+    shared.count(&key);
+    let decision = shared.fault_decision(&key);
+    if !decision.delay.is_zero() {
+        tokio::time::sleep(decision.delay).await;
+    }
+    let commit_then_fail = match decision.answer {
+        None => None,
+        Some(spec) if spec.effect == FaultEffect::CommitThenFail => Some(spec),
+        Some(spec) => {
+            tracing::info!(%key, effect = ?spec.effect, "fault fired");
+            return faults::response(&spec, true);
+        }
+    };
 
     let viewer = match auth::authenticate(&shared.read(), &headers) {
         Ok(viewer) => viewer,
@@ -66,6 +81,10 @@ async fn graphql(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
         }
     };
     to_github_shape(&mut value);
+    if let Some(spec) = commit_then_fail {
+        tracing::info!(%key, "fault: executed, answering 502");
+        return faults::response(&spec, true);
+    }
     Json(value).into_response()
 }
 

@@ -1,9 +1,12 @@
 //! GitHub's GraphQL API, the subset Shepherd uses, with GitHub's names.
 
 mod actor;
+mod checks;
 mod connection;
 mod errors;
 mod handler;
+mod label;
+mod mutation;
 mod pull_request;
 mod query;
 mod scalars;

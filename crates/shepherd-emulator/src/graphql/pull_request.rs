@@ -6,10 +6,13 @@ use std::sync::Arc;
 use async_graphql::{Enum, Object, Result, ID};
 
 use super::actor::Actor;
+use super::checks::{commits_connection, PullRequestCommitConnection};
 use super::connection::{
-    paginate, IssueCommentConnection, PageArgs, PullRequestReviewCommentConnection,
-    PullRequestReviewConnection, PullRequestReviewThreadConnection,
+    paginate, IssueCommentConnection, LabelConnection, PageArgs,
+    PullRequestReviewCommentConnection, PullRequestReviewConnection,
+    PullRequestReviewThreadConnection,
 };
+use super::label::Label;
 use super::query::Repository;
 use super::scalars::{DateTime, GitObjectId, Uri};
 use super::view::PrView;
@@ -290,6 +293,54 @@ impl PullRequest {
         paginate("reviewThreads", items, &args).map(Into::into)
     }
 
+    /// A list of commits present in this pull request's head branch not
+    /// present in the base branch.
+    async fn commits(
+        &self,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<PullRequestCommitConnection> {
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        commits_connection(&self.view, &args)
+    }
+
+    /// A list of labels associated with the object.
+    async fn labels(
+        &self,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<Option<LabelConnection>> {
+        let items = self
+            .view
+            .labels
+            .iter()
+            .enumerate()
+            .map(|(i, record)| {
+                let node = Label {
+                    record: record.clone(),
+                    repository_url: self.view.repository.html_url.clone(),
+                };
+                (i as u64 + 1, node)
+            })
+            .collect();
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        paginate("labels", items, &args).map(|page| Some(page.into()))
+    }
+
     /// A list of comments associated with the pull request.
     async fn comments(
         &self,
@@ -408,7 +459,8 @@ impl PullRequestReviewThread {
 
     /// Indicates whether the current viewer can reply to this thread.
     async fn viewer_can_reply(&self) -> bool {
-        self.view.viewer.permission >= Permission::Read
+        // The emulator's read-only tokens cannot write (see the README).
+        self.view.viewer.permission >= Permission::Write
     }
 
     /// Whether or not the viewer can resolve this thread.

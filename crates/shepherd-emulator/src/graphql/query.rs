@@ -5,7 +5,11 @@ use std::sync::Arc;
 use async_graphql::{Context, Enum, Interface, Object, Result, ID};
 
 use super::actor::{Actor, Bot, User};
+use super::checks::{
+    App, CheckRun, CheckSuite, Commit, PullRequestCommit, StatusCheckRollup, StatusContext,
+};
 use super::errors::not_found;
+use super::label::Label;
 use super::pull_request::{
     IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment, PullRequestReviewThread,
 };
@@ -126,6 +130,22 @@ pub(crate) enum Node {
     PullRequestReview(PullRequestReview),
     /// An issue comment.
     IssueComment(IssueComment),
+    /// A label.
+    Label(Label),
+    /// A commit.
+    Commit(Commit),
+    /// A commit of a pull request.
+    PullRequestCommit(PullRequestCommit),
+    /// The CI rollup of a commit.
+    StatusCheckRollup(StatusCheckRollup),
+    /// A check run.
+    CheckRun(CheckRun),
+    /// A check suite.
+    CheckSuite(CheckSuite),
+    /// A legacy commit status.
+    StatusContext(StatusContext),
+    /// A GitHub App.
+    App(App),
 }
 
 /// The query root of GitHub's GraphQL interface.
@@ -185,7 +205,16 @@ impl Query {
 
 /// Finds the object a node id names, if the viewer may see it.
 fn lookup_node(state: &State, rc: &RequestContext, id: &str) -> Option<Node> {
-    let (kind, database_id) = ids::parse_node_id(id)?;
+    if rc.viewer.permission == Permission::None {
+        // Only accounts are visible without access to the repository.
+        let (kind, _) = ids::parse_node_id(id)?;
+        if !matches!(kind, NodeKind::User | NodeKind::Bot) {
+            return None;
+        }
+    }
+    let Some((kind, database_id)) = ids::parse_node_id(id) else {
+        return super::checks::lookup(rc, state, id);
+    };
     let base_url = &rc.shared.base_url;
     match kind {
         NodeKind::User | NodeKind::Bot => {
@@ -205,6 +234,21 @@ fn lookup_node(state: &State, rc: &RequestContext, id: &str) -> Option<Node> {
                 rc.viewer.permission,
             ))
         }),
+        NodeKind::Label => state
+            .labels
+            .iter()
+            .find(|l| l.database_id == database_id)
+            .map(|record| {
+                Node::Label(Label {
+                    record: record.clone(),
+                    repository_url: state.repository.html_url.clone(),
+                })
+            }),
+        NodeKind::CheckRun
+        | NodeKind::CheckSuite
+        | NodeKind::StatusContext
+        | NodeKind::WorkflowRun
+        | NodeKind::App => super::checks::lookup(rc, state, id),
         NodeKind::PullRequest
         | NodeKind::ReviewThread
         | NodeKind::ReviewComment
@@ -233,7 +277,7 @@ fn contains(pr: &crate::state::PullRequestRecord, kind: NodeKind, database_id: u
             .issue_comments
             .iter()
             .any(|c| c.database_id == database_id),
-        NodeKind::Repository | NodeKind::User | NodeKind::Bot => false,
+        _ => false,
     }
 }
 
@@ -294,6 +338,6 @@ fn node_in_pull_request(view: Arc<PrView>, kind: NodeKind, database_id: u64) -> 
                 index,
             }))
         }
-        NodeKind::Repository | NodeKind::User | NodeKind::Bot => None,
+        _ => None,
     }
 }

@@ -1,16 +1,17 @@
 //! The emulator's GraphQL schema: a subset of GitHub's.
 
-use async_graphql::{EmptyMutation, EmptySubscription, Schema};
+use async_graphql::{EmptySubscription, Schema};
 
+use super::mutation::Mutation;
 use super::query::{Node, Query};
 
-/// The schema type. Issue 3 swaps `EmptyMutation` for the mutation root.
-pub(crate) type EmulatorSchema = Schema<Query, EmptyMutation, EmptySubscription>;
+/// The schema type.
+pub(crate) type EmulatorSchema = Schema<Query, Mutation, EmptySubscription>;
 
 /// Builds the schema. `Node` is registered explicitly so that every type
 /// implementing it is in the schema even when no field returns it directly.
 pub(crate) fn build() -> EmulatorSchema {
-    Schema::build(Query, EmptyMutation, EmptySubscription)
+    Schema::build(Query, Mutation, EmptySubscription)
         .register_output_type::<Node>()
         .finish()
 }

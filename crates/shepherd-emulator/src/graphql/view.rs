@@ -4,10 +4,13 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
+use super::checks::CiView;
 use crate::auth::Viewer;
 use crate::scenario::{ReviewStateSpec, UserKind};
 use crate::server::Shared;
-use crate::state::{PullRequestRecord, RepositoryRecord, ReviewCommentRecord, State, ThreadRecord};
+use crate::state::{
+    LabelRecord, PullRequestRecord, RepositoryRecord, ReviewCommentRecord, State, ThreadRecord,
+};
 
 /// Request data: the shared emulator and the authenticated viewer.
 pub(crate) struct RequestContext {
@@ -61,12 +64,17 @@ pub(crate) fn actors(state: &State, base_url: &str) -> BTreeMap<String, ActorInf
         .collect()
 }
 
-/// A snapshot of one pull request as the viewer sees it.
+/// A snapshot of one pull request as the viewer sees it: other users'
+/// pending reviews (and the comments in them) are hidden.
 pub(crate) struct PrView {
     pub(crate) pr: PullRequestRecord,
     pub(crate) repository: RepositoryRecord,
     pub(crate) actors: BTreeMap<String, ActorInfo>,
     pub(crate) viewer: Viewer,
+    /// The PR's labels, in order.
+    pub(crate) labels: Vec<LabelRecord>,
+    /// CI, for the PR's commits.
+    pub(crate) ci: Arc<CiView>,
     hidden_reviews: HashSet<u64>,
 }
 
@@ -85,11 +93,18 @@ impl PrView {
             .filter(|r| r.state == ReviewStateSpec::Pending && r.author != viewer.login)
             .map(|r| r.database_id)
             .collect();
+        let labels = pr
+            .labels
+            .iter()
+            .filter_map(|name| state.label(name).cloned())
+            .collect();
         Some(Arc::new(PrView {
             pr,
             repository: state.repository.clone(),
             actors: actors(state, base_url),
             viewer: viewer.clone(),
+            labels,
+            ci: CiView::new(state),
             hidden_reviews,
         }))
     }

@@ -178,3 +178,180 @@ pub async fn head_ref_oid(emu: &RunningEmulator, token: &str) -> String {
         .unwrap()
         .to_owned()
 }
+
+/// Sends a REST request with an optional JSON body; returns the status, the
+/// headers and the JSON body (`null` when empty or not JSON).
+pub async fn rest(
+    method: reqwest::Method,
+    url: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
+    let mut request = client()
+        .request(method, url)
+        .header("accept", "application/vnd.github+json");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let text = response.text().await.unwrap();
+    let value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    (status, headers, value)
+}
+
+/// `POST {api}{path}` with a JSON body.
+pub async fn rest_post(
+    emu: &RunningEmulator,
+    path: &str,
+    token: &str,
+    body: Value,
+) -> (u16, Value) {
+    let (status, _, value) = rest(
+        reqwest::Method::POST,
+        &format!("{}{path}", emu.api_url()),
+        Some(token),
+        Some(body),
+    )
+    .await;
+    (status, value)
+}
+
+/// The control API: `METHOD /_emulator/{path}` with an optional body.
+pub async fn control(
+    emu: &RunningEmulator,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let (status, _, value) = rest(
+        method,
+        &format!("{}/_emulator/{path}", emu.api_url()),
+        None,
+        body,
+    )
+    .await;
+    (status, value)
+}
+
+/// Waits (at most 20 s) until CI and bots are idle.
+pub async fn idle(emu: &RunningEmulator) {
+    assert!(
+        emu.wait_idle(std::time::Duration::from_secs(20)).await,
+        "the emulator did not become idle"
+    );
+}
+
+/// The PR's review threads as `viewer` sees them (first 100, comments 100).
+pub async fn threads(emu: &RunningEmulator, token: &str) -> Vec<Value> {
+    let body = graphql(
+        emu,
+        token,
+        r#"query Threads { repository(owner: "acme", name: "widgets") { pullRequest(number: 1) {
+            reviewThreads(first: 100) { nodes { id isResolved isOutdated path line startLine originalLine
+              comments(first: 100) { totalCount nodes { id databaseId body author { __typename login }
+                pullRequestReview { state } } } } } } } }"#,
+        json!({}),
+    )
+    .await;
+    assert!(body.get("errors").is_none(), "{body}");
+    body["data"]["repository"]["pullRequest"]["reviewThreads"]["nodes"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// The database id of the first comment of thread `index` (as alice sees it).
+pub fn root_comment_id(emu: &RunningEmulator, index: usize) -> u64 {
+    emu.state_json()["pull_requests"][0]["threads"][index]["comments"][0]["database_id"]
+        .as_u64()
+        .unwrap()
+}
+
+/// The node id of thread `index`.
+pub fn thread_node_id(emu: &RunningEmulator, index: usize) -> String {
+    emu.state_json()["pull_requests"][0]["threads"][index]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Clones the PR head with the real git, lets `edit` change the work tree,
+/// commits everything and pushes to the head branch as `token`. Returns the
+/// pushed commit. Runs off the async runtime (git blocks).
+pub async fn git_push(
+    emu: &RunningEmulator,
+    token: &str,
+    branch: &str,
+    edit: impl FnOnce(&Path) + Send + 'static,
+) -> String {
+    let url = authed_git_url(emu, token);
+    let branch = branch.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let git = GitClient::new();
+        let work = tempfile::tempdir().unwrap();
+        git.ok(
+            work.path(),
+            &["clone", "--quiet", "--branch", &branch, &url, "repo"],
+        );
+        let repo = work.path().join("repo");
+        edit(&repo);
+        git.ok(&repo, &["add", "--all"]);
+        git.ok(
+            &repo,
+            &["commit", "--quiet", "--allow-empty", "-m", "change"],
+        );
+        let sha = git.ok(&repo, &["rev-parse", "HEAD"]);
+        git.ok(
+            &repo,
+            &["push", "--quiet", "origin", &format!("HEAD:{branch}")],
+        );
+        sha
+    })
+    .await
+    .unwrap()
+}
+
+/// Replaces the file's lines with `lines` (1-based line numbers in the
+/// result are what the caller expects).
+pub fn write_lines(path: &Path, lines: &[String]) {
+    let mut text = lines.join("\n");
+    text.push('\n');
+    std::fs::write(path, text).unwrap();
+}
+
+/// The file's lines.
+pub fn read_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The latest check runs of `sha`, as `(name, status, conclusion)`.
+pub async fn check_runs(emu: &RunningEmulator, sha: &str) -> Vec<(String, String, Value)> {
+    let (status, runs) = rest_get(
+        &emu.api_url(),
+        &format!("/repos/acme/widgets/commits/{sha}/check-runs"),
+        Some(ALICE),
+    )
+    .await;
+    assert_eq!(status, 200, "{runs}");
+    runs["check_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_owned(),
+                r["status"].as_str().unwrap().to_owned(),
+                r["conclusion"].clone(),
+            )
+        })
+        .collect()
+}

@@ -6,8 +6,15 @@
 mod common;
 
 mod test_auth;
+mod test_ci;
+mod test_concurrency;
+mod test_control;
+mod test_demo;
+mod test_faults;
 mod test_git;
 mod test_graphql;
+mod test_push;
 mod test_rest;
 mod test_scenario;
 mod test_schema;
+mod test_writes;

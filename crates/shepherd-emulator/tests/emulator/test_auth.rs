@@ -96,6 +96,7 @@ async fn read_only_user_can_read() {
     let repo = &body["data"]["repository"];
     assert_eq!(repo["viewerPermission"], "READ");
     let thread = &repo["pullRequest"]["reviewThreads"]["nodes"][0];
-    assert_eq!(thread["viewerCanReply"], true);
+    // A read-only token cannot write, replies included.
+    assert_eq!(thread["viewerCanReply"], false);
     assert_eq!(thread["viewerCanResolve"], false);
 }

@@ -31,6 +31,18 @@ async fn basic_example_loads_and_starts() {
         assert!(banner.contains(&user.token), "{} missing", user.login);
     }
     assert!(!format!("{users:?}").contains("emu_alice_token"));
+    // Its one check runs at start and passes.
+    idle(&emu).await;
+    let head = emu.head_sha(1).unwrap();
+    let (status, runs) = rest_get(
+        &emu.api_url(),
+        &format!("/repos/acme/greeter/commits/{head}/check-runs"),
+        Some("emu_alice_token"),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(runs["check_runs"][0]["name"], "style");
+    assert_eq!(runs["check_runs"][0]["conclusion"], "success", "{runs}");
     emu.shutdown().await.unwrap();
 }
 

@@ -1,0 +1,736 @@
+//! Commits and their CI: `Commit`, `PullRequestCommit`, `StatusCheckRollup`
+//! with its `CheckRun`/`StatusContext` contexts, `CheckSuite`, `App`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_graphql::{Enum, Object, Result, SimpleObject, Union, ID};
+
+use super::connection::{paginate, PageArgs, PageInfo};
+use super::errors::{not_found, typed};
+use super::pull_request::PullRequest;
+use super::scalars::{DateTime, GitObjectId, Uri};
+use super::view::{PrView, RequestContext};
+use crate::ci_state::{
+    CheckRunRecord, CheckSuiteRecord, CiState, Conclusion, RunStatus, StatusRecord,
+    StatusState as CiStatusState,
+};
+use crate::ids::{self, CommitKind, NodeKind};
+use crate::state::{RepositoryRecord, State};
+
+/// A snapshot of CI for one request, shared by the objects below.
+pub(crate) struct CiView {
+    pub(crate) ci: CiState,
+    pub(crate) repository: RepositoryRecord,
+    /// Base branch of each pull request, by number and by node id.
+    pub(crate) bases: BTreeMap<u64, (String, String)>,
+}
+
+impl CiView {
+    pub(crate) fn new(state: &State) -> Arc<CiView> {
+        Arc::new(CiView {
+            ci: state.ci.clone(),
+            repository: state.repository.clone(),
+            bases: state
+                .pull_requests
+                .iter()
+                .map(|pr| (pr.number, (pr.base_ref.clone(), pr.id.clone())))
+                .collect(),
+        })
+    }
+
+    /// Whether context `name` is required for the PR named by number or id.
+    fn is_required(
+        &self,
+        name: &str,
+        pull_request_id: Option<&ID>,
+        pull_request_number: Option<i32>,
+    ) -> Result<bool> {
+        let base = match (pull_request_number, pull_request_id) {
+            (Some(number), _) => u64::try_from(number)
+                .ok()
+                .and_then(|n| self.bases.get(&n))
+                .map(|(base, _)| base.clone()),
+            (None, Some(id)) => self
+                .bases
+                .values()
+                .find(|(_, node)| *node == id.0)
+                .map(|(base, _)| base.clone()),
+            (None, None) => {
+                return Err(typed(
+                    "ARGUMENT_ERROR",
+                    "One of `pullRequestId` or `pullRequestNumber` must be provided.",
+                ))
+            }
+        };
+        let base = base.ok_or_else(|| not_found("Could not resolve to a PullRequest."))?;
+        Ok(self.ci.required_for(&base).iter().any(|r| r == name))
+    }
+}
+
+/// The possible states for a check suite or run status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub(crate) enum CheckStatusState {
+    /// The check suite or run has been completed.
+    Completed,
+    /// The check suite or run is in progress.
+    InProgress,
+    /// The check suite or run is in pending state.
+    Pending,
+    /// The check suite or run has been queued.
+    Queued,
+    /// The check suite or run has been requested.
+    Requested,
+    /// The check suite or run is in waiting state.
+    Waiting,
+}
+
+impl From<RunStatus> for CheckStatusState {
+    fn from(status: RunStatus) -> Self {
+        match status {
+            RunStatus::Queued => CheckStatusState::Queued,
+            RunStatus::InProgress => CheckStatusState::InProgress,
+            RunStatus::Completed => CheckStatusState::Completed,
+        }
+    }
+}
+
+/// The possible states for a check suite or run conclusion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub(crate) enum CheckConclusionState {
+    /// The check suite or run was cancelled.
+    Cancelled,
+    /// The check suite or run has failed.
+    Failure,
+    /// The check suite or run has succeeded.
+    Success,
+    /// The check suite or run has timed out.
+    TimedOut,
+}
+
+impl From<Conclusion> for CheckConclusionState {
+    fn from(conclusion: Conclusion) -> Self {
+        match conclusion {
+            Conclusion::Success => CheckConclusionState::Success,
+            Conclusion::Failure => CheckConclusionState::Failure,
+            Conclusion::TimedOut => CheckConclusionState::TimedOut,
+        }
+    }
+}
+
+/// The possible commit status states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub(crate) enum StatusState {
+    /// Status is errored.
+    Error,
+    /// Status is failing.
+    Failure,
+    /// Status is pending.
+    Pending,
+    /// Status is successful.
+    Success,
+}
+
+impl From<CiStatusState> for StatusState {
+    fn from(state: CiStatusState) -> Self {
+        match state {
+            CiStatusState::Pending => StatusState::Pending,
+            CiStatusState::Success => StatusState::Success,
+            CiStatusState::Failure => StatusState::Failure,
+            CiStatusState::Error => StatusState::Error,
+        }
+    }
+}
+
+fn small_int(n: u64) -> Option<i32> {
+    i32::try_from(n).ok()
+}
+
+/// Represents a Git commit.
+#[derive(Clone)]
+pub(crate) struct Commit {
+    pub(crate) sha: String,
+    pub(crate) ci: Arc<CiView>,
+}
+
+#[Object]
+impl Commit {
+    /// The Node ID of the Commit object.
+    pub(crate) async fn id(&self) -> ID {
+        ID(ids::commit_node_id(CommitKind::Commit, &self.sha))
+    }
+
+    /// The Git object ID.
+    async fn oid(&self) -> GitObjectId {
+        GitObjectId(self.sha.clone())
+    }
+
+    /// An abbreviated version of the Git object ID.
+    async fn abbreviated_oid(&self) -> String {
+        self.sha.chars().take(7).collect()
+    }
+
+    /// The HTTP URL for this commit.
+    async fn url(&self) -> Uri {
+        Uri(format!(
+            "{}/commit/{}",
+            self.ci.repository.html_url, self.sha
+        ))
+    }
+
+    /// Check and Status rollup information for this commit.
+    async fn status_check_rollup(&self) -> Option<StatusCheckRollup> {
+        self.ci.ci.rollup_state(&self.sha)?;
+        Some(StatusCheckRollup {
+            sha: self.sha.clone(),
+            ci: self.ci.clone(),
+        })
+    }
+}
+
+/// Represents a Git commit part of a pull request.
+#[derive(Clone)]
+pub(crate) struct PullRequestCommit {
+    pub(crate) view: Arc<PrView>,
+    pub(crate) sha: String,
+}
+
+#[Object]
+impl PullRequestCommit {
+    /// The Node ID of the PullRequestCommit object.
+    pub(crate) async fn id(&self) -> ID {
+        let key = format!("{}:{}", self.view.pr.number, self.sha);
+        ID(ids::commit_node_id(CommitKind::PullRequestCommit, &key))
+    }
+
+    /// The Git commit object.
+    async fn commit(&self) -> Commit {
+        Commit {
+            sha: self.sha.clone(),
+            ci: self.view.ci.clone(),
+        }
+    }
+
+    /// The pull request this commit belongs to.
+    async fn pull_request(&self) -> PullRequest {
+        PullRequest {
+            view: self.view.clone(),
+        }
+    }
+
+    /// The HTTP URL for this pull request commit.
+    async fn url(&self) -> Uri {
+        Uri(format!("{}/commits/{}", self.view.pr.html_url, self.sha))
+    }
+}
+
+/// The connection type for PullRequestCommit.
+#[derive(SimpleObject)]
+pub(crate) struct PullRequestCommitConnection {
+    /// A list of edges.
+    pub(crate) edges: Option<Vec<Option<PullRequestCommitEdge>>>,
+    /// A list of nodes.
+    pub(crate) nodes: Option<Vec<Option<PullRequestCommit>>>,
+    /// Information to aid in pagination.
+    pub(crate) page_info: PageInfo,
+    /// Identifies the total count of items in the connection.
+    pub(crate) total_count: i32,
+}
+
+/// An edge in a connection.
+#[derive(Clone, SimpleObject)]
+pub(crate) struct PullRequestCommitEdge {
+    /// A cursor for use in pagination.
+    pub(crate) cursor: String,
+    /// The item at the end of the edge.
+    pub(crate) node: Option<PullRequestCommit>,
+}
+
+/// The commits of a pull request, oldest first; cursors are positions.
+pub(crate) fn commits_connection(
+    view: &Arc<PrView>,
+    args: &PageArgs,
+) -> Result<PullRequestCommitConnection> {
+    let items = view
+        .pr
+        .commits
+        .iter()
+        .enumerate()
+        .map(|(i, sha)| {
+            let node = PullRequestCommit {
+                view: view.clone(),
+                sha: sha.clone(),
+            };
+            (i as u64 + 1, node)
+        })
+        .collect();
+    let page = paginate("commits", items, args)?;
+    let edges = page
+        .items
+        .iter()
+        .map(|(cursor, node)| {
+            Some(PullRequestCommitEdge {
+                cursor: cursor.clone(),
+                node: Some(node.clone()),
+            })
+        })
+        .collect();
+    let nodes = page.items.into_iter().map(|(_, n)| Some(n)).collect();
+    Ok(PullRequestCommitConnection {
+        edges: Some(edges),
+        nodes: Some(nodes),
+        page_info: page.page_info,
+        total_count: page.total_count,
+    })
+}
+
+/// Represents the rollup for both the check runs and status for a commit.
+#[derive(Clone)]
+pub(crate) struct StatusCheckRollup {
+    pub(crate) sha: String,
+    pub(crate) ci: Arc<CiView>,
+}
+
+/// Types that can be inside a StatusCheckRollup context.
+#[derive(Clone, Union)]
+pub(crate) enum StatusCheckRollupContext {
+    /// A check run.
+    CheckRun(CheckRun),
+    /// A legacy commit status.
+    StatusContext(StatusContext),
+}
+
+/// The connection type for StatusCheckRollupContext.
+#[derive(SimpleObject)]
+pub(crate) struct StatusCheckRollupContextConnection {
+    /// The number of check runs in this rollup.
+    pub(crate) check_run_count: i32,
+    /// A list of edges.
+    pub(crate) edges: Option<Vec<Option<StatusCheckRollupContextEdge>>>,
+    /// A list of nodes.
+    pub(crate) nodes: Option<Vec<Option<StatusCheckRollupContext>>>,
+    /// Information to aid in pagination.
+    pub(crate) page_info: PageInfo,
+    /// The number of status contexts in this rollup.
+    pub(crate) status_context_count: i32,
+    /// Identifies the total count of items in the connection.
+    pub(crate) total_count: i32,
+}
+
+/// An edge in a connection.
+#[derive(Clone, SimpleObject)]
+pub(crate) struct StatusCheckRollupContextEdge {
+    /// A cursor for use in pagination.
+    pub(crate) cursor: String,
+    /// The item at the end of the edge.
+    pub(crate) node: Option<StatusCheckRollupContext>,
+}
+
+#[Object]
+impl StatusCheckRollup {
+    /// The Node ID of the StatusCheckRollup object.
+    pub(crate) async fn id(&self) -> ID {
+        ID(ids::commit_node_id(
+            CommitKind::StatusCheckRollup,
+            &self.sha,
+        ))
+    }
+
+    /// The combined status for the commit.
+    async fn state(&self) -> StatusState {
+        self.ci
+            .ci
+            .rollup_state(&self.sha)
+            .unwrap_or(CiStatusState::Pending)
+            .into()
+    }
+
+    /// The commit the status and check runs are attached to.
+    async fn commit(&self) -> Option<Commit> {
+        Some(Commit {
+            sha: self.sha.clone(),
+            ci: self.ci.clone(),
+        })
+    }
+
+    /// A list of status contexts and check runs for this commit.
+    async fn contexts(
+        &self,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<StatusCheckRollupContextConnection> {
+        let runs = self.ci.ci.latest_check_runs(&self.sha);
+        let statuses = self.ci.ci.latest_statuses(&self.sha);
+        let check_run_count = i32::try_from(runs.len()).unwrap_or(i32::MAX);
+        let status_context_count = i32::try_from(statuses.len()).unwrap_or(i32::MAX);
+        let mut items: Vec<(u64, StatusCheckRollupContext)> = runs
+            .into_iter()
+            .map(|r| {
+                let node = StatusCheckRollupContext::CheckRun(CheckRun {
+                    record: r.clone(),
+                    ci: self.ci.clone(),
+                });
+                (r.database_id, node)
+            })
+            .chain(statuses.into_iter().map(|s| {
+                let node = StatusCheckRollupContext::StatusContext(StatusContext {
+                    record: s.clone(),
+                    ci: self.ci.clone(),
+                });
+                (s.database_id, node)
+            }))
+            .collect();
+        items.sort_by_key(|(id, _)| *id);
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        let page = paginate("contexts", items, &args)?;
+        let edges = page
+            .items
+            .iter()
+            .map(|(cursor, node)| {
+                Some(StatusCheckRollupContextEdge {
+                    cursor: cursor.clone(),
+                    node: Some(node.clone()),
+                })
+            })
+            .collect();
+        let nodes = page.items.into_iter().map(|(_, n)| Some(n)).collect();
+        Ok(StatusCheckRollupContextConnection {
+            check_run_count,
+            edges: Some(edges),
+            nodes: Some(nodes),
+            page_info: page.page_info,
+            status_context_count,
+            total_count: page.total_count,
+        })
+    }
+}
+
+/// A check run.
+#[derive(Clone)]
+pub(crate) struct CheckRun {
+    pub(crate) record: CheckRunRecord,
+    pub(crate) ci: Arc<CiView>,
+}
+
+#[Object]
+impl CheckRun {
+    /// The Node ID of the CheckRun object.
+    pub(crate) async fn id(&self) -> ID {
+        ID(self.record.id.clone())
+    }
+
+    /// Identifies the primary key from the database.
+    async fn database_id(&self) -> Option<i32> {
+        small_int(self.record.database_id)
+    }
+
+    /// The name of the check for this check run.
+    async fn name(&self) -> String {
+        self.record.name.clone()
+    }
+
+    /// The current status of the check run.
+    async fn status(&self) -> CheckStatusState {
+        self.record.status.into()
+    }
+
+    /// The conclusion of the check run.
+    async fn conclusion(&self) -> Option<CheckConclusionState> {
+        self.record.conclusion.map(Into::into)
+    }
+
+    /// Identifies the date and time when the check run was started.
+    async fn started_at(&self) -> Option<DateTime> {
+        self.record.started_at.clone().map(DateTime)
+    }
+
+    /// Identifies the date and time when the check run was completed.
+    async fn completed_at(&self) -> Option<DateTime> {
+        self.record.completed_at.clone().map(DateTime)
+    }
+
+    /// The URL from which to find full details of the check run on the integrator's site.
+    async fn details_url(&self) -> Option<Uri> {
+        Some(Uri(self.html_url()))
+    }
+
+    /// The HTTP URL for this check run.
+    async fn url(&self) -> Uri {
+        Uri(self.html_url())
+    }
+
+    /// The permalink to the check run summary.
+    async fn permalink(&self) -> Uri {
+        Uri(self.html_url())
+    }
+
+    /// A string representing the check run.
+    async fn title(&self) -> Option<String> {
+        self.record.output_title.clone()
+    }
+
+    /// A string representing the check run's summary.
+    async fn summary(&self) -> Option<String> {
+        self.record.output_summary.clone()
+    }
+
+    /// A string representing the check run's text.
+    async fn text(&self) -> Option<String> {
+        self.record.output_text.clone()
+    }
+
+    /// Whether this is required to pass before merging for a specific pull request.
+    async fn is_required(
+        &self,
+        pull_request_id: Option<ID>,
+        pull_request_number: Option<i32>,
+    ) -> Result<bool> {
+        self.ci.is_required(
+            &self.record.name,
+            pull_request_id.as_ref(),
+            pull_request_number,
+        )
+    }
+
+    /// The check suite that this run is a part of.
+    async fn check_suite(&self) -> Result<CheckSuite> {
+        let record = self
+            .ci
+            .ci
+            .check_suites
+            .iter()
+            .find(|s| s.database_id == self.record.check_suite_id)
+            .cloned()
+            .ok_or_else(|| not_found("Could not resolve the check suite."))?;
+        Ok(CheckSuite {
+            record,
+            ci: self.ci.clone(),
+        })
+    }
+}
+
+impl CheckRun {
+    fn html_url(&self) -> String {
+        format!(
+            "{}/actions/runs/{}/job/{}",
+            self.ci.repository.html_url, self.record.workflow_run_id, self.record.database_id
+        )
+    }
+}
+
+/// A check suite.
+#[derive(Clone)]
+pub(crate) struct CheckSuite {
+    pub(crate) record: CheckSuiteRecord,
+    pub(crate) ci: Arc<CiView>,
+}
+
+#[Object]
+impl CheckSuite {
+    /// The Node ID of the CheckSuite object.
+    pub(crate) async fn id(&self) -> ID {
+        ID(self.record.id.clone())
+    }
+
+    /// Identifies the primary key from the database.
+    async fn database_id(&self) -> Option<i32> {
+        small_int(self.record.database_id)
+    }
+
+    /// The GitHub App which created this check suite.
+    async fn app(&self) -> Option<App> {
+        Some(App)
+    }
+
+    /// The status of this check suite.
+    async fn status(&self) -> CheckStatusState {
+        self.record.status.into()
+    }
+
+    /// The conclusion of this check suite.
+    async fn conclusion(&self) -> Option<CheckConclusionState> {
+        self.record.conclusion.map(Into::into)
+    }
+
+    /// The commit for this check suite.
+    async fn commit(&self) -> Commit {
+        Commit {
+            sha: self.record.head_sha.clone(),
+            ci: self.ci.clone(),
+        }
+    }
+
+    /// Identifies the date and time when the object was created.
+    async fn created_at(&self) -> DateTime {
+        DateTime(self.record.created_at.clone())
+    }
+
+    /// Identifies the date and time when the object was last updated.
+    async fn updated_at(&self) -> DateTime {
+        DateTime(self.record.updated_at.clone())
+    }
+
+    /// The HTTP URL for this check suite.
+    async fn url(&self) -> Uri {
+        Uri(format!(
+            "{}/actions/runs/{}",
+            self.ci.repository.html_url, self.record.workflow_run_id
+        ))
+    }
+}
+
+/// A GitHub App: the emulator's checks all belong to GitHub Actions.
+#[derive(Clone)]
+pub(crate) struct App;
+
+/// GitHub Actions' app id.
+const ACTIONS_APP_ID: u64 = 15368;
+
+#[Object]
+impl App {
+    /// The Node ID of the App object.
+    pub(crate) async fn id(&self) -> ID {
+        ID(ids::node_id(NodeKind::App, ACTIONS_APP_ID))
+    }
+
+    /// Identifies the primary key from the database.
+    async fn database_id(&self) -> Option<i32> {
+        small_int(ACTIONS_APP_ID)
+    }
+
+    /// A slug based on the name of the app for use in URLs.
+    async fn slug(&self) -> String {
+        "github-actions".to_owned()
+    }
+
+    /// The name of the app.
+    async fn name(&self) -> String {
+        "GitHub Actions".to_owned()
+    }
+}
+
+/// Represents an individual commit status context.
+#[derive(Clone)]
+pub(crate) struct StatusContext {
+    pub(crate) record: StatusRecord,
+    pub(crate) ci: Arc<CiView>,
+}
+
+#[Object]
+impl StatusContext {
+    /// The Node ID of the StatusContext object.
+    pub(crate) async fn id(&self) -> ID {
+        ID(self.record.id.clone())
+    }
+
+    /// The name of this status context.
+    async fn context(&self) -> String {
+        self.record.context.clone()
+    }
+
+    /// The state of this status context.
+    async fn state(&self) -> StatusState {
+        self.record.state.into()
+    }
+
+    /// The description for this status context.
+    async fn description(&self) -> Option<String> {
+        self.record.description.clone()
+    }
+
+    /// The URL for this status context.
+    async fn target_url(&self) -> Option<Uri> {
+        self.record.target_url.clone().map(Uri)
+    }
+
+    /// Identifies the date and time when the object was created.
+    async fn created_at(&self) -> DateTime {
+        DateTime(self.record.created_at.clone())
+    }
+
+    /// This commit this status context is attached to.
+    async fn commit(&self) -> Option<Commit> {
+        Some(Commit {
+            sha: self.record.sha.clone(),
+            ci: self.ci.clone(),
+        })
+    }
+
+    /// Whether this is required to pass before merging for a specific pull request.
+    async fn is_required(
+        &self,
+        pull_request_id: Option<ID>,
+        pull_request_number: Option<i32>,
+    ) -> Result<bool> {
+        self.ci.is_required(
+            &self.record.context,
+            pull_request_id.as_ref(),
+            pull_request_number,
+        )
+    }
+}
+
+/// Looks up a CI object by node id for `node(id:)`.
+pub(crate) fn lookup(rc: &RequestContext, state: &State, id: &str) -> Option<super::query::Node> {
+    use super::query::Node;
+    let ci = CiView::new(state);
+    if let Some((kind, key)) = ids::parse_commit_node_id(id) {
+        return match kind {
+            CommitKind::Commit => Some(Node::Commit(Commit { sha: key, ci })),
+            CommitKind::StatusCheckRollup => {
+                ci.ci.rollup_state(&key)?;
+                Some(Node::StatusCheckRollup(StatusCheckRollup { sha: key, ci }))
+            }
+            CommitKind::PullRequestCommit => {
+                let (number, sha) = key.split_once(':')?;
+                let view =
+                    PrView::new(state, number.parse().ok()?, &rc.viewer, &rc.shared.base_url)?;
+                view.pr.commits.contains(&sha.to_owned()).then(|| {
+                    Node::PullRequestCommit(PullRequestCommit {
+                        view,
+                        sha: sha.to_owned(),
+                    })
+                })
+            }
+        };
+    }
+    let (kind, database_id) = ids::parse_node_id(id)?;
+    match kind {
+        NodeKind::CheckRun => {
+            let record = ci
+                .ci
+                .check_runs
+                .iter()
+                .find(|r| r.database_id == database_id)?
+                .clone();
+            Some(Node::CheckRun(CheckRun { record, ci }))
+        }
+        NodeKind::CheckSuite => {
+            let record = ci
+                .ci
+                .check_suites
+                .iter()
+                .find(|s| s.database_id == database_id)?
+                .clone();
+            Some(Node::CheckSuite(CheckSuite { record, ci }))
+        }
+        NodeKind::StatusContext => {
+            let record = ci
+                .ci
+                .statuses
+                .iter()
+                .find(|s| s.database_id == database_id)?
+                .clone();
+            Some(Node::StatusContext(StatusContext { record, ci }))
+        }
+        NodeKind::App if database_id == ACTIONS_APP_ID => Some(Node::App(App)),
+        _ => None,
+    }
+}

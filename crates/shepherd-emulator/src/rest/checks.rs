@@ -1,0 +1,421 @@
+//! CI over REST: check runs, commit statuses, required checks (branch
+//! protection and rulesets), workflow runs and their jobs, re-runs.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::common::{
+    parse_body, parse_id, require_write, visible_repository, with_link, ApiError, Authed, Paging,
+};
+use super::json::{
+    check_run_json, job_json, short_repository_json, status_json, workflow_run_json,
+};
+use crate::automation::EndpointAccess;
+use crate::ci_state::StatusState;
+use crate::git;
+use crate::server::Shared;
+
+/// The commit `reference` names (a SHA, a branch or a tag); 422 as on
+/// GitHub when there is none.
+async fn resolve_ref(shared: &Arc<Shared>, reference: &str) -> Result<String, ApiError> {
+    let full_sha = reference.len() == 40 && reference.bytes().all(|b| b.is_ascii_hexdigit());
+    if full_sha {
+        let sha = reference.to_ascii_lowercase();
+        let known = {
+            let state = shared.read();
+            state
+                .pull_requests
+                .iter()
+                .any(|pr| pr.commits.contains(&sha))
+                || state.ci.check_runs.iter().any(|r| r.head_sha == sha)
+                || state.ci.statuses.iter().any(|s| s.sha == sha)
+        };
+        if known {
+            return Ok(sha);
+        }
+    }
+    let (git_env, git_dir) = (shared.git.clone(), shared.read().repository.git_dir.clone());
+    let reference_owned = reference.to_owned();
+    let resolved = tokio::task::spawn_blocking(move || {
+        git::resolve_commit(&git_env, &git_dir, &reference_owned)
+    })
+    .await
+    .ok()
+    .flatten();
+    resolved.ok_or_else(|| {
+        ApiError::Message(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("No commit found for SHA: {reference}"),
+        )
+    })
+}
+
+/// `GET …/commits/{ref}/check-runs` (`check_name`, `status`,
+/// `filter=latest|all`).
+pub(crate) async fn list_check_runs(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    paging: Paging,
+    Path((owner, repo, reference)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
+    let sha = resolve_ref(&shared, &reference).await?;
+    let state = shared.read();
+    let all = paging.params.get("filter").map(String::as_str) == Some("all");
+    let runs: Vec<_> = if all {
+        state
+            .ci
+            .check_runs
+            .iter()
+            .filter(|r| r.head_sha == sha)
+            .collect()
+    } else {
+        state.ci.latest_check_runs(&sha)
+    };
+    let name = paging.params.get("check_name");
+    let status = paging.params.get("status");
+    let items: Vec<Value> = runs
+        .into_iter()
+        .filter(|r| name.is_none_or(|n| *n == r.name))
+        .filter(|r| status.is_none_or(|s| s == r.status.as_str()))
+        .map(|r| check_run_json(&state, r, &shared.base_url))
+        .collect();
+    let total = items.len();
+    let (page, link) = paging.slice(&shared.base_url, items);
+    Ok(with_link(
+        StatusCode::OK,
+        json!({ "total_count": total, "check_runs": page }),
+        link,
+    ))
+}
+
+/// `GET …/check-runs/{check_run_id}`.
+pub(crate) async fn get_check_run(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, id)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let state = shared.read();
+    visible_repository(&state, &viewer, &owner, &repo)?;
+    let id = parse_id(&id)?;
+    let run = state
+        .ci
+        .check_runs
+        .iter()
+        .find(|r| r.database_id == id)
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(check_run_json(&state, run, &shared.base_url)))
+}
+
+/// `GET …/commits/{ref}/status`: the combined status.
+pub(crate) async fn combined_status(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    paging: Paging,
+    Path((owner, repo, reference)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
+    let sha = resolve_ref(&shared, &reference).await?;
+    let state = shared.read();
+    let statuses: Vec<Value> = state
+        .ci
+        .latest_statuses(&sha)
+        .into_iter()
+        .map(|s| status_json(&state, s, &shared.base_url))
+        .collect();
+    let total = statuses.len();
+    let (page, link) = paging.slice(&shared.base_url, statuses);
+    let full_name = state.repository.full_name();
+    let base = &shared.base_url;
+    Ok(with_link(
+        StatusCode::OK,
+        json!({
+            "state": state.ci.combined_state(&sha).as_str(),
+            "statuses": page,
+            "sha": sha,
+            "total_count": total,
+            "repository": short_repository_json(&state.repository, base),
+            "commit_url": format!("{base}/repos/{full_name}/commits/{sha}"),
+            "url": format!("{base}/repos/{full_name}/commits/{sha}/status"),
+        }),
+        link,
+    ))
+}
+
+/// `GET …/commits/{ref}/statuses`: every status, newest first.
+pub(crate) async fn list_statuses(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    paging: Paging,
+    Path((owner, repo, reference)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
+    let sha = resolve_ref(&shared, &reference).await?;
+    let state = shared.read();
+    let items: Vec<Value> = state
+        .ci
+        .statuses
+        .iter()
+        .rev()
+        .filter(|s| s.sha == sha)
+        .map(|s| status_json(&state, s, &shared.base_url))
+        .collect();
+    let (page, link) = paging.slice(&shared.base_url, items);
+    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+}
+
+#[derive(Deserialize)]
+struct NewStatus {
+    state: Option<String>,
+    target_url: Option<String>,
+    description: Option<String>,
+    context: Option<String>,
+}
+
+/// `POST …/statuses/{sha}`: an external CI reports a status.
+pub(crate) async fn create_status(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, sha)): Path<(String, String, String)>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let new: NewStatus = parse_body(&body)?;
+    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
+    require_write(&viewer)?;
+    let state_word = new
+        .state
+        .ok_or_else(|| ApiError::Validation("state is missing".into()))?;
+    let status_state = StatusState::parse(&state_word).ok_or_else(|| {
+        ApiError::Validation(format!(
+            "state: `{state_word}` is not error, failure, pending or success"
+        ))
+    })?;
+    let sha = resolve_ref(&shared, &sha).await?;
+    let mut state = shared.write();
+    let id = state.ci_add_status(
+        &sha,
+        new.context.as_deref().unwrap_or("default"),
+        status_state,
+        new.description,
+        new.target_url,
+        &viewer.login,
+    );
+    let status = state
+        .ci
+        .statuses
+        .iter()
+        .find(|s| s.database_id == id)
+        .ok_or(ApiError::NotFound)?;
+    let value = status_json(&state, status, &shared.base_url);
+    Ok((StatusCode::CREATED, Json(value)).into_response())
+}
+
+/// The answer of a required-checks endpoint set to refuse.
+fn refused(access: EndpointAccess) -> Option<ApiError> {
+    match access {
+        EndpointAccess::Ok => None,
+        EndpointAccess::Forbidden => Some(ApiError::Message(
+            StatusCode::FORBIDDEN,
+            "Must have admin rights to Repository.".into(),
+        )),
+        EndpointAccess::NotFound => Some(ApiError::NotFound),
+    }
+}
+
+/// The app id GitHub reports for a required check: the Actions app for the
+/// emulator's own checks, none for other contexts.
+fn app_id(shared: &Shared, context: &str) -> Value {
+    if shared.scenario.checks.iter().any(|c| c.name == context) {
+        json!(15368)
+    } else {
+        Value::Null
+    }
+}
+
+/// `GET …/branches/{branch}/protection/required_status_checks`.
+pub(crate) async fn required_status_checks(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, branch)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let state = shared.read();
+    let record = visible_repository(&state, &viewer, &owner, &repo)?;
+    if let Some(err) = refused(state.ci.protection) {
+        return Err(err);
+    }
+    let required = state.ci.required_for(&branch);
+    if required.is_empty() {
+        return Err(ApiError::Message(
+            StatusCode::NOT_FOUND,
+            "Branch not protected".into(),
+        ));
+    }
+    let url = format!(
+        "{}/repos/{}/branches/{branch}/protection/required_status_checks",
+        shared.base_url,
+        record.full_name()
+    );
+    let checks: Vec<Value> = required
+        .iter()
+        .map(|c| json!({ "context": c, "app_id": app_id(&shared, c) }))
+        .collect();
+    Ok(Json(json!({
+        "url": url,
+        "strict": false,
+        "contexts": required,
+        "checks": checks,
+        "contexts_url": format!("{url}/contexts"),
+    })))
+}
+
+/// `GET …/rules/branches/{branch}`: one `required_status_checks` rule when
+/// the branch has required checks.
+pub(crate) async fn branch_rules(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    paging: Paging,
+    Path((owner, repo, branch)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let state = shared.read();
+    let record = visible_repository(&state, &viewer, &owner, &repo)?;
+    if let Some(err) = refused(state.ci.rulesets) {
+        return Err(err);
+    }
+    let required = state.ci.required_for(&branch);
+    let mut rules = Vec::new();
+    if !required.is_empty() {
+        let checks: Vec<Value> = required
+            .iter()
+            .map(|c| match app_id(&shared, c) {
+                Value::Null => json!({ "context": c }),
+                id => json!({ "context": c, "integration_id": id }),
+            })
+            .collect();
+        rules.push(json!({
+            "type": "required_status_checks",
+            "ruleset_source_type": "Repository",
+            "ruleset_source": record.full_name(),
+            "ruleset_id": 1,
+            "parameters": {
+                "strict_required_status_checks_policy": false,
+                "do_not_enforce_on_create": false,
+                "required_status_checks": checks,
+            },
+        }));
+    }
+    let (page, link) = paging.slice(&shared.base_url, rules);
+    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+}
+
+/// `GET …/actions/runs` (`head_sha`, `branch`, `event`, `status`), newest first.
+pub(crate) async fn list_workflow_runs(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    paging: Paging,
+    Path((owner, repo)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let state = shared.read();
+    visible_repository(&state, &viewer, &owner, &repo)?;
+    let param = |name: &str| paging.params.get(name).cloned();
+    let (head_sha, branch, event, status) = (
+        param("head_sha"),
+        param("branch"),
+        param("event"),
+        param("status"),
+    );
+    let items: Vec<Value> = state
+        .ci
+        .workflow_runs
+        .iter()
+        .rev()
+        .filter(|r| head_sha.as_ref().is_none_or(|s| *s == r.head_sha))
+        .filter(|r| branch.as_ref().is_none_or(|b| *b == r.head_branch))
+        .filter(|r| event.as_ref().is_none_or(|e| *e == r.event))
+        .filter(|r| {
+            status.as_ref().is_none_or(|s| {
+                s == r.status.as_str() || r.conclusion.is_some_and(|c| c.as_str() == s)
+            })
+        })
+        .map(|r| workflow_run_json(&state, r, &shared.base_url))
+        .collect();
+    let total = items.len();
+    let (page, link) = paging.slice(&shared.base_url, items);
+    Ok(with_link(
+        StatusCode::OK,
+        json!({ "total_count": total, "workflow_runs": page }),
+        link,
+    ))
+}
+
+/// `GET …/actions/runs/{run_id}`.
+pub(crate) async fn get_workflow_run(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, run_id)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let state = shared.read();
+    visible_repository(&state, &viewer, &owner, &repo)?;
+    let run_id = parse_id(&run_id)?;
+    let run = state
+        .ci
+        .workflow_runs
+        .iter()
+        .find(|r| r.database_id == run_id)
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(workflow_run_json(&state, run, &shared.base_url)))
+}
+
+/// `GET …/actions/runs/{run_id}/jobs` (`filter=latest|all`).
+pub(crate) async fn list_jobs(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    paging: Paging,
+    Path((owner, repo, run_id)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let state = shared.read();
+    visible_repository(&state, &viewer, &owner, &repo)?;
+    let run_id = parse_id(&run_id)?;
+    let run = state
+        .ci
+        .workflow_runs
+        .iter()
+        .find(|r| r.database_id == run_id)
+        .ok_or(ApiError::NotFound)?;
+    let all = paging.params.get("filter").map(String::as_str) == Some("all");
+    let jobs: Vec<_> = if all {
+        run.jobs.iter().collect()
+    } else {
+        run.latest_jobs()
+    };
+    let items: Vec<Value> = jobs
+        .into_iter()
+        .map(|j| job_json(&state, run, j, &shared.base_url))
+        .collect();
+    let total = items.len();
+    let (page, link) = paging.slice(&shared.base_url, items);
+    Ok(with_link(
+        StatusCode::OK,
+        json!({ "total_count": total, "jobs": page }),
+        link,
+    ))
+}
+
+/// `POST …/actions/runs/{run_id}/rerun-failed-jobs`: 201 `{}`.
+pub(crate) async fn rerun_failed_jobs(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, run_id)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
+    require_write(&viewer)?;
+    let run_id = parse_id(&run_id)?;
+    crate::ci::rerun_failed(&shared, run_id)?;
+    Ok((StatusCode::CREATED, Json(json!({}))).into_response())
+}

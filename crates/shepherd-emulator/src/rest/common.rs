@@ -1,0 +1,293 @@
+//! What every REST handler shares: GitHub's error shape, authentication,
+//! access checks, JSON bodies and Link-header pagination.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{FromRequestParts, OriginalUri, Query};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use crate::auth::{self, AuthFailure, Viewer};
+use crate::scenario::Permission;
+use crate::server::Shared;
+use crate::state::{PullRequestRecord, RepositoryRecord, State as EmulatorState, WriteError};
+
+/// An error answered in GitHub's REST shape:
+/// `{"message": …, "documentation_url": …, "status": "404"}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ApiError {
+    /// 401 without credentials.
+    RequiresAuthentication,
+    /// 401 with credentials that match no user.
+    BadCredentials,
+    /// 404, also for resources the user may not see.
+    NotFound,
+    /// 400: the body is not the JSON expected.
+    BadJson,
+    /// 422 `Validation Failed`, with one error message.
+    Validation(String),
+    /// Any status with a message.
+    Message(StatusCode, String),
+}
+
+impl ApiError {
+    /// 403 for a token that may read but not write.
+    pub(crate) fn read_only() -> ApiError {
+        ApiError::Message(
+            StatusCode::FORBIDDEN,
+            "Resource not accessible by personal access token".into(),
+        )
+    }
+}
+
+impl From<WriteError> for ApiError {
+    fn from(err: WriteError) -> Self {
+        match err {
+            WriteError::NotFound(message) if message.is_empty() || message == "Not Found" => {
+                ApiError::NotFound
+            }
+            WriteError::NotFound(message) => ApiError::Message(StatusCode::NOT_FOUND, message),
+            WriteError::Forbidden(message) => ApiError::Message(StatusCode::FORBIDDEN, message),
+            WriteError::Unprocessable(message) => ApiError::Validation(message),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, message, errors) = match self {
+            ApiError::RequiresAuthentication => (
+                StatusCode::UNAUTHORIZED,
+                "Requires authentication".to_owned(),
+                None,
+            ),
+            ApiError::BadCredentials => {
+                (StatusCode::UNAUTHORIZED, "Bad credentials".to_owned(), None)
+            }
+            ApiError::NotFound => (StatusCode::NOT_FOUND, "Not Found".to_owned(), None),
+            ApiError::BadJson => (
+                StatusCode::BAD_REQUEST,
+                "Problems parsing JSON".to_owned(),
+                None,
+            ),
+            ApiError::Validation(message) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Validation Failed".to_owned(),
+                Some(json!([{ "message": message, "code": "custom" }])),
+            ),
+            ApiError::Message(status, message) => (status, message, None),
+        };
+        let mut body = json!({
+            "message": message,
+            "documentation_url": "https://docs.github.com/rest",
+            "status": status.as_u16().to_string(),
+        });
+        if let Some(errors) = errors {
+            body["errors"] = errors;
+        }
+        (status, Json(body)).into_response()
+    }
+}
+
+/// The authenticated user of a REST request.
+pub(crate) struct Authed(pub(crate) Viewer);
+
+impl FromRequestParts<Arc<Shared>> for Authed {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, Self::Rejection> {
+        match auth::authenticate(&shared.read(), &parts.headers) {
+            Ok(viewer) => Ok(Authed(viewer)),
+            Err(AuthFailure::Missing) => Err(ApiError::RequiresAuthentication),
+            Err(AuthFailure::Bad) => Err(ApiError::BadCredentials),
+        }
+    }
+}
+
+/// A 404 unless `owner/repo` is the repository and the viewer may see it.
+pub(crate) fn visible_repository<'s>(
+    state: &'s EmulatorState,
+    viewer: &Viewer,
+    owner: &str,
+    repo: &str,
+) -> Result<&'s RepositoryRecord, ApiError> {
+    if state.is_repository(owner, repo) && viewer.permission > Permission::None {
+        Ok(&state.repository)
+    } else {
+        Err(ApiError::NotFound)
+    }
+}
+
+/// The pull request `number` (a path segment) of a visible repository.
+pub(crate) fn visible_pull_request<'s>(
+    state: &'s EmulatorState,
+    viewer: &Viewer,
+    owner: &str,
+    repo: &str,
+    number: &str,
+) -> Result<&'s PullRequestRecord, ApiError> {
+    visible_repository(state, viewer, owner, repo)?;
+    let number: u64 = number.parse().map_err(|_| ApiError::NotFound)?;
+    state.pull_request(number).ok_or(ApiError::NotFound)
+}
+
+/// Writes need write permission; a read-only token gets GitHub's 403.
+pub(crate) fn require_write(viewer: &Viewer) -> Result<(), ApiError> {
+    if viewer.permission >= Permission::Write {
+        Ok(())
+    } else {
+        Err(ApiError::read_only())
+    }
+}
+
+/// Parses a JSON body; an empty body is `{}`.
+pub(crate) fn parse_body<T: DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
+    let text: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        body
+    };
+    serde_json::from_slice(text).map_err(|_| ApiError::BadJson)
+}
+
+/// Parses a numeric path segment; anything else is a 404, as on GitHub.
+pub(crate) fn parse_id(segment: &str) -> Result<u64, ApiError> {
+    segment.parse().map_err(|_| ApiError::NotFound)
+}
+
+/// `page` and `per_page` of a list request, and the URL to link from.
+pub(crate) struct Paging {
+    pub(crate) page: usize,
+    pub(crate) per_page: usize,
+    /// The request's path, as the client sent it (either path style).
+    path: String,
+    /// The query without `page`.
+    other_params: Vec<String>,
+    /// The other query parameters, decoded.
+    pub(crate) params: BTreeMap<String, String>,
+}
+
+impl FromRequestParts<Arc<Shared>> for Paging {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        _shared: &Arc<Shared>,
+    ) -> Result<Self, Self::Rejection> {
+        let uri = parts
+            .extensions
+            .get::<OriginalUri>()
+            .map_or_else(|| parts.uri.clone(), |o| o.0.clone());
+        let Query(params) = Query::<BTreeMap<String, String>>::try_from_uri(&uri)
+            .map_err(|_| ApiError::Validation("invalid query string".into()))?;
+        let number = |name: &str, default: usize| -> usize {
+            params
+                .get(name)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        };
+        let page = number("page", 1).max(1);
+        let per_page = number("per_page", 30).clamp(1, 100);
+        let other_params = uri
+            .query()
+            .unwrap_or_default()
+            .split('&')
+            .filter(|p| !p.is_empty() && !p.starts_with("page="))
+            .map(str::to_owned)
+            .collect();
+        Ok(Paging {
+            page,
+            per_page,
+            path: uri.path().to_owned(),
+            other_params,
+            params,
+        })
+    }
+}
+
+impl Paging {
+    /// The page of `items`, and the `Link` header when there are others.
+    pub(crate) fn slice<T>(&self, base_url: &str, items: Vec<T>) -> (Vec<T>, Option<String>) {
+        let total = items.len();
+        let last = total.div_ceil(self.per_page).max(1);
+        let start = (self.page - 1).saturating_mul(self.per_page);
+        let page: Vec<T> = items.into_iter().skip(start).take(self.per_page).collect();
+        let link_to = |n: usize, rel: &str| {
+            let mut params = self.other_params.clone();
+            params.push(format!("page={n}"));
+            format!(
+                "<{base_url}{}?{}>; rel=\"{rel}\"",
+                self.path,
+                params.join("&")
+            )
+        };
+        let mut links = Vec::new();
+        if self.page > 1 {
+            links.push(link_to(self.page - 1, "prev"));
+        }
+        if self.page < last {
+            links.push(link_to(self.page + 1, "next"));
+            links.push(link_to(last, "last"));
+        }
+        if self.page > 1 {
+            links.push(link_to(1, "first"));
+        }
+        let link = (!links.is_empty()).then(|| links.join(", "));
+        (page, link)
+    }
+}
+
+/// A JSON answer with an optional `Link` header.
+pub(crate) fn with_link(status: StatusCode, body: Value, link: Option<String>) -> Response {
+    let mut response = (status, Json(body)).into_response();
+    if let Some(value) = link.and_then(|l| HeaderValue::from_str(&l).ok()) {
+        response.headers_mut().insert(header::LINK, value);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paging(page: usize, per_page: usize, query: &[&str]) -> Paging {
+        Paging {
+            page,
+            per_page,
+            path: "/api/v3/repos/o/r/issues/1/comments".into(),
+            other_params: query.iter().map(|s| (*s).to_owned()).collect(),
+            params: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn link_header_names_the_neighbours() {
+        let items: Vec<u32> = (0..25).collect();
+        let (page, link) = paging(2, 10, &["per_page=10"]).slice("http://h", items.clone());
+        assert_eq!(page, (10..20).collect::<Vec<_>>());
+        let link = link.unwrap();
+        assert!(
+            link.contains(
+                "<http://h/api/v3/repos/o/r/issues/1/comments?per_page=10&page=3>; rel=\"next\""
+            ),
+            "{link}"
+        );
+        assert!(link.contains("page=1>; rel=\"prev\""), "{link}");
+        assert!(link.contains("page=3>; rel=\"last\""), "{link}");
+        assert!(link.contains("page=1>; rel=\"first\""), "{link}");
+        let (page, link) = paging(3, 10, &[]).slice("http://h", items.clone());
+        assert_eq!(page.len(), 5);
+        assert!(!link.unwrap().contains("next"));
+        let (_, link) = paging(1, 30, &[]).slice("http://h", items);
+        assert_eq!(link, None);
+    }
+}

@@ -1,0 +1,145 @@
+//! The pull request as an issue: conversation comments and labels.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::common::{
+    parse_body, parse_id, require_write, visible_pull_request, visible_repository, with_link,
+    ApiError, Authed, Paging,
+};
+use super::json::{issue_comment_json, labels_json};
+use crate::server::Shared;
+
+/// `GET …/issues/{number}/comments`, oldest first, `since` honoured.
+pub(crate) async fn list_issue_comments(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    paging: Paging,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let state = shared.read();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let since = paging.params.get("since").cloned();
+    let items = pr
+        .issue_comments
+        .iter()
+        // ISO 8601 in UTC compares as text.
+        .filter(|c| since.as_ref().is_none_or(|s| c.created_at >= *s))
+        .map(|c| issue_comment_json(&state, pr, c, &shared.base_url))
+        .collect();
+    let (page, link) = paging.slice(&shared.base_url, items);
+    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+}
+
+#[derive(Deserialize)]
+struct CommentBody {
+    body: Option<String>,
+}
+
+/// `POST …/issues/{number}/comments`: 201 with the comment.
+pub(crate) async fn post_issue_comment(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let new: CommentBody = parse_body(&body)?;
+    let text = new
+        .body
+        .ok_or_else(|| ApiError::Validation("body is missing".into()))?;
+    let mut state = shared.write();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let number = pr.number;
+    require_write(&viewer)?;
+    let id = state.apply_issue_comment(number, &viewer.login, &text)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
+    let comment = pr
+        .issue_comments
+        .iter()
+        .find(|c| c.database_id == id)
+        .ok_or(ApiError::NotFound)?;
+    let value = issue_comment_json(&state, pr, comment, &shared.base_url);
+    Ok((StatusCode::CREATED, Json(value)).into_response())
+}
+
+/// `GET …/issues/comments/{comment_id}`.
+pub(crate) async fn get_issue_comment(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, comment_id)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let state = shared.read();
+    visible_repository(&state, &viewer, &owner, &repo)?;
+    let id = parse_id(&comment_id)?;
+    state
+        .pull_requests
+        .iter()
+        .find_map(|pr| {
+            let comment = pr.issue_comments.iter().find(|c| c.database_id == id)?;
+            Some(issue_comment_json(&state, pr, comment, &shared.base_url))
+        })
+        .map(Json)
+        .ok_or(ApiError::NotFound)
+}
+
+/// `GET …/issues/{number}/labels`.
+pub(crate) async fn list_labels(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let state = shared.read();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    Ok(Json(labels_json(&state, pr, &shared.base_url)))
+}
+
+#[derive(Deserialize)]
+struct LabelsBody {
+    labels: Option<Vec<String>>,
+}
+
+/// `POST …/issues/{number}/labels` with `{"labels": [...]}` (a bare array
+/// works too): adds them, answers every label of the issue.
+pub(crate) async fn add_labels(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let names = match parse_body::<Vec<String>>(&body) {
+        Ok(names) => names,
+        Err(_) => parse_body::<LabelsBody>(&body)?
+            .labels
+            .ok_or_else(|| ApiError::Validation("labels is missing".into()))?,
+    };
+    let mut state = shared.write();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let number = pr.number;
+    require_write(&viewer)?;
+    state.apply_add_labels(number, &names)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
+    Ok(Json(labels_json(&state, pr, &shared.base_url)))
+}
+
+/// `DELETE …/issues/{number}/labels/{name}`: answers the labels left; 404
+/// `Label does not exist` when it is not on the issue.
+pub(crate) async fn remove_label(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, number, name)): Path<(String, String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let mut state = shared.write();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let number = pr.number;
+    require_write(&viewer)?;
+    state.apply_remove_label(number, &name)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
+    Ok(Json(labels_json(&state, pr, &shared.base_url)))
+}

@@ -1,0 +1,15 @@
+//! GitHub's REST API, the subset Shepherd (and `gh`-style clients) use.
+//! Served at `/…` and, for Enterprise-style clients, at `/api/v3/…`.
+
+mod checks;
+mod common;
+mod issues;
+mod json;
+mod middleware;
+mod pulls;
+mod routes;
+
+pub(crate) use common::ApiError;
+pub(crate) use middleware::{conditional_get, count_and_fault};
+pub(crate) use pulls::parse_event;
+pub(crate) use routes::routes;

@@ -1,0 +1,512 @@
+//! `/user`, the repository, pull requests, their review comments (with
+//! replies) and reviews.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::common::{
+    parse_body, parse_id, require_write, visible_pull_request, visible_repository, with_link,
+    ApiError, Authed, Paging,
+};
+use super::json::{
+    pull_request_json, repository_json, review_comment_json, review_json, user_json,
+};
+use crate::scenario::{PullRequestStatus, ReviewStateSpec, Side};
+use crate::server::Shared;
+use crate::state::{NewThread, PullRequestEdit, PullRequestRecord, State as EmulatorState};
+
+pub(crate) async fn get_user(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+) -> Response {
+    let state = shared.read();
+    match state.user(&viewer.login) {
+        Some(user) => Json(user_json(user, &shared.base_url)).into_response(),
+        None => ApiError::NotFound.into_response(),
+    }
+}
+
+pub(crate) async fn get_repository(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let state = shared.read();
+    let record = visible_repository(&state, &viewer, &owner, &repo)?;
+    Ok(Json(repository_json(record, &viewer, &shared.base_url)))
+}
+
+pub(crate) async fn list_pull_requests(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    paging: Paging,
+    Path((owner, repo)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let state = shared.read();
+    let record = visible_repository(&state, &viewer, &owner, &repo)?;
+    let wanted = paging.params.get("state").map_or("open", String::as_str);
+    let items: Vec<Value> = state
+        .pull_requests
+        .iter()
+        .filter(|pr| match wanted {
+            "all" => true,
+            "closed" => pr.status != PullRequestStatus::Open,
+            _ => pr.status == PullRequestStatus::Open,
+        })
+        .map(|pr| pull_request_json(&state, record, pr, &shared.base_url))
+        .collect();
+    let (page, link) = paging.slice(&shared.base_url, items);
+    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+}
+
+pub(crate) async fn get_pull_request(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let state = shared.read();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    Ok(Json(pull_request_json(
+        &state,
+        &state.repository,
+        pr,
+        &shared.base_url,
+    )))
+}
+
+#[derive(Deserialize)]
+struct PullRequestPatch {
+    title: Option<String>,
+    body: Option<String>,
+    state: Option<String>,
+}
+
+/// `PATCH …/pulls/{number}`: title, body, `state` open or closed.
+pub(crate) async fn patch_pull_request(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let patch: PullRequestPatch = parse_body(&body)?;
+    let state_change = match patch.state.as_deref() {
+        None => None,
+        Some("open") => Some(PullRequestStatus::Open),
+        Some("closed") => Some(PullRequestStatus::Closed),
+        Some(other) => {
+            return Err(ApiError::Validation(format!(
+                "state: `{other}` is not open or closed"
+            )))
+        }
+    };
+    let mut state = shared.write();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let number = pr.number;
+    if pr.author != viewer.login {
+        require_write(&viewer)?;
+    }
+    let edit = PullRequestEdit {
+        title: patch.title,
+        body: patch.body,
+        state: state_change,
+    };
+    state.apply_pull_request_edit(number, &edit)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
+    Ok(Json(pull_request_json(
+        &state,
+        &state.repository,
+        pr,
+        &shared.base_url,
+    )))
+}
+
+/// The JSON of review comment `comment_id` of `pr`.
+fn comment_json(
+    state: &EmulatorState,
+    pr: &PullRequestRecord,
+    comment_id: u64,
+    api_url: &str,
+) -> Result<Value, ApiError> {
+    let (t, c) = pr.find_comment(comment_id).ok_or(ApiError::NotFound)?;
+    let thread = &pr.threads[t];
+    Ok(review_comment_json(
+        state,
+        pr,
+        thread,
+        &thread.comments[c],
+        api_url,
+    ))
+}
+
+/// `GET …/pulls/{number}/comments`: the review comments the viewer sees,
+/// oldest first.
+pub(crate) async fn list_review_comments(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    paging: Paging,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let state = shared.read();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let mut comments: Vec<(u64, Value)> = pr
+        .threads
+        .iter()
+        .flat_map(|thread| thread.comments.iter().map(move |c| (thread, c)))
+        .filter(|(_, c)| pr.review_visible_to(c.review_id, &viewer.login))
+        .map(|(thread, c)| {
+            let value = review_comment_json(&state, pr, thread, c, &shared.base_url);
+            (c.database_id, value)
+        })
+        .collect();
+    comments.sort_by_key(|(id, _)| *id);
+    let items = comments.into_iter().map(|(_, v)| v).collect();
+    let (page, link) = paging.slice(&shared.base_url, items);
+    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+}
+
+/// `GET …/pulls/comments/{comment_id}`.
+pub(crate) async fn get_review_comment(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, comment_id)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let state = shared.read();
+    visible_repository(&state, &viewer, &owner, &repo)?;
+    let comment_id = parse_id(&comment_id)?;
+    for pr in &state.pull_requests {
+        if let Some((t, c)) = pr.find_comment(comment_id) {
+            let comment = &pr.threads[t].comments[c];
+            if !pr.review_visible_to(comment.review_id, &viewer.login) {
+                return Err(ApiError::NotFound);
+            }
+            return comment_json(&state, pr, comment_id, &shared.base_url).map(Json);
+        }
+    }
+    Err(ApiError::NotFound)
+}
+
+#[derive(Deserialize)]
+struct ReplyBody {
+    body: Option<String>,
+}
+
+/// `POST …/pulls/{number}/comments/{comment_id}/replies`: 201 with the new
+/// comment. A user with a pending review gets the reply in that review,
+/// where nobody else sees it, as on GitHub.
+pub(crate) async fn post_reply(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, number, comment_id)): Path<(String, String, String, String)>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let reply: ReplyBody = parse_body(&body)?;
+    let text = reply
+        .body
+        .ok_or_else(|| ApiError::Validation("body is missing".into()))?;
+    let mut state = shared.write();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let number = pr.number;
+    require_write(&viewer)?;
+    let comment_id = parse_id(&comment_id)?;
+    let created = state.apply_reply_to_comment(number, &viewer.login, comment_id, &text)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
+    let value = comment_json(&state, pr, created.comment_id, &shared.base_url)?;
+    Ok((StatusCode::CREATED, Json(value)).into_response())
+}
+
+#[derive(Deserialize)]
+struct NewCommentBody {
+    body: Option<String>,
+    path: Option<String>,
+    line: Option<u32>,
+    start_line: Option<u32>,
+    side: Option<String>,
+    subject_type: Option<String>,
+    in_reply_to: Option<u64>,
+    #[allow(dead_code)] // Accepted as GitHub does; the head is used.
+    commit_id: Option<String>,
+}
+
+fn parse_side(side: Option<&str>) -> Result<Side, ApiError> {
+    match side {
+        None | Some("RIGHT") => Ok(Side::Right),
+        Some("LEFT") => Ok(Side::Left),
+        Some(other) => Err(ApiError::Validation(format!(
+            "side: `{other}` is not LEFT or RIGHT"
+        ))),
+    }
+}
+
+/// The thread a new REST comment opens: its line must be in the PR's diff.
+fn new_thread(
+    pr: &PullRequestRecord,
+    path: Option<String>,
+    line: Option<u32>,
+    start_line: Option<u32>,
+    side: Option<&str>,
+    file_level: bool,
+    body: String,
+) -> Result<NewThread, ApiError> {
+    let path = path.ok_or_else(|| ApiError::Validation("path is missing".into()))?;
+    let side = parse_side(side)?;
+    if file_level {
+        if !pr.diff.contains_key(&path) {
+            return Err(ApiError::Validation(
+                "path must be a file changed by the pull request".into(),
+            ));
+        }
+        return Ok(NewThread {
+            path,
+            line: None,
+            start_line: None,
+            side,
+            body,
+            diff_hunk: String::new(),
+        });
+    }
+    let line = line.ok_or_else(|| ApiError::Validation("line is missing".into()))?;
+    if start_line.is_some_and(|s| s >= line) {
+        return Err(ApiError::Validation("start_line must precede line".into()));
+    }
+    let diff_hunk = pr.hunk_for(&path, line, side).ok_or_else(|| {
+        ApiError::Validation("pull_request_review_thread.line must be part of the diff".into())
+    })?;
+    if let Some(start) = start_line {
+        if pr.hunk_for(&path, start, side).is_none() {
+            return Err(ApiError::Validation(
+                "pull_request_review_thread.start_line must be part of the diff".into(),
+            ));
+        }
+    }
+    Ok(NewThread {
+        path,
+        line: Some(line),
+        start_line,
+        side,
+        body,
+        diff_hunk,
+    })
+}
+
+/// `POST …/pulls/{number}/comments`: a new thread, or a reply with
+/// `in_reply_to`.
+pub(crate) async fn post_review_comment(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let new: NewCommentBody = parse_body(&body)?;
+    let text = new
+        .body
+        .ok_or_else(|| ApiError::Validation("body is missing".into()))?;
+    let mut state = shared.write();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let number = pr.number;
+    require_write(&viewer)?;
+    let comment_id = match new.in_reply_to {
+        Some(parent) => {
+            state
+                .apply_reply_to_comment(number, &viewer.login, parent, &text)?
+                .comment_id
+        }
+        None => {
+            let file_level = new.subject_type.as_deref() == Some("file");
+            let thread = new_thread(
+                pr,
+                new.path,
+                new.line,
+                new.start_line,
+                new.side.as_deref(),
+                file_level,
+                text,
+            )?;
+            let created = state.apply_new_thread(number, &viewer.login, thread)?;
+            created.threads[0].1
+        }
+    };
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
+    let value = comment_json(&state, pr, comment_id, &shared.base_url)?;
+    Ok((StatusCode::CREATED, Json(value)).into_response())
+}
+
+/// `GET …/pulls/{number}/reviews`.
+pub(crate) async fn list_reviews(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    paging: Paging,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let state = shared.read();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let items = pr
+        .reviews
+        .iter()
+        .filter(|r| pr.review_visible_to(r.database_id, &viewer.login))
+        .map(|r| review_json(&state, pr, r, &shared.base_url))
+        .collect();
+    let (page, link) = paging.slice(&shared.base_url, items);
+    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+}
+
+/// `GET …/pulls/{number}/reviews/{review_id}`; another user's pending
+/// review is a 404.
+pub(crate) async fn get_review(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, number, review_id)): Path<(String, String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let state = shared.read();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let review_id = parse_id(&review_id)?;
+    let review = pr
+        .review(review_id)
+        .filter(|r| pr.review_visible_to(r.database_id, &viewer.login))
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(review_json(&state, pr, review, &shared.base_url)))
+}
+
+/// `GET …/pulls/{number}/reviews/{review_id}/comments`.
+pub(crate) async fn list_review_comments_of_review(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    paging: Paging,
+    Path((owner, repo, number, review_id)): Path<(String, String, String, String)>,
+) -> Result<Response, ApiError> {
+    let state = shared.read();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let review_id = parse_id(&review_id)?;
+    if pr
+        .review(review_id)
+        .filter(|r| pr.review_visible_to(r.database_id, &viewer.login))
+        .is_none()
+    {
+        return Err(ApiError::NotFound);
+    }
+    let items = pr
+        .threads
+        .iter()
+        .flat_map(|thread| thread.comments.iter().map(move |c| (thread, c)))
+        .filter(|(_, c)| c.review_id == review_id)
+        .map(|(thread, c)| review_comment_json(&state, pr, thread, c, &shared.base_url))
+        .collect();
+    let (page, link) = paging.slice(&shared.base_url, items);
+    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+}
+
+#[derive(Deserialize)]
+struct ReviewCommentInput {
+    path: Option<String>,
+    line: Option<u32>,
+    start_line: Option<u32>,
+    side: Option<String>,
+    body: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct NewReviewBody {
+    body: Option<String>,
+    event: Option<String>,
+    #[serde(default)]
+    comments: Vec<ReviewCommentInput>,
+    #[allow(dead_code)] // Accepted as GitHub does; the head is used.
+    commit_id: Option<String>,
+}
+
+/// GitHub's review events; `None` (no event) makes a pending review.
+pub(crate) fn parse_event(event: Option<&str>) -> Result<ReviewStateSpec, String> {
+    match event {
+        None | Some("PENDING") => Ok(ReviewStateSpec::Pending),
+        Some("COMMENT") => Ok(ReviewStateSpec::Commented),
+        Some("APPROVE") => Ok(ReviewStateSpec::Approved),
+        Some("REQUEST_CHANGES") => Ok(ReviewStateSpec::ChangesRequested),
+        Some(other) => Err(format!(
+            "event: `{other}` is not APPROVE, REQUEST_CHANGES or COMMENT"
+        )),
+    }
+}
+
+/// `POST …/pulls/{number}/reviews`: a review, pending when `event` is omitted.
+pub(crate) async fn post_review(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let new: NewReviewBody = parse_body(&body)?;
+    let event = parse_event(new.event.as_deref()).map_err(ApiError::Validation)?;
+    let mut state = shared.write();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let number = pr.number;
+    require_write(&viewer)?;
+    let threads = new
+        .comments
+        .into_iter()
+        .map(|c| {
+            let body = c
+                .body
+                .ok_or_else(|| ApiError::Validation("comments: body is missing".into()))?;
+            new_thread(
+                pr,
+                c.path,
+                c.line,
+                c.start_line,
+                c.side.as_deref(),
+                false,
+                body,
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let created = state.apply_review(
+        number,
+        &viewer.login,
+        event,
+        new.body.as_deref().unwrap_or_default(),
+        threads,
+    )?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
+    let review = pr.review(created.review_id).ok_or(ApiError::NotFound)?;
+    Ok(Json(review_json(&state, pr, review, &shared.base_url)))
+}
+
+#[derive(Deserialize)]
+struct SubmitBody {
+    body: Option<String>,
+    event: Option<String>,
+}
+
+/// `POST …/pulls/{number}/reviews/{review_id}/events`: submits a pending review.
+pub(crate) async fn submit_review(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, number, review_id)): Path<(String, String, String, String)>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let submit: SubmitBody = parse_body(&body)?;
+    let event = match submit.event.as_deref() {
+        None => return Err(ApiError::Validation("event is missing".into())),
+        Some(event) => parse_event(Some(event)).map_err(ApiError::Validation)?,
+    };
+    let mut state = shared.write();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let number = pr.number;
+    require_write(&viewer)?;
+    let review_id = parse_id(&review_id)?;
+    state.apply_submit_review(
+        number,
+        &viewer.login,
+        review_id,
+        event,
+        submit.body.as_deref(),
+    )?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
+    let review = pr.review(review_id).ok_or(ApiError::NotFound)?;
+    Ok(Json(review_json(&state, pr, review, &shared.base_url)))
+}

@@ -1,0 +1,232 @@
+//! Push processing with the real git: threads move or become outdated, CI
+//! starts for the new head, reviewer bots wake up.
+
+use serde_json::{json, Value};
+use shepherd_emulator::{BotSpec, CheckSpec, Scenario, ThreadCommentSpec, ThreadSpec};
+
+use crate::common::*;
+
+/// Threads at lines 10, 19-20 (multi-line) and 30 of `src/lib.rs`, one
+/// required check, a TODO bot.
+fn push_scenario() -> Scenario {
+    let mut s = scenario(0, 0);
+    for (start, line) in [(None, 10), (Some(19), 20), (None, 30)] {
+        let mut thread = ThreadSpec::new(
+            "src/lib.rs",
+            line,
+            vec![ThreadCommentSpec::new("bob", format!("about line {line}"))],
+        );
+        thread.start_line = start;
+        s.threads.push(thread);
+    }
+    let mut check = CheckSpec::new("tests", "test -f src/lib.rs");
+    check.required = true;
+    s.checks.push(check);
+    let mut bot = BotSpec::new(
+        "review-bot",
+        r"TODO",
+        "`{match}` at {path}:{line}\n\n```suggestion\n```",
+    );
+    bot.delay_ms = 50;
+    bot.path = Some("src/**".into());
+    s.bots.push(bot);
+    s
+}
+
+async fn lines_of_threads(
+    emu: &shepherd_emulator::RunningEmulator,
+) -> Vec<(Value, Value, Value, Value)> {
+    threads(emu, ALICE)
+        .await
+        .iter()
+        .map(|t| {
+            (
+                t["line"].clone(),
+                t["startLine"].clone(),
+                t["originalLine"].clone(),
+                t["isOutdated"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_push_moves_threads_outdates_changed_lines_and_runs_ci() {
+    let emu = start(push_scenario()).await;
+    idle(&emu).await;
+    let first_head = emu.head_sha(1).unwrap();
+    assert_eq!(
+        check_runs(&emu, &first_head).await,
+        [("tests".to_owned(), "completed".to_owned(), json!("success"))]
+    );
+
+    // Two lines inserted above line 10, line 30 changed.
+    let pushed = git_push(&emu, ALICE, "feature/widgets", |repo| {
+        let path = repo.join("src/lib.rs");
+        let mut lines = read_lines(&path);
+        lines[29] = "line 30 changed".into();
+        lines.insert(2, "inserted a".into());
+        lines.insert(2, "inserted b".into());
+        write_lines(&path, &lines);
+    })
+    .await;
+    assert_eq!(emu.head_sha(1).unwrap(), pushed);
+    assert_eq!(
+        lines_of_threads(&emu).await,
+        [
+            (json!(12), Value::Null, json!(10), json!(false)),
+            (json!(22), json!(21), json!(20), json!(false)),
+            (Value::Null, Value::Null, json!(30), json!(true)),
+        ]
+    );
+    // REST agrees, and says which commit each position refers to.
+    let (_, comments) = rest_get(
+        &emu.api_url(),
+        "/repos/acme/widgets/pulls/1/comments",
+        Some(ALICE),
+    )
+    .await;
+    assert_eq!(comments[0]["line"], 12);
+    assert_eq!(comments[0]["original_line"], 10);
+    assert_eq!(comments[0]["commit_id"], pushed.as_str());
+    assert_eq!(comments[0]["original_commit_id"], first_head.as_str());
+    assert_eq!(comments[2]["line"], Value::Null);
+    assert_eq!(comments[2]["original_line"], 30);
+
+    // CI ran for the new head; the PR lists both commits.
+    idle(&emu).await;
+    assert_eq!(
+        check_runs(&emu, &pushed).await,
+        [("tests".to_owned(), "completed".to_owned(), json!("success"))]
+    );
+    let body = graphql(
+        &emu,
+        ALICE,
+        r#"query C { repository(owner: "acme", name: "widgets") { pullRequest(number: 1) {
+            commits(first: 10) { totalCount nodes { commit { oid } } } } } }"#,
+        json!({}),
+    )
+    .await;
+    let commits = &body["data"]["repository"]["pullRequest"]["commits"];
+    assert_eq!(commits["totalCount"], 2);
+    assert_eq!(commits["nodes"][1]["commit"]["oid"], pushed.as_str());
+
+    // A second push deleting lines above moves the threads back up.
+    git_push(&emu, BOB, "feature/widgets", |repo| {
+        let path = repo.join("src/lib.rs");
+        let mut lines = read_lines(&path);
+        lines.drain(2..4);
+        write_lines(&path, &lines);
+    })
+    .await;
+    let lines = lines_of_threads(&emu).await;
+    assert_eq!(lines[0].0, 10);
+    assert_eq!(
+        (lines[1].0.clone(), lines[1].1.clone()),
+        (json!(20), json!(19))
+    );
+    assert_eq!(lines[2].3, true);
+    idle(&emu).await;
+}
+
+#[tokio::test]
+async fn an_insertion_inside_a_multi_line_thread_outdates_it() {
+    let emu = start(push_scenario()).await;
+    git_push(&emu, ALICE, "feature/widgets", |repo| {
+        let path = repo.join("src/lib.rs");
+        let mut lines = read_lines(&path);
+        // Between lines 19 and 20.
+        lines.insert(19, "wedged".into());
+        write_lines(&path, &lines);
+    })
+    .await;
+    let lines = lines_of_threads(&emu).await;
+    assert_eq!(lines[0], (json!(10), Value::Null, json!(10), json!(false)));
+    assert_eq!(lines[1].3, true, "{lines:?}");
+    assert_eq!(lines[2].0, 31);
+    idle(&emu).await;
+}
+
+#[tokio::test]
+async fn the_bot_comments_on_added_todo_lines_once() {
+    let emu = start(push_scenario()).await;
+    idle(&emu).await;
+    let pushed = git_push(&emu, ALICE, "feature/widgets", |repo| {
+        let path = repo.join("src/lib.rs");
+        let mut lines = read_lines(&path);
+        lines.insert(3, "// TODO: handle errors".into());
+        write_lines(&path, &lines);
+        // Outside the bot's path glob: ignored.
+        std::fs::write(repo.join("NOTES.md"), "TODO: write notes\n").unwrap();
+    })
+    .await;
+    idle(&emu).await;
+    let all = threads(&emu, ALICE).await;
+    let bot: Vec<&Value> = all
+        .iter()
+        .filter(|t| t["comments"]["nodes"][0]["author"]["__typename"] == "Bot")
+        .collect();
+    assert_eq!(bot.len(), 1, "{all:?}");
+    assert_eq!(bot[0]["path"], "src/lib.rs");
+    assert_eq!(bot[0]["line"], 4);
+    let comment = &bot[0]["comments"]["nodes"][0];
+    assert_eq!(comment["author"]["login"], "review-bot");
+    assert_eq!(comment["pullRequestReview"]["state"], "COMMENTED");
+    assert_eq!(
+        comment["body"],
+        "`TODO` at src/lib.rs:4\n\n```suggestion\n```"
+    );
+    let state = emu.state_json();
+    let bot_thread = state["pull_requests"][0]["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["comments"][0]["author"] == "review-bot")
+        .unwrap()
+        .clone();
+    let hunk = bot_thread["comments"][0]["diff_hunk"].as_str().unwrap();
+    assert!(hunk.starts_with("@@ "), "{hunk}");
+    assert!(hunk.ends_with("+// TODO: handle errors"), "{hunk}");
+    assert_eq!(bot_thread["side"], "right");
+    assert_eq!(bot_thread["commit"], pushed.as_str());
+
+    // Removing and re-adding the same line: the same path, line and body
+    // are never posted twice.
+    for add in [false, true] {
+        git_push(&emu, ALICE, "feature/widgets", move |repo| {
+            let path = repo.join("src/lib.rs");
+            let mut lines = read_lines(&path);
+            if add {
+                lines.insert(3, "// TODO: handle errors".into());
+            } else {
+                lines.remove(3);
+            }
+            write_lines(&path, &lines);
+        })
+        .await;
+        idle(&emu).await;
+    }
+    let bot_threads = threads(&emu, ALICE)
+        .await
+        .iter()
+        .filter(|t| t["comments"]["nodes"][0]["author"]["__typename"] == "Bot")
+        .count();
+    assert_eq!(bot_threads, 1);
+}
+
+#[tokio::test]
+async fn bots_can_review_the_pr_at_start() {
+    let mut s = push_scenario();
+    s.bots[0].on_start = true;
+    s.bots[0].pattern = r"^line 5$".into();
+    let emu = start(s).await;
+    idle(&emu).await;
+    let bot: Vec<Value> = threads(&emu, ALICE)
+        .await
+        .into_iter()
+        .filter(|t| t["comments"]["nodes"][0]["author"]["__typename"] == "Bot")
+        .collect();
+    // `line 5` is the line the PR adds.
+    assert_eq!(bot.len(), 1);
+    assert_eq!(bot[0]["line"], 5);
+}
