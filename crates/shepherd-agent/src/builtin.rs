@@ -429,6 +429,7 @@ pub fn fix(task: &FixTask) -> Result<FixAnswer, AgentError> {
         edits.sort_by(|a, b| {
             (b.1.site.start_line, b.1.site.end_line).cmp(&(a.1.site.start_line, a.1.site.end_line))
         });
+        // Every group holds at least the edit that created it.
         let rel = &edits[0].1.site.path;
         let mut content = match read_text(&path, rel) {
             Ok(content) => content,

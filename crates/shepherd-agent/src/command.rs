@@ -20,14 +20,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{Agent, AgentContext, AgentError};
-use crate::answer::{
-    ApplyReviewAnswer, FixAnswer, FixValidationAnswer, ReviewAnswer, TriageAnswer,
+use crate::agent::{AgentContext, AgentError};
+use crate::driver::{
+    agent_through_driver, prompt_for, read_answer_file, run_to_success, Call, RawAnswer, Transport,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_TOTAL_TIMEOUT,
 };
-use crate::driver::{self, prompt_for, tail, Call, RawAnswer, Transport};
-use crate::exec::{self, EnvPolicy, ProcessSpec, Termination};
+use crate::exec::{EnvPolicy, ProcessSpec};
 use crate::prompts::Prompts;
-use crate::task::{ApplyReviewTask, FixTask, FixValidationTask, ReviewTask, Role, TriageTask};
+use crate::task::Role;
 use crate::usage::Usage;
 use crate::validate::Attempt;
 
@@ -36,9 +36,6 @@ pub const PROTOCOL_VERSION: u32 = 1;
 
 /// The variable naming the file an agent may write its answer to.
 pub const ANSWER_FILE_ENV: &str = "SHEPHERD_ANSWER_FILE";
-
-/// Keep this much of stderr in an error message.
-pub(crate) const STDERR_TAIL: usize = 2000;
 
 /// What a command agent reads on stdin.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,9 +83,9 @@ impl CommandConfig {
             program: program.into(),
             args: Vec::new(),
             env: EnvPolicy::default(),
-            total_timeout: Duration::from_secs(30 * 60),
-            idle_timeout: Duration::from_secs(10 * 60),
-            kill_grace: Duration::from_secs(5),
+            total_timeout: DEFAULT_TOTAL_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            kill_grace: DEFAULT_KILL_GRACE,
         }
     }
 }
@@ -104,32 +101,6 @@ impl CommandAgent {
     /// A provider running `config` with `prompts`.
     pub fn new(config: CommandConfig, prompts: Prompts) -> Self {
         CommandAgent { config, prompts }
-    }
-}
-
-/// The error of a process that timed out or exited unsuccessfully; `None`
-/// when it exited 0.
-pub(crate) fn process_error(
-    program: &str,
-    output: &exec::ProcessOutput,
-    total_timeout: Duration,
-    idle_timeout: Duration,
-) -> Option<AgentError> {
-    match output.termination {
-        Termination::TimedOut(kind) => Some(AgentError::Timeout {
-            program: program.to_owned(),
-            kind,
-            after: match kind {
-                exec::TimeoutKind::Total => total_timeout,
-                exec::TimeoutKind::Idle => idle_timeout,
-            },
-        }),
-        Termination::Exited(status) if !status.success() => Some(AgentError::Failed {
-            program: program.to_owned(),
-            status: status.to_string(),
-            stderr_tail: tail(&String::from_utf8_lossy(&output.stderr), STDERR_TAIL),
-        }),
-        Termination::Exited(_) => None,
     }
 }
 
@@ -179,23 +150,11 @@ impl Transport for CommandAgent {
             kill_grace: self.config.kill_grace,
             transcript: ctx.transcript_path(attempt.number),
         };
-        let output = exec::run(&spec).await?;
-        let program = self.config.program.display().to_string();
-        if let Some(err) = process_error(
-            &program,
-            &output,
-            self.config.total_timeout,
-            self.config.idle_timeout,
-        ) {
-            return Err(err);
-        }
-        let text = match std::fs::read(&answer_file) {
-            Ok(bytes) if !bytes.is_empty() => String::from_utf8_lossy(&bytes).into_owned(),
-            Ok(_) => String::from_utf8_lossy(&output.stdout).into_owned(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                String::from_utf8_lossy(&output.stdout).into_owned()
-            }
-            Err(e) => return Err(AgentError::io("reading answer file", &answer_file, e)),
+        let output = run_to_success(&spec).await?;
+        // An answer file left empty does not count: the answer is on stdout.
+        let text = match read_answer_file(&answer_file)? {
+            Some(text) if !text.is_empty() => text,
+            _ => String::from_utf8_lossy(&output.stdout).into_owned(),
         };
         Ok(RawAnswer {
             text,
@@ -204,45 +163,4 @@ impl Transport for CommandAgent {
     }
 }
 
-#[async_trait]
-impl Agent for CommandAgent {
-    fn name(&self) -> &str {
-        "command"
-    }
-
-    async fn triage(
-        &self,
-        task: &TriageTask,
-        ctx: &AgentContext,
-    ) -> Result<TriageAnswer, AgentError> {
-        driver::triage(self, &self.prompts, task, ctx).await
-    }
-
-    async fn fix(&self, task: &FixTask, ctx: &AgentContext) -> Result<FixAnswer, AgentError> {
-        driver::fix(self, &self.prompts, task, ctx).await
-    }
-
-    async fn validate_fix(
-        &self,
-        task: &FixValidationTask,
-        ctx: &AgentContext,
-    ) -> Result<FixValidationAnswer, AgentError> {
-        driver::validate_fix(self, &self.prompts, task, ctx).await
-    }
-
-    async fn review(
-        &self,
-        task: &ReviewTask,
-        ctx: &AgentContext,
-    ) -> Result<ReviewAnswer, AgentError> {
-        driver::review(self, &self.prompts, task, ctx).await
-    }
-
-    async fn apply_review(
-        &self,
-        task: &ApplyReviewTask,
-        ctx: &AgentContext,
-    ) -> Result<ApplyReviewAnswer, AgentError> {
-        driver::apply_review(self, &self.prompts, task, ctx).await
-    }
-}
+agent_through_driver!(CommandAgent);

@@ -6,6 +6,7 @@
 //! are implemented once, here.
 
 use std::path::Path;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -18,6 +19,7 @@ use crate::answer::{
     check_triage_answer, ApplyReviewAnswer, FixAnswer, FixValidationAnswer, ReviewAnswer,
     TriageAnswer,
 };
+use crate::exec::{self, ProcessOutput, ProcessSpec, Termination, TimeoutKind};
 use crate::prompts::Prompts;
 use crate::task::{ApplyReviewTask, FixTask, FixValidationTask, ReviewTask, Role, TriageTask};
 use crate::usage::{Usage, UsageRecord};
@@ -230,6 +232,111 @@ pub(crate) fn prompt_for(call: &Call<'_>, attempt: &Attempt) -> String {
     }
     prompt
 }
+
+/// The default longest one call may run.
+pub(crate) const DEFAULT_TOTAL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// The default longest one call may go without output.
+pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
+/// The default time between SIGTERM and SIGKILL on timeout.
+pub(crate) const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(5);
+
+/// Keep this much of stderr in an error message.
+pub(crate) const STDERR_TAIL: usize = 2000;
+
+/// Runs `spec` through [`exec::run`]; a timeout or an unsuccessful exit is
+/// an error naming the program.
+pub(crate) async fn run_to_success(spec: &ProcessSpec) -> Result<ProcessOutput, AgentError> {
+    let output = exec::run(spec).await?;
+    let program = || spec.program.display().to_string();
+    match output.termination {
+        Termination::TimedOut(kind) => Err(AgentError::Timeout {
+            program: program(),
+            kind,
+            after: match kind {
+                TimeoutKind::Total => spec.total_timeout,
+                TimeoutKind::Idle => spec.idle_timeout,
+            },
+        }),
+        Termination::Exited(status) if !status.success() => Err(AgentError::Failed {
+            program: program(),
+            status: status.to_string(),
+            stderr_tail: stderr_tail(&output),
+        }),
+        Termination::Exited(_) => Ok(output),
+    }
+}
+
+/// The end of a process's stderr, for an error message.
+pub(crate) fn stderr_tail(output: &ProcessOutput) -> String {
+    tail(&String::from_utf8_lossy(&output.stderr), STDERR_TAIL)
+}
+
+/// The answer file an agent was told to write, as text; `None` when the
+/// agent did not create it.
+pub(crate) fn read_answer_file(path: &Path) -> Result<Option<String>, AgentError> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(AgentError::io("reading answer file", path, e)),
+    }
+}
+
+/// Implements [`crate::Agent`] for a [`Transport`] that has a `prompts`
+/// field: every role goes through this module's drivers, and the agent is
+/// named after its provider.
+macro_rules! agent_through_driver {
+    ($agent:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::agent::Agent for $agent {
+            fn name(&self) -> &str {
+                $crate::driver::Transport::provider(self)
+            }
+
+            async fn triage(
+                &self,
+                task: &$crate::task::TriageTask,
+                ctx: &$crate::agent::AgentContext,
+            ) -> Result<$crate::answer::TriageAnswer, $crate::agent::AgentError> {
+                $crate::driver::triage(self, &self.prompts, task, ctx).await
+            }
+
+            async fn fix(
+                &self,
+                task: &$crate::task::FixTask,
+                ctx: &$crate::agent::AgentContext,
+            ) -> Result<$crate::answer::FixAnswer, $crate::agent::AgentError> {
+                $crate::driver::fix(self, &self.prompts, task, ctx).await
+            }
+
+            async fn validate_fix(
+                &self,
+                task: &$crate::task::FixValidationTask,
+                ctx: &$crate::agent::AgentContext,
+            ) -> Result<$crate::answer::FixValidationAnswer, $crate::agent::AgentError> {
+                $crate::driver::validate_fix(self, &self.prompts, task, ctx).await
+            }
+
+            async fn review(
+                &self,
+                task: &$crate::task::ReviewTask,
+                ctx: &$crate::agent::AgentContext,
+            ) -> Result<$crate::answer::ReviewAnswer, $crate::agent::AgentError> {
+                $crate::driver::review(self, &self.prompts, task, ctx).await
+            }
+
+            async fn apply_review(
+                &self,
+                task: &$crate::task::ApplyReviewTask,
+                ctx: &$crate::agent::AgentContext,
+            ) -> Result<$crate::answer::ApplyReviewAnswer, $crate::agent::AgentError> {
+                $crate::driver::apply_review(self, &self.prompts, task, ctx).await
+            }
+        }
+    };
+}
+pub(crate) use agent_through_driver;
 
 /// The last `max` characters of `s`, trimmed.
 pub(crate) fn tail(s: &str, max: usize) -> String {

@@ -76,6 +76,23 @@ pub struct PostedComment {
 }
 
 /// The error of an operation a forge client does not implement.
+/// The JSON fields of a pull request edit: `title` and the description,
+/// which the forge names `body_field`; empty when nothing is to change.
+pub(crate) fn edit_fields(
+    title: Option<&str>,
+    body: Option<&str>,
+    body_field: &str,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut fields = serde_json::Map::new();
+    if let Some(title) = title {
+        fields.insert("title".into(), title.into());
+    }
+    if let Some(body) = body {
+        fields.insert(body_field.into(), body.into());
+    }
+    fields
+}
+
 fn unsupported<T>(operation: &'static str) -> Result<T> {
     Err(ForgeError::Unsupported { operation })
 }

@@ -102,17 +102,8 @@ impl Token {
         env: impl Fn(&str) -> Option<String>,
         gh_program: impl AsRef<OsStr>,
     ) -> Result<Token> {
-        for &name in Token::env_vars(host) {
-            if let Some(value) = env(name) {
-                let value = value.trim();
-                if !value.is_empty() {
-                    tracing::debug!(host, source = name, "token from the environment");
-                    return Ok(Token {
-                        secret: value.to_owned(),
-                        source: TokenSource::Env(name),
-                    });
-                }
-            }
+        if let Some(token) = token_from_env(host, Token::env_vars(host), env) {
+            return Ok(token);
         }
         let gh_note = match gh_auth_token(host, gh_program.as_ref()) {
             Ok(secret) => {
@@ -157,17 +148,8 @@ impl Token {
         env: impl Fn(&str) -> Option<String>,
         glab_program: impl AsRef<OsStr>,
     ) -> Result<Token> {
-        for &name in GITLAB_VARS {
-            if let Some(value) = env(name) {
-                let value = value.trim();
-                if !value.is_empty() {
-                    tracing::debug!(host, source = name, "token from the environment");
-                    return Ok(Token {
-                        secret: value.to_owned(),
-                        source: TokenSource::Env(name),
-                    });
-                }
-            }
+        if let Some(token) = token_from_env(host, GITLAB_VARS, env) {
+            return Ok(token);
         }
         let glab_note = match glab_token(host, glab_program.as_ref()) {
             Ok(secret) => {
@@ -220,63 +202,83 @@ impl fmt::Display for Token {
     }
 }
 
-/// Runs `gh auth token --hostname HOST`; `Err` says why there is no token.
-fn gh_auth_token(host: &str, program: &OsStr) -> std::result::Result<String, String> {
-    let mut cmd = Command::new(program);
-    cmd.args(["auth", "token", "--hostname", host])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    tracing::debug!(cmd = ?cmd, "asking gh for a token");
-    let output = match cmd.output() {
-        Ok(output) => output,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Err("gh is not installed".to_owned())
+/// The first non-empty value (trimmed) among the variables `names`.
+fn token_from_env(
+    host: &str,
+    names: &[&'static str],
+    env: impl Fn(&str) -> Option<String>,
+) -> Option<Token> {
+    names.iter().find_map(|&name| {
+        let value = env(name)?;
+        let value = value.trim();
+        if value.is_empty() {
+            return None;
         }
-        Err(err) => return Err(format!("gh could not be run: {err}")),
-    };
-    if !output.status.success() {
-        // gh's stderr is not repeated: it is not needed to act, and keeps
-        // anything gh prints about its config out of our messages.
-        return Err(format!(
-            "`gh auth token --hostname {host}` failed with {}",
-            output.status
-        ));
-    }
-    let secret = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-    if secret.is_empty() {
-        return Err(format!("`gh auth token --hostname {host}` printed nothing"));
-    }
-    Ok(secret)
+        tracing::debug!(host, source = name, "token from the environment");
+        Some(Token {
+            secret: value.to_owned(),
+            source: TokenSource::Env(name),
+        })
+    })
 }
 
-/// Runs `glab` with `args`: its stdout and stderr when it succeeded.
-fn run_glab(program: &OsStr, args: &[&str]) -> std::result::Result<(String, String), String> {
+/// The note of a `tool` that is not on `PATH`.
+fn not_installed(tool: &str) -> String {
+    format!("{tool} is not installed")
+}
+
+/// Runs `program` (the CLI `tool`) with `args`: its stdout and stderr when it
+/// succeeded; `Err` says why not, showing the command as `shown`.
+fn run_cli(
+    tool: &str,
+    program: &OsStr,
+    args: &[&str],
+    shown: &str,
+) -> std::result::Result<(String, String), String> {
     let mut cmd = Command::new(program);
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    tracing::debug!(cmd = ?cmd, "asking glab for a token");
+    tracing::debug!(cmd = ?cmd, "asking {tool} for a token");
     let output = match cmd.output() {
         Ok(output) => output,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Err("glab is not installed".to_owned())
-        }
-        Err(err) => return Err(format!("glab could not be run: {err}")),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Err(not_installed(tool)),
+        Err(err) => return Err(format!("{tool} could not be run: {err}")),
     };
     if !output.status.success() {
-        // glab's output is not repeated: it may hold the token.
-        return Err(format!(
-            "`glab {}` failed with {}",
-            args[..2].join(" "),
-            output.status
-        ));
+        // The CLI's output is not repeated: it is not needed to act, and may
+        // hold the token or details of the CLI's config.
+        return Err(format!("`{shown}` failed with {}", output.status));
     }
     Ok((
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     ))
+}
+
+/// Runs `gh auth token --hostname HOST`; `Err` says why there is no token.
+fn gh_auth_token(host: &str, program: &OsStr) -> std::result::Result<String, String> {
+    let shown = format!("gh auth token --hostname {host}");
+    let (stdout, _) = run_cli(
+        "gh",
+        program,
+        &["auth", "token", "--hostname", host],
+        &shown,
+    )?;
+    let secret = stdout.trim().to_owned();
+    if secret.is_empty() {
+        return Err(format!("`{shown}` printed nothing"));
+    }
+    Ok(secret)
+}
+
+/// Runs `glab` with `args`: its stdout and stderr when it succeeded. A
+/// failure shows the subcommand only (`glab config get`).
+fn run_glab(program: &OsStr, args: &[&str]) -> std::result::Result<(String, String), String> {
+    let subcommand: Vec<&str> = args.iter().copied().take(2).collect();
+    let shown = format!("glab {}", subcommand.join(" "));
+    run_cli("glab", program, args, &shown)
 }
 
 /// glab's stored token for `host`; `Err` says why there is none.
@@ -289,7 +291,7 @@ fn glab_token(host: &str, program: &OsStr) -> std::result::Result<String, String
             }
             format!("`glab config get token --host {host}` printed nothing")
         }
-        Err(note) if note == "glab is not installed" => return Err(note),
+        Err(note) if note == not_installed("glab") => return Err(note),
         Err(note) => note,
     };
     // A login kept in the keyring is not in glab's config file.

@@ -429,6 +429,19 @@ impl Transport {
         self.send_with_query(method, url, &[], json).await
     }
 
+    /// POSTs `{"body": body}` to `url` (sent once, as every mutation) and
+    /// decodes the object the forge created: a comment or a note.
+    pub(crate) async fn post_body<T: DeserializeOwned>(&self, url: &Url, body: &str) -> Result<T> {
+        let answer = self
+            .send(
+                Method::POST,
+                url,
+                Some(&serde_json::json!({ "body": body })),
+            )
+            .await?;
+        decode_json(&format!("POST {}", url.path()), &answer.body)
+    }
+
     /// [`Transport::send`] with a query string (GitLab's
     /// `PUT …/discussions/:id?resolved=true`). The query never appears in
     /// errors or logs, which name the path only.

@@ -18,16 +18,15 @@ use std::time::Duration;
 use async_trait::async_trait;
 use shepherd_core::config::Provider;
 
-use crate::agent::{Agent, AgentContext, AgentError};
-use crate::answer::{
-    ApplyReviewAnswer, FixAnswer, FixValidationAnswer, ReviewAnswer, TriageAnswer,
+use crate::agent::{AgentContext, AgentError};
+use crate::driver::{
+    agent_through_driver, prompt_for, read_answer_file, run_to_success, stderr_tail, Call,
+    RawAnswer, Transport, DEFAULT_IDLE_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_TOTAL_TIMEOUT,
 };
-use crate::command::{process_error, STDERR_TAIL};
-use crate::driver::{self, prompt_for, tail, Call, RawAnswer, Transport};
-use crate::exec::{self, EnvPolicy, ProcessSpec};
+use crate::exec::{EnvPolicy, ProcessSpec};
 use crate::prompts::Prompts;
 use crate::providers::{claude, codex, copilot, gemini, opencode};
-use crate::task::{ApplyReviewTask, FixTask, FixValidationTask, ReviewTask, Role, TriageTask};
+use crate::task::Role;
 use crate::usage::Usage;
 use crate::validate::Attempt;
 
@@ -188,9 +187,9 @@ impl CliConfig {
             model: None,
             extra_args: Vec::new(),
             env: EnvPolicy::default(),
-            total_timeout: Duration::from_secs(30 * 60),
-            idle_timeout: Duration::from_secs(10 * 60),
-            kill_grace: Duration::from_secs(5),
+            total_timeout: DEFAULT_TOTAL_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            kill_grace: DEFAULT_KILL_GRACE,
         }
     }
 }
@@ -346,7 +345,12 @@ impl Transport for CliAgent {
             model: self.config.model.as_deref(),
             extra_args: &self.config.extra_args,
         };
-        let invocation = match self.config.provider {
+        let Invocation {
+            args,
+            stdin,
+            scratch,
+            answer_file,
+        } = match self.config.provider {
             CliProvider::Claude => claude::invocation(&request),
             CliProvider::Codex => codex::invocation(&request)?,
             CliProvider::Copilot => copilot::invocation(&request)?,
@@ -355,33 +359,22 @@ impl Transport for CliAgent {
         };
         let spec = ProcessSpec {
             program: self.config.program.clone(),
-            args: invocation.args.clone(),
+            args,
             cwd: call.worktree.to_owned(),
             env: self.env_policy(),
-            stdin: invocation.stdin.clone(),
+            stdin,
             total_timeout: self.config.total_timeout,
             idle_timeout: self.config.idle_timeout,
             kill_grace: self.config.kill_grace,
             transcript: ctx.transcript_path(attempt.number),
         };
-        let output = exec::run(&spec).await?;
-        let program = self.config.program.display().to_string();
-        if let Some(err) = process_error(
-            &program,
-            &output,
-            self.config.total_timeout,
-            self.config.idle_timeout,
-        ) {
-            return Err(err);
-        }
-        let answer_file = match &invocation.answer_file {
-            Some(path) => match std::fs::read(path) {
-                Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(AgentError::io("reading answer file", path, e)),
-            },
+        let output = run_to_success(&spec).await?;
+        let answer_file = match &answer_file {
+            Some(path) => read_answer_file(path)?,
             None => None,
         };
+        // The scratch files (the schema, the answer file) have been read.
+        drop(scratch);
         let stdout = String::from_utf8_lossy(&output.stdout);
         let parsed = match self.config.provider {
             CliProvider::Claude => claude::parse(&stdout),
@@ -391,11 +384,10 @@ impl Transport for CliAgent {
             CliProvider::Opencode => opencode::parse(&stdout),
         }
         .map_err(|reason| AgentError::Failed {
-            program: program.clone(),
+            program: self.config.program.display().to_string(),
             status: format!("exit status: 0, but {reason}"),
-            stderr_tail: tail(&String::from_utf8_lossy(&output.stderr), STDERR_TAIL),
+            stderr_tail: stderr_tail(&output),
         })?;
-        drop(invocation);
         Ok(RawAnswer {
             text: parsed.text,
             usage: Usage {
@@ -408,53 +400,13 @@ impl Transport for CliAgent {
     }
 }
 
-#[async_trait]
-impl Agent for CliAgent {
-    fn name(&self) -> &str {
-        self.config.provider.name()
-    }
-
-    async fn triage(
-        &self,
-        task: &TriageTask,
-        ctx: &AgentContext,
-    ) -> Result<TriageAnswer, AgentError> {
-        driver::triage(self, &self.prompts, task, ctx).await
-    }
-
-    async fn fix(&self, task: &FixTask, ctx: &AgentContext) -> Result<FixAnswer, AgentError> {
-        driver::fix(self, &self.prompts, task, ctx).await
-    }
-
-    async fn validate_fix(
-        &self,
-        task: &FixValidationTask,
-        ctx: &AgentContext,
-    ) -> Result<FixValidationAnswer, AgentError> {
-        driver::validate_fix(self, &self.prompts, task, ctx).await
-    }
-
-    async fn review(
-        &self,
-        task: &ReviewTask,
-        ctx: &AgentContext,
-    ) -> Result<ReviewAnswer, AgentError> {
-        driver::review(self, &self.prompts, task, ctx).await
-    }
-
-    async fn apply_review(
-        &self,
-        task: &ApplyReviewTask,
-        ctx: &AgentContext,
-    ) -> Result<ApplyReviewAnswer, AgentError> {
-        driver::apply_review(self, &self.prompts, task, ctx).await
-    }
-}
+agent_through_driver!(CliAgent);
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
     use super::*;
+    use crate::exec;
 
     #[test]
     fn no_provider_names_a_forge_credential() {

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use reqwest::Method;
 use shepherd_core::model::RepoRef;
 
-use super::client::{next_cursor, not_found, repo_vars, GraphQlExec};
+use super::client::{next_cursor, not_found, repo_url, repo_vars, GraphQlExec};
 use super::queries::{STATUS_CHECK_ROLLUP, STATUS_CHECK_ROLLUP_OP};
 use super::rest_wire::{
     ruleset_names, CheckRunsPage, CombinedStatusRest, ProtectionChecksRest, RuleRest,
@@ -32,14 +32,7 @@ pub(crate) async fn check_runs(
     repo: &RepoRef,
     sha: &str,
 ) -> Result<Vec<CheckRun>> {
-    let url = transport.url(&[
-        "repos",
-        &repo.owner,
-        &repo.name,
-        "commits",
-        sha,
-        "check-runs",
-    ])?;
+    let url = repo_url(transport, repo, &["commits", sha, "check-runs"])?;
     let pages: Vec<CheckRunsPage> = transport.get_pages(&url, &[], Conditional::Yes).await?;
     Ok(pages
         .into_iter()
@@ -54,7 +47,7 @@ pub(crate) async fn combined_status(
     repo: &RepoRef,
     sha: &str,
 ) -> Result<CombinedStatus> {
-    let url = transport.url(&["repos", &repo.owner, &repo.name, "commits", sha, "status"])?;
+    let url = repo_url(transport, repo, &["commits", sha, "status"])?;
     let pages: Vec<CombinedStatusRest> = transport.get_pages(&url, &[], Conditional::Yes).await?;
     let mut pages = pages.into_iter();
     let Some(first) = pages.next() else {
@@ -78,7 +71,7 @@ pub(crate) async fn workflow_runs(
     repo: &RepoRef,
     head_sha: &str,
 ) -> Result<Vec<WorkflowRun>> {
-    let url = transport.url(&["repos", &repo.owner, &repo.name, "actions", "runs"])?;
+    let url = repo_url(transport, repo, &["actions", "runs"])?;
     let pages: Vec<WorkflowRunsPage> = transport
         .get_pages(&url, &[("head_sha", head_sha)], Conditional::Yes)
         .await?;
@@ -96,15 +89,11 @@ pub(crate) async fn rerun_failed_jobs(
     run_id: u64,
 ) -> Result<()> {
     let id = run_id.to_string();
-    let url = transport.url(&[
-        "repos",
-        &repo.owner,
-        &repo.name,
-        "actions",
-        "runs",
-        &id,
-        "rerun-failed-jobs",
-    ])?;
+    let url = repo_url(
+        transport,
+        repo,
+        &["actions", "runs", &id, "rerun-failed-jobs"],
+    )?;
     transport.send(Method::POST, &url, None).await?;
     tracing::info!(run = run_id, "failed jobs re-run");
     Ok(())
@@ -220,15 +209,11 @@ async fn protection_checks(
     repo: &RepoRef,
     branch: &str,
 ) -> Result<BTreeSet<String>> {
-    let url = transport.url(&[
-        "repos",
-        &repo.owner,
-        &repo.name,
-        "branches",
-        branch,
-        "protection",
-        "required_status_checks",
-    ])?;
+    let url = repo_url(
+        transport,
+        repo,
+        &["branches", branch, "protection", "required_status_checks"],
+    )?;
     match transport
         .get::<ProtectionChecksRest>(&url, &[], Conditional::No)
         .await
@@ -253,14 +238,7 @@ async fn ruleset_checks(
     repo: &RepoRef,
     branch: &str,
 ) -> Result<BTreeSet<String>> {
-    let url = transport.url(&[
-        "repos",
-        &repo.owner,
-        &repo.name,
-        "rules",
-        "branches",
-        branch,
-    ])?;
+    let url = repo_url(transport, repo, &["rules", "branches", branch])?;
     let pages: Vec<Vec<RuleRest>> = transport.get_pages(&url, &[], Conditional::No).await?;
     ruleset_names(pages.into_iter().flatten().collect()).map_err(|message| ForgeError::Decode {
         request: format!("GET {}", url.path()),

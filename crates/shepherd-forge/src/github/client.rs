@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use shepherd_core::model::{
     Comment, ForgeKind, PullRequest, RepoRef, ReviewThread, TopLevelComment,
 };
+use url::Url;
 
 use super::{checks, writes};
 use crate::ci::{CheckRun, CombinedStatus, RequiredChecks, StatusRollup, WorkflowRun};
@@ -31,8 +32,8 @@ use super::queries::{
     THREAD_COMMENTS_OP, VIEWER, VIEWER_OP,
 };
 use super::wire::{
-    self, IssueCommentsPr, PageInfo, PullRequestStateData, RepositoryData, ReviewThreadsPr,
-    ReviewsPr, ThreadCommentsData, ViewerData,
+    self, Connection, IssueCommentsPr, PageInfo, PullRequestStateData, RepositoryData,
+    ReviewThreadsPr, ReviewsPr, ThreadCommentsData, ViewerData,
 };
 use crate::error::{ForgeError, Result};
 use crate::forge::Forge;
@@ -247,6 +248,14 @@ impl GraphQlExec for Transport {
     }
 }
 
+/// `…/repos/<owner>/<name>/<tail…>` under the REST base.
+pub(crate) fn repo_url(transport: &Transport, repo: &RepoRef, tail: &[&str]) -> Result<Url> {
+    let mut segments = vec!["repos", repo.owner.as_str(), repo.name.as_str()];
+    segments.extend_from_slice(tail);
+    transport.url(&segments)
+}
+
+/// The variables of a paginated pull request query.
 pub(crate) fn repo_vars(repo: &RepoRef, number: u64, cursor: Option<&str>) -> Value {
     json!({
         "owner": repo.owner,
@@ -306,49 +315,78 @@ pub(crate) async fn fetch_pull_request<E: GraphQlExec>(
     Ok((viewer, pr))
 }
 
+/// Every node of a pull request's connection, every page: `document`
+/// (holding `operation`) is asked with [`repo_vars`], and `connection` picks
+/// the connection out of each page's pull request.
+async fn pull_request_nodes<E, P, N>(
+    exec: &E,
+    repo: &RepoRef,
+    number: u64,
+    operation: &'static str,
+    document: &'static str,
+    connection: impl Fn(P) -> Connection<N>,
+) -> Result<Vec<N>>
+where
+    E: GraphQlExec,
+    P: DeserializeOwned + Send,
+{
+    let mut nodes = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let data: RepositoryData<P> = exec
+            .query(
+                operation,
+                document,
+                repo_vars(repo, number, cursor.as_deref()),
+            )
+            .await?;
+        let page = connection(
+            data.into_pull_request()
+                .ok_or_else(|| not_found(operation))?,
+        );
+        let page_info = page.page_info.clone();
+        nodes.extend(page.into_nodes());
+        match next_cursor(&page_info, cursor.as_deref(), operation)? {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    Ok(nodes)
+}
+
 /// Every unresolved thread with every comment.
 pub(crate) async fn fetch_review_threads<E: GraphQlExec>(
     exec: &E,
     repo: &RepoRef,
     number: u64,
 ) -> Result<Vec<ReviewThread>> {
+    let nodes = pull_request_nodes(
+        exec,
+        repo,
+        number,
+        REVIEW_THREADS_OP,
+        REVIEW_THREADS,
+        |pr: ReviewThreadsPr| pr.review_threads,
+    )
+    .await?;
     let mut threads = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let data: RepositoryData<ReviewThreadsPr> = exec
-            .query(
-                REVIEW_THREADS_OP,
-                REVIEW_THREADS,
-                repo_vars(repo, number, cursor.as_deref()),
-            )
-            .await?;
-        let connection = data
-            .into_pull_request()
-            .ok_or_else(|| not_found(REVIEW_THREADS_OP))?
-            .review_threads;
-        let page = connection.page_info.clone();
-        for thread in connection.into_nodes() {
-            if thread.is_resolved {
-                continue;
+    for thread in nodes {
+        if thread.is_resolved {
+            continue;
+        }
+        let first_page = &thread.comments.page_info;
+        let more = match next_cursor(first_page, None, REVIEW_THREADS_OP)? {
+            Some(after) => {
+                tracing::debug!(
+                    thread = %thread.id,
+                    total = ?thread.comments.total_count,
+                    "fetching the further comments of a long thread"
+                );
+                fetch_thread_comments(exec, &thread.id, after).await?
             }
-            let first_page = &thread.comments.page_info;
-            let more = match next_cursor(first_page, None, REVIEW_THREADS_OP)? {
-                Some(after) => {
-                    tracing::debug!(
-                        thread = %thread.id,
-                        total = ?thread.comments.total_count,
-                        "fetching the further comments of a long thread"
-                    );
-                    fetch_thread_comments(exec, &thread.id, after).await?
-                }
-                None => Vec::new(),
-            };
-            threads.push(wire::thread(thread, more));
-        }
-        match next_cursor(&page, cursor.as_deref(), REVIEW_THREADS_OP)? {
-            Some(next) => cursor = Some(next),
-            None => break,
-        }
+            None => Vec::new(),
+        };
+        threads.push(wire::thread(thread, more));
     }
     Ok(threads)
 }
@@ -409,28 +447,16 @@ pub(crate) async fn fetch_issue_comments<E: GraphQlExec>(
     repo: &RepoRef,
     number: u64,
 ) -> Result<Vec<TopLevelComment>> {
-    let mut out = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let data: RepositoryData<IssueCommentsPr> = exec
-            .query(
-                PULL_REQUEST_COMMENTS_OP,
-                PULL_REQUEST_COMMENTS,
-                repo_vars(repo, number, cursor.as_deref()),
-            )
-            .await?;
-        let connection = data
-            .into_pull_request()
-            .ok_or_else(|| not_found(PULL_REQUEST_COMMENTS_OP))?
-            .comments;
-        let page = connection.page_info.clone();
-        out.extend(connection.into_nodes().map(wire::issue_comment));
-        match next_cursor(&page, cursor.as_deref(), PULL_REQUEST_COMMENTS_OP)? {
-            Some(next) => cursor = Some(next),
-            None => break,
-        }
-    }
-    Ok(out)
+    let nodes = pull_request_nodes(
+        exec,
+        repo,
+        number,
+        PULL_REQUEST_COMMENTS_OP,
+        PULL_REQUEST_COMMENTS,
+        |pr: IssueCommentsPr| pr.comments,
+    )
+    .await?;
+    Ok(nodes.into_iter().map(wire::issue_comment).collect())
 }
 
 async fn fetch_review_bodies<E: GraphQlExec>(
@@ -438,28 +464,16 @@ async fn fetch_review_bodies<E: GraphQlExec>(
     repo: &RepoRef,
     number: u64,
 ) -> Result<Vec<TopLevelComment>> {
-    let mut out = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let data: RepositoryData<ReviewsPr> = exec
-            .query(
-                PULL_REQUEST_REVIEWS_OP,
-                PULL_REQUEST_REVIEWS,
-                repo_vars(repo, number, cursor.as_deref()),
-            )
-            .await?;
-        let connection = data
-            .into_pull_request()
-            .ok_or_else(|| not_found(PULL_REQUEST_REVIEWS_OP))?
-            .reviews;
-        let page = connection.page_info.clone();
-        out.extend(connection.into_nodes().filter_map(wire::review_body));
-        match next_cursor(&page, cursor.as_deref(), PULL_REQUEST_REVIEWS_OP)? {
-            Some(next) => cursor = Some(next),
-            None => break,
-        }
-    }
-    Ok(out)
+    let nodes = pull_request_nodes(
+        exec,
+        repo,
+        number,
+        PULL_REQUEST_REVIEWS_OP,
+        PULL_REQUEST_REVIEWS,
+        |pr: ReviewsPr| pr.reviews,
+    )
+    .await?;
+    Ok(nodes.into_iter().filter_map(wire::review_body).collect())
 }
 
 #[cfg(test)]

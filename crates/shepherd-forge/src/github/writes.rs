@@ -8,19 +8,21 @@
 //! and the resolve sent once more if it is still unresolved.
 
 use reqwest::Method;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use shepherd_core::marker::Marker;
 use shepherd_core::model::{Comment, RepoRef, TopLevelComment};
 
-use super::client::{fetch_issue_comments, fetch_thread_comments, next_cursor, GraphQlExec};
+use super::client::{
+    fetch_issue_comments, fetch_thread_comments, next_cursor, repo_url, GraphQlExec,
+};
 use super::queries::{
     RESOLVE_REVIEW_THREAD, RESOLVE_REVIEW_THREAD_OP, THREAD_BY_ID, THREAD_BY_ID_OP,
 };
 use super::rest_wire::{IssueCommentRest, ReviewCommentRest, ReviewRest};
 use super::wire::{self, ResolveData, ThreadByIdData};
 use crate::error::{ForgeError, Result};
-use crate::forge::{ItemRef, PostedComment, ThreadRef};
-use crate::transport::{decode_json, Conditional, Transport};
+use crate::forge::{edit_fields, ItemRef, PostedComment, ThreadRef};
+use crate::transport::{Conditional, Transport};
 
 /// A review thread as `ThreadById` sees it.
 pub(crate) struct ThreadState {
@@ -75,21 +77,13 @@ pub(crate) async fn reply_to_thread(
 ) -> Result<PostedComment> {
     let number = number.to_string();
     let root = thread.root_comment_id.to_string();
-    let url = transport.url(&[
-        "repos",
-        &repo.owner,
-        &repo.name,
-        "pulls",
-        &number,
-        "comments",
-        &root,
-        "replies",
-    ])?;
+    let url = repo_url(
+        transport,
+        repo,
+        &["pulls", &number, "comments", &root, "replies"],
+    )?;
     let request = format!("POST {}", url.path());
-    let answer = transport
-        .send(Method::POST, &url, Some(&json!({ "body": body })))
-        .await?;
-    let created: ReviewCommentRest = decode_json(&request, &answer.body)?;
+    let created: ReviewCommentRest = transport.post_body(&url, body).await?;
     tracing::info!(
         thread = %thread.thread_id,
         comment = created.id,
@@ -97,7 +91,7 @@ pub(crate) async fn reply_to_thread(
     );
 
     let id = created.id.to_string();
-    let read_url = transport.url(&["repos", &repo.owner, &repo.name, "pulls", "comments", &id])?;
+    let read_url = repo_url(transport, repo, &["pulls", "comments", &id])?;
     let read: ReviewCommentRest = match transport.get(&read_url, &[], Conditional::No).await {
         Ok(read) => read,
         Err(ForgeError::NotFound { .. }) => {
@@ -122,15 +116,11 @@ pub(crate) async fn reply_to_thread(
         None => None,
         Some(review_id) => {
             let review_id_text = review_id.to_string();
-            let review_url = transport.url(&[
-                "repos",
-                &repo.owner,
-                &repo.name,
-                "pulls",
-                &number,
-                "reviews",
-                &review_id_text,
-            ])?;
+            let review_url = repo_url(
+                transport,
+                repo,
+                &["pulls", &number, "reviews", &review_id_text],
+            )?;
             let review: ReviewRest = transport.get(&review_url, &[], Conditional::No).await?;
             if review.state.eq_ignore_ascii_case("PENDING") {
                 return Err(ForgeError::ReplyInPendingReview {
@@ -153,19 +143,8 @@ pub(crate) async fn post_issue_comment(
     body: &str,
 ) -> Result<PostedComment> {
     let number = number.to_string();
-    let url = transport.url(&[
-        "repos",
-        &repo.owner,
-        &repo.name,
-        "issues",
-        &number,
-        "comments",
-    ])?;
-    let request = format!("POST {}", url.path());
-    let answer = transport
-        .send(Method::POST, &url, Some(&json!({ "body": body })))
-        .await?;
-    let created: IssueCommentRest = decode_json(&request, &answer.body)?;
+    let url = repo_url(transport, repo, &["issues", &number, "comments"])?;
+    let created: IssueCommentRest = transport.post_body(&url, body).await?;
     tracing::info!(comment = created.id, "conversation comment posted");
     Ok(created.into_posted())
 }
@@ -267,18 +246,12 @@ pub(crate) async fn update_pull_request(
     title: Option<&str>,
     body: Option<&str>,
 ) -> Result<()> {
-    let mut fields = Map::new();
-    if let Some(title) = title {
-        fields.insert("title".into(), Value::from(title));
-    }
-    if let Some(body) = body {
-        fields.insert("body".into(), Value::from(body));
-    }
+    let fields = edit_fields(title, body, "body");
     if fields.is_empty() {
         return Ok(());
     }
     let number = number.to_string();
-    let url = transport.url(&["repos", &repo.owner, &repo.name, "pulls", &number])?;
+    let url = repo_url(transport, repo, &["pulls", &number])?;
     transport
         .send(Method::PATCH, &url, Some(&Value::Object(fields)))
         .await?;
@@ -300,14 +273,7 @@ pub(crate) async fn add_labels(
         return Err(empty_label(bad));
     }
     let number = number.to_string();
-    let url = transport.url(&[
-        "repos",
-        &repo.owner,
-        &repo.name,
-        "issues",
-        &number,
-        "labels",
-    ])?;
+    let url = repo_url(transport, repo, &["issues", &number, "labels"])?;
     transport
         .send(Method::POST, &url, Some(&json!({ "labels": labels })))
         .await?;
@@ -327,15 +293,7 @@ pub(crate) async fn remove_label(
         return Err(empty_label(label));
     }
     let number = number.to_string();
-    let url = transport.url(&[
-        "repos",
-        &repo.owner,
-        &repo.name,
-        "issues",
-        &number,
-        "labels",
-        label,
-    ])?;
+    let url = repo_url(transport, repo, &["issues", &number, "labels", label])?;
     match transport.send(Method::DELETE, &url, None).await {
         Ok(_) => Ok(()),
         Err(ForgeError::NotFound { .. }) => {

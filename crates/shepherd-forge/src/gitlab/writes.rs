@@ -9,14 +9,14 @@
 //! duplicate system note), so the discussion is read first, every time.
 
 use reqwest::Method;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use shepherd_core::marker::Marker;
 
 use super::client::GitLabClient;
 use super::discussions::note_url;
 use super::wire::{DiscussionWire, NoteWire};
 use crate::error::{ForgeError, Result};
-use crate::forge::{ItemRef, PostedComment, ThreadRef};
+use crate::forge::{edit_fields, ItemRef, PostedComment, ThreadRef};
 use crate::transport::{decode_json, Conditional};
 
 /// `GET …/merge_requests/:iid/discussions/:id`.
@@ -39,11 +39,7 @@ pub(crate) async fn reply_to_thread(
 ) -> Result<PostedComment> {
     let url = client.mr_url(iid, &["discussions", &thread.thread_id, "notes"])?;
     let request = format!("POST {}", url.path());
-    let answer = client
-        .transport
-        .send(Method::POST, &url, Some(&json!({ "body": body })))
-        .await?;
-    let created: NoteWire = decode_json(&request, &answer.body)?;
+    let created: NoteWire = client.transport.post_body(&url, body).await?;
     tracing::info!(
         thread = %thread.thread_id,
         note = created.id,
@@ -83,12 +79,7 @@ pub(crate) async fn post_note(
     body: &str,
 ) -> Result<PostedComment> {
     let url = client.mr_url(iid, &["notes"])?;
-    let request = format!("POST {}", url.path());
-    let answer = client
-        .transport
-        .send(Method::POST, &url, Some(&json!({ "body": body })))
-        .await?;
-    let created: NoteWire = decode_json(&request, &answer.body)?;
+    let created: NoteWire = client.transport.post_body(&url, body).await?;
     tracing::info!(note = created.id, "merge request note posted");
     let url = note_url(&client.mr_web_url(iid), created.id);
     Ok(created.into_posted(url))
@@ -209,13 +200,7 @@ pub(crate) async fn update_merge_request(
     title: Option<&str>,
     body: Option<&str>,
 ) -> Result<()> {
-    let mut fields = Map::new();
-    if let Some(title) = title {
-        fields.insert("title".into(), Value::from(title));
-    }
-    if let Some(body) = body {
-        fields.insert("description".into(), Value::from(body));
-    }
+    let fields = edit_fields(title, body, "description");
     if fields.is_empty() {
         return Ok(());
     }
