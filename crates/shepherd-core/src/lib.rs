@@ -8,8 +8,8 @@
 
 pub mod ci;
 pub mod classify;
-pub mod config;
 pub mod cluster;
+pub mod config;
 pub mod gate;
 pub mod ledger;
 pub mod marker;
