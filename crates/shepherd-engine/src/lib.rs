@@ -1,5 +1,10 @@
-//! Shepherd's engine: the state store and the per-run git worktree.
+//! Shepherd's engine: the converge loop, its state store and the per-run
+//! git worktree.
 //!
+//! - [`run`]: [`Engine::start`] and [`Engine::resume`] drive a run of rounds
+//!   (SPEC section 3) to convergence, a pause, a failure or the round limit.
+//! - `round`: the round's named stages, one module each, each writing its
+//!   artifact into the run directory.
 //! - [`store`]: runs, rounds, events, approvals, the append-only ledger and
 //!   the per-PR lock, in one SQLite database per user.
 //! - [`worktree`]: an isolated, detached git worktree per run, driven through
@@ -7,9 +12,17 @@
 //!   named files and refuse protected paths; pushes that are never forced.
 #![warn(missing_docs)]
 
+mod round;
+pub mod run;
 pub mod store;
 pub mod worktree;
 
+pub use run::{
+    approve_run, effective_status, exit_code, load_run_file, reject_run, run_report, Agents,
+    ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict, Approver, Engine, EngineError,
+    EngineOptions, NoProgress, PauseKind, Progress, ProgressEvent, RunDir, RunFile, RunOutcome,
+    RunSpec, Stage,
+};
 pub use store::{
     Approval, ApprovalState, Event, LedgerRecord, LockInfo, LockOutcome, PrKey, Round, Run,
     RunStatus, StateDir, Store, StoreError, Timestamp,

@@ -2,7 +2,10 @@
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::commands::{emulator::EmulatorArgs, threads::ThreadsArgs};
+use crate::commands::{
+    approve::ApproveArgs, demo::DemoArgs, emulator::EmulatorArgs, reject::RejectArgs,
+    report::ReportArgs, resume::ResumeArgs, run::RunArgs, status::StatusArgs, threads::ThreadsArgs,
+};
 
 /// Drive a pull request or merge request to a clean finish
 #[derive(Debug, Parser)]
@@ -24,6 +27,13 @@ pub(crate) struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    Run(RunArgs),
     Threads(ThreadsArgs),
+    Status(StatusArgs),
+    Report(ReportArgs),
+    Approve(ApproveArgs),
+    Reject(RejectArgs),
+    Resume(ResumeArgs),
+    Demo(DemoArgs),
     Emulator(EmulatorArgs),
 }

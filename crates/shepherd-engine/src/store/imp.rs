@@ -65,9 +65,22 @@ impl Store {
         };
         let conn = Connection::open(&path).map_err(open_err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
-        let mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-            .map_err(open_err)?;
+        // Switching a new database to WAL takes an exclusive lock, for which
+        // SQLite does not call the busy handler: two processes opening a
+        // fresh database at once retry here instead of failing.
+        let started = std::time::Instant::now();
+        let mode: String = loop {
+            match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)) {
+                Ok(mode) => break mode,
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && started.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => return Err(open_err(e)),
+            }
+        };
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(path = %path.display(), %mode, "state database is not in WAL mode");
         }

@@ -59,6 +59,12 @@ pub enum WorktreeError {
         #[source]
         source: globset::Error,
     },
+    /// A directory that should be a worktree of the repository is not.
+    #[error("{path} is not a git worktree of the run's repository")]
+    NotAWorktree {
+        /// The directory.
+        path: PathBuf,
+    },
     /// A path could not be made absolute.
     #[error("cannot resolve path {path}")]
     Path {

@@ -391,6 +391,145 @@ impl Worktree {
         Ok(())
     }
 
+    /// Reopen the worktree a previous process created at `worktree_dir` for
+    /// `repo_dir` and `remote` (a resumed run). Refused when `worktree_dir` is
+    /// not a git worktree of `repo_dir`.
+    pub fn open(git: &Git, repo_dir: &Path, worktree_dir: &Path, remote: &str) -> Result<Worktree> {
+        let repo_dir = absolute(repo_dir)?;
+        let dir = absolute(worktree_dir)?;
+        if remote.is_empty() || remote.starts_with('-') {
+            return Err(WorktreeError::InvalidRemote {
+                remote: git.redact(remote),
+            });
+        }
+        let common = git.stdout(
+            &dir,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        )?;
+        let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if !same(Path::new(&common), &repo_dir) && !same(Path::new(&common), &repo_dir.join(".git"))
+        {
+            return Err(WorktreeError::NotAWorktree { path: dir });
+        }
+        let url = resolve_remote_url(git, &repo_dir, remote);
+        let auth_url = http_origin(&url).map(|_| url);
+        let tracking_ref = format!(
+            "refs/shepherd/worktrees/{:016x}",
+            fnv1a(dir.to_string_lossy().as_bytes())
+        );
+        Ok(Worktree {
+            git: git.clone(),
+            repo_dir,
+            dir,
+            remote: remote.to_string(),
+            auth_url,
+            tracking_ref,
+        })
+    }
+
+    /// Create a bare repository at `dir` (a cache clone's object store) unless
+    /// one is there already.
+    pub fn init_bare(git: &Git, dir: &Path) -> Result<()> {
+        if dir.join("HEAD").is_file() && dir.join("objects").is_dir() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(dir).map_err(|source| WorktreeError::Path {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        git.run(dir, &["init", "--quiet", "--bare"], None)?;
+        Ok(())
+    }
+
+    /// The live head of `head_ref` on the remote (fetched into the private
+    /// ref; HEAD and the files are left alone).
+    pub fn remote_head(&self, head_ref: &str) -> Result<CommitSha> {
+        check_branch(&self.git, &self.dir, head_ref)?;
+        self.fetch(&self.dir, head_ref)
+    }
+
+    /// Whether commit `ancestor` is reachable from `descendant` (a commit is
+    /// its own ancestor). An unknown commit is not an ancestor.
+    pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> Result<bool> {
+        check_rev(ancestor)?;
+        check_rev(descendant)?;
+        if !self.commit_exists(ancestor)? || !self.commit_exists(descendant)? {
+            return Ok(false);
+        }
+        let out = self.git.output(
+            &self.dir,
+            &["merge-base", "--is-ancestor", ancestor, descendant],
+            None,
+        )?;
+        match out.status.code() {
+            Some(0) => Ok(true),
+            Some(1) => Ok(false),
+            _ => Err(self
+                .git
+                .failed(&["merge-base", "--is-ancestor", ancestor, descendant], &out)
+                .into()),
+        }
+    }
+
+    /// Whether `sha` names a commit of the local repository.
+    pub fn commit_exists(&self, sha: &str) -> Result<bool> {
+        check_rev(sha)?;
+        let out = self.git.output(
+            &self.dir,
+            &["cat-file", "-e", &format!("{sha}^{{commit}}")],
+            None,
+        )?;
+        Ok(out.status.success())
+    }
+
+    /// The files commit `sha` changes against its first parent (every file
+    /// for a root commit).
+    pub fn files_of_commit(&self, sha: &str) -> Result<Vec<String>> {
+        check_rev(sha)?;
+        let out = self.git.run(
+            &self.dir,
+            &[
+                "diff-tree",
+                "--root",
+                "--no-commit-id",
+                "--name-only",
+                "-r",
+                "-z",
+                "--no-renames",
+                sha,
+            ],
+            None,
+        )?;
+        Ok(split_nul(&out.stdout))
+    }
+
+    /// Modified, deleted and untracked (not ignored) paths of the worktree.
+    pub fn changed_paths(&self) -> Result<Vec<String>> {
+        self.dirty_paths()
+    }
+
+    /// Throw away every uncommitted change: tracked files back to HEAD,
+    /// untracked (not ignored) files deleted.
+    pub fn discard_changes(&self) -> Result<()> {
+        self.git
+            .run(&self.dir, &["reset", "--quiet", "--hard", "HEAD"], None)?;
+        self.git
+            .run(&self.dir, &["clean", "--quiet", "--force", "-d"], None)?;
+        Ok(())
+    }
+
+    /// A configuration value as git sees it from the worktree (user and
+    /// repository config), if set.
+    pub fn config_value(&self, key: &str) -> Option<String> {
+        self.git
+            .stdout(&self.dir, &["config", "--get", key])
+            .ok()
+            .filter(|v| !v.is_empty())
+    }
+
     /// Leave the worktree on disk (a failed run keeps it for inspection) and
     /// return its directory.
     pub fn keep(self) -> PathBuf {

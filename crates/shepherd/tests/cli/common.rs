@@ -123,3 +123,106 @@ pub fn examples_dir() -> PathBuf {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+// ---------------------------------------------------------------------------
+// `shepherd run` and friends against the demo scenario.
+
+/// The demo PR author's token: Shepherd runs as this account.
+pub const DEV_TOKEN: &str = "emu_dev_token";
+
+/// The user config the run tests use: trust the demo's bot, poll CI every second.
+pub const RUN_CONFIG: &str = "[trust]\nusers = [\"review-bot\"]\n[ci]\npoll_interval_secs = 1\ntimeout_secs = 60\nappear_timeout_secs = 20\n";
+
+/// The demo scenario, running, with its start-up CI settled.
+pub async fn start_demo() -> RunningEmulator {
+    let emu = start(Scenario::demo().expect("the demo scenario")).await;
+    emu.wait_idle(std::time::Duration::from_secs(30)).await;
+    emu
+}
+
+impl Shepherd {
+    /// Where `shepherd run` tests keep state (inside the sealed HOME).
+    pub fn state_dir(&self) -> PathBuf {
+        self.home.path().join("state")
+    }
+
+    /// `args` plus the flags that point at the emulator and the state dir,
+    /// with the demo author's token and the run test config.
+    pub fn run_cmd(&self, api_url: &str, args: &[&str]) -> Command {
+        let config = self.home.path().join("shepherd-config.toml");
+        std::fs::write(&config, RUN_CONFIG).expect("write the user config");
+        let mut cmd = self.command();
+        cmd.args(args)
+            .env("GITHUB_TOKEN", DEV_TOKEN)
+            .env("SHEPHERD_CONFIG", &config)
+            .env("SHEPHERD_STATE_DIR", self.state_dir())
+            .env("SHEPHERD_API_URL", api_url);
+        cmd
+    }
+
+    /// Run to completion; `(exit code, stdout, stderr)`.
+    pub fn run_at(&self, api_url: &str, args: &[&str]) -> (i32, String, String) {
+        let out = self.run_cmd(api_url, args).output().expect("shepherd runs");
+        (
+            out.status.code().unwrap_or(-1),
+            text(&out.stdout),
+            text(&out.stderr),
+        )
+    }
+
+    /// The id of the newest run in the state dir.
+    pub fn latest_run(&self, api_url: &str) -> String {
+        let (code, out, err) = self.run_at(api_url, &["status", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let runs: serde_json::Value = serde_json::from_str(&out).expect("status JSON");
+        runs[0]["run_id"].as_str().expect("a run").to_owned()
+    }
+}
+
+/// Every item Shepherd replied to, once per reply (from the emulator's state).
+pub fn shepherd_replies(emu: &RunningEmulator, pr: u64) -> Vec<String> {
+    let state = emu.state_json();
+    let pr = state["pull_requests"]
+        .as_array()
+        .and_then(|prs| prs.iter().find(|p| p["number"] == pr))
+        .cloned()
+        .expect("the PR");
+    let mut out = Vec::new();
+    let bodies = pr["threads"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t["comments"].as_array().into_iter().flatten())
+        .chain(pr["issue_comments"].as_array().into_iter().flatten());
+    for c in bodies {
+        if let Some(m) = shepherd_core::Marker::find(c["body"].as_str().unwrap_or("")) {
+            out.push(m.item);
+        }
+    }
+    out
+}
+
+/// Asserts: every item answered exactly once, every resolved thread's last
+/// marker authorizes it.
+pub fn assert_honest_end_state(emu: &RunningEmulator, pr: u64, answered: usize) {
+    let replies = shepherd_replies(emu, pr);
+    let unique: std::collections::BTreeSet<&String> = replies.iter().collect();
+    assert_eq!(unique.len(), replies.len(), "an item was replied to twice: {replies:?}");
+    assert_eq!(replies.len(), answered, "{replies:?}");
+    let state = emu.state_json();
+    for thread in state["pull_requests"][0]["threads"].as_array().into_iter().flatten() {
+        if thread["resolved"] == true {
+            let last = thread["comments"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| shepherd_core::Marker::find(c["body"].as_str().unwrap_or("")))
+                .next_back();
+            assert!(
+                last.is_some_and(|m| m.resolve_authorized),
+                "thread {} resolved without authorization",
+                thread["id"]
+            );
+        }
+    }
+}

@@ -1,7 +1,11 @@
 //! End-to-end tests of the `shepherd` binary and its libraries against a real
 //! emulator on 127.0.0.1:0, with the real `git`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is how a test fails
 
 mod common;
 
 mod test_client;
+mod test_run_approval;
+mod test_run_demo;
+mod test_run_kill;
 mod test_threads_cmd;

@@ -1,0 +1,883 @@
+//! The run report (SPEC section 11): a Markdown document and its JSON twin,
+//! built deterministically from the ledger's latest entries and what the run
+//! recorded (rounds, the last CI verdict, the last classification, clusters,
+//! failures).
+//!
+//! [`build`] turns a [`ReportInput`] into a [`Report`] (the JSON twin);
+//! [`Report::to_markdown`] renders it. The same input always gives the same
+//! bytes: lists are sorted, nothing reads a clock.
+//!
+//! What it says:
+//!
+//! - the rounds, with what each did;
+//! - per outcome, the items and their paths (items with no outcome yet are
+//!   listed as undecided);
+//! - replied, resolved, awaiting reviewer, and authorized-but-unresolved;
+//! - the CI verdict;
+//! - "Review threads clear: yes", or "no, N deliberately-open threads: paths"
+//!   (threads Shepherd answered and left open on purpose), plus any other
+//!   unresolved thread;
+//! - clusters and escalations; reply failures needing attention;
+//! - agent time and, where the provider reports them, tokens and cost;
+//! - that convergence is not mergeability.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::ci::{CiStatus, CiVerdict};
+use crate::classify::{Class, Classified, ItemKind};
+use crate::cluster::{Cluster, Escalation};
+use crate::converge::MERGEABILITY_NOTE;
+use crate::ledger::{Decision, LedgerEntry, Outcome};
+
+/// What one round did, as the report lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundSummary {
+    /// The round number (1-based).
+    pub number: u32,
+    /// The last stage it reached.
+    pub stage: String,
+    /// New items it acted on.
+    pub new_items: usize,
+    /// Commits it made.
+    pub commits: usize,
+    /// The commit it pushed, if it pushed.
+    pub pushed: Option<String>,
+    /// Its CI verdict, if it waited for CI.
+    pub ci: Option<CiStatus>,
+    /// Whether its gate state equalled the previous round's.
+    pub stalled: bool,
+    /// A note (why it ended early, a rejected push).
+    pub note: Option<String>,
+}
+
+/// The latest ledger entry of one item, with where the item is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemRecord {
+    /// The latest ledger entry.
+    pub entry: LedgerEntry,
+    /// Thread, issue comment or review body.
+    pub kind: ItemKind,
+    /// The thread's file.
+    pub path: Option<String>,
+    /// The thread's line.
+    pub line: Option<u32>,
+    /// How it was fixed (`suggestion`, `agent`, `cluster`, `metadata`).
+    pub fix_kind: Option<String>,
+}
+
+/// A public call that failed and needs a person's attention.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PublicFailure {
+    /// The item, when the call was about one.
+    pub item_id: Option<String>,
+    /// `reply`, `resolve`, `push`, `edit`.
+    pub action: String,
+    /// What went wrong.
+    pub error: String,
+}
+
+/// Agent usage over the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentUsage {
+    /// The providers used (`builtin`, `command`), sorted.
+    pub providers: Vec<String>,
+    /// How many agent calls were made.
+    pub calls: u32,
+    /// Wall time spent in agent calls, in milliseconds.
+    pub millis: u64,
+    /// Tokens, when every provider reported them.
+    pub tokens: Option<u64>,
+    /// Cost in US dollars, when every provider reported it.
+    pub cost_usd: Option<f64>,
+}
+
+/// Everything the report is built from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportInput {
+    /// The run id.
+    pub run_id: String,
+    /// The target, as a person reads it (`pull request github.com/o/r#7`).
+    pub target: String,
+    /// The PR's web URL.
+    pub pr_url: String,
+    /// The PR's title.
+    pub title: String,
+    /// The run's status (`converged`, `paused`, `failed`, `exhausted`, `running`, `interrupted`).
+    pub status: String,
+    /// Why it stands there.
+    pub reason: Option<String>,
+    /// The rounds, in order.
+    pub rounds: Vec<RoundSummary>,
+    /// The latest ledger entry of every item the run touched.
+    pub items: Vec<ItemRecord>,
+    /// The last classification of the PR's unresolved feedback.
+    pub open_items: Vec<Classified>,
+    /// The last CI verdict.
+    pub ci: Option<CiVerdict>,
+    /// Clusters formed over the run.
+    pub clusters: Vec<Cluster>,
+    /// Areas escalated to a person.
+    pub escalations: Vec<Escalation>,
+    /// Public calls that failed and were not recovered.
+    pub failures: Vec<PublicFailure>,
+    /// Agent usage.
+    pub agent: AgentUsage,
+    /// Where the worktree was kept, when it was.
+    pub worktree_kept: Option<String>,
+}
+
+/// One item in a report list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportItem {
+    /// The item id.
+    pub item_id: String,
+    /// Its file, for threads.
+    pub path: Option<String>,
+    /// Its line, for threads.
+    pub line: Option<u32>,
+    /// The decision acted on.
+    pub decision: Option<Decision>,
+    /// The fix commit.
+    pub commit: Option<String>,
+    /// Whether Shepherd's reply is posted.
+    pub replied: bool,
+    /// Whether the resolve succeeded.
+    pub resolved: bool,
+}
+
+/// The items of one outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutcomeGroup {
+    /// The outcome; `None` for items without one yet (undecided).
+    pub outcome: Option<Outcome>,
+    /// Its items, sorted by path, line and id.
+    pub items: Vec<ReportItem>,
+}
+
+/// A thread and its file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadPath {
+    /// The item id.
+    pub item_id: String,
+    /// The file (`None` for a top-level item).
+    pub path: Option<String>,
+}
+
+/// Whether the PR's review threads are clear.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadsClear {
+    /// No unresolved review thread at all.
+    pub clear: bool,
+    /// Threads Shepherd answered and deliberately left open.
+    pub deliberately_open: Vec<ThreadPath>,
+    /// Other unresolved threads (not acted on, or still new).
+    pub other_open: Vec<ThreadPath>,
+    /// The sentence: `yes`, or `no, N deliberately-open threads: paths`.
+    pub summary: String,
+}
+
+/// The report's JSON twin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Format version ([`Report::VERSION`]).
+    pub version: u32,
+    /// The run id.
+    pub run_id: String,
+    /// The target.
+    pub target: String,
+    /// The PR's web URL.
+    pub pr_url: String,
+    /// The PR's title.
+    pub title: String,
+    /// The run's status.
+    pub status: String,
+    /// Whether the run converged.
+    pub converged: bool,
+    /// Why the run stands where it does.
+    pub reason: Option<String>,
+    /// The rounds.
+    pub rounds: Vec<RoundSummary>,
+    /// Items by outcome: fixed, fixed-differently, not-addressing, declined,
+    /// replied, needs-human, then undecided; empty groups left out.
+    pub outcomes: Vec<OutcomeGroup>,
+    /// Items Shepherd replied to.
+    pub replied: Vec<ThreadPath>,
+    /// Threads Shepherd resolved.
+    pub resolved: Vec<ThreadPath>,
+    /// Items whose last word is Shepherd's reply, left open for the reviewer.
+    pub awaiting_reviewer: Vec<ThreadPath>,
+    /// Threads whose resolve was authorized but has not succeeded.
+    pub authorized_unresolved: Vec<ThreadPath>,
+    /// The last CI verdict.
+    pub ci: Option<CiVerdict>,
+    /// Whether the review threads are clear.
+    pub review_threads: ThreadsClear,
+    /// Clusters formed.
+    pub clusters: Vec<Cluster>,
+    /// Escalations.
+    pub escalations: Vec<Escalation>,
+    /// Failures needing attention.
+    pub failures: Vec<PublicFailure>,
+    /// Agent usage.
+    pub agent: AgentUsage,
+    /// Where the worktree was kept.
+    pub worktree_kept: Option<String>,
+    /// Rounds whose state equalled the previous round's.
+    pub stalled_rounds: Vec<u32>,
+    /// That convergence is not mergeability.
+    pub note: String,
+}
+
+impl Report {
+    /// The current JSON format version.
+    pub const VERSION: u32 = 1;
+}
+
+const OUTCOME_ORDER: [Outcome; 6] = [
+    Outcome::Fixed,
+    Outcome::FixedDifferently,
+    Outcome::NotAddressing,
+    Outcome::Declined,
+    Outcome::Replied,
+    Outcome::NeedsHuman,
+];
+
+fn outcome_word(outcome: Option<Outcome>) -> &'static str {
+    match outcome {
+        Some(Outcome::Fixed) => "fixed",
+        Some(Outcome::FixedDifferently) => "fixed-differently",
+        Some(Outcome::NotAddressing) => "not-addressing",
+        Some(Outcome::Declined) => "declined",
+        Some(Outcome::Replied) => "replied",
+        Some(Outcome::NeedsHuman) => "needs-human",
+        None => "undecided",
+    }
+}
+
+fn decision_word(decision: Decision) -> &'static str {
+    match decision {
+        Decision::CodeChange => "code-change",
+        Decision::MetadataChange => "metadata-change",
+        Decision::Question => "question",
+        Decision::Wontfix => "wontfix",
+        Decision::AlreadyAddressed => "already-addressed",
+        Decision::Invalid => "invalid",
+        Decision::NeedsHuman => "needs-human",
+    }
+}
+
+fn sort_key(path: &Option<String>, line: Option<u32>, id: &str) -> (String, u32, String) {
+    (
+        path.clone().unwrap_or_default(),
+        line.unwrap_or(0),
+        id.to_owned(),
+    )
+}
+
+fn thread_paths(mut list: Vec<ThreadPath>) -> Vec<ThreadPath> {
+    list.sort_by(|a, b| (&a.path, &a.item_id).cmp(&(&b.path, &b.item_id)));
+    list.dedup();
+    list
+}
+
+/// Build the report from its input (see the module docs).
+pub fn build(input: &ReportInput) -> Report {
+    let mut items: Vec<&ItemRecord> = input.items.iter().collect();
+    items.sort_by(|a, b| {
+        sort_key(&a.path, a.line, &a.entry.item_id).cmp(&sort_key(
+            &b.path,
+            b.line,
+            &b.entry.item_id,
+        ))
+    });
+
+    let mut groups: BTreeMap<usize, Vec<ReportItem>> = BTreeMap::new();
+    for record in &items {
+        let e = &record.entry;
+        let index = match e.outcome {
+            Some(o) => OUTCOME_ORDER
+                .iter()
+                .position(|x| *x == o)
+                .unwrap_or(OUTCOME_ORDER.len()),
+            None => OUTCOME_ORDER.len(),
+        };
+        groups.entry(index).or_default().push(ReportItem {
+            item_id: e.item_id.clone(),
+            path: record.path.clone(),
+            line: record.line,
+            decision: e.decision,
+            commit: e.commit.clone(),
+            replied: e.replied,
+            resolved: e.resolved,
+        });
+    }
+    let outcomes = groups
+        .into_iter()
+        .map(|(index, items)| OutcomeGroup {
+            outcome: OUTCOME_ORDER.get(index).copied(),
+            items,
+        })
+        .collect();
+
+    let tp = |r: &ItemRecord| ThreadPath {
+        item_id: r.entry.item_id.clone(),
+        path: r.path.clone(),
+    };
+    let replied = thread_paths(
+        items
+            .iter()
+            .filter(|r| r.entry.replied)
+            .map(|r| tp(r))
+            .collect(),
+    );
+    let resolved = thread_paths(
+        items
+            .iter()
+            .filter(|r| r.entry.resolved)
+            .map(|r| tp(r))
+            .collect(),
+    );
+    let authorized_unresolved = thread_paths(
+        items
+            .iter()
+            .filter(|r| r.entry.resolve_authorized && r.entry.replied && !r.entry.resolved)
+            .map(|r| tp(r))
+            .collect(),
+    );
+    let classified_path = |c: &Classified| ThreadPath {
+        item_id: c.item_id.clone(),
+        path: c.path.clone(),
+    };
+    let awaiting_reviewer = thread_paths(
+        input
+            .open_items
+            .iter()
+            .filter(|c| c.class == Class::AwaitingReviewer)
+            .map(classified_path)
+            .collect(),
+    );
+
+    let open_threads: Vec<&Classified> = input
+        .open_items
+        .iter()
+        .filter(|c| c.kind == ItemKind::ReviewThread)
+        .collect();
+    let deliberately_open = thread_paths(
+        open_threads
+            .iter()
+            .filter(|c| c.class == Class::AwaitingReviewer)
+            .map(|c| classified_path(c))
+            .collect(),
+    );
+    let other_open = thread_paths(
+        open_threads
+            .iter()
+            .filter(|c| c.class != Class::AwaitingReviewer)
+            .map(|c| classified_path(c))
+            .collect(),
+    );
+    let clear = open_threads.is_empty();
+    let summary = if clear {
+        "yes".to_owned()
+    } else {
+        let mut parts = Vec::new();
+        if !deliberately_open.is_empty() {
+            let paths: BTreeSet<&str> = deliberately_open
+                .iter()
+                .filter_map(|t| t.path.as_deref())
+                .collect();
+            parts.push(format!(
+                "{} deliberately-open thread{}: {}",
+                deliberately_open.len(),
+                plural(deliberately_open.len()),
+                paths.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if !other_open.is_empty() {
+            let paths: BTreeSet<&str> = other_open
+                .iter()
+                .filter_map(|t| t.path.as_deref())
+                .collect();
+            parts.push(format!(
+                "{} other unresolved thread{}: {}",
+                other_open.len(),
+                plural(other_open.len()),
+                paths.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        format!("no, {}", parts.join("; "))
+    };
+
+    let mut clusters = input.clusters.clone();
+    clusters.sort_by(|a, b| (a.theme, &a.area, &a.item_ids).cmp(&(b.theme, &b.area, &b.item_ids)));
+    clusters.dedup();
+    let mut escalations = input.escalations.clone();
+    escalations.sort_by(|a, b| (&a.key, &a.item_ids).cmp(&(&b.key, &b.item_ids)));
+    escalations.dedup();
+    let mut failures = input.failures.clone();
+    failures.sort();
+    failures.dedup();
+    let mut rounds = input.rounds.clone();
+    rounds.sort_by_key(|r| r.number);
+    let stalled_rounds = rounds
+        .iter()
+        .filter(|r| r.stalled)
+        .map(|r| r.number)
+        .collect();
+    let mut agent = input.agent.clone();
+    agent.providers.sort();
+    agent.providers.dedup();
+
+    Report {
+        version: Report::VERSION,
+        run_id: input.run_id.clone(),
+        target: input.target.clone(),
+        pr_url: input.pr_url.clone(),
+        title: input.title.clone(),
+        status: input.status.clone(),
+        converged: input.status == "converged",
+        reason: input.reason.clone(),
+        rounds,
+        outcomes,
+        replied,
+        resolved,
+        awaiting_reviewer,
+        authorized_unresolved,
+        ci: input.ci.clone(),
+        review_threads: ThreadsClear {
+            clear,
+            deliberately_open,
+            other_open,
+            summary,
+        },
+        clusters,
+        escalations,
+        failures,
+        agent,
+        worktree_kept: input.worktree_kept.clone(),
+        stalled_rounds,
+        note: MERGEABILITY_NOTE.to_owned(),
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
+/// Markdown-safe text: untrusted strings (paths, ids, titles) cannot open
+/// HTML, links or emphasis.
+fn md(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn where_(path: &Option<String>, line: Option<u32>) -> String {
+    match (path, line) {
+        (Some(p), Some(l)) => format!("`{}:{l}`", p.replace('`', "'")),
+        (Some(p), None) => format!("`{}`", p.replace('`', "'")),
+        (None, _) => "(PR conversation)".to_owned(),
+    }
+}
+
+fn list_paths(out: &mut String, title: &str, list: &[ThreadPath]) {
+    out.push_str(&format!("- {title}: {}", list.len()));
+    if list.is_empty() {
+        out.push('\n');
+        return;
+    }
+    out.push('\n');
+    for t in list {
+        out.push_str(&format!(
+            "  - {} {}\n",
+            where_(&t.path, None),
+            md(&t.item_id)
+        ));
+    }
+}
+
+impl Report {
+    /// The report as Markdown (`report.md`).
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!("# Shepherd report: {}\n\n", md(&self.target)));
+        out.push_str(&format!("- Title: {}\n", md(&self.title)));
+        out.push_str(&format!("- URL: {}\n", md(&self.pr_url)));
+        out.push_str(&format!("- Run: `{}`\n", self.run_id));
+        out.push_str(&format!("- Status: **{}**", self.status));
+        if let Some(reason) = &self.reason {
+            out.push_str(&format!(" ({})", md(reason)));
+        }
+        out.push('\n');
+        out.push_str(&format!("- Rounds: {}\n", self.rounds.len()));
+        let ci = self
+            .ci
+            .as_ref()
+            .map_or("not checked".to_owned(), |c| c.status.to_string());
+        out.push_str(&format!("- CI: {ci}\n"));
+        out.push_str(&format!(
+            "- Review threads clear: {}\n",
+            md(&self.review_threads.summary)
+        ));
+        if let Some(dir) = &self.worktree_kept {
+            out.push_str(&format!(
+                "- Worktree kept at: `{}`\n",
+                dir.replace('`', "'")
+            ));
+        }
+
+        out.push_str("\n## Rounds\n\n");
+        if self.rounds.is_empty() {
+            out.push_str("No round ran.\n");
+        } else {
+            out.push_str("| Round | Stage | New items | Commits | Pushed | CI | Note |\n");
+            out.push_str("|---|---|---|---|---|---|---|\n");
+            for r in &self.rounds {
+                let mut note = r.note.as_deref().map(md).unwrap_or_default();
+                if r.stalled {
+                    if !note.is_empty() {
+                        note.push_str("; ");
+                    }
+                    note.push_str("stalled: same state as the previous round");
+                }
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {} | {} |\n",
+                    r.number,
+                    md(&r.stage),
+                    r.new_items,
+                    r.commits,
+                    r.pushed
+                        .as_deref()
+                        .map_or("-".to_owned(), |s| format!("`{}`", short(s))),
+                    r.ci.map_or("-".to_owned(), |c| c.to_string()),
+                    note
+                ));
+            }
+        }
+
+        out.push_str("\n## Items by outcome\n\n");
+        if self.outcomes.is_empty() {
+            out.push_str("No item was acted on.\n");
+        }
+        for group in &self.outcomes {
+            out.push_str(&format!(
+                "### {} ({})\n\n",
+                outcome_word(group.outcome),
+                group.items.len()
+            ));
+            for item in &group.items {
+                let mut facts = Vec::new();
+                if let Some(d) = item.decision {
+                    facts.push(decision_word(d).to_owned());
+                }
+                if let Some(c) = &item.commit {
+                    facts.push(format!("commit `{}`", short(c)));
+                }
+                facts.push(
+                    if item.replied {
+                        "replied"
+                    } else {
+                        "not replied"
+                    }
+                    .to_owned(),
+                );
+                if item.resolved {
+                    facts.push("resolved".to_owned());
+                }
+                out.push_str(&format!(
+                    "- {} {}: {}\n",
+                    where_(&item.path, item.line),
+                    md(&item.item_id),
+                    facts.join(", ")
+                ));
+            }
+            out.push('\n');
+        }
+
+        out.push_str("## Threads\n\n");
+        list_paths(&mut out, "Replied", &self.replied);
+        list_paths(&mut out, "Resolved", &self.resolved);
+        list_paths(&mut out, "Awaiting reviewer", &self.awaiting_reviewer);
+        list_paths(
+            &mut out,
+            "Authorized but unresolved",
+            &self.authorized_unresolved,
+        );
+        if !self.review_threads.other_open.is_empty() {
+            list_paths(
+                &mut out,
+                "Other unresolved threads",
+                &self.review_threads.other_open,
+            );
+        }
+
+        out.push_str("\n## CI\n\n");
+        match &self.ci {
+            None => out.push_str("CI was not checked.\n"),
+            Some(v) => {
+                out.push_str(&format!("Verdict: **{}**\n\n", v.status));
+                for reason in &v.reasons {
+                    out.push_str(&format!("- {}\n", md(reason)));
+                }
+            }
+        }
+
+        out.push_str("\n## Clusters\n\n");
+        if self.clusters.is_empty() {
+            out.push_str("No cluster was formed.\n");
+        }
+        for c in &self.clusters {
+            out.push_str(&format!(
+                "- {} in `{}`: {} ({})\n",
+                c.theme,
+                c.area.replace('`', "'"),
+                c.item_ids
+                    .iter()
+                    .map(|i| md(i))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                md(&c.hypothesis)
+            ));
+        }
+        if !self.escalations.is_empty() {
+            out.push_str("\nEscalated to a person:\n\n");
+            for e in &self.escalations {
+                out.push_str(&format!(
+                    "- {} ({} rounds): {}\n",
+                    md(&e.context),
+                    e.rounds,
+                    e.item_ids
+                        .iter()
+                        .map(|i| md(i))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+
+        out.push_str("\n## Needs attention\n\n");
+        if self.failures.is_empty() {
+            out.push_str("No reply, resolve, push or edit failed.\n");
+        }
+        for f in &self.failures {
+            out.push_str(&format!(
+                "- {}{}: {}\n",
+                f.action,
+                f.item_id
+                    .as_deref()
+                    .map_or(String::new(), |i| format!(" {}", md(i))),
+                md(&f.error)
+            ));
+        }
+
+        out.push_str("\n## Agent\n\n");
+        let providers = if self.agent.providers.is_empty() {
+            "none".to_owned()
+        } else {
+            self.agent.providers.join(", ")
+        };
+        out.push_str(&format!(
+            "- Providers: {providers}\n- Calls: {}\n- Time: {:.1}s\n",
+            self.agent.calls,
+            self.agent.millis as f64 / 1000.0
+        ));
+        out.push_str(&format!(
+            "- Tokens: {}\n- Cost: {}\n",
+            self.agent
+                .tokens
+                .map_or("not reported".to_owned(), |t| t.to_string()),
+            self.agent
+                .cost_usd
+                .map_or("not reported".to_owned(), |c| format!("${c:.4}"))
+        ));
+
+        out.push_str(&format!("\n---\n\n{}\n", self.note));
+        out
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+    use crate::ci::CiStatus;
+    use crate::theme::Theme;
+
+    fn record(id: &str, path: Option<&str>, decision: Decision, outcome: Outcome) -> ItemRecord {
+        let mut entry = LedgerEntry::new(id, 1);
+        entry.decision = Some(decision);
+        entry.outcome = Some(outcome);
+        entry.replied = true;
+        ItemRecord {
+            entry,
+            kind: if path.is_some() {
+                ItemKind::ReviewThread
+            } else {
+                ItemKind::IssueComment
+            },
+            path: path.map(str::to_owned),
+            line: path.map(|_| 3),
+            fix_kind: None,
+        }
+    }
+
+    fn open(id: &str, path: Option<&str>, class: Class) -> Classified {
+        Classified {
+            item_id: id.to_owned(),
+            kind: if path.is_some() {
+                ItemKind::ReviewThread
+            } else {
+                ItemKind::IssueComment
+            },
+            class,
+            reason: String::new(),
+            path: path.map(str::to_owned),
+            line: None,
+            author: None,
+            outdated: false,
+            url: None,
+            replied_round: Some(1),
+        }
+    }
+
+    fn input() -> ReportInput {
+        let mut fixed = record("T1", Some("src/a.sh"), Decision::CodeChange, Outcome::Fixed);
+        fixed.entry.commit = Some("0123456789abcdef0123".into());
+        fixed.entry.resolve_authorized = true;
+        fixed.entry.resolved = true;
+        let mut pending = record(
+            "T3",
+            Some("src/c.sh"),
+            Decision::Invalid,
+            Outcome::NotAddressing,
+        );
+        pending.entry.resolve_authorized = true;
+        ReportInput {
+            run_id: "r1".into(),
+            target: "pull request github.com/o/r#7".into(),
+            pr_url: "https://github.com/o/r/pull/7".into(),
+            title: "Add *things*".into(),
+            status: "converged".into(),
+            reason: None,
+            rounds: vec![RoundSummary {
+                number: 1,
+                stage: "converge".into(),
+                new_items: 3,
+                commits: 1,
+                pushed: Some("0123456789abcdef0123".into()),
+                ci: Some(CiStatus::Pass),
+                stalled: false,
+                note: None,
+            }],
+            items: vec![
+                pending,
+                record("T2", Some("src/b.sh"), Decision::Question, Outcome::Replied),
+                fixed,
+                record("IC_1", None, Decision::NeedsHuman, Outcome::NeedsHuman),
+            ],
+            open_items: vec![
+                open("T2", Some("src/b.sh"), Class::AwaitingReviewer),
+                open("IC_1", None, Class::AwaitingReviewer),
+                open("T3", Some("src/c.sh"), Class::ResolveRetry),
+            ],
+            ci: None,
+            clusters: vec![Cluster {
+                theme: Theme::ErrorHandling,
+                area: "src".into(),
+                files: vec!["src/a.sh".into()],
+                item_ids: vec!["T1".into(), "T4".into()],
+                hypothesis: "h".into(),
+            }],
+            escalations: vec![],
+            failures: vec![PublicFailure {
+                item_id: Some("T3".into()),
+                action: "resolve".into(),
+                error: "502".into(),
+            }],
+            agent: AgentUsage {
+                providers: vec!["builtin".into()],
+                calls: 2,
+                millis: 1500,
+                tokens: None,
+                cost_usd: None,
+            },
+            worktree_kept: None,
+        }
+    }
+
+    #[test]
+    fn outcomes_and_thread_lists() {
+        let report = build(&input());
+        let words: Vec<&str> = report
+            .outcomes
+            .iter()
+            .map(|g| outcome_word(g.outcome))
+            .collect();
+        assert_eq!(words, ["fixed", "not-addressing", "replied", "needs-human"]);
+        assert_eq!(report.resolved.len(), 1);
+        assert_eq!(report.replied.len(), 4);
+        assert_eq!(
+            report
+                .authorized_unresolved
+                .iter()
+                .map(|t| t.item_id.as_str())
+                .collect::<Vec<_>>(),
+            ["T3"]
+        );
+        assert_eq!(report.awaiting_reviewer.len(), 2);
+        assert!(!report.review_threads.clear);
+        assert_eq!(
+            report.review_threads.summary,
+            "no, 1 deliberately-open thread: src/b.sh; 1 other unresolved thread: src/c.sh"
+        );
+        assert!(report.converged);
+    }
+
+    #[test]
+    fn markdown_is_deterministic_and_escapes_untrusted_text() {
+        let a = build(&input()).to_markdown();
+        let mut shuffled = input();
+        shuffled.items.reverse();
+        shuffled.open_items.reverse();
+        let b = build(&shuffled).to_markdown();
+        assert_eq!(a, b);
+        assert!(a.contains("Add \\*things\\*"), "{a}");
+        assert!(
+            a.contains("Review threads clear: no, 1 deliberately-open thread"),
+            "{a}"
+        );
+        assert!(a.contains("commit `0123456789ab`"), "{a}");
+        assert!(a.contains("resolve T3: 502"), "{a}");
+        assert!(a.contains("Convergence is not mergeability"), "{a}");
+        assert!(a.contains("Time: 1.5s"), "{a}");
+    }
+
+    #[test]
+    fn clear_threads_say_yes() {
+        let mut i = input();
+        i.open_items.clear();
+        let report = build(&i);
+        assert!(report.review_threads.clear);
+        assert_eq!(report.review_threads.summary, "yes");
+        assert!(report.to_markdown().contains("Review threads clear: yes"));
+    }
+}

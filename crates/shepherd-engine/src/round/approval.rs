@@ -1,0 +1,276 @@
+//! Stage 6, approval: when an item is reply-only (`question`, `wontfix`,
+//! `already-addressed`, `invalid`, `needs-human`), a person approves the
+//! triage (possibly changing a decision or editing a reply) before anything
+//! is posted. `--approve auto` approves at once; a TTY prompt asks; otherwise
+//! the pending approvals are saved and the run pauses (exit 3) until
+//! `shepherd approve` (or `reject`) and `shepherd resume`. The approved
+//! decisions are what the honesty gate checks against (`approval.json`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use shepherd_core::config::ApproveMode;
+use shepherd_core::Decision;
+
+use super::{is_reply_only, Flow, Round, RoundEnd, Runner};
+use crate::run::error::{EngineError, Result};
+use crate::run::files::PauseKind;
+use crate::run::options::{ApprovalItem, ApprovalRequest, ApprovalVerdict, Stage};
+use crate::store::{Approval, ApprovalState, Timestamp};
+
+#[derive(Serialize)]
+struct ApprovalArtifact<'a> {
+    needed: bool,
+    mode: &'a str,
+    approvals: &'a [Approval],
+    approved: &'a BTreeMap<String, Decision>,
+}
+
+/// The reply drafted for a decision when triage gave no hint.
+pub(crate) fn default_reply(decision: Decision) -> &'static str {
+    match decision {
+        Decision::Question => "Thanks for the question; see the reasoning above.",
+        Decision::Wontfix => "Reviewed: we decided not to make this change.",
+        Decision::AlreadyAddressed => "Reviewed: the code already does this.",
+        Decision::Invalid => "Reviewed: this does not apply to the code as it is.",
+        Decision::NeedsHuman => {
+            "This needs a maintainer's decision; Shepherd did not change anything for it."
+        }
+        Decision::CodeChange | Decision::MetadataChange => "Done.",
+    }
+}
+
+impl Runner {
+    /// The reply drafted for an item: the approver's text, else triage's
+    /// hint, else a default.
+    pub(crate) fn drafted_reply(&self, round: &Round, id: &str, decision: Decision) -> String {
+        if let Some(text) = round.reply_override.get(id) {
+            return text.clone();
+        }
+        match round.triage.get(id) {
+            Some(d) if !d.reply_hint.trim().is_empty() => d.reply_hint.clone(),
+            _ => default_reply(decision).to_owned(),
+        }
+    }
+
+    pub(crate) async fn stage_approval(&mut self, round: &mut Round) -> Result<Flow> {
+        if round.work.is_empty() {
+            return Ok(Ok(()));
+        }
+        let run_id = self.run.run_id.clone();
+        let decisions: BTreeMap<String, Decision> = round
+            .work
+            .iter()
+            .filter_map(|w| {
+                round
+                    .triage
+                    .get(w.id())
+                    .map(|d| (w.id().to_owned(), d.decision))
+            })
+            .collect();
+        let reply_only: Vec<String> = decisions
+            .iter()
+            .filter(|(_, d)| is_reply_only(**d))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mode = self.config.approve.mode;
+        let mode_word = match mode {
+            ApproveMode::Auto => "auto",
+            ApproveMode::Prompt => "prompt",
+        };
+        let mut end = None;
+
+        if !reply_only.is_empty() {
+            let existing: BTreeMap<String, Approval> = self
+                .store()
+                .approvals(&run_id, round.n)?
+                .into_iter()
+                .map(|a| (a.item_id.clone(), a))
+                .collect();
+            let undecided: Vec<&String> = reply_only
+                .iter()
+                .filter(|id| {
+                    existing
+                        .get(*id)
+                        .is_none_or(|a| a.state == ApprovalState::Pending)
+                })
+                .collect();
+            let rejected = existing
+                .values()
+                .any(|a| a.state == ApprovalState::Rejected);
+            if rejected {
+                end = Some(RoundEnd::Failed {
+                    reason: "the approver rejected this round's triage; nothing was posted"
+                        .to_owned(),
+                });
+            } else if !undecided.is_empty() {
+                let now = Timestamp::now();
+                let put = |id: &str, state: ApprovalState, approver: Option<&str>| Approval {
+                    run_id: run_id.clone(),
+                    round: round.n,
+                    item_id: id.to_owned(),
+                    decision: decisions[id],
+                    reply_override: existing.get(id).and_then(|a| a.reply_override.clone()),
+                    approver: approver.map(str::to_owned),
+                    state,
+                    updated_at: now,
+                };
+                match (mode, self.opts.approver.clone()) {
+                    (ApproveMode::Auto, _) => {
+                        for id in &undecided {
+                            self.store().put_approval(&put(
+                                id,
+                                ApprovalState::Approved,
+                                Some("auto"),
+                            ))?;
+                        }
+                    }
+                    (ApproveMode::Prompt, Some(approver)) => {
+                        let request = self.approval_request(round, &decisions);
+                        let verdict =
+                            tokio::task::spawn_blocking(move || approver.review(&request))
+                                .await
+                                .map_err(|e| EngineError::Task(e.to_string()))?;
+                        match verdict {
+                            ApprovalVerdict::Approve(changes) => {
+                                for id in &undecided {
+                                    self.store().put_approval(&put(
+                                        id,
+                                        ApprovalState::Approved,
+                                        Some("tty"),
+                                    ))?;
+                                }
+                                for change in changes {
+                                    let Some(&decision) = decisions.get(&change.item_id) else {
+                                        continue;
+                                    };
+                                    self.store().put_approval(&Approval {
+                                        decision: change.decision.unwrap_or(decision),
+                                        reply_override: change.reply,
+                                        ..put(&change.item_id, ApprovalState::Approved, Some("tty"))
+                                    })?;
+                                }
+                            }
+                            ApprovalVerdict::Reject => {
+                                for id in &undecided {
+                                    self.store().put_approval(&put(
+                                        id,
+                                        ApprovalState::Rejected,
+                                        Some("tty"),
+                                    ))?;
+                                }
+                                end = Some(RoundEnd::Failed {
+                                    reason: "the approver rejected this round's triage; nothing was posted"
+                                        .to_owned(),
+                                });
+                            }
+                            ApprovalVerdict::Defer => {
+                                for id in &undecided {
+                                    self.store().put_approval(&put(
+                                        id,
+                                        ApprovalState::Pending,
+                                        None,
+                                    ))?;
+                                }
+                                end = Some(self.approval_pause(undecided.len()));
+                            }
+                        }
+                    }
+                    (ApproveMode::Prompt, None) => {
+                        for id in &undecided {
+                            if !existing.contains_key(*id) {
+                                self.store().put_approval(&put(
+                                    id,
+                                    ApprovalState::Pending,
+                                    None,
+                                ))?;
+                            }
+                        }
+                        end = Some(self.approval_pause(undecided.len()));
+                    }
+                }
+            }
+        }
+
+        // Approved decisions (and replies) override triage's.
+        let approvals = self.store().approvals(&run_id, round.n)?;
+        round.approved = decisions;
+        for a in &approvals {
+            if a.state == ApprovalState::Approved && round.approved.contains_key(&a.item_id) {
+                round.approved.insert(a.item_id.clone(), a.decision);
+                if let Some(text) = a.reply_override.clone().filter(|t| !t.trim().is_empty()) {
+                    round.reply_override.insert(a.item_id.clone(), text);
+                }
+            }
+        }
+        self.artifact(
+            round,
+            "approval.json",
+            &ApprovalArtifact {
+                needed: !reply_only.is_empty(),
+                mode: mode_word,
+                approvals: &approvals,
+                approved: &round.approved,
+            },
+        )?;
+        let summary = if reply_only.is_empty() {
+            "nothing to approve".to_owned()
+        } else {
+            match &end {
+                Some(RoundEnd::Paused { .. }) => {
+                    format!("{} reply-only decision(s) await approval", reply_only.len())
+                }
+                Some(_) => "rejected".to_owned(),
+                None => format!(
+                    "{} reply-only decision(s) approved ({mode_word})",
+                    reply_only.len()
+                ),
+            }
+        };
+        self.stage_done(round, Stage::Approval, summary)?;
+        Ok(match end {
+            Some(end) => Err(end),
+            None => Ok(()),
+        })
+    }
+
+    fn approval_pause(&self, count: usize) -> RoundEnd {
+        let run = &self.run.run_id;
+        RoundEnd::Paused {
+            kind: PauseKind::Approval,
+            reason: format!(
+                "{count} reply-only decision(s) await approval: run `shepherd approve {run}` (or \
+                 `shepherd reject {run}`), then `shepherd resume {run}`"
+            ),
+        }
+    }
+
+    fn approval_request(
+        &self,
+        round: &Round,
+        decisions: &BTreeMap<String, Decision>,
+    ) -> ApprovalRequest {
+        ApprovalRequest {
+            run_id: self.run.run_id.clone(),
+            round: round.n,
+            items: round
+                .work
+                .iter()
+                .filter_map(|w| {
+                    let d = round.triage.get(w.id())?;
+                    let decision = *decisions.get(w.id())?;
+                    Some(ApprovalItem {
+                        item_id: w.id().to_owned(),
+                        path: w.classified.path.clone(),
+                        line: w.classified.line,
+                        author: w.classified.author.as_ref().map(|a| a.login.clone()),
+                        decision,
+                        reasoning: d.reasoning.clone(),
+                        reply: self.drafted_reply(round, w.id(), decision),
+                        needs_approval: is_reply_only(decision),
+                    })
+                })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! Stage 15, CI: wait for the checks of the head the round ends at.
+//! Required checks come from branch protection, rulesets and `isRequired`;
+//! when discovery fails every check counts (strict). Checks that have not
+//! appeared are waited for (up to `ci.appear_timeout_secs`); failed jobs
+//! are re-run at most once per head SHA; a timeout, a check still pending at
+//! the deadline, or no checks at all is `UNKNOWN`, never `PASS`. Polls back
+//! off from the configured interval (`ci.json`).
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use shepherd_core::ci::{
+    poll_delay, should_rerun, verdict, CheckConclusion, CheckState, CiStatus, CiVerdict,
+    RequiredSet,
+};
+
+use super::pr_state::short;
+use super::{Flow, Round, Runner};
+use crate::run::error::Result;
+use crate::run::options::{ProgressEvent, Stage};
+
+#[derive(Serialize)]
+struct CiArtifact<'a> {
+    sha: &'a str,
+    required: &'a RequiredSet,
+    discovery: Vec<String>,
+    checks: &'a [CheckState],
+    reran: Vec<u64>,
+    polls: u32,
+    waited_ms: u64,
+    verdict: &'a CiVerdict,
+}
+
+impl Runner {
+    async fn ci_checks(&self, sha: &str) -> std::result::Result<Vec<CheckState>, String> {
+        let runs = self
+            .forge
+            .check_runs(sha)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut checks: Vec<CheckState> = runs.iter().map(|r| r.to_state()).collect();
+        match self.forge.combined_status(sha).await {
+            Ok(status) => checks.extend(status.statuses.iter().map(|s| s.to_state())),
+            Err(err) => tracing::debug!(%err, "no combined status"),
+        }
+        // `isRequired` from the rollup, when it describes this commit.
+        if let Ok(rollup) = self.forge.status_check_rollup(self.run.target.number).await {
+            if rollup.head_sha == sha {
+                for check in &mut checks {
+                    if let Some(flag) = rollup
+                        .checks
+                        .iter()
+                        .find(|c| c.name == check.name && c.source == check.source)
+                        .and_then(|c| c.required)
+                    {
+                        check.required = Some(flag);
+                    }
+                }
+            }
+        }
+        Ok(checks)
+    }
+
+    pub(crate) async fn stage_ci(&mut self, round: &mut Round) -> Result<Flow> {
+        let sha = round
+            .pushed
+            .clone()
+            .unwrap_or_else(|| round.start_sha.clone());
+        let number = self.run.target.number;
+        let base_ref = round.snapshot().pr.base_ref.clone();
+        let (required, discovery) = match self.forge.required_checks(number, &base_ref).await {
+            Ok(found) => (found.required.clone(), found.summary()),
+            Err(err) => (
+                RequiredSet::Unknown,
+                vec![format!(
+                    "required-check discovery failed ({err}): every check counts"
+                )],
+            ),
+        };
+        let ci = &self.config.ci;
+        let base = self.opts.ci_poll.unwrap_or_else(|| ci.poll_interval());
+        let max_delay = (base * 8).min(Duration::from_secs(120)).max(base);
+        let started = Instant::now();
+        let deadline = started + ci.timeout();
+        let appear_deadline = started + ci.appear_timeout().min(ci.timeout());
+        let rerun_enabled = ci.rerun_failed;
+
+        let mut attempt = 0u32;
+        let mut polls = 0u32;
+        let mut reran = Vec::new();
+        if round.pushed.is_some() {
+            // A new head: its checks take a moment to be created, and bots
+            // react to the push meanwhile.
+            tokio::time::sleep(base).await;
+        }
+        let (checks, result) = loop {
+            polls += 1;
+            let now = Instant::now();
+            let (checks, last_error) = match self.ci_checks(&sha).await {
+                Ok(checks) => (checks, None),
+                Err(err) => (Vec::new(), Some(err)),
+            };
+            let deadline_passed = now >= deadline || (checks.is_empty() && now >= appear_deadline);
+            let mut v = verdict(&checks, &required, &[], deadline_passed);
+            if let Some(err) = &last_error {
+                v.reasons
+                    .push(format!("the checks could not be read: {err}"));
+            }
+            if rerun_enabled && should_rerun(&v, self.run.rerun_shas.contains(&sha)) {
+                self.run.rerun_shas.push(sha.clone());
+                self.save_run()?;
+                let runs = self.forge.workflow_runs(&sha).await.unwrap_or_default();
+                for run in runs.iter().filter(|r| {
+                    matches!(
+                        r.conclusion,
+                        Some(
+                            CheckConclusion::Failure
+                                | CheckConclusion::Cancelled
+                                | CheckConclusion::TimedOut
+                                | CheckConclusion::StartupFailure
+                        )
+                    )
+                }) {
+                    match self.forge.rerun_failed_jobs(run.id).await {
+                        Ok(()) => reran.push(run.id),
+                        Err(err) => tracing::warn!(%err, run = run.id, "cannot re-run failed jobs"),
+                    }
+                }
+                if !reran.is_empty() {
+                    self.emit(ProgressEvent::Note {
+                        message: format!(
+                            "CI failed on {} ({}); re-running the failed jobs once",
+                            short(&sha),
+                            v.failed.join(", ")
+                        ),
+                    });
+                    self.event(
+                        Some(round.n),
+                        "ci-rerun",
+                        serde_json::json!({ "sha": sha, "runs": reran }),
+                    )?;
+                    attempt = 0;
+                    tokio::time::sleep(base).await;
+                    continue;
+                }
+            }
+            if v.status.is_final() {
+                break (checks, v);
+            }
+            if polls == 1 || polls % 5 == 0 {
+                let mut waiting: Vec<String> = v.pending.clone();
+                waiting.extend(v.missing.iter().map(|m| format!("{m} (not yet reported)")));
+                self.emit(ProgressEvent::Waiting {
+                    round: round.n,
+                    what: if waiting.is_empty() {
+                        format!("CI of {}: waiting for checks to appear", short(&sha))
+                    } else {
+                        format!("CI of {}: waiting for {}", short(&sha), waiting.join(", "))
+                    },
+                });
+            }
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            let delay =
+                poll_delay(attempt, base, max_delay).min(remaining.max(Duration::from_millis(10)));
+            attempt += 1;
+            tokio::time::sleep(delay).await;
+        };
+
+        self.artifact(
+            round,
+            "ci.json",
+            &CiArtifact {
+                sha: &sha,
+                required: &required,
+                discovery: discovery.clone(),
+                checks: &checks,
+                reran: reran.clone(),
+                polls,
+                waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                verdict: &result,
+            },
+        )?;
+        let mut summary = format!("{} on {}", result.status, short(&sha));
+        if result.status != CiStatus::Pass {
+            if let Some(reason) = result.reasons.first() {
+                summary.push_str(&format!(": {reason}"));
+            }
+        }
+        if !reran.is_empty() {
+            summary.push_str(" (failed jobs re-run once)");
+        }
+        if matches!(required, RequiredSet::Unknown) {
+            summary.push_str(" [strict: required checks unknown]");
+        }
+        self.run.last_ci = Some(result.clone());
+        round.ci = Some(result);
+        self.stage_done(round, Stage::Ci, summary)?;
+        Ok(Ok(()))
+    }
+}

@@ -1,0 +1,100 @@
+//! Stages 16 and 17: the post-CI re-fetch (bots comment while CI runs) and
+//! the convergence check: converged exactly when CI is `PASS`, the re-fetch
+//! shows no new item and no resolve is pending retry. Every check writes
+//! `mergeability.json`. The round's gate state is recorded for stall
+//! detection.
+
+use shepherd_core::ci::CiStatus;
+use shepherd_core::classify::Class;
+use shepherd_core::converge::{check, is_stalled, mergeability, ConvergenceInput, GateState};
+
+use super::pr_state::short;
+use super::{Round, RoundEnd, Runner};
+use crate::run::error::Result;
+use crate::run::options::Stage;
+use crate::store::Timestamp;
+
+impl Runner {
+    pub(crate) async fn stage_converge(&mut self, round: &mut Round) -> Result<RoundEnd> {
+        let snapshot = match self.forge.snapshot(self.run.target.number).await {
+            Ok(s) => s,
+            Err(err) => {
+                return Ok(RoundEnd::Failed {
+                    reason: format!("cannot re-fetch the pull request after CI: {err}"),
+                })
+            }
+        };
+        let (_, classified, _) = self.classify_snapshot(&snapshot)?;
+        let scoped: Vec<_> = classified
+            .iter()
+            .filter(|c| self.in_scope(&snapshot, c))
+            .cloned()
+            .collect();
+        let new_items: Vec<String> = scoped
+            .iter()
+            .filter(|c| c.class == Class::New && self.trusted(c))
+            .map(|c| c.item_id.clone())
+            .collect();
+        let resolve_pending: Vec<String> = scoped
+            .iter()
+            .filter(|c| c.class == Class::ResolveRetry)
+            .map(|c| c.item_id.clone())
+            .collect();
+        let ci = round.ci.as_ref().map_or(CiStatus::Unknown, |v| v.status);
+        let convergence = check(&ConvergenceInput {
+            ci,
+            new_items: new_items.clone(),
+            resolve_pending,
+            reply_failures: round.failures.len(),
+        });
+        self.artifact(
+            round,
+            "mergeability.json",
+            &mergeability(&snapshot, &classified, ci, &convergence),
+        )?;
+        for c in &classified {
+            self.run.items.insert(
+                c.item_id.clone(),
+                crate::run::files::ItemInfo {
+                    kind: c.kind,
+                    path: c.path.clone(),
+                    line: c.line,
+                },
+            );
+        }
+        self.run.last_open_items = classified.clone();
+
+        let state = GateState::from_snapshot(&snapshot, &scoped, ci);
+        round.stalled =
+            !convergence.converged && is_stalled(self.run.last_gate_state.as_ref(), &state);
+        let state_json = serde_json::to_value(&state).unwrap_or(serde_json::Value::Null);
+        self.store().finish_round(
+            &self.run.run_id,
+            round.n,
+            Some(&state.fingerprint()),
+            Some(&state_json),
+            Timestamp::now(),
+        )?;
+        self.run.last_gate_state = Some(state);
+        // Feed escalation: the areas of this round's new feedback drew it
+        // after the last fix round (filled once, by the next round's items).
+        let summary = if convergence.converged {
+            format!(
+                "converged: CI PASS at {}, nothing new, no resolve pending",
+                short(&snapshot.pr.head_sha)
+            )
+        } else {
+            let mut s = format!("not converged: {}", convergence.reasons.join("; "));
+            if round.stalled {
+                s.push_str(" (stalled: same state as the previous round)");
+            }
+            s
+        };
+        self.stage_done(round, Stage::Converge, summary.clone())?;
+        Ok(if convergence.converged {
+            RoundEnd::Converged
+        } else {
+            RoundEnd::Next { note: summary }
+        })
+    }
+}

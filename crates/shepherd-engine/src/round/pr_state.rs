@@ -1,0 +1,134 @@
+//! Stage 1, PR state: fetch the PR and its feedback; refuse a fork before
+//! any mutation, end on a closed or merged PR, stop on a pending review of
+//! the viewer (`pr-state.json`).
+
+use serde::Serialize;
+use shepherd_core::model::{PrStatus, PullRequest};
+use shepherd_core::target::{Mode, TargetedThread};
+
+use super::{Flow, Round, RoundEnd, Runner};
+use crate::run::error::Result;
+use crate::run::files::PauseKind;
+use crate::run::options::Stage;
+
+#[derive(Serialize)]
+struct PrStateArtifact<'a> {
+    forge: &'a str,
+    repo: String,
+    viewer: &'a str,
+    pr: &'a PullRequest,
+    threads: usize,
+    top_level_comments: usize,
+    verdict: &'a str,
+}
+
+impl Runner {
+    pub(crate) async fn stage_pr_state(&mut self, round: &mut Round) -> Result<Flow> {
+        let number = self.run.target.number;
+        let snapshot = match self.forge.snapshot(number).await {
+            Ok(s) => s,
+            Err(err) => {
+                return Ok(Err(RoundEnd::Failed {
+                    reason: format!("cannot fetch the pull request: {err}"),
+                }))
+            }
+        };
+        let pr = &snapshot.pr;
+        let (verdict, end) = if pr.is_cross_repository {
+            (
+                "refused: fork",
+                Some(RoundEnd::Failed {
+                    reason: format!(
+                        "the head of {} lives in a fork; shepherd refuses fork pull requests \
+                         (a push would target the base repository)",
+                        self.run.target
+                    ),
+                }),
+            )
+        } else if pr.state != PrStatus::Open {
+            let word = if pr.state == PrStatus::Merged {
+                "merged"
+            } else {
+                "closed"
+            };
+            (
+                "ended: not open",
+                Some(RoundEnd::Ended {
+                    reason: format!("the pull request is {word}; nothing more to do"),
+                }),
+            )
+        } else if pr.viewer_has_pending_review {
+            (
+                "stopped: pending review",
+                Some(RoundEnd::Paused {
+                    kind: PauseKind::PendingReview,
+                    reason: format!(
+                        "@{} has a pending (draft) review on this pull request: replies posted now \
+                         could vanish into it. Submit or discard that review, then run `shepherd \
+                         resume {}`",
+                        snapshot.viewer, self.run.run_id
+                    ),
+                }),
+            )
+        } else {
+            ("open", None)
+        };
+        let end = end.or_else(|| match self.run.target.mode {
+            Mode::Targeted(
+                TargetedThread::GitHubDiscussion(id) | TargetedThread::GitLabNote(id),
+            ) => {
+                let found = snapshot
+                    .threads
+                    .iter()
+                    .any(|t| t.comments.iter().any(|c| c.database_id == Some(id)));
+                let resolved_or_missing = !found;
+                resolved_or_missing.then(|| RoundEnd::Ended {
+                    reason: format!(
+                        "the targeted thread (review comment {id}) is not an unresolved thread of \
+                         the pull request"
+                    ),
+                })
+            }
+            Mode::Full => None,
+        });
+        self.artifact(
+            round,
+            "pr-state.json",
+            &PrStateArtifact {
+                forge: snapshot.forge.as_str(),
+                repo: snapshot.repo.full_name(),
+                viewer: &snapshot.viewer,
+                pr,
+                threads: snapshot.threads.len(),
+                top_level_comments: snapshot.comments.len(),
+                verdict,
+            },
+        )?;
+        self.run.head_ref = Some(pr.head_ref.clone());
+        self.run.pr_url = pr.url.clone();
+        self.run.pr_title = pr.title.clone();
+        let summary = format!(
+            "{} {} at {}, {} thread(s), {} top-level comment(s): {verdict}",
+            pr.head_ref,
+            match pr.state {
+                PrStatus::Open => "open",
+                PrStatus::Closed => "closed",
+                PrStatus::Merged => "merged",
+            },
+            short(&pr.head_sha),
+            snapshot.threads.len(),
+            snapshot.comments.len(),
+        );
+        round.snapshot = Some(snapshot);
+        self.stage_done(round, Stage::PrState, summary)?;
+        Ok(match end {
+            Some(end) => Err(end),
+            None => Ok(()),
+        })
+    }
+}
+
+/// The first 10 characters of a SHA.
+pub(crate) fn short(sha: &str) -> &str {
+    sha.get(..10).unwrap_or(sha)
+}

@@ -1,0 +1,342 @@
+//! Stages 13 and 14, replies, resolves and the resolve-retry lane, done by
+//! Shepherd itself:
+//!
+//! - every result gets a reply carrying the hidden marker (fixes cite their
+//!   commit); before posting, the forge is searched for a reply of ours with
+//!   the item's marker that the round's snapshot did not show (a crash or a
+//!   "commit then fail" answer after the forge took it), and that reply is
+//!   adopted instead of posting a second one;
+//! - the ledger gets an entry before and after every call;
+//! - a reply that landed in a pending review is a failure;
+//! - threads are resolved exactly when the gate authorized it;
+//! - threads whose authorized resolve failed earlier are resolved without a
+//!   second reply;
+//! - failures are collected; any failure pauses the run before CI
+//!   (`replies.json`).
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use shepherd_core::classify::ItemKind;
+use shepherd_core::model::ReviewState;
+use shepherd_core::report::PublicFailure;
+use shepherd_core::{LedgerEntry, Marker};
+use shepherd_forge::{ForgeError, ItemRef, PostedComment, ThreadRef};
+
+use super::{Flow, Planned, Round, RoundEnd, Runner, WorkItem};
+use crate::run::error::Result;
+use crate::run::files::PauseKind;
+use crate::run::options::Stage;
+use crate::store::{LedgerRecord, Timestamp};
+
+#[derive(Debug, Serialize)]
+struct ReplyLog {
+    item_id: String,
+    action: &'static str,
+    comment_id: Option<String>,
+    url: Option<String>,
+    adopted_existing: bool,
+    resolved: bool,
+    error: Option<String>,
+}
+
+impl Runner {
+    fn ledger_write(&mut self, entry: LedgerEntry, p: Option<&Planned>) -> Result<()> {
+        let record = LedgerRecord {
+            run_id: self.run.run_id.clone(),
+            entry,
+            fix_kind: p.and_then(|p| p.fix_kind.clone()),
+            reply_body: p.map(|p| p.result.reply.clone()),
+            at: Timestamp::now(),
+        };
+        self.store().append_ledger(&record)?;
+        Ok(())
+    }
+
+    /// A reply of ours for `item` that the round's snapshot did not show:
+    /// posted by the viewer, outside any pending review.
+    async fn find_new_reply(
+        &self,
+        round: &Round,
+        item: &WorkItem,
+        known: &BTreeSet<String>,
+    ) -> std::result::Result<Option<PostedComment>, ForgeError> {
+        let item_ref = match item.classified.kind {
+            ItemKind::ReviewThread => ItemRef::Thread(item.id().to_owned()),
+            ItemKind::IssueComment | ItemKind::ReviewBody => {
+                ItemRef::TopLevel(item.id().to_owned())
+            }
+        };
+        let viewer = &round.snapshot().viewer;
+        let found = self
+            .forge
+            .find_marker_reply(self.run.target.number, &item_ref)
+            .await?;
+        Ok(found.filter(|c| {
+            !known.contains(&c.id)
+                && c.review_state != Some(ReviewState::Pending)
+                && c.marker.as_ref().is_some_and(|m| m.item == item.id())
+                && c.author
+                    .as_ref()
+                    .is_some_and(|a| a.login.eq_ignore_ascii_case(viewer))
+        }))
+    }
+
+    async fn post_reply(
+        &self,
+        round: &Round,
+        item: &WorkItem,
+        body: &str,
+    ) -> std::result::Result<PostedComment, ForgeError> {
+        let number = self.run.target.number;
+        match (&item.thread, &item.comment) {
+            (Some(thread), _) => {
+                let thread_ref = ThreadRef::of(thread).ok_or_else(|| ForgeError::Unconfirmed {
+                    request: format!("reply to {}", thread.id),
+                    what: "the thread's root comment has no REST id".to_owned(),
+                })?;
+                self.forge.reply_to_thread(number, &thread_ref, body).await
+            }
+            (None, Some(comment)) => {
+                let _ = round;
+                let body = match &comment.author {
+                    Some(a) => format!("@{} {body}", a.login),
+                    None => body.to_owned(),
+                };
+                self.forge.post_issue_comment(number, &body).await
+            }
+            (None, None) => Err(ForgeError::Unconfirmed {
+                request: "reply".to_owned(),
+                what: format!("item {} is neither a thread nor a comment", item.id()),
+            }),
+        }
+    }
+
+    pub(crate) async fn stage_replies(&mut self, round: &mut Round) -> Result<Flow> {
+        if round.planned.is_empty() && round.resolve_retry.is_empty() {
+            return Ok(Ok(()));
+        }
+        let mut log = Vec::new();
+        let mut failures: Vec<PublicFailure> = Vec::new();
+        let top_level_ids: BTreeSet<String> = round
+            .snapshot()
+            .comments
+            .iter()
+            .map(|c| c.id.clone())
+            .collect();
+        let mut replied = 0usize;
+        let mut resolved = 0usize;
+        let mut adopted = 0usize;
+
+        for (item, planned) in round.planned.clone() {
+            let r = &planned.result;
+            let base = LedgerEntry {
+                item_id: r.item_id.clone(),
+                round: round.n,
+                decision: Some(r.decision),
+                outcome: Some(r.outcome),
+                commit: r.commit.clone(),
+                reply_id: None,
+                resolve_authorized: r.resolve_authorized,
+                replied: false,
+                resolved: false,
+            };
+            let known: BTreeSet<String> = match item.classified.kind {
+                ItemKind::ReviewThread => item.comment_ids().into_iter().collect(),
+                _ => top_level_ids.clone(),
+            };
+            let mut entry_log = ReplyLog {
+                item_id: r.item_id.clone(),
+                action: "reply",
+                comment_id: None,
+                url: None,
+                adopted_existing: false,
+                resolved: false,
+                error: None,
+            };
+
+            // 1. Is a reply of ours already there (a crash, a lost answer)?
+            let mut posted = match self.find_new_reply(round, &item, &known).await {
+                Ok(found) => found,
+                Err(err) => {
+                    let error = format!("cannot check for an existing reply, not posting: {err}");
+                    failures.push(failure(&r.item_id, "reply", &error));
+                    entry_log.error = Some(error);
+                    log.push(entry_log);
+                    continue;
+                }
+            };
+            if posted.is_some() {
+                entry_log.adopted_existing = true;
+                adopted += 1;
+            } else {
+                // 2. Post it, with the ledger entry before the call.
+                self.ledger_write(base.clone(), Some(&planned))?;
+                let body =
+                    Marker::new(&r.item_id, round.n, r.resolve_authorized).append_to(&r.reply);
+                match self.post_reply(round, &item, &body).await {
+                    Ok(c) => posted = Some(c),
+                    Err(err @ ForgeError::ReplyInPendingReview { .. }) => {
+                        let error = err.to_string();
+                        failures.push(failure(&r.item_id, "reply", &error));
+                        entry_log.error = Some(error);
+                    }
+                    Err(err) => {
+                        // It may have landed: look before calling it a failure.
+                        match self.find_new_reply(round, &item, &known).await {
+                            Ok(Some(c)) => {
+                                entry_log.adopted_existing = true;
+                                adopted += 1;
+                                posted = Some(c);
+                            }
+                            _ => {
+                                let error = err.to_string();
+                                failures.push(failure(&r.item_id, "reply", &error));
+                                entry_log.error = Some(error);
+                            }
+                        }
+                    }
+                }
+            }
+            let Some(comment) = posted else {
+                log.push(entry_log);
+                continue;
+            };
+            replied += 1;
+            entry_log.comment_id = Some(comment.id.clone());
+            entry_log.url = Some(comment.url.clone());
+            let after = LedgerEntry {
+                reply_id: Some(comment.id.clone()),
+                replied: true,
+                ..base
+            };
+            self.ledger_write(after.clone(), Some(&planned))?;
+            self.event(
+                Some(round.n),
+                "replied",
+                serde_json::json!({ "item": r.item_id, "comment": comment.id, "adopted": entry_log.adopted_existing }),
+            )?;
+
+            // 3. Resolve exactly when authorized.
+            if r.resolve_authorized && item.classified.kind == ItemKind::ReviewThread {
+                match self.forge.resolve_thread(&r.item_id).await {
+                    Ok(()) => {
+                        self.ledger_write(
+                            LedgerEntry {
+                                resolved: true,
+                                ..after
+                            },
+                            Some(&planned),
+                        )?;
+                        self.event(
+                            Some(round.n),
+                            "resolved",
+                            serde_json::json!({ "item": r.item_id }),
+                        )?;
+                        entry_log.resolved = true;
+                        resolved += 1;
+                    }
+                    Err(err) => {
+                        let error = err.to_string();
+                        failures.push(failure(&r.item_id, "resolve", &error));
+                        entry_log.error = Some(error);
+                    }
+                }
+            }
+            log.push(entry_log);
+        }
+
+        // The resolve-retry lane: no second reply.
+        for item in round.resolve_retry.clone() {
+            let id = item.id().to_owned();
+            let mut entry = round
+                .ledger
+                .latest(&id)
+                .cloned()
+                .unwrap_or_else(|| LedgerEntry::new(id.clone(), round.n));
+            entry.round = round.n;
+            entry.resolved = false;
+            self.ledger_write(entry.clone(), None)?;
+            let mut entry_log = ReplyLog {
+                item_id: id.clone(),
+                action: "resolve-retry",
+                comment_id: entry.reply_id.clone(),
+                url: None,
+                adopted_existing: false,
+                resolved: false,
+                error: None,
+            };
+            match self.forge.resolve_thread(&id).await {
+                Ok(()) => {
+                    self.ledger_write(
+                        LedgerEntry {
+                            resolved: true,
+                            ..entry
+                        },
+                        None,
+                    )?;
+                    self.event(
+                        Some(round.n),
+                        "resolved",
+                        serde_json::json!({ "item": id, "retry": true }),
+                    )?;
+                    entry_log.resolved = true;
+                    resolved += 1;
+                }
+                Err(err) => {
+                    let error = err.to_string();
+                    failures.push(failure(&id, "resolve", &error));
+                    entry_log.error = Some(error);
+                }
+            }
+            log.push(entry_log);
+        }
+
+        self.artifact(round, "replies.json", &log)?;
+        let mut summary = format!("{replied} replied, {resolved} resolved");
+        if adopted > 0 {
+            summary.push_str(&format!(
+                ", {adopted} existing reply(ies) adopted (no double post)"
+            ));
+        }
+        if !failures.is_empty() {
+            summary.push_str(&format!(", {} FAILED", failures.len()));
+        }
+        self.run.failures = failures.clone();
+        round.failures = failures;
+        self.stage_done(round, Stage::Replies, summary)?;
+        if !round.failures.is_empty() {
+            let list: Vec<String> = round
+                .failures
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} {}: {}",
+                        f.action,
+                        f.item_id.as_deref().unwrap_or("-"),
+                        f.error
+                    )
+                })
+                .collect();
+            return Ok(Err(RoundEnd::Paused {
+                kind: PauseKind::ReplyFailures,
+                reason: format!(
+                    "{} reply/resolve call(s) failed and need attention before CI: {}; then run \
+                     `shepherd resume {}`",
+                    list.len(),
+                    list.join("; "),
+                    self.run.run_id
+                ),
+            }));
+        }
+        Ok(Ok(()))
+    }
+}
+
+fn failure(item: &str, action: &str, error: &str) -> PublicFailure {
+    PublicFailure {
+        item_id: Some(item.to_owned()),
+        action: action.to_owned(),
+        error: error.to_owned(),
+    }
+}

@@ -1,0 +1,403 @@
+//! Stage 3, threads: classify every unresolved thread and top-level comment
+//! against the ledger (the store's ledger of the PR, plus entries rebuilt
+//! from Shepherd's markers on the forge, so a fresh state directory never
+//! replies twice), keep what is trusted (and, in targeted mode, the one
+//! thread), and find the items an earlier attempt of this run already fixed
+//! or got approved but did not reply to (`threads.json`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use shepherd_core::classify::{classify, rebuild_ledger_from_markers, Class, Classified};
+use shepherd_core::gate::ItemResult;
+use shepherd_core::model::PrSnapshot;
+use shepherd_core::target::{Mode, TargetedThread};
+use shepherd_core::Ledger;
+
+use super::{Flow, Planned, Round, Runner, WorkItem};
+use crate::run::error::Result;
+use crate::run::files::{read_json, ItemInfo};
+use crate::run::options::Stage;
+use crate::store::LedgerRecord;
+
+#[derive(Serialize)]
+struct ThreadsArtifact<'a> {
+    items: &'a [Classified],
+    out_of_scope: Vec<&'a str>,
+    new: Vec<&'a str>,
+    carried: Vec<&'a str>,
+    resolve_retry: Vec<&'a str>,
+    untrusted: Vec<&'a str>,
+    ledger_from_markers: usize,
+}
+
+/// The ledger a round classifies against: entries rebuilt from the markers
+/// (for items the store knows nothing of), then the store's entries, so an
+/// item's latest entry is the store's when it has one.
+pub(crate) fn merged_ledger(store_entries: &Ledger, snapshot: &PrSnapshot) -> (Ledger, usize) {
+    let known: BTreeSet<&str> = store_entries
+        .entries()
+        .iter()
+        .map(|e| e.item_id.as_str())
+        .collect();
+    let from_markers: Vec<_> = rebuild_ledger_from_markers(snapshot, &snapshot.viewer)
+        .into_iter()
+        .filter(|e| !known.contains(e.item_id.as_str()))
+        .collect();
+    let count = from_markers.len();
+    let ledger = from_markers
+        .into_iter()
+        .chain(store_entries.entries().iter().cloned())
+        .collect();
+    (ledger, count)
+}
+
+impl Runner {
+    /// Whether Shepherd acts on an item: its opener is trusted (`[trust]`).
+    /// Whether a person is a collaborator is not asked of the forge: every
+    /// person who can comment is taken for one.
+    pub(crate) fn trusted(&self, c: &Classified) -> bool {
+        self.config.trust.trusts(c.author.as_ref(), true)
+    }
+
+    /// Whether an item is in the run's scope (targeted mode: the one thread).
+    pub(crate) fn in_scope(&self, snapshot: &PrSnapshot, c: &Classified) -> bool {
+        match self.run.target.mode {
+            Mode::Full => true,
+            Mode::Targeted(
+                TargetedThread::GitHubDiscussion(id) | TargetedThread::GitLabNote(id),
+            ) => snapshot
+                .threads
+                .iter()
+                .any(|t| t.id == c.item_id && t.comments.iter().any(|c| c.database_id == Some(id))),
+        }
+    }
+
+    /// Classify `snapshot` against the PR's ledger (store plus markers).
+    pub(crate) fn classify_snapshot(
+        &self,
+        snapshot: &PrSnapshot,
+    ) -> Result<(Ledger, Vec<Classified>, usize)> {
+        let store_ledger = self.store().ledger_for_pr(&self.run.pr)?;
+        let (ledger, from_markers) = merged_ledger(&store_ledger, snapshot);
+        let classified = classify(snapshot, &ledger);
+        Ok((ledger, classified, from_markers))
+    }
+
+    pub(crate) async fn stage_threads(&mut self, round: &mut Round) -> Result<Flow> {
+        let snapshot = round.snapshot().clone();
+        let (ledger, classified, from_markers) = self.classify_snapshot(&snapshot)?;
+        for c in &classified {
+            self.run.items.insert(
+                c.item_id.clone(),
+                ItemInfo {
+                    kind: c.kind,
+                    path: c.path.clone(),
+                    line: c.line,
+                },
+            );
+        }
+
+        // This run's latest entry of each item: what an earlier attempt did.
+        let mine: BTreeMap<String, LedgerRecord> = self
+            .store()
+            .latest_entries(&self.run.run_id)?
+            .into_iter()
+            .map(|r| (r.entry.item_id.clone(), r))
+            .collect();
+
+        self.reconcile(&snapshot, &classified, &mine)?;
+
+        let mut untrusted = Vec::new();
+        for c in &classified {
+            if !self.in_scope(&snapshot, c) {
+                continue;
+            }
+            let item = WorkItem {
+                classified: c.clone(),
+                thread: snapshot.threads.iter().find(|t| t.id == c.item_id).cloned(),
+                comment: snapshot
+                    .comments
+                    .iter()
+                    .find(|x| x.id == c.item_id)
+                    .cloned(),
+            };
+            match c.class {
+                Class::New if !self.trusted(c) => untrusted.push(c.item_id.clone()),
+                Class::New => match mine.get(&c.item_id) {
+                    Some(record) if record.entry.decision.is_some() && !record.entry.replied => {
+                        match self.carry(&item, record, &round.start_sha).await? {
+                            Some(planned) => round.carried.push((item, planned)),
+                            None => round.work.push(item),
+                        }
+                    }
+                    _ => round.work.push(item),
+                },
+                Class::ResolveRetry => round.resolve_retry.push(item),
+                Class::AwaitingReviewer => {}
+            }
+        }
+
+        let artifact = ThreadsArtifact {
+            items: &classified,
+            out_of_scope: classified
+                .iter()
+                .filter(|c| !self.in_scope(&snapshot, c))
+                .map(|c| c.item_id.as_str())
+                .collect(),
+            new: round.work.iter().map(WorkItem::id).collect(),
+            carried: round.carried.iter().map(|(w, _)| w.id()).collect(),
+            resolve_retry: round.resolve_retry.iter().map(WorkItem::id).collect(),
+            untrusted: untrusted.iter().map(String::as_str).collect(),
+            ledger_from_markers: from_markers,
+        };
+        self.artifact(round, "threads.json", &artifact)?;
+        let mut summary = format!(
+            "{} item(s): {} new, {} resolve-retry, {} awaiting reviewer",
+            classified.len(),
+            round.work.len(),
+            round.resolve_retry.len(),
+            classified
+                .iter()
+                .filter(|c| c.class == Class::AwaitingReviewer)
+                .count()
+        );
+        if !round.carried.is_empty() {
+            summary.push_str(&format!(
+                ", {} carried from an earlier attempt",
+                round.carried.len()
+            ));
+        }
+        if !untrusted.is_empty() {
+            summary.push_str(&format!(
+                ", {} untrusted (reported, not acted on)",
+                untrusted.len()
+            ));
+        }
+        if from_markers > 0 {
+            summary.push_str(&format!(
+                ", {from_markers} ledger entries rebuilt from markers"
+            ));
+        }
+        round.ledger = ledger;
+        round.classified = classified;
+        self.stage_done(round, Stage::Threads, summary)?;
+        Ok(Ok(()))
+    }
+
+    /// Catch the ledger up with replies the forge has but this run's ledger
+    /// does not (the process stopped between the forge's answer and the
+    /// ledger write): the item's reply is recorded, with its comment id.
+    fn reconcile(
+        &mut self,
+        snapshot: &PrSnapshot,
+        classified: &[Classified],
+        mine: &BTreeMap<String, LedgerRecord>,
+    ) -> Result<()> {
+        for c in classified.iter().filter(|c| c.class != Class::New) {
+            let Some(record) = mine.get(&c.item_id).filter(|r| !r.entry.replied) else {
+                continue;
+            };
+            let reply = snapshot
+                .threads
+                .iter()
+                .filter(|t| t.id == c.item_id)
+                .flat_map(|t| {
+                    t.comments
+                        .iter()
+                        .map(|x| x.id.clone())
+                        .zip(t.comments.iter().map(|x| x.body.as_str()))
+                })
+                .chain(
+                    snapshot
+                        .comments
+                        .iter()
+                        .map(|x| (x.id.clone(), x.body.as_str())),
+                )
+                .filter(|(_, body)| shepherd_core::Marker::is_for(body, &c.item_id))
+                .map(|(id, _)| id)
+                .next_back();
+            let Some(reply_id) = reply else { continue };
+            let mut entry = record.entry.clone();
+            entry.replied = true;
+            entry.reply_id = Some(reply_id);
+            self.store().append_ledger(&LedgerRecord {
+                entry,
+                at: crate::store::Timestamp::now(),
+                ..record.clone()
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The planned result of an item an earlier attempt of this run handled
+    /// without replying: kept when it needs no commit, or when its commit is
+    /// already in the live head (pushed). A commit the forge does not have is
+    /// redone from triage (the worktree was re-synced without it).
+    async fn carry(
+        &self,
+        item: &WorkItem,
+        record: &LedgerRecord,
+        head: &str,
+    ) -> Result<Option<Planned>> {
+        let e = &record.entry;
+        let (Some(decision), Some(outcome)) = (e.decision, e.outcome) else {
+            return Ok(None);
+        };
+        if let Some(commit) = e.commit.clone() {
+            let head = head.to_owned();
+            let pushed = self
+                .git(move |wt| wt.is_ancestor(&commit, &head))
+                .await
+                .unwrap_or(false);
+            if !pushed {
+                return Ok(None);
+            }
+        }
+        let Some(reply) = record.reply_body.clone() else {
+            return Ok(None);
+        };
+        // The cluster files the result declared, from that round's results.
+        let cluster_files =
+            read_json::<Vec<serde_json::Value>>(&self.dir.round(e.round).join("results.json"))
+                .ok()
+                .and_then(|results| {
+                    results.into_iter().find_map(|r| {
+                        (r["result"]["item_id"] == e.item_id.as_str()).then(|| {
+                            serde_json::from_value::<Vec<String>>(
+                                r["result"]["cluster_files"].clone(),
+                            )
+                            .unwrap_or_default()
+                        })
+                    })
+                })
+                .unwrap_or_default();
+        Ok(Some(Planned {
+            result: ItemResult {
+                item_id: e.item_id.clone(),
+                decision,
+                outcome,
+                commit: e.commit.clone(),
+                metadata_applied: record.fix_kind.as_deref() == Some("metadata"),
+                reply,
+                reply_target: item.reply_target(),
+                resolve_authorized: e.resolve_authorized,
+                cluster_files,
+            },
+            kind: item.classified.kind,
+            fix_kind: record.fix_kind.clone(),
+            summary: format!("carried from round {}", e.round),
+            carried: true,
+        }))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use shepherd_core::model::{
+        Author, AuthorKind, Comment, DiffSide, ForgeKind, PrStatus, PullRequest, RepoRef,
+        ReviewThread, SubjectType,
+    };
+    use shepherd_core::{LedgerEntry, Marker};
+
+    use super::*;
+
+    fn comment(id: &str, login: &str, body: &str) -> Comment {
+        Comment {
+            id: id.into(),
+            database_id: Some(1),
+            author: Some(Author {
+                login: login.into(),
+                kind: AuthorKind::User,
+            }),
+            body: body.into(),
+            url: String::new(),
+            created_at: String::new(),
+            diff_hunk: None,
+            review_state: None,
+        }
+    }
+
+    fn snapshot(threads: Vec<ReviewThread>) -> PrSnapshot {
+        PrSnapshot {
+            forge: ForgeKind::GitHub,
+            repo: RepoRef {
+                host: "github.com".into(),
+                owner: "o".into(),
+                name: "r".into(),
+            },
+            viewer: "me".into(),
+            pr: PullRequest {
+                number: 1,
+                id: None,
+                title: String::new(),
+                url: String::new(),
+                state: PrStatus::Open,
+                is_draft: false,
+                head_ref: "h".into(),
+                head_sha: "0".repeat(40),
+                base_ref: "main".into(),
+                is_cross_repository: false,
+                viewer_has_pending_review: false,
+                author: None,
+            },
+            threads,
+            comments: Vec::new(),
+        }
+    }
+
+    fn thread(id: &str, comments: Vec<Comment>) -> ReviewThread {
+        ReviewThread {
+            id: id.into(),
+            is_resolved: false,
+            is_outdated: false,
+            path: "a.sh".into(),
+            line: Some(1),
+            start_line: None,
+            original_line: Some(1),
+            original_start_line: None,
+            diff_side: DiffSide::Right,
+            subject_type: SubjectType::Line,
+            viewer_can_reply: true,
+            viewer_can_resolve: true,
+            comments,
+        }
+    }
+
+    #[test]
+    fn the_store_wins_over_markers_and_markers_fill_the_gaps() {
+        let snap = snapshot(vec![
+            thread(
+                "T1",
+                vec![
+                    comment("c1", "rev", "fix it"),
+                    comment("c2", "me", &Marker::new("T1", 1, true).append_to("done")),
+                ],
+            ),
+            thread(
+                "T2",
+                vec![
+                    comment("c3", "rev", "why?"),
+                    comment(
+                        "c4",
+                        "me",
+                        &Marker::new("T2", 1, false).append_to("because"),
+                    ),
+                ],
+            ),
+        ]);
+        let mut known = LedgerEntry::new("T1", 1);
+        known.replied = true;
+        known.reply_id = Some("c2".into());
+        known.resolve_authorized = true;
+        known.resolved = true;
+        let store: Ledger = [known.clone()].into_iter().collect();
+        let (ledger, from_markers) = merged_ledger(&store, &snap);
+        assert_eq!(from_markers, 1, "only T2 comes from its marker");
+        assert_eq!(ledger.latest("T1"), Some(&known));
+        let t2 = ledger.latest("T2").unwrap();
+        assert!(t2.replied && !t2.resolve_authorized);
+        assert_eq!(t2.reply_id.as_deref(), Some("c4"));
+    }
+}

@@ -1,0 +1,127 @@
+//! Stage 4, triage: only when there are new items. The triage agent gives
+//! each one a decision, a theme, reasoning and a reply hint; the set of ids
+//! must equal the new items exactly (one retry with the error, then the
+//! round fails). A resumed round reuses the decisions it saved
+//! (`triage.json`), so an approval given for them still holds.
+
+use std::time::Instant;
+
+use shepherd_agent::{
+    check_triage_answer, AgentContext, PrContext, TaskItem, TriageAnswer, TriageTask,
+};
+
+use super::{decision_name, Flow, Round, RoundEnd, Runner, WorkItem};
+use crate::run::error::Result;
+use crate::run::files::read_json;
+use crate::run::options::Stage;
+
+/// The agent's view of a work item.
+pub(crate) fn task_item(item: &WorkItem) -> TaskItem {
+    match (&item.thread, &item.comment) {
+        (Some(t), _) => TaskItem::from_thread(t),
+        (None, Some(c)) => TaskItem::from_top_level(c),
+        // Classification only yields threads and top-level comments.
+        (None, None) => unreachable!("a work item is a thread or a top-level comment"),
+    }
+}
+
+impl Runner {
+    pub(crate) async fn stage_triage(&mut self, round: &mut Round) -> Result<Flow> {
+        if round.work.is_empty() {
+            return Ok(Ok(()));
+        }
+        let path = round.dir.join("triage.json");
+        let mut reused = 0usize;
+        if let Ok(saved) = read_json::<TriageAnswer>(&path) {
+            for d in saved.items {
+                if round.work.iter().any(|w| w.id() == d.id) {
+                    round.triage.insert(d.id.clone(), d);
+                    reused += 1;
+                }
+            }
+        }
+        let missing: Vec<&WorkItem> = round
+            .work
+            .iter()
+            .filter(|w| !round.triage.contains_key(w.id()))
+            .collect();
+        if !missing.is_empty() {
+            let task = TriageTask {
+                pr: PrContext::new(round.snapshot().forge, &round.snapshot().pr),
+                worktree: self.wt().path().to_path_buf(),
+                items: missing.iter().map(|w| task_item(w)).collect(),
+            };
+            let agent = self.agents().triage.clone();
+            let mut last_error = String::new();
+            let mut answer = None;
+            for attempt in 1..=2u32 {
+                let ctx = AgentContext::new(&round.dir, format!("triage-{attempt}"));
+                let started = Instant::now();
+                let got = agent.triage(&task, &ctx).await;
+                self.account_agent(agent.name(), started, &ctx);
+                match got {
+                    Ok(a) => match check_triage_answer(&task, &a) {
+                        Ok(()) => {
+                            answer = Some(a);
+                            break;
+                        }
+                        Err(e) => last_error = e.to_string(),
+                    },
+                    Err(e) => last_error = e.to_string(),
+                }
+                tracing::warn!(attempt, error = %last_error, "triage answer refused");
+            }
+            let Some(answer) = answer else {
+                return Ok(Err(RoundEnd::Failed {
+                    reason: format!("triage failed after a retry: {last_error}"),
+                }));
+            };
+            for d in answer.items {
+                round.triage.insert(d.id.clone(), d);
+            }
+        }
+        let all = TriageAnswer {
+            items: round
+                .work
+                .iter()
+                .filter_map(|w| round.triage.get(w.id()).cloned())
+                .collect(),
+        };
+        self.artifact(round, "triage.json", &all)?;
+        let mut counts = std::collections::BTreeMap::<String, usize>::new();
+        for d in &all.items {
+            *counts.entry(decision_name(d.decision)).or_default() += 1;
+        }
+        let mut summary = counts
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if reused > 0 {
+            summary.push_str(&format!(" ({reused} reused from the saved triage)"));
+        }
+        self.stage_done(round, Stage::Triage, summary)?;
+        Ok(Ok(()))
+    }
+
+    /// Count one agent call in the run's usage.
+    pub(crate) fn account_agent(&mut self, provider: &str, started: Instant, ctx: &AgentContext) {
+        let usage = &mut self.run.agent;
+        usage.calls += 1;
+        usage.millis += u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if !usage.providers.iter().any(|p| p == provider) {
+            usage.providers.push(provider.to_owned());
+        }
+        let total = ctx.usage.total();
+        let tokens = match (total.input_tokens, total.output_tokens) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        if let Some(t) = tokens {
+            usage.tokens = Some(usage.tokens.unwrap_or(0) + t);
+        }
+        if let Some(c) = total.cost_usd {
+            usage.cost_usd = Some(usage.cost_usd.unwrap_or(0.0) + c);
+        }
+    }
+}

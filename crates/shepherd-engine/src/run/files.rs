@@ -1,0 +1,213 @@
+//! The run directory: `run.json` (what the run needs to resume),
+//! `config.toml` (the configuration in effect), and one directory per round
+//! holding each stage's artifact.
+//!
+//! ```text
+//! runs/<run-id>/
+//!   run.json            the run's persisted state (target, round, history)
+//!   config.toml         the configuration in effect
+//!   report.md           the run report, and its JSON twin
+//!   report.json
+//!   worktree/           the run's git worktree (removed when the run ends well)
+//!   rounds/<n>/         pr-state.json worktree.json threads.json triage.json
+//!                       clusters.json approval.json results.json validate.json
+//!                       verify.log gate.json push.json replies.json ci.json
+//!                       mergeability.json report.md report.json
+//!                       (+ agent transcripts)
+//! ```
+//!
+//! Every JSON file is written to a temporary name and renamed, so a crash
+//! never leaves half a file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use shepherd_core::ci::CiVerdict;
+use shepherd_core::classify::{Classified, ItemKind};
+use shepherd_core::cluster::{Cluster, Escalation, RoundAreas};
+use shepherd_core::converge::GateState;
+use shepherd_core::report::{AgentUsage, PublicFailure, RoundSummary};
+use shepherd_core::target::Target;
+
+use super::error::{EngineError, Result};
+use crate::store::PrKey;
+
+/// Why a run is paused (what resuming must look at).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PauseKind {
+    /// Reply-only decisions await approval.
+    Approval,
+    /// Reply or resolve calls failed.
+    ReplyFailures,
+    /// The viewer has a pending review on the PR.
+    PendingReview,
+    /// The round limit (or a stall) was reached.
+    Exhausted,
+}
+
+/// Where an item is, for reports (kept from the snapshots the run saw).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemInfo {
+    /// Thread, issue comment or review body.
+    pub kind: ItemKind,
+    /// The thread's file.
+    pub path: Option<String>,
+    /// The thread's line.
+    pub line: Option<u32>,
+}
+
+/// `run.json`: what a run needs to be resumed and reported, beyond the store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFile {
+    /// Format version.
+    pub version: u32,
+    /// The run id.
+    pub run_id: String,
+    /// The target.
+    pub target: Target,
+    /// The PR's key in the store.
+    pub pr: PrKey,
+    /// The git URL of the repository.
+    pub git_url: String,
+    /// The forge API URL the run was started with (`--api-url`), so that a
+    /// resume talks to the same forge.
+    #[serde(default)]
+    pub api_url: Option<String>,
+    /// The bare cache repository the worktree belongs to.
+    pub cache_dir: PathBuf,
+    /// The worktree.
+    pub worktree_dir: PathBuf,
+    /// The current (or last) round; 0 before the first.
+    pub round: u32,
+    /// How many rounds the run may make (`max_rounds`, extended when a
+    /// person resumes a run paused at the limit).
+    pub round_limit: u32,
+    /// The PR's head branch, once known.
+    pub head_ref: Option<String>,
+    /// The last commit the forge has from this run (advances after a push).
+    pub review_base: Option<String>,
+    /// Head commits whose failed jobs were already re-run.
+    pub rerun_shas: Vec<String>,
+    /// The fix rounds of this run, oldest first, for escalation.
+    pub fix_history: Vec<RoundAreas>,
+    /// Why the run is paused, when it is.
+    pub pause: Option<PauseKind>,
+    /// Agent usage so far.
+    pub agent: AgentUsage,
+    /// One summary per round.
+    pub rounds: Vec<RoundSummary>,
+    /// Public calls of the last round that failed.
+    pub failures: Vec<PublicFailure>,
+    /// Clusters formed over the run.
+    pub clusters: Vec<Cluster>,
+    /// Escalations over the run.
+    pub escalations: Vec<Escalation>,
+    /// The last round's gate state, for stall detection.
+    pub last_gate_state: Option<GateState>,
+    /// The last classification of the PR's feedback (for reports).
+    pub last_open_items: Vec<Classified>,
+    /// The last CI verdict.
+    pub last_ci: Option<CiVerdict>,
+    /// Where each item the run saw lives.
+    pub items: BTreeMap<String, ItemInfo>,
+    /// The PR's web URL and title, once fetched.
+    pub pr_url: String,
+    /// The PR's title.
+    pub pr_title: String,
+    /// Where the worktree was kept, when the run ended badly.
+    pub worktree_kept: Option<PathBuf>,
+}
+
+impl RunFile {
+    /// The current format.
+    pub const VERSION: u32 = 1;
+}
+
+/// The paths of one run's directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunDir {
+    root: PathBuf,
+}
+
+impl RunDir {
+    /// The run directory at `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        RunDir { root: root.into() }
+    }
+
+    /// The directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `run.json`.
+    pub fn run_file(&self) -> PathBuf {
+        self.root.join("run.json")
+    }
+
+    /// `config.toml`.
+    pub fn config_file(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+
+    /// `worktree/`.
+    pub fn worktree(&self) -> PathBuf {
+        self.root.join("worktree")
+    }
+
+    /// `rounds/<n>/`.
+    pub fn round(&self, n: u32) -> PathBuf {
+        self.root.join("rounds").join(n.to_string())
+    }
+
+    /// Create `rounds/<n>/` and return it.
+    pub fn create_round(&self, n: u32) -> Result<PathBuf> {
+        let dir = self.round(n);
+        std::fs::create_dir_all(&dir).map_err(|e| EngineError::io("create", &dir, e))?;
+        Ok(dir)
+    }
+
+    /// Load `run.json`.
+    pub fn load(&self) -> Result<RunFile> {
+        read_json(&self.run_file())
+    }
+
+    /// Save `run.json`.
+    pub fn save(&self, run: &RunFile) -> Result<()> {
+        write_json(&self.run_file(), run)
+    }
+}
+
+/// Write `value` as pretty JSON to `path`, atomically.
+pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value).map_err(|source| EngineError::Json {
+        action: "encode",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    text.push('\n');
+    write_text(path, &text)
+}
+
+/// Write `text` to `path`, atomically (temporary file, then rename).
+pub fn write_text(path: &Path, text: &str) -> Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| EngineError::io("create", parent, e))?;
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).map_err(|e| EngineError::io("write", &tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| EngineError::io("rename", path, e))
+}
+
+/// Read JSON from `path`.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|e| EngineError::io("read", path, e))?;
+    serde_json::from_str(&text).map_err(|source| EngineError::Json {
+        action: "decode",
+        path: path.to_path_buf(),
+        source,
+    })
+}

@@ -1,0 +1,747 @@
+//! The run: rounds until convergence, a pause, a failure or the round limit;
+//! the per-PR lock; resume; the end of a run (status, worktree, report).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use shepherd_core::config::{Config, ConfigLayer, OnExhaust};
+use shepherd_core::converge::{after_round, LimitAction};
+use shepherd_core::report::{build, ItemRecord, Report, ReportInput, RoundSummary};
+use shepherd_core::target::Target;
+use shepherd_forge::Forge;
+
+use super::error::{EngineError, Result};
+use super::files::{PauseKind, RunDir, RunFile};
+use super::options::{ApprovalChange, EngineOptions, ProgressEvent};
+use crate::round::{Round, RoundEnd, Runner};
+use crate::store::{
+    Approval, ApprovalState, LockOutcome, PrKey, RunStatus, StateDir, Store, StoreError, Timestamp,
+};
+use crate::worktree::Git;
+
+/// What `shepherd run` starts.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// The PR (and, in targeted mode, the thread).
+    pub target: Target,
+    /// Where to fetch and push the repository (`https://github.com/o/r.git`,
+    /// the emulator's URL).
+    pub git_url: String,
+    /// The forge API URL, when not the host's default (saved for resume).
+    pub api_url: Option<String>,
+    /// Configuration layers above the repository's own file (user file,
+    /// environment, flags), in order; the repository's `shepherd.toml` is
+    /// read from the worktree and put first.
+    pub layers: Vec<ConfigLayer>,
+}
+
+/// How a run (or a resumed run) stopped.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The run id.
+    pub run_id: String,
+    /// Converged, paused, failed or exhausted.
+    pub status: RunStatus,
+    /// Why.
+    pub reason: Option<String>,
+    /// The run directory.
+    pub run_dir: PathBuf,
+    /// The report (also in `report.md` and `report.json`).
+    pub report: Report,
+    /// Where the worktree was kept, when it was.
+    pub worktree_kept: Option<PathBuf>,
+}
+
+impl RunOutcome {
+    /// The exit code SPEC section 1 gives this outcome: 0 converged, 1
+    /// failed, 3 paused, 4 round limit reached without convergence.
+    pub fn exit_code(&self) -> u8 {
+        exit_code(self.status)
+    }
+}
+
+/// The exit code of a run status.
+pub fn exit_code(status: RunStatus) -> u8 {
+    match status {
+        RunStatus::Converged => 0,
+        RunStatus::Paused => 3,
+        RunStatus::Exhausted => 4,
+        RunStatus::Failed | RunStatus::Interrupted | RunStatus::Running => 1,
+    }
+}
+
+/// The engine: runs and resumes runs against one forge.
+pub struct Engine {
+    forge: Arc<dyn Forge>,
+    state: StateDir,
+    git: Git,
+    opts: EngineOptions,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("state", &self.state)
+            .field("git", &self.git)
+            .field("opts", &self.opts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A new run id: `YYYYMMDD-HHMMSS-<number>-<4 hex>`.
+fn new_run_id(number: u64, pid: u32) -> String {
+    let now = Timestamp::now();
+    let text = now.to_string(); // 2024-05-01T12:00:00.000Z
+    let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+    let (date, time) = digits.split_at(8.min(digits.len()));
+    let time = time.get(..6).unwrap_or(time);
+    let salt = (now.as_millis() as u64)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(u64::from(pid).wrapping_mul(0xBF58_476D_1CE4_E5B9));
+    format!("{date}-{time}-{number}-{:04x}", (salt >> 48) & 0xffff)
+}
+
+impl Engine {
+    /// An engine for `forge`, keeping state in `state`, running git as `git`
+    /// (with the forge's credentials).
+    pub fn new(forge: Arc<dyn Forge>, state: StateDir, git: Git, opts: EngineOptions) -> Self {
+        Engine {
+            forge,
+            state,
+            git,
+            opts,
+        }
+    }
+
+    fn git_for_runs(&self) -> Git {
+        match &self.opts.identity {
+            Some((name, email)) => self.git.clone().with_identity(name, email),
+            None => {
+                let probe = std::env::temp_dir();
+                let configured = self
+                    .git
+                    .stdout(&probe, &["config", "--global", "--get", "user.email"])
+                    .is_ok_and(|s| !s.is_empty())
+                    || std::env::var_os("GIT_AUTHOR_EMAIL").is_some();
+                if configured {
+                    self.git.clone()
+                } else {
+                    self.git
+                        .clone()
+                        .with_identity("Shepherd", "shepherd@localhost")
+                }
+            }
+        }
+    }
+
+    fn lock(&self, store: &mut Store, pr: &PrKey, run_id: &str) -> Result<()> {
+        match store.acquire_lock(
+            pr,
+            run_id,
+            self.opts.pid,
+            &self.opts.hostname,
+            Timestamp::now(),
+        )? {
+            LockOutcome::Acquired => {}
+            LockOutcome::TookOverStale {
+                previous_pid,
+                previous_hostname,
+                previous_run,
+            } => self.opts.progress.event(&ProgressEvent::Note {
+                message: format!(
+                    "took over the stale lock of run {previous_run} (pid {previous_pid} on \
+                     {previous_hostname} is gone)"
+                ),
+            }),
+        }
+        Ok(())
+    }
+
+    /// Start a run of `spec.target` and drive it to its end.
+    pub async fn start(&self, spec: RunSpec) -> Result<RunOutcome> {
+        let mut store = Store::open_in(&self.state)?;
+        let number = spec.target.number;
+        let pr = PrKey::from_repo(self.forge.kind(), &spec.target.repo, number);
+        let run_id = new_run_id(number, self.opts.pid);
+        self.lock(&mut store, &pr, &run_id)?;
+        let created = (|| -> Result<(RunDir, Config)> {
+            let config = Config::layered(&spec.layers)?;
+            store.create_run(&run_id, &pr, Timestamp::now())?;
+            let dir = RunDir::new(self.state.create_run_dir(&run_id)?);
+            Ok((dir, config))
+        })();
+        let (dir, config) = match created {
+            Ok(v) => v,
+            Err(err) => {
+                let _ = store.release_lock(&pr, &run_id);
+                return Err(err);
+            }
+        };
+        let repo = &spec.target.repo;
+        let run = RunFile {
+            version: RunFile::VERSION,
+            run_id: run_id.clone(),
+            target: spec.target.clone(),
+            pr: pr.clone(),
+            git_url: spec.git_url.clone(),
+            api_url: spec.api_url.clone(),
+            cache_dir: self
+                .state
+                .root()
+                .join("cache")
+                .join(sanitize(&repo.host))
+                .join(sanitize(&repo.owner))
+                .join(format!("{}.git", sanitize(&repo.name))),
+            worktree_dir: dir.worktree(),
+            round: 0,
+            round_limit: if spec.target.is_targeted() {
+                1
+            } else {
+                config.loop_.max_rounds
+            },
+            head_ref: None,
+            review_base: None,
+            rerun_shas: Vec::new(),
+            fix_history: Vec::new(),
+            pause: None,
+            agent: Default::default(),
+            rounds: Vec::new(),
+            failures: Vec::new(),
+            clusters: Vec::new(),
+            escalations: Vec::new(),
+            last_gate_state: None,
+            last_open_items: Vec::new(),
+            last_ci: None,
+            items: Default::default(),
+            pr_url: String::new(),
+            pr_title: String::new(),
+            worktree_kept: None,
+        };
+        dir.save(&run)?;
+        self.opts.progress.event(&ProgressEvent::RunStarted {
+            run_id: run_id.clone(),
+            target: spec.target.to_string(),
+            resumed: false,
+        });
+        let runner = Runner {
+            forge: self.forge.clone(),
+            agents: None,
+            store: std::sync::Mutex::new(store),
+            config,
+            opts: self.opts.clone(),
+            run,
+            dir,
+            git: self.git_for_runs(),
+            worktree: None,
+            needs_repo_config: true,
+            layers: spec.layers,
+        };
+        Ok(drive(runner, 1).await)
+    }
+
+    /// Continue a paused or interrupted run where it stopped, without
+    /// repeating public actions: the round it stopped in is re-entered from
+    /// the top (a fresh fetch; items already replied to are no longer new;
+    /// fixes already pushed are replied to, not redone; saved triage and
+    /// approvals are reused). A run paused at the round limit gets another
+    /// `max_rounds` rounds.
+    pub async fn resume(&self, run_id: &str) -> Result<RunOutcome> {
+        let mut store = Store::open_in(&self.state)?;
+        let stored = store.get_run(run_id)?;
+        if stored.status == RunStatus::Converged {
+            return Err(EngineError::NotResumable {
+                run: run_id.to_owned(),
+                reason: "it converged".to_owned(),
+            });
+        }
+        let dir = RunDir::new(self.state.run_dir(run_id)?);
+        let mut run = dir.load()?;
+        if run.pr != stored.pr {
+            return Err(EngineError::NotResumable {
+                run: run_id.to_owned(),
+                reason: "run.json does not match the state database".to_owned(),
+            });
+        }
+        let approvals_rejected = run.round > 0
+            && store
+                .approvals(run_id, run.round)?
+                .iter()
+                .any(|a| a.state == ApprovalState::Rejected);
+        if approvals_rejected {
+            return Err(EngineError::NotResumable {
+                run: run_id.to_owned(),
+                reason: "its triage was rejected; start a new run".to_owned(),
+            });
+        }
+        self.lock(&mut store, &run.pr, run_id)?;
+        let (config, needs_repo_config) = match std::fs::read_to_string(dir.config_file()) {
+            Ok(text) => {
+                let path = dir.config_file().display().to_string();
+                match Config::layered(&[ConfigLayer::repo(path, text)]) {
+                    Ok(config) => (config, false),
+                    Err(err) => {
+                        let _ = store.release_lock(&run.pr, run_id);
+                        return Err(err.into());
+                    }
+                }
+            }
+            Err(_) => (Config::default(), true),
+        };
+        let mut config = config;
+        if let Some(mode) = self.opts.approve {
+            config.approve.mode = mode;
+        }
+        let start = if run.pause == Some(PauseKind::Exhausted) {
+            run.round_limit = run.round + config.loop_.max_rounds.max(1);
+            run.round + 1
+        } else {
+            run.round.max(1)
+        };
+        run.pause = None;
+        run.worktree_kept = None;
+        store.set_run_status(run_id, RunStatus::Running, None, Timestamp::now())?;
+        dir.save(&run)?;
+        self.opts.progress.event(&ProgressEvent::RunStarted {
+            run_id: run_id.to_owned(),
+            target: run.target.to_string(),
+            resumed: true,
+        });
+        let runner = Runner {
+            forge: self.forge.clone(),
+            agents: None,
+            store: std::sync::Mutex::new(store),
+            config,
+            opts: self.opts.clone(),
+            run,
+            dir,
+            git: self.git_for_runs(),
+            worktree: None,
+            needs_repo_config,
+            layers: Vec::new(),
+        };
+        Ok(drive(runner, start).await)
+    }
+}
+
+fn sanitize(part: &str) -> String {
+    part.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// How a run ends, before the bookkeeping.
+struct End {
+    status: RunStatus,
+    reason: Option<String>,
+    pause: Option<PauseKind>,
+    remove_worktree: bool,
+}
+
+/// Rounds from `first` until the run ends; never fails (an engine error
+/// fails the run, with the error as its reason).
+async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
+    let mut n = first;
+    let end = loop {
+        match one_round(&mut runner, n).await {
+            Ok((round, end)) => {
+                let on_exhaust = runner.config.loop_.on_exhaust;
+                let limit = runner.run.round_limit;
+                match end {
+                    RoundEnd::Converged => {
+                        break End {
+                            status: RunStatus::Converged,
+                            reason: None,
+                            pause: None,
+                            remove_worktree: true,
+                        }
+                    }
+                    RoundEnd::Ended { reason } => {
+                        break End {
+                            status: RunStatus::Failed,
+                            reason: Some(reason),
+                            pause: None,
+                            remove_worktree: true,
+                        }
+                    }
+                    RoundEnd::Failed { reason } => {
+                        break End {
+                            status: RunStatus::Failed,
+                            reason: Some(reason),
+                            pause: None,
+                            remove_worktree: false,
+                        }
+                    }
+                    RoundEnd::Paused { kind, reason } => {
+                        break End {
+                            status: RunStatus::Paused,
+                            reason: Some(reason),
+                            pause: Some(kind),
+                            remove_worktree: false,
+                        }
+                    }
+                    RoundEnd::Restart { note } | RoundEnd::Next { note } => {
+                        if round.stalled {
+                            let reason = format!(
+                                "stalled: round {n} ended in the same state as round {}; another \
+                                 round would change nothing ({note})",
+                                n.saturating_sub(1)
+                            );
+                            break limit_end(on_exhaust, reason, &runner.run.run_id);
+                        }
+                        match after_round(n, limit, on_exhaust) {
+                            LimitAction::Continue => n += 1,
+                            _ => {
+                                let reason = format!(
+                                    "reached the round limit ({limit}) without converging: {note}"
+                                );
+                                break limit_end(on_exhaust, reason, &runner.run.run_id);
+                            }
+                        }
+                    }
+                }
+            }
+            Err(err) => {
+                break End {
+                    status: RunStatus::Failed,
+                    reason: Some(format!("round {n} stopped: {err}")),
+                    pause: None,
+                    remove_worktree: false,
+                }
+            }
+        }
+    };
+    finish(runner, end).await
+}
+
+fn limit_end(on_exhaust: OnExhaust, reason: String, run_id: &str) -> End {
+    match on_exhaust {
+        OnExhaust::Approval => End {
+            status: RunStatus::Paused,
+            reason: Some(format!(
+                "{reason}. A person should look; `shepherd resume {run_id}` allows more rounds"
+            )),
+            pause: Some(PauseKind::Exhausted),
+            remove_worktree: false,
+        },
+        OnExhaust::Fail => End {
+            status: RunStatus::Exhausted,
+            reason: Some(reason),
+            pause: None,
+            remove_worktree: false,
+        },
+    }
+}
+
+/// One round: its bookkeeping around the stages.
+async fn one_round(runner: &mut Runner, n: u32) -> Result<(Round, RoundEnd)> {
+    let run_id = runner.run.run_id.clone();
+    runner.run.round = n;
+    // Bound first: a guard in the scrutinee would live through the arms.
+    let started = runner
+        .store()
+        .start_round(&run_id, n, "pr-state", Timestamp::now());
+    match started {
+        Ok(()) => {}
+        Err(StoreError::RoundExists { .. }) => {
+            runner.store().set_round_stage(&run_id, n, "pr-state")?
+        }
+        Err(err) => return Err(err.into()),
+    }
+    runner
+        .store()
+        .refresh_lock(&runner.run.pr, &run_id, Timestamp::now())?;
+    runner.save_run()?;
+    runner.emit(ProgressEvent::RoundStarted { round: n });
+    let mut round = Round::new(n, runner.dir.create_round(n)?);
+    let end = runner.run_round(&mut round).await?;
+    let stage = runner
+        .store()
+        .rounds(&run_id)?
+        .into_iter()
+        .find(|r| r.number == n)
+        .map(|r| r.stage)
+        .unwrap_or_default();
+    let note = match &end {
+        RoundEnd::Converged => None,
+        RoundEnd::Next { .. } => None,
+        RoundEnd::Restart { note } => Some(note.clone()),
+        RoundEnd::Paused { reason, .. }
+        | RoundEnd::Failed { reason }
+        | RoundEnd::Ended { reason } => Some(reason.clone()),
+    };
+    let summary = RoundSummary {
+        number: n,
+        stage,
+        new_items: round.work.len() + round.carried.len(),
+        commits: round.commits.len(),
+        pushed: round.pushed.clone(),
+        ci: round.ci.as_ref().map(|v| v.status),
+        stalled: round.stalled,
+        note,
+    };
+    runner.run.rounds.retain(|r| r.number != n);
+    runner.run.rounds.push(summary);
+    runner.save_run()?;
+    // A report as of this round, beside its artifacts.
+    if let Ok(report) = build_report(&runner.store(), &runner.run, "running", None) {
+        let _ = super::files::write_json(&round.dir.join("report.json"), &report);
+        let _ = super::files::write_text(&round.dir.join("report.md"), &report.to_markdown());
+    }
+    Ok((round, end))
+}
+
+async fn finish(mut runner: Runner, end: End) -> RunOutcome {
+    let run_id = runner.run.run_id.clone();
+    runner.run.pause = end.pause;
+    if let Some(wt) = runner.worktree.take() {
+        if end.remove_worktree {
+            let removed = match Arc::try_unwrap(wt) {
+                Ok(wt) => tokio::task::spawn_blocking(move || wt.remove())
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r.map_err(|e| e.to_string())),
+                Err(_) => Err("the worktree is still in use".to_owned()),
+            };
+            if let Err(err) = removed {
+                tracing::warn!(%err, "cannot remove the worktree");
+                runner.run.worktree_kept = Some(runner.run.worktree_dir.clone());
+            }
+        } else {
+            runner.run.worktree_kept = Some(runner.run.worktree_dir.clone());
+        }
+    } else if !end.remove_worktree && runner.run.worktree_dir.exists() {
+        runner.run.worktree_kept = Some(runner.run.worktree_dir.clone());
+    }
+    if let Err(err) =
+        runner
+            .store()
+            .set_run_status(&run_id, end.status, end.reason.as_deref(), Timestamp::now())
+    {
+        tracing::error!(%err, "cannot record the run's status");
+    }
+    let _ = runner.store().append_event(
+        &run_id,
+        None,
+        "run-finished",
+        &serde_json::json!({ "status": end.status.as_str(), "reason": end.reason }),
+        Timestamp::now(),
+    );
+    if let Err(err) = runner.save_run() {
+        tracing::error!(%err, "cannot save run.json");
+    }
+    let report = build_report(
+        &runner.store(),
+        &runner.run,
+        end.status.as_str(),
+        end.reason.clone(),
+    )
+    .unwrap_or_else(|err| {
+        tracing::error!(%err, "cannot build the report from the ledger");
+        build(&empty_input(
+            &runner.run,
+            end.status.as_str(),
+            end.reason.clone(),
+        ))
+    });
+    let _ = super::files::write_json(&runner.dir.root().join("report.json"), &report);
+    let _ = super::files::write_text(&runner.dir.root().join("report.md"), &report.to_markdown());
+    if let Err(err) = runner.store().release_lock(&runner.run.pr, &run_id) {
+        tracing::error!(%err, "cannot release the lock");
+    }
+    runner.emit(ProgressEvent::RunFinished {
+        run_id: run_id.clone(),
+        status: end.status,
+        reason: end.reason.clone(),
+    });
+    RunOutcome {
+        run_id,
+        status: end.status,
+        reason: end.reason,
+        run_dir: runner.dir.root().to_path_buf(),
+        report,
+        worktree_kept: runner.run.worktree_kept.clone(),
+    }
+}
+
+fn empty_input(run: &RunFile, status: &str, reason: Option<String>) -> ReportInput {
+    ReportInput {
+        run_id: run.run_id.clone(),
+        target: run.target.to_string(),
+        pr_url: run.pr_url.clone(),
+        title: run.pr_title.clone(),
+        status: status.to_owned(),
+        reason,
+        rounds: run.rounds.clone(),
+        items: Vec::new(),
+        open_items: run.last_open_items.clone(),
+        ci: run.last_ci.clone(),
+        clusters: run.clusters.clone(),
+        escalations: run.escalations.clone(),
+        failures: run.failures.clone(),
+        agent: run.agent.clone(),
+        worktree_kept: run.worktree_kept.as_ref().map(|p| p.display().to_string()),
+    }
+}
+
+/// The report of a run from the ledger's latest entries and `run.json`.
+pub(crate) fn build_report(
+    store: &Store,
+    run: &RunFile,
+    status: &str,
+    reason: Option<String>,
+) -> Result<Report> {
+    let mut input = empty_input(run, status, reason);
+    input.items = store
+        .latest_entries(&run.run_id)?
+        .into_iter()
+        .map(|r| {
+            let info = run.items.get(&r.entry.item_id);
+            ItemRecord {
+                kind: info.map_or(shepherd_core::classify::ItemKind::ReviewThread, |i| i.kind),
+                path: info.and_then(|i| i.path.clone()),
+                line: info.and_then(|i| i.line),
+                fix_kind: r.fix_kind,
+                entry: r.entry,
+            }
+        })
+        .collect();
+    Ok(build(&input))
+}
+
+/// The report of run `run_id`, as `shepherd report` shows it (rebuilt from
+/// the store and the run directory, so it is current even for a run that
+/// was interrupted).
+pub fn run_report(state: &StateDir, run_id: &str) -> Result<Report> {
+    let store = Store::open_in(state)?;
+    let run = store.get_run(run_id)?;
+    let file = RunDir::new(state.run_dir(run_id)?).load()?;
+    let status = effective_status(&store, &run);
+    build_report(&store, &file, status.as_str(), run.reason)
+}
+
+/// A run's status as a person should read it: a `running` run whose lock
+/// holder is gone is `interrupted`.
+pub fn effective_status(store: &Store, run: &crate::store::Run) -> RunStatus {
+    if run.status != RunStatus::Running {
+        return run.status;
+    }
+    match store.lock(&run.pr) {
+        Ok(Some(lock)) if lock.run_id == run.id => {
+            let same_host = lock.hostname == crate::store::local_hostname();
+            if same_host
+                && !crate::store::ProcessProbe::is_alive(&crate::store::SystemProbe, lock.pid)
+            {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::Running
+            }
+        }
+        _ => RunStatus::Interrupted,
+    }
+}
+
+/// `run.json` of run `run_id` (target, git URL, round, pause reason).
+pub fn load_run_file(state: &StateDir, run_id: &str) -> Result<RunFile> {
+    RunDir::new(state.run_dir(run_id)?).load()
+}
+
+/// Approve the pending approvals of the round run `run_id` paused in,
+/// applying `changes` (a changed decision, an edited reply) first; returns
+/// how many approvals are now approved. Items not named are approved as
+/// triaged.
+pub fn approve_run(
+    state: &StateDir,
+    run_id: &str,
+    changes: &[ApprovalChange],
+    approver: &str,
+) -> Result<usize> {
+    let mut store = Store::open_in(state)?;
+    store.get_run(run_id)?;
+    let file = load_run_file(state, run_id)?;
+    let round = file.round;
+    let existing = store.approvals(run_id, round)?;
+    let triage: Vec<shepherd_agent::TriageDecision> =
+        super::files::read_json::<shepherd_agent::TriageAnswer>(
+            &RunDir::new(state.run_dir(run_id)?)
+                .round(round)
+                .join("triage.json"),
+        )
+        .map(|a| a.items)
+        .unwrap_or_default();
+    let now = Timestamp::now();
+    for change in changes {
+        let base = existing
+            .iter()
+            .find(|a| a.item_id == change.item_id)
+            .cloned()
+            .or_else(|| {
+                triage
+                    .iter()
+                    .find(|d| d.id == change.item_id)
+                    .map(|d| Approval {
+                        run_id: run_id.to_owned(),
+                        round,
+                        item_id: d.id.clone(),
+                        decision: d.decision,
+                        reply_override: None,
+                        approver: None,
+                        state: ApprovalState::Pending,
+                        updated_at: now,
+                    })
+            })
+            .ok_or_else(|| EngineError::NotResumable {
+                run: run_id.to_owned(),
+                reason: format!(
+                    "item {} is not part of round {round}'s triage",
+                    change.item_id
+                ),
+            })?;
+        store.put_approval(&Approval {
+            decision: change.decision.unwrap_or(base.decision),
+            reply_override: change.reply.clone().or(base.reply_override.clone()),
+            approver: Some(approver.to_owned()),
+            state: ApprovalState::Approved,
+            updated_at: now,
+            ..base
+        })?;
+    }
+    let decided = store.decide_pending(run_id, round, ApprovalState::Approved, approver, now)?;
+    if decided == 0 && changes.is_empty() {
+        return Err(EngineError::NothingToApprove {
+            run: run_id.to_owned(),
+        });
+    }
+    Ok(store
+        .approvals(run_id, round)?
+        .iter()
+        .filter(|a| a.state == ApprovalState::Approved)
+        .count())
+}
+
+/// Reject the pending approvals of run `run_id`: nothing is posted, and
+/// the run is marked failed. Returns how many approvals were rejected.
+pub fn reject_run(state: &StateDir, run_id: &str, approver: &str) -> Result<usize> {
+    let mut store = Store::open_in(state)?;
+    store.get_run(run_id)?;
+    let file = load_run_file(state, run_id)?;
+    let now = Timestamp::now();
+    let n = store.decide_pending(run_id, file.round, ApprovalState::Rejected, approver, now)?;
+    if n == 0 {
+        return Err(EngineError::NothingToApprove {
+            run: run_id.to_owned(),
+        });
+    }
+    store.set_run_status(
+        run_id,
+        RunStatus::Failed,
+        Some("the approver rejected the triage; nothing was posted"),
+        now,
+    )?;
+    Ok(n)
+}

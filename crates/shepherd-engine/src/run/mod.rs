@@ -1,0 +1,23 @@
+//! Runs: starting, driving and resuming them, and what callers plug in.
+//!
+//! [`Engine::start`] runs rounds (see the `round` module) until the run
+//! converges, pauses for a person, fails with a reason, or reaches its round
+//! limit; [`Engine::resume`] continues a paused or interrupted run. One run
+//! per PR at a time: the store's lock. Everything a run does is in its
+//! directory ([`RunDir`]) and the store.
+
+pub(crate) mod error;
+pub(crate) mod files;
+mod imp;
+pub(crate) mod options;
+
+pub use error::{EngineError, Result};
+pub use files::{ItemInfo, PauseKind, RunDir, RunFile};
+pub use imp::{
+    approve_run, effective_status, exit_code, load_run_file, reject_run, run_report, Engine,
+    RunOutcome, RunSpec,
+};
+pub use options::{
+    Agents, ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict, Approver,
+    EngineOptions, NoProgress, Progress, ProgressEvent, Stage,
+};

@@ -1,0 +1,13 @@
+//! End-to-end tests of the converge loop: the engine against a running
+//! emulator on 127.0.0.1:0, the real `git`, and real SQLite.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is how a test fails
+
+mod common;
+
+mod test_ci;
+mod test_demo;
+mod test_faults;
+mod test_guards;
+mod test_limits;
+mod test_markers;
+mod test_rounds;

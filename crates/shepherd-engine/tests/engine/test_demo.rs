@@ -1,0 +1,146 @@
+//! The demo scenario converges with the builtin agent.
+
+use shepherd_engine::{ProgressEvent, RunStatus};
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_converges_with_the_builtin_agent() {
+    let setup = setup(demo()).await;
+    let outcome = setup.run("").await;
+    let pr = setup.pr();
+    assert_eq!(
+        outcome.status,
+        RunStatus::Converged,
+        "{:?}\n{}",
+        outcome.reason,
+        outcome.report.to_markdown()
+    );
+    assert_eq!(outcome.exit_code(), 0);
+
+    // Round 1 fixed and pushed; the bot commented on the added TODO during
+    // the CI wait, so round 2 handled it before converging.
+    assert_eq!(
+        outcome.report.rounds.len(),
+        2,
+        "{}",
+        outcome.report.to_markdown()
+    );
+    assert!(outcome.report.rounds[0].pushed.is_some());
+    assert!(outcome.report.rounds[1].pushed.is_some());
+    let commits: Vec<String> = pr["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+
+    assert_no_duplicate_replies(&pr);
+    assert_resolves_authorized(&pr);
+    let threads = pr["threads"].as_array().unwrap();
+    let mut fixed = 0;
+    let mut open = 0;
+    for thread in threads {
+        let comments = thread["comments"].as_array().unwrap();
+        let root = comments[0]["body"].as_str().unwrap();
+        let last = comments.last().unwrap()["body"].as_str().unwrap();
+        assert!(
+            shepherd_core::Marker::find(last).is_some(),
+            "thread {} has no reply from Shepherd: {last}",
+            thread["id"]
+        );
+        if root.contains("```suggestion") {
+            // Fixed, pushed, replied citing the commit, resolved.
+            assert_eq!(thread["resolved"], true, "{thread}");
+            let cited = commits.iter().any(|sha| last.contains(sha.as_str()));
+            assert!(cited, "the reply cites no pushed commit: {last}");
+            fixed += 1;
+        } else {
+            // Reply-only (needs-human with the builtin agent): left open.
+            assert_eq!(thread["resolved"], false, "{thread}");
+            open += 1;
+        }
+    }
+    assert_eq!(fixed, 6, "5 suggestion threads plus the bot's TODO thread");
+    assert_eq!(open, 2, "the question and the invalid comment");
+    let conversation: Vec<&str> = pr["issue_comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["body"].as_str())
+        .filter(|b| shepherd_core::Marker::find(b).is_some())
+        .collect();
+    assert_eq!(
+        conversation.len(),
+        2,
+        "the top-level comment and the review body are answered: {conversation:?}"
+    );
+
+    // The files are fixed on the PR's head: the TODO is gone again.
+    let report = &outcome.report;
+    assert_eq!(report.ci.as_ref().map(|c| c.status.as_str()), Some("PASS"));
+    assert!(report.converged);
+    assert_eq!(report.resolved.len(), 6);
+    assert!(
+        report
+            .review_threads
+            .summary
+            .starts_with("no, 2 deliberately-open threads"),
+        "{}",
+        report.review_threads.summary
+    );
+    assert!(report
+        .to_markdown()
+        .contains("Convergence is not mergeability"));
+
+    // The run can be inspected from its directory alone.
+    for round in ["1", "2"] {
+        for file in [
+            "pr-state.json",
+            "worktree.json",
+            "threads.json",
+            "triage.json",
+            "clusters.json",
+            "approval.json",
+            "results.json",
+            "validate.json",
+            "gate.json",
+            "push.json",
+            "replies.json",
+            "ci.json",
+            "mergeability.json",
+            "report.md",
+            "report.json",
+        ] {
+            let path = outcome.run_dir.join("rounds").join(round).join(file);
+            assert!(path.is_file(), "missing {}", path.display());
+        }
+    }
+    let clusters = read_json(&outcome.run_dir.join("rounds/1/clusters.json"));
+    assert_eq!(clusters["gate"]["open"], true, "{clusters}");
+    assert_eq!(clusters["clusters"][0]["area"], "src/auth", "{clusters}");
+    let gate = read_json(&outcome.run_dir.join("rounds/1/gate.json"));
+    assert_eq!(gate["verdict"]["passed"], true, "{gate}");
+    assert!(outcome.run_dir.join("report.md").is_file());
+    assert!(outcome.worktree_kept.is_none());
+    assert!(
+        !outcome.run_dir.join("worktree").exists(),
+        "the worktree is removed"
+    );
+
+    if std::env::var_os("SHOW").is_some() {
+        println!("{}", report.to_markdown());
+        for e in setup.events.lock().unwrap().iter() {
+            println!("{e:?}");
+        }
+        println!("{}", read(&outcome.run_dir.join("rounds/1/replies.json")));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&pr["threads"][0]).unwrap()
+        );
+    }
+    let events = setup.events.lock().unwrap();
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, ProgressEvent::Stage { stage, .. } if stage.as_str() == "ci")));
+}

@@ -1,0 +1,128 @@
+//! State rebuilt from markers, approvals and resume, targeted mode.
+
+use shepherd_core::target::{Mode, TargetedThread};
+use shepherd_engine::{approve_run, ApprovalChange, RunStatus, StateDir};
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_state_dir_rebuilds_the_ledger_from_markers() {
+    let setup = setup(demo()).await;
+    let first = setup
+        .run("[loop]\nmax_rounds = 1\non_exhaust = \"fail\"\n")
+        .await;
+    assert_eq!(first.status, RunStatus::Exhausted, "{:?}", first.reason);
+    let replied_before = marker_replies(&setup.pr()).len();
+    assert_eq!(replied_before, 9);
+
+    // Another machine: an empty state directory.
+    let fresh = tempfile::tempdir().unwrap();
+    let engine = shepherd_engine::Engine::new(
+        setup.forge(),
+        StateDir::at(fresh.path()),
+        setup.git(),
+        setup.options(),
+    );
+    let second = engine.start(setup.spec("")).await.unwrap();
+    assert_eq!(second.status, RunStatus::Converged, "{:?}", second.reason);
+    let threads = read_json(&second.run_dir.join("rounds/1/threads.json"));
+    assert_eq!(
+        threads["new"].as_array().unwrap().len(),
+        1,
+        "only the bot's new thread: {threads}"
+    );
+    // The four answered, unresolved items (resolved threads are not fetched).
+    assert_eq!(threads["ledger_from_markers"], 4, "{threads}");
+    let pr = setup.pr();
+    assert_no_duplicate_replies(&pr);
+    assert_resolves_authorized(&pr);
+    assert_eq!(marker_replies(&pr).len(), 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_tty_approval_pauses_then_approve_and_resume_continue() {
+    let setup = setup(demo()).await;
+    let head = setup.emu.head_sha(PR).unwrap();
+    let outcome = setup.run("[approve]\nmode = \"prompt\"\n").await;
+    assert_eq!(outcome.status, RunStatus::Paused, "{:?}", outcome.reason);
+    assert_eq!(outcome.exit_code(), 3);
+    assert!(outcome
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("shepherd approve"));
+    // Nothing public before approval.
+    assert!(marker_replies(&setup.pr()).is_empty());
+    assert_eq!(setup.pr()["head_sha"], head.as_str());
+
+    let question = setup.pr()["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| {
+            t["comments"][0]["body"]
+                .as_str()
+                .unwrap()
+                .contains("expire")
+        })
+        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .unwrap();
+    let approved = approve_run(
+        &setup.state_dir(),
+        &outcome.run_id,
+        &[ApprovalChange {
+            item_id: question.clone(),
+            decision: Some(shepherd_core::Decision::Question),
+            reply: Some("Not yet: expiry comes with the next PR.".into()),
+        }],
+        "tester",
+    )
+    .unwrap();
+    assert_eq!(approved, 4);
+
+    let resumed = setup.engine().resume(&outcome.run_id).await.unwrap();
+    assert_eq!(resumed.status, RunStatus::Converged, "{:?}", resumed.reason);
+    let pr = setup.pr();
+    assert_no_duplicate_replies(&pr);
+    let thread = pr["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == question.as_str())
+        .unwrap();
+    let last = thread["comments"].as_array().unwrap().last().unwrap()["body"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(last.contains("expiry comes with the next PR"), "{last}");
+    assert_eq!(thread["resolved"], false, "a question is never resolved");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn targeted_mode_handles_one_thread_in_one_round() {
+    let setup = setup(demo()).await;
+    let pr = setup.pr();
+    let thread = pr["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["path"] == "src/auth/login.sh")
+        .unwrap()
+        .clone();
+    let root = thread["comments"][0]["database_id"].as_u64().unwrap();
+    let mut spec = setup.spec("");
+    spec.target.mode = Mode::Targeted(TargetedThread::GitHubDiscussion(root));
+    let outcome = setup.engine().start(spec).await.unwrap();
+    assert_eq!(outcome.status, RunStatus::Converged, "{:?}", outcome.reason);
+    assert_eq!(outcome.report.rounds.len(), 1);
+    let pr = setup.pr();
+    let replies = marker_replies(&pr);
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert_eq!(replies[0].0, thread["id"].as_str().unwrap());
+    let clusters = outcome.run_dir.join("rounds/1/clusters.json");
+    assert_eq!(
+        read_json(&clusters)["gate"]["open"],
+        false,
+        "no clustering in targeted mode"
+    );
+}

@@ -1,0 +1,150 @@
+//! `shepherd demo`: the whole loop, offline, on the built-in emulator.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::anyhow;
+use clap::Args;
+use shepherd_core::config::{ApproveMode, ConfigLayer, Overrides};
+use shepherd_core::target::{ForgeSource, Mode, RepoSource, Target};
+use shepherd_core::{ForgeKind, RepoRef};
+use shepherd_emulator::{Emulator, Scenario, UserKind};
+use shepherd_engine::{Engine, Git, HttpCredentials, RunSpec};
+use shepherd_forge::{GitHubClient, GitHubEndpoints, Token};
+
+use crate::error::{CliError, CliResult};
+use crate::forge_setup::runtime;
+
+use super::run::{
+    config_layers, engine_error, engine_options, print_outcome, state_dir, CommonRunArgs,
+};
+
+/// Run the whole loop offline on the built-in emulator's demo pull request
+///
+/// Starts the local GitHub emulator with the embedded demo scenario (a small
+/// shell project whose PR drew review threads, a bot and a required check),
+/// and shepherds its PR as the PR's author with the configured agent
+/// (default: builtin) and `--approve auto` unless told otherwise. Nothing
+/// leaves this machine; nothing of yours is cloned.
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {
+    #[command(flatten)]
+    common: CommonRunArgs,
+
+    /// Keep the emulator serving after the run, until Ctrl-C, to look at it
+    #[arg(long)]
+    serve: bool,
+}
+
+pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
+    let scenario = Scenario::demo().map_err(|e| CliError::failure(anyhow!(e)))?;
+    let state = state_dir(args.common.state_dir.clone())?;
+    let mut layers = config_layers(Overrides {
+        approve: Some(args.common.approve.unwrap_or(ApproveMode::Auto)),
+        ..Overrides::default()
+    })?;
+    // The demo's bots are trusted, and its CI is polled every second: put
+    // before the flags, after the user's file and environment.
+    let bots: Vec<String> = scenario
+        .users
+        .iter()
+        .filter(|u| u.kind == UserKind::Bot)
+        .map(|u| format!("{:?}", u.login))
+        .collect();
+    let demo_layer = ConfigLayer::user(
+        "the demo's settings",
+        format!(
+            "[trust]\nusers = [{}]\n[ci]\npoll_interval_secs = 1\ntimeout_secs = 300\nappear_timeout_secs = 60\n",
+            bots.join(", ")
+        ),
+    );
+    let flags = layers.pop();
+    layers.push(demo_layer);
+    layers.extend(flags);
+
+    let author = scenario.pull_request.author.clone();
+    let token = scenario
+        .user(&author)
+        .map(|u| u.token.clone())
+        .ok_or_else(|| CliError::failure(anyhow!("the demo's PR author has no account")))?;
+    let (owner, name, number) = (
+        scenario.repository.owner.clone(),
+        scenario.repository.name.clone(),
+        scenario.pull_request.number,
+    );
+    let json = args.common.json;
+    let serve = args.serve;
+    runtime()?.block_on(async move {
+        let bind = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        let emu = Emulator::start(scenario, bind)
+            .await
+            .map_err(CliError::failure)?;
+        eprintln!(
+            "Started the GitHub emulator at {} with the demo scenario.",
+            emu.api_url()
+        );
+        // The scenario's own CI runs at start; let it finish.
+        emu.wait_idle(Duration::from_secs(60)).await;
+        let repo = RepoRef {
+            host: format!("127.0.0.1:{}", emu.addr().port()),
+            owner: owner.clone(),
+            name: name.clone(),
+        };
+        let endpoints = GitHubEndpoints::from_api_url(&emu.api_url()).map_err(CliError::failure)?;
+        let forge = GitHubClient::new(repo.clone(), endpoints, Token::new(token.clone()))
+            .map_err(CliError::failure)?;
+        let target = Target {
+            forge: ForgeKind::GitHub,
+            forge_source: ForgeSource::Flag,
+            repo,
+            repo_source: RepoSource::Flag,
+            number,
+            mode: Mode::Full,
+            anchor: None,
+        };
+        let spec = RunSpec {
+            target,
+            git_url: emu.git_url(&owner, &name),
+            api_url: Some(emu.api_url()),
+            layers,
+        };
+        let git = Git::new().with_credentials(HttpCredentials::github(token));
+        let engine = Engine::new(Arc::new(forge), state.clone(), git, engine_options());
+        let outcome = engine.start(spec).await.map_err(engine_error)?;
+
+        let state_file = outcome.run_dir.join("emulator-state.json");
+        let dump = serde_json::to_string_pretty(&emu.state_json()).unwrap_or_default();
+        if let Err(err) = std::fs::write(&state_file, dump) {
+            eprintln!("note: cannot save the emulator's state: {err}");
+        }
+        let code = print_outcome(&outcome, json)?;
+        let dir = state.root().display();
+        eprintln!();
+        eprintln!(
+            "The emulator's final state (threads, replies, commits, CI): {}",
+            state_file.display()
+        );
+        eprintln!(
+            "The run's artifacts, stage by stage: {}",
+            outcome.run_dir.display()
+        );
+        eprintln!(
+            "Report again: shepherd report {} --state-dir {dir}",
+            outcome.run_id
+        );
+        eprintln!(
+            "Explore the demo yourself: shepherd emulator --scenario examples/scenarios/demo"
+        );
+        if serve {
+            eprintln!("\n{}", emu.banner());
+            eprintln!(
+                "Serving until Ctrl-C (state: {}/_emulator/state).",
+                emu.api_url()
+            );
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        emu.shutdown().await.map_err(CliError::failure)?;
+        Ok(code)
+    })
+}

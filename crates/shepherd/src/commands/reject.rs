@@ -1,0 +1,35 @@
+//! `shepherd reject`: refuse a paused run's triage.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::error::CliResult;
+use crate::exit_codes;
+
+use super::run::{engine_error, state_dir};
+
+/// Reject the triage a paused run awaits approval for: nothing is posted
+///
+/// The run is marked failed; a later `shepherd run` triages the PR afresh.
+#[derive(Debug, Args)]
+pub(crate) struct RejectArgs {
+    /// The run id (see `shepherd status`)
+    #[arg(value_name = "RUN")]
+    run: String,
+
+    /// Where the state lives
+    #[arg(long, value_name = "DIR", env = "SHEPHERD_STATE_DIR")]
+    state_dir: Option<PathBuf>,
+}
+
+pub(crate) fn cmd_reject(args: RejectArgs) -> CliResult<u8> {
+    let state = state_dir(args.state_dir)?;
+    let approver = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
+    let n = shepherd_engine::reject_run(&state, &args.run, &approver).map_err(engine_error)?;
+    println!(
+        "Rejected {n} pending approval(s) of run {}; nothing was posted and the run is marked failed.",
+        args.run
+    );
+    Ok(exit_codes::SUCCESS)
+}

@@ -1,0 +1,48 @@
+//! `shepherd report`: a run's report, from the ledger.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use clap::Args;
+
+use crate::error::{CliError, CliResult};
+use crate::exit_codes;
+
+use super::run::{engine_error, state_dir};
+
+/// Show a run's report (Markdown, or JSON with --json)
+///
+/// Built from the ledger's latest entries, so it is current even for a run
+/// that was interrupted.
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    /// The run id (see `shepherd status`)
+    #[arg(value_name = "RUN")]
+    run: String,
+
+    /// Where the state lives
+    #[arg(long, value_name = "DIR", env = "SHEPHERD_STATE_DIR")]
+    state_dir: Option<PathBuf>,
+
+    /// Print the JSON twin
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn cmd_report(args: ReportArgs) -> CliResult<u8> {
+    let state = state_dir(args.state_dir)?;
+    let report = shepherd_engine::run_report(&state, &args.run).map_err(engine_error)?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&report).map_err(|e| CliError::failure(anyhow!(e)))?
+    } else {
+        report.to_markdown()
+    };
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}") {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::failure(anyhow!("cannot write the report: {e}")))
+        }
+        _ => Ok(exit_codes::SUCCESS),
+    }
+}

@@ -1,0 +1,176 @@
+//! `shepherd status`: the runs, or one run, and where they stand.
+
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use clap::Args;
+use serde::Serialize;
+use shepherd_engine::{effective_status, Approval, ApprovalState, RunStatus, Store};
+
+use crate::error::{CliError, CliResult};
+use crate::exit_codes;
+
+use super::run::{engine_error, state_dir};
+
+/// Show the runs, or one run in detail (pending approvals, rounds, where its files are)
+#[derive(Debug, Args)]
+pub(crate) struct StatusArgs {
+    /// A run id; without one, every run is listed, newest first
+    #[arg(value_name = "RUN")]
+    run: Option<String>,
+
+    /// Where the state lives
+    #[arg(long, value_name = "DIR", env = "SHEPHERD_STATE_DIR")]
+    state_dir: Option<PathBuf>,
+
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct RunLine {
+    run_id: String,
+    pr: String,
+    status: RunStatus,
+    reason: Option<String>,
+    round: Option<u32>,
+    updated_at: String,
+}
+
+#[derive(Debug, Serialize)]
+struct RunDetail {
+    #[serde(rename = "run")]
+    line: RunLine,
+    target: String,
+    pause: Option<shepherd_engine::PauseKind>,
+    rounds: Vec<shepherd_core::report::RoundSummary>,
+    pending_approvals: Vec<Approval>,
+    run_dir: PathBuf,
+    worktree_kept: Option<PathBuf>,
+    lock_holder: Option<shepherd_engine::LockInfo>,
+}
+
+pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
+    let state = state_dir(args.state_dir)?;
+    let store = Store::open_in(&state).map_err(CliError::failure)?;
+    let line = |run: &shepherd_engine::Run| RunLine {
+        run_id: run.id.clone(),
+        pr: run.pr.to_string(),
+        status: effective_status(&store, run),
+        reason: run.reason.clone(),
+        round: shepherd_engine::load_run_file(&state, &run.id)
+            .ok()
+            .map(|f| f.round),
+        updated_at: run.updated_at.to_string(),
+    };
+    let json = |value: &dyn erased::Json| -> CliResult<u8> {
+        println!(
+            "{}",
+            value.to_json().map_err(|e| CliError::failure(anyhow!(e)))?
+        );
+        Ok(exit_codes::SUCCESS)
+    };
+    let Some(id) = args.run else {
+        let runs = store.list_runs().map_err(CliError::failure)?;
+        let lines: Vec<RunLine> = runs.iter().map(line).collect();
+        if args.json {
+            return json(&lines);
+        }
+        if lines.is_empty() {
+            println!("No runs yet. Start one with `shepherd run PR` or try `shepherd demo`.");
+        }
+        for l in &lines {
+            println!(
+                "{}  {:<11}  {}  round {}{}",
+                l.run_id,
+                l.status.as_str(),
+                l.pr,
+                l.round.unwrap_or(0),
+                l.reason
+                    .as_deref()
+                    .map(|r| format!("  ({})", r.lines().next().unwrap_or("")))
+                    .unwrap_or_default()
+            );
+        }
+        return Ok(exit_codes::SUCCESS);
+    };
+    let run = store.get_run(&id).map_err(|e| engine_error(e.into()))?;
+    let file = shepherd_engine::load_run_file(&state, &id).map_err(engine_error)?;
+    let pending = store
+        .approvals(&id, file.round)
+        .map_err(CliError::failure)?
+        .into_iter()
+        .filter(|a| a.state == ApprovalState::Pending)
+        .collect();
+    let detail = RunDetail {
+        line: line(&run),
+        target: file.target.to_string(),
+        pause: file.pause,
+        rounds: file.rounds.clone(),
+        pending_approvals: pending,
+        run_dir: state.run_dir(&id).map_err(CliError::failure)?,
+        worktree_kept: file.worktree_kept.clone(),
+        lock_holder: store.lock(&run.pr).map_err(CliError::failure)?,
+    };
+    if args.json {
+        return json(&detail);
+    }
+    let l = &detail.line;
+    println!("Run {} of {}", l.run_id, detail.target);
+    println!("  status: {}", l.status.as_str());
+    if let Some(reason) = &l.reason {
+        println!("  reason: {reason}");
+    }
+    println!(
+        "  round:  {} (updated {})",
+        l.round.unwrap_or(0),
+        l.updated_at
+    );
+    for r in &detail.rounds {
+        println!(
+            "    round {}: reached {}, {} new item(s), {} commit(s){}",
+            r.number,
+            r.stage,
+            r.new_items,
+            r.commits,
+            r.ci.map(|c| format!(", CI {c}")).unwrap_or_default()
+        );
+    }
+    if !detail.pending_approvals.is_empty() {
+        println!("  awaiting approval:");
+        for a in &detail.pending_approvals {
+            let word = serde_json::to_value(a.decision)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            println!("    {}  {word}", a.item_id);
+        }
+        println!(
+            "  approve with `shepherd approve {id}` (or reject with `shepherd reject {id}`), then `shepherd resume {id}`"
+        );
+    }
+    println!("  files:  {}", detail.run_dir.display());
+    if let Some(kept) = &detail.worktree_kept {
+        println!("  worktree kept at {}", kept.display());
+    }
+    if let Some(lock) = &detail.lock_holder {
+        println!(
+            "  lock:   held by run {} (pid {} on {})",
+            lock.run_id, lock.pid, lock.hostname
+        );
+    }
+    Ok(exit_codes::SUCCESS)
+}
+
+/// Serialize any of the two outputs through one helper.
+mod erased {
+    pub(super) trait Json {
+        fn to_json(&self) -> Result<String, serde_json::Error>;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn to_json(&self) -> Result<String, serde_json::Error> {
+            serde_json::to_string_pretty(self)
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! `shepherd demo`: the whole loop on the embedded scenario.
+
+use crate::common::{text, Shepherd};
+
+#[test]
+fn demo_converges_and_says_where_to_look() {
+    let sh = Shepherd::new();
+    let state = sh.home.path().join("state");
+    let out = sh.run(&["demo", "--state-dir", state.to_str().unwrap()], &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Status: **converged**"), "{stdout}");
+    assert!(stdout.contains("- CI: PASS"), "{stdout}");
+    // A line per stage, two rounds (the bot's comment during CI).
+    assert!(
+        stderr.contains("Round 2") && stderr.contains("1/replies"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("emulator-state.json"), "{stderr}");
+    let run = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("Report again: shepherd report "))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("the report hint names the run")
+        .to_owned();
+    let dump = state.join("runs").join(&run).join("emulator-state.json");
+    let dump: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dump).unwrap()).unwrap();
+    assert!(dump["pull_requests"][0]["threads"].is_array());
+
+    let out = sh.run(
+        &[
+            "report",
+            &run,
+            "--json",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["converged"], true);
+    assert_eq!(report["rounds"].as_array().map(Vec::len), Some(2));
+}
