@@ -53,13 +53,31 @@ pub(crate) fn token_from_headers(headers: &HeaderMap) -> Result<String, AuthFail
 pub(crate) fn authenticate(state: &State, headers: &HeaderMap) -> Result<Viewer, AuthFailure> {
     let token = token_from_headers(headers)?;
     let user = state.user_by_token(&token).ok_or(AuthFailure::Bad)?;
-    Ok(Viewer {
+    Ok(viewer_of(user))
+}
+
+/// Authenticates a GitLab API request: the `PRIVATE-TOKEN` header (GitLab's
+/// own), else the `Authorization` header as [`authenticate`] reads it.
+pub(crate) fn authenticate_gitlab(
+    state: &State,
+    headers: &HeaderMap,
+) -> Result<Viewer, AuthFailure> {
+    let Some(value) = headers.get("private-token") else {
+        return authenticate(state, headers);
+    };
+    let token = value.to_str().map_err(|_| AuthFailure::Bad)?.trim();
+    let user = state.user_by_token(token).ok_or(AuthFailure::Bad)?;
+    Ok(viewer_of(user))
+}
+
+fn viewer_of(user: &crate::state::UserRecord) -> Viewer {
+    Viewer {
         login: user.login.clone(),
         kind: user.kind,
         permission: user.permission,
         database_id: user.database_id,
         node_id: user.id.clone(),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -57,6 +57,18 @@ pub(crate) fn rerun_failed(shared: &Arc<Shared>, run_id: u64) -> Result<(), Writ
     Ok(())
 }
 
+/// Retries job `job_id` alone (GitLab); returns the new job's id.
+pub(crate) fn retry_job(shared: &Arc<Shared>, job_id: u64) -> Result<u64, WriteError> {
+    let (launch, epoch) = {
+        let mut state = shared.write();
+        let launch = state.ci_retry_job(job_id, &shared.scenario.checks)?;
+        (launch, state.epoch)
+    };
+    let id = launch.job_id;
+    spawn_job(shared, epoch, launch);
+    Ok(id)
+}
+
 fn spawn_job(shared: &Arc<Shared>, epoch: u64, launch: JobLaunch) {
     let task_shared = shared.clone();
     shared.tasks.spawn(async move {
@@ -174,6 +186,12 @@ async fn execute_in(
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .process_group(0);
+    if shared.scenario.forge == crate::scenario::EmulatedForge::GitLab {
+        cmd.env("GITLAB_CI", "true")
+            .env("CI_COMMIT_SHA", &launch.sha)
+            .env("CI_JOB_NAME", &launch.spec.name)
+            .env("CI_JOB_ID", launch.job_id.to_string());
+    }
     if let Some(path) = std::env::var_os("PATH") {
         cmd.env("PATH", path);
     }

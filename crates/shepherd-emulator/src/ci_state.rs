@@ -622,6 +622,63 @@ impl State {
         Ok(launches)
     }
 
+    /// GitLab's job retry: a new attempt of job `job_id` alone (the same
+    /// check, commit and run), when the job is the latest of its name and
+    /// has finished. Its run goes back to queued until the new job ends.
+    pub(crate) fn ci_retry_job(
+        &mut self,
+        job_id: u64,
+        checks: &[CheckSpec],
+    ) -> Result<JobLaunch, WriteError> {
+        let Some(run) = self
+            .ci
+            .workflow_runs
+            .iter()
+            .find(|r| r.jobs.iter().any(|j| j.database_id == job_id))
+        else {
+            return Err(WriteError::NotFound("Not Found".into()));
+        };
+        let job = run
+            .jobs
+            .iter()
+            .find(|j| j.database_id == job_id)
+            .cloned()
+            .ok_or_else(|| WriteError::NotFound("Not Found".into()))?;
+        let latest = run.latest_jobs().iter().any(|j| j.database_id == job_id);
+        if job.status != RunStatus::Completed || !latest {
+            return Err(WriteError::Forbidden("Job is not retryable".into()));
+        }
+        let (run_id, suite_id) = (run.database_id, run.check_suite_id);
+        let now = self.tick();
+        if let Some(run) = self
+            .ci
+            .workflow_runs
+            .iter_mut()
+            .find(|r| r.database_id == run_id)
+        {
+            run.status = RunStatus::Queued;
+            run.conclusion = None;
+            run.updated_at = now.clone();
+        }
+        if let Some(suite) = self
+            .ci
+            .check_suites
+            .iter_mut()
+            .find(|s| s.database_id == suite_id)
+        {
+            suite.status = RunStatus::Queued;
+            suite.conclusion = None;
+            suite.updated_at = now;
+        }
+        let spec = checks
+            .iter()
+            .find(|c| c.name == job.name)
+            .cloned()
+            // A job whose check left the scenario re-runs as a failure.
+            .unwrap_or_else(|| CheckSpec::new(job.name.clone(), "exit 1"));
+        Ok(self.ci_queue_job(run_id, &spec, job.run_attempt + 1))
+    }
+
     /// Adds a commit status.
     pub(crate) fn ci_add_status(
         &mut self,

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use crate::auth;
 use crate::automation::{EndpointAccess, FaultSpec};
 use crate::ids::{self, NodeKind};
-use crate::scenario::{Permission, Side};
+use crate::scenario::{EmulatedForge, Permission, Side};
 use crate::server::Shared;
 use crate::state::{NewThread, WriteError};
 
@@ -101,7 +101,7 @@ pub enum Act {
         /// The author's login.
         #[serde(rename = "as")]
         user: String,
-        /// The thread's node id (`PRRT_…`).
+        /// The thread's node id (`PRRT_…`) or GitLab discussion id.
         #[serde(default)]
         thread_id: Option<String>,
         /// A comment's database id, instead of `thread_id`.
@@ -115,7 +115,7 @@ pub enum Act {
         /// Who resolves.
         #[serde(rename = "as")]
         user: String,
-        /// The thread's node id.
+        /// The thread's node id (`PRRT_…`) or GitLab discussion id.
         thread_id: String,
         /// `true` (default) to resolve.
         #[serde(default)]
@@ -156,6 +156,9 @@ pub enum Act {
 pub struct ActThreadRef {
     /// Node id (`PRRT_…`).
     pub id: String,
+    /// GitLab's discussion id (40 hex digits).
+    #[serde(default)]
+    pub discussion_id: String,
     /// Database id.
     pub database_id: u64,
     /// Database id of its first comment.
@@ -266,6 +269,7 @@ pub(crate) async fn act(shared: &Arc<Shared>, act: Act) -> Result<ActOutcome, Ac
                     .into_iter()
                     .map(|(thread, comment)| ActThreadRef {
                         id: ids::node_id(NodeKind::ReviewThread, thread),
+                        discussion_id: ids::discussion_id(thread),
                         database_id: thread,
                         comment_id: comment,
                     })
@@ -291,8 +295,22 @@ pub(crate) async fn act(shared: &Arc<Shared>, act: Act) -> Result<ActOutcome, Ac
             let mut state = shared.write();
             let created = match (thread_id, comment_id) {
                 (Some(thread), _) => {
-                    let id = parse_thread_id(&thread)?;
-                    state.apply_thread_reply(id, &user, &body, None)?
+                    let id = parse_thread_id(&state, &thread)?;
+                    if state.forge == EmulatedForge::GitLab {
+                        // GitLab posts a reply at once, never as a draft.
+                        state.apply_direct_reply(id, &user, &body)?
+                    } else {
+                        state.apply_thread_reply(id, &user, &body, None)?
+                    }
+                }
+                (None, Some(comment)) if state.forge == EmulatedForge::GitLab => {
+                    let thread = state
+                        .pull_requests
+                        .iter()
+                        .find_map(|pr| pr.find_comment(comment).map(|(t, _)| &pr.threads[t]))
+                        .map(|t| t.database_id)
+                        .ok_or_else(|| refused(404, "Not Found"))?;
+                    state.apply_direct_reply(thread, &user, &body)?
                 }
                 (None, Some(comment)) => {
                     let number = state
@@ -316,10 +334,14 @@ pub(crate) async fn act(shared: &Arc<Shared>, act: Act) -> Result<ActOutcome, Ac
             resolved,
             ..
         } => {
-            let id = parse_thread_id(&thread_id)?;
-            shared
-                .write()
-                .apply_resolve(id, &user, may_write, resolved.unwrap_or(true))?;
+            let mut state = shared.write();
+            let id = parse_thread_id(&state, &thread_id)?;
+            let resolve = resolved.unwrap_or(true);
+            if state.forge == EmulatedForge::GitLab {
+                state.apply_discussion_resolve(id, &user, may_write, resolve)?;
+            } else {
+                state.apply_resolve(id, &user, may_write, resolve)?;
+            }
             Ok(ActOutcome::default())
         }
         Act::SubmitReview {
@@ -373,11 +395,18 @@ pub(crate) async fn act(shared: &Arc<Shared>, act: Act) -> Result<ActOutcome, Ac
     }
 }
 
-fn parse_thread_id(id: &str) -> Result<u64, ActError> {
-    match ids::parse_node_id(id) {
-        Some((NodeKind::ReviewThread, database_id)) => Ok(database_id),
-        _ => Err(refused(404, format!("no thread `{id}`"))),
+/// A thread named by its node id (`PRRT_…`) or its GitLab discussion id.
+fn parse_thread_id(state: &crate::state::State, id: &str) -> Result<u64, ActError> {
+    if let Some((NodeKind::ReviewThread, database_id)) = ids::parse_node_id(id) {
+        return Ok(database_id);
     }
+    state
+        .pull_requests
+        .iter()
+        .flat_map(|pr| &pr.threads)
+        .find(|t| t.discussion_id == id)
+        .map(|t| t.database_id)
+        .ok_or_else(|| refused(404, format!("no thread `{id}`")))
 }
 
 /// New threads with their `diffHunk`: from the PR's diff, else a one-line
@@ -502,16 +531,24 @@ pub(crate) fn state_json(shared: &Shared) -> Value {
     });
     drop(state);
     if let Some(object) = value.as_object_mut() {
-        object.insert(
-            "urls".to_owned(),
-            json!({
+        let urls = match shared.scenario.forge {
+            EmulatedForge::GitHub => json!({
                 "api": shared.base_url,
                 "graphql": format!("{}/graphql", shared.base_url),
                 "enterprise_api": format!("{}/api/v3", shared.base_url),
                 "enterprise_graphql": format!("{}/api/graphql", shared.base_url),
             }),
-        );
+            EmulatedForge::GitLab => json!({
+                "api": format!("{}/api/v4", shared.base_url),
+                "web": shared.base_url,
+            }),
+        };
+        object.insert("urls".to_owned(), urls);
         object.insert("faults".to_owned(), shared.faults_json());
+        object.insert(
+            "duplicate_resolve_notes".to_owned(),
+            json!(shared.read().duplicate_resolve_notes()),
+        );
         object.insert("pending_tasks".to_owned(), json!(shared.tasks.pending()));
     }
     value

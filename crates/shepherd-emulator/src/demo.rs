@@ -2,7 +2,7 @@
 //! the library so `shepherd demo` needs no files. A test checks that the
 //! embedded copy and the directory are identical.
 
-use crate::scenario::{FileSpec, Scenario, ScenarioError};
+use crate::scenario::{EmulatedForge, FileSpec, Scenario, ScenarioError};
 
 /// Which tree a file belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,5 +132,21 @@ impl Scenario {
         }
         scenario.validate()?;
         Ok(scenario)
+    }
+
+    /// The demo scenario served as `forge`: [`Scenario::demo`] for GitHub,
+    /// [`Scenario::demo_gitlab`] for GitLab.
+    pub fn demo_for(forge: EmulatedForge) -> Result<Scenario, ScenarioError> {
+        match forge {
+            EmulatedForge::GitHub => Scenario::demo(),
+            EmulatedForge::GitLab => Scenario::demo_gitlab(),
+        }
+    }
+
+    /// The demo as a GitLab merge request (`demo/authkit!42`): the same
+    /// files, threads, comments, CI and bot, with GitLab's suggestion
+    /// syntax ([`Scenario::into_gitlab`]).
+    pub fn demo_gitlab() -> Result<Scenario, ScenarioError> {
+        Scenario::demo()?.into_gitlab()
     }
 }

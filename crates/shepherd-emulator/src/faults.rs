@@ -131,9 +131,20 @@ fn next_unit(state: &mut u64) -> f64 {
     (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// Which API a faulted call belongs to: its errors take that API's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ApiFlavor {
+    /// GitHub's REST API.
+    Rest,
+    /// GitHub's GraphQL API.
+    Graphql,
+    /// GitLab's REST API v4.
+    GitLab,
+}
+
 /// The answer of a fault that replaces the call (`status`, `graphql_error`,
 /// `rate_limit`), or the 502 of `commit_then_fail`.
-pub(crate) fn response(spec: &FaultSpec, graphql: bool) -> Response {
+pub(crate) fn response(spec: &FaultSpec, flavor: ApiFlavor) -> Response {
     match spec.effect {
         FaultEffect::Status | FaultEffect::Delay => {
             let status = spec
@@ -159,7 +170,7 @@ pub(crate) fn response(spec: &FaultSpec, graphql: bool) -> Response {
                         .message
                         .clone()
                         .unwrap_or_else(|| status.canonical_reason().unwrap_or("Error").to_owned());
-                    error_json(status, &message)
+                    error_json(status, &message, flavor)
                 }
             }
         }
@@ -173,12 +184,23 @@ pub(crate) fn response(spec: &FaultSpec, graphql: bool) -> Response {
             }
             Json(json!({ "data": null, "errors": [error] })).into_response()
         }
-        FaultEffect::RateLimit => rate_limited(spec, graphql),
-        FaultEffect::CommitThenFail => error_json(StatusCode::BAD_GATEWAY, "Server Error"),
+        FaultEffect::RateLimit if flavor == ApiFlavor::GitLab => gitlab_rate_limited(spec),
+        FaultEffect::RateLimit => rate_limited(spec, flavor == ApiFlavor::Graphql),
+        FaultEffect::CommitThenFail => error_json(StatusCode::BAD_GATEWAY, "Server Error", flavor),
     }
 }
 
-fn error_json(status: StatusCode, message: &str) -> Response {
+fn error_json(status: StatusCode, message: &str, flavor: ApiFlavor) -> Response {
+    if flavor == ApiFlavor::GitLab {
+        // GitLab's shape: `{"message": "502 Bad Gateway"}`.
+        let reason = status.canonical_reason().unwrap_or("Error");
+        let text = if message == "Server Error" || message == reason {
+            format!("{} {reason}", status.as_u16())
+        } else {
+            format!("{} {message}", status.as_u16())
+        };
+        return (status, Json(json!({ "message": text }))).into_response();
+    }
     (
         status,
         Json(json!({
@@ -188,6 +210,46 @@ fn error_json(status: StatusCode, message: &str) -> Response {
         })),
     )
         .into_response()
+}
+
+/// GitLab's rate limit (Rack::Attack): 429 (or the fault's 403),
+/// `Retry later`, `Retry-After` and the `RateLimit-*` headers.
+fn gitlab_rate_limited(spec: &FaultSpec) -> Response {
+    let status = spec
+        .status
+        .and_then(|s| StatusCode::from_u16(s).ok())
+        .unwrap_or(StatusCode::TOO_MANY_REQUESTS);
+    let retry_after = spec.retry_after_secs.unwrap_or(1);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let body = spec
+        .message
+        .clone()
+        .unwrap_or_else(|| "Retry later\n".to_owned());
+    let mut response = (
+        status,
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; charset=utf-8",
+        )],
+        body,
+    )
+        .into_response();
+    let headers = response.headers_mut();
+    for (name, value) in [
+        ("retry-after", retry_after.to_string()),
+        ("ratelimit-name", "throttle_authenticated_api".to_owned()),
+        ("ratelimit-limit", "2000".to_owned()),
+        ("ratelimit-observed", "2000".to_owned()),
+        ("ratelimit-remaining", "0".to_owned()),
+        ("ratelimit-reset", (now + retry_after).to_string()),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(HeaderName::from_static(name), value);
+        }
+    }
+    response
 }
 
 fn rate_limited(spec: &FaultSpec, graphql: bool) -> Response {

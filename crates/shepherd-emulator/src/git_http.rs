@@ -21,7 +21,7 @@ use crate::auth::{self, AuthFailure};
 use crate::git::GitEnv;
 use crate::push;
 use crate::rest::ApiError;
-use crate::scenario::Permission;
+use crate::scenario::{EmulatedForge, Permission};
 use crate::server::Shared;
 
 /// The smart-HTTP endpoints `git http-backend` is allowed to serve.
@@ -39,10 +39,18 @@ pub(crate) enum CgiError {
 }
 
 /// The fallback handler: git requests for the scenario's repository, else
-/// GitHub's REST 404.
+/// the forge's 404.
 pub(crate) async fn fallback(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let forge = shared.scenario.forge;
     let Some((owner, name, service)) = git_path(request.uri().path()) else {
-        return ApiError::NotFound.into_response();
+        return match forge {
+            EmulatedForge::GitHub => ApiError::NotFound.into_response(),
+            EmulatedForge::GitLab => (
+                StatusCode::NOT_FOUND,
+                axum::Json(serde_json::json!({ "error": "404 Not Found" })),
+            )
+                .into_response(),
+        };
     };
     let (repo_owner, repo_name, is_repo) = {
         let state = shared.read();
@@ -63,7 +71,7 @@ pub(crate) async fn fallback(State(shared): State<Arc<Shared>>, request: Request
         || (service == "info/refs" && query.contains("service=git-receive-pack"));
     let viewer = match auth::authenticate(&shared.read(), request.headers()) {
         Ok(viewer) => viewer,
-        Err(AuthFailure::Missing | AuthFailure::Bad) => return unauthorized(),
+        Err(AuthFailure::Missing | AuthFailure::Bad) => return unauthorized(forge),
     };
     if viewer.permission == Permission::None {
         return not_found();
@@ -111,21 +119,27 @@ pub(crate) async fn fallback(State(shared): State<Arc<Shared>>, request: Request
     output.into_response()
 }
 
-/// `/{owner}/{repo}.git/{service…}` to its parts.
+/// `/{owner}/{repo}.git/{service…}` to its parts; the owner may span
+/// several segments (GitLab's nested groups: `/group/sub/project.git/…`).
 fn git_path(path: &str) -> Option<(String, String, String)> {
-    let mut parts = path.trim_start_matches('/').splitn(3, '/');
-    let owner = parts.next()?;
-    let repo = parts.next()?.strip_suffix(".git")?;
-    let service = parts.next()?;
+    let path = path.trim_start_matches('/');
+    let (before, service) = path.split_once(".git/")?;
+    let (owner, repo) = before.rsplit_once('/')?;
+    if owner.is_empty() || repo.is_empty() || service.is_empty() {
+        return None;
+    }
     Some((owner.to_owned(), repo.to_owned(), service.to_owned()))
 }
 
-fn unauthorized() -> Response {
+fn unauthorized(forge: EmulatedForge) -> Response {
     let mut response = (StatusCode::UNAUTHORIZED, "Authentication required\n").into_response();
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static("Basic realm=\"GitHub\""),
-    );
+    let realm = match forge {
+        EmulatedForge::GitHub => "Basic realm=\"GitHub\"",
+        EmulatedForge::GitLab => "Basic realm=\"GitLab\"",
+    };
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(realm));
     response
 }
 
@@ -300,6 +314,11 @@ mod tests {
         );
         assert_eq!(git_path("/acme/widgets/info/refs"), None);
         assert_eq!(git_path("/acme/widgets.git"), None);
+        assert_eq!(
+            git_path("/group/sub/project.git/info/refs"),
+            Some(("group/sub".into(), "project".into(), "info/refs".into()))
+        );
+        assert_eq!(git_path("/project.git/info/refs"), None);
     }
 
     #[test]

@@ -122,6 +122,75 @@ pub(crate) fn parse_node_id(id: &str) -> Option<(NodeKind, u64)> {
     Some((kind, number.parse().ok()?))
 }
 
+/// GitLab's discussion id of the object with this database id: 40 hex
+/// digits (a SHA-1, as GitLab's are), stable per object.
+pub(crate) fn discussion_id(database_id: u64) -> String {
+    sha1_hex(format!("emu:discussion:{database_id}").as_bytes())
+}
+
+/// GitLab's `line_code` of a diff line: the SHA-1 of the path, then the old
+/// and new line numbers (0 for a side the line is not on).
+pub(crate) fn line_code(path: &str, old: Option<u32>, new: Option<u32>) -> String {
+    format!(
+        "{}_{}_{}",
+        sha1_hex(path.as_bytes()),
+        old.unwrap_or(0),
+        new.unwrap_or(0)
+    )
+}
+
+/// SHA-1 (FIPS 180-1) in lowercase hex. Used for identifiers only (GitLab's
+/// discussion ids and line codes are SHA-1s), never for security.
+pub(crate) fn sha1_hex(data: &[u8]) -> String {
+    let mut h: [u32; 5] = [
+        0x6745_2301,
+        0xefcd_ab89,
+        0x98ba_dcfe,
+        0x1032_5476,
+        0xc3d2_e1f0,
+    ];
+    let mut message = data.to_vec();
+    let bit_len = (data.len() as u64).wrapping_mul(8);
+    message.push(0x80);
+    while message.len() % 64 != 56 {
+        message.push(0);
+    }
+    message.extend_from_slice(&bit_len.to_be_bytes());
+    for block in message.chunks_exact(64) {
+        let mut w = [0u32; 80];
+        for (i, word) in block.chunks_exact(4).enumerate() {
+            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for i in 16..80 {
+            w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e] = h;
+        for (i, word) in w.iter().enumerate() {
+            let (f, k) = match i {
+                0..=19 => ((b & c) | (!b & d), 0x5a82_7999),
+                20..=39 => (b ^ c ^ d, 0x6ed9_eba1),
+                40..=59 => ((b & c) | (b & d) | (c & d), 0x8f1b_bcdc),
+                _ => (b ^ c ^ d, 0xca62_c1d6),
+            };
+            let temp = a
+                .rotate_left(5)
+                .wrapping_add(f)
+                .wrapping_add(e)
+                .wrapping_add(k)
+                .wrapping_add(*word);
+            e = d;
+            d = c;
+            c = b.rotate_left(30);
+            b = a;
+            a = temp;
+        }
+        for (slot, value) in h.iter_mut().zip([a, b, c, d, e]) {
+            *slot = slot.wrapping_add(value);
+        }
+    }
+    h.iter().map(|word| format!("{word:08x}")).collect()
+}
+
 /// A pagination cursor pointing at the item with this database id.
 pub(crate) fn cursor(database_id: u64) -> String {
     STANDARD.encode(format!("cursor:v2:{database_id}"))
@@ -189,6 +258,33 @@ mod tests {
         assert_eq!(parse_node_id(&forged), None);
         assert_eq!(parse_node_id("PRRT_not-base64!"), None);
         assert_eq!(parse_node_id("nonsense"), None);
+    }
+
+    #[test]
+    fn sha1_matches_known_vectors() {
+        assert_eq!(sha1_hex(b""), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+        assert_eq!(sha1_hex(b"abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+        assert_eq!(
+            sha1_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "84983e441c3bd26ebaae4aa1f95129e5e54670f1"
+        );
+        let million = vec![b'a'; 1_000_000];
+        assert_eq!(
+            sha1_hex(&million),
+            "34aa973cd4c4daa4f61eeb2bdbad27316534016f"
+        );
+    }
+
+    #[test]
+    fn discussion_ids_and_line_codes_look_like_gitlabs() {
+        let id = discussion_id(1234);
+        assert_eq!(id.len(), 40);
+        assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(id, discussion_id(1235));
+        assert_eq!(
+            line_code("README.md", None, Some(7)),
+            format!("{}_0_7", sha1_hex(b"README.md"))
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! A local stand-in for GitHub, for tests, demos and trying Shepherd offline.
+//! A local stand-in for GitHub and GitLab, for tests, demos and trying
+//! Shepherd offline.
 //!
 //! [`Emulator::start`] takes a [`Scenario`] (users and tokens, a repository,
 //! a pull request with review threads, comments and reviews, the file trees
-//! of its base and head, CI checks, reviewer bots and faults) and serves:
+//! of its base and head, CI checks, reviewer bots and faults) and serves,
+//! for a GitHub scenario (the default):
 //!
 //! - GitHub's GraphQL API (a subset of GitHub's schema, with GitHub's names,
 //!   node ids, `first`/`last` limits and cursor pagination, and the
@@ -19,6 +21,12 @@
 //! - the control API under `/_emulator/` (state, reset, act as a user,
 //!   faults, waiting for idle, request counts).
 //!
+//! For a scenario with `forge = "gitlab"` ([`EmulatedForge::GitLab`]) it
+//! serves GitLab's REST API v4 instead (merge requests, discussions and
+//! notes, draft notes, comparisons, pipelines and jobs) at `/api/v4/…`,
+//! with git at `/{group/…}/{project}.git`, over the same state: the same
+//! pushes, CI, bots, faults and control API.
+//!
 //! See the crate's README for the scenario format and every endpoint.
 
 #![warn(missing_docs)]
@@ -33,6 +41,7 @@ mod demo;
 mod faults;
 mod git;
 mod git_http;
+mod gitlab;
 mod graphql;
 mod ids;
 mod push;
@@ -46,9 +55,9 @@ pub use automation::{BotSpec, CheckSpec, CiSpec, EndpointAccess, FaultEffect, Fa
 pub use control::{Act, ActError, ActOutcome, ActThread, ActThreadRef};
 pub use git::GitError;
 pub use scenario::{
-    FileSpec, FileTree, IssueCommentSpec, Permission, PullRequestSpec, PullRequestStatus,
-    RepositorySpec, ReviewSpec, ReviewStateSpec, Scenario, ScenarioError, Side, ThreadCommentSpec,
-    ThreadSpec, UserKind, UserSpec,
+    EmulatedForge, FileSpec, FileTree, IssueCommentSpec, Permission, PullRequestSpec,
+    PullRequestStatus, RepositorySpec, ReviewSpec, ReviewStateSpec, Scenario, ScenarioError, Side,
+    ThreadCommentSpec, ThreadSpec, UserKind, UserSpec,
 };
 pub use server::{Emulator, EmulatorError, EmulatorUser, RunningEmulator};
 

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::git::{self, GitError, NewCommit};
+use crate::scenario::EmulatedForge;
 use crate::server::Shared;
 use crate::state::{HeadMoved, PushOutcome};
 
@@ -110,10 +111,18 @@ async fn apply_push_effects(
         Ok((push_diff, pr_diff, commits))
     })
     .await?;
-    let outcome =
-        shared
-            .write()
-            .apply_push(event.number, &event.new_sha, &push_diff, pr_diff, commits);
+    let outcome = {
+        let mut state = shared.write();
+        let outcome = state.apply_push(event.number, &event.new_sha, &push_diff, pr_diff, commits);
+        if state.forge == EmulatedForge::GitLab && outcome.new_commits > 0 {
+            // GitLab notes every push on the merge request.
+            let n = outcome.new_commits;
+            let body = format!("added {n} commit{}", if n == 1 { "" } else { "s" });
+            // The pull request exists: it was just updated.
+            let _ = state.apply_system_note(event.number, pusher, &body);
+        }
+        outcome
+    };
     crate::ci::start_run(shared, &event.new_sha, &head_ref, "pull_request", pusher);
     let added = git::added_lines(&push_diff);
     crate::bots::wake(shared, event.number, &event.new_sha, &added, false);

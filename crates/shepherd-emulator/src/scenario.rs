@@ -47,6 +47,32 @@ pub enum ScenarioError {
     Invalid(String),
 }
 
+/// Which forge's API the emulator serves for a scenario (`forge` in
+/// `scenario.toml`). The state underneath is the same: a pull request is a
+/// merge request, a review thread a resolvable discussion, a CI workflow run
+/// a pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmulatedForge {
+    /// GitHub: GraphQL and REST (`/graphql`, `/repos/…`, `/api/v3/…`).
+    #[default]
+    #[serde(alias = "GitHub")]
+    GitHub,
+    /// GitLab: the REST API v4 (`/api/v4/…`).
+    #[serde(alias = "GitLab")]
+    GitLab,
+}
+
+impl EmulatedForge {
+    /// `github` or `gitlab`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EmulatedForge::GitHub => "github",
+            EmulatedForge::GitLab => "gitlab",
+        }
+    }
+}
+
 /// Whether an account is a person or a bot (GitHub `User` or `Bot`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -417,6 +443,9 @@ pub type FileTree = BTreeMap<String, FileSpec>;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// Which forge's API is served (`github` by default).
+    #[serde(default)]
+    pub forge: EmulatedForge,
     /// Accounts and their tokens.
     #[serde(default)]
     pub users: Vec<UserSpec>,
@@ -457,6 +486,7 @@ impl Scenario {
     /// A scenario with no users, threads, comments, reviews or files.
     pub fn new(repository: RepositorySpec, pull_request: PullRequestSpec) -> Self {
         Scenario {
+            forge: EmulatedForge::GitHub,
             users: Vec::new(),
             repository,
             pull_request,
@@ -499,6 +529,30 @@ impl Scenario {
             path: path.to_owned(),
             error,
         })
+    }
+
+    /// This scenario served as GitLab: `forge` becomes `gitlab`, and each
+    /// ```` ```suggestion ```` block of a thread comment or a bot's body
+    /// takes GitLab's offsets, so that it replaces the same lines: on one
+    /// line ```` ```suggestion:-0+0 ````, on lines `start..=line`
+    /// ```` ```suggestion:-N+0 ```` with `N = line - start` (GitLab anchors a
+    /// suggestion at the thread's last line). Everything else is unchanged.
+    pub fn into_gitlab(mut self) -> Result<Scenario, ScenarioError> {
+        self.forge = EmulatedForge::GitLab;
+        for thread in &mut self.threads {
+            let above = match (thread.start_line, thread.line) {
+                (Some(start), Some(line)) => line.saturating_sub(start),
+                _ => 0,
+            };
+            for comment in &mut thread.comments {
+                comment.body = gitlab_suggestions(&comment.body, above);
+            }
+        }
+        for bot in &mut self.bots {
+            bot.body = gitlab_suggestions(&bot.body, 0);
+        }
+        self.validate()?;
+        Ok(self)
     }
 
     /// The user with this login.
@@ -547,10 +601,24 @@ impl Scenario {
         };
 
         let repo = &self.repository;
-        if !is_safe_name(&repo.owner) || !is_safe_name(&repo.name) {
+        // GitLab projects live in nested groups: `group/sub` is one owner.
+        let owner_ok = match self.forge {
+            EmulatedForge::GitHub => is_safe_name(&repo.owner),
+            EmulatedForge::GitLab => repo
+                .owner
+                .split('/')
+                .all(|group| is_safe_name(group) && !group.ends_with(".git")),
+        };
+        if !owner_ok || !is_safe_name(&repo.name) {
             return invalid(format!(
-                "repository: invalid owner/name `{}/{}` (letters, digits, `-`, `_`, `.`)",
-                repo.owner, repo.name
+                "repository: invalid owner/name `{}/{}` (letters, digits, `-`, `_`, `.`{})",
+                repo.owner,
+                repo.name,
+                if self.forge == EmulatedForge::GitLab {
+                    "; `/` between groups"
+                } else {
+                    ""
+                }
             ));
         }
         if repo.name.ends_with(".git") {
@@ -703,6 +771,31 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// Rewrites every ```` ```suggestion ```` fence opening of `body` (a
+/// CommonMark fence: at most three spaces of indentation, three or more
+/// backticks or tildes) into GitLab's ```` ```suggestion:-ABOVE+0 ````.
+fn gitlab_suggestions(body: &str, above: u32) -> String {
+    body.split_inclusive('\n')
+        .map(|line| {
+            let (text, ending) = match line.strip_suffix('\n') {
+                Some(text) => (text, "\n"),
+                None => (line, ""),
+            };
+            let indent = text.len() - text.trim_start_matches(' ').len();
+            let rest = &text[indent..];
+            let fence_len = rest.len() - rest.trim_start_matches(['`', '~']).len();
+            let fence = &rest[..fence_len];
+            let uniform = fence.chars().all(|c| c == '`') || fence.chars().all(|c| c == '~');
+            if indent <= 3 && fence_len >= 3 && uniform && rest[fence_len..].trim() == "suggestion"
+            {
+                format!("{}{fence}suggestion:-{above}+0{ending}", &text[..indent])
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect()
 }
 
 /// Logins, owners and repository names: they end up in URLs and file paths.
@@ -921,6 +1014,46 @@ base = "main"
         let s = Scenario::from_toml(&text).unwrap();
         assert_eq!(s.reviews[0].state, ReviewStateSpec::ChangesRequested);
         assert_eq!(s.threads[0].side, Side::Left);
+    }
+
+    #[test]
+    fn suggestion_fences_get_gitlab_offsets() {
+        assert_eq!(
+            gitlab_suggestions("Fix:\n\n```suggestion\n    x\n```", 2),
+            "Fix:\n\n```suggestion:-2+0\n    x\n```"
+        );
+        assert_eq!(
+            gitlab_suggestions("```suggestion\n```", 0),
+            "```suggestion:-0+0\n```"
+        );
+        assert_eq!(
+            gitlab_suggestions("  ~~~~suggestion \nx\n~~~~", 0),
+            "  ~~~~suggestion:-0+0\nx\n~~~~"
+        );
+        // Other fences, the word elsewhere, and GitLab's form stay.
+        for text in [
+            "```sh\nsuggestion\n```\nno ```suggestion here",
+            "```suggestion:-1+0\nx\n```",
+            "    ```suggestion\nindented code\n```",
+        ] {
+            assert_eq!(gitlab_suggestions(text, 1), text);
+        }
+    }
+
+    #[test]
+    fn a_gitlab_scenario_takes_nested_groups() {
+        let text = format!(
+            "forge = \"gitlab\"\n{}",
+            MINIMAL.replace("\"acme\"", "\"acme/tools\"")
+        );
+        let s = Scenario::from_toml(&text).unwrap();
+        assert_eq!(s.forge, EmulatedForge::GitLab);
+        assert_eq!(s.repository.owner, "acme/tools");
+        // GitHub has no nested owners; a group named `x.git` would confuse git.
+        let github = MINIMAL.replace("\"acme\"", "\"acme/tools\"");
+        assert!(Scenario::from_toml(&github).is_err());
+        let bad = text.replace("acme/tools", "acme/x.git");
+        assert!(Scenario::from_toml(&bad).is_err());
     }
 
     #[test]

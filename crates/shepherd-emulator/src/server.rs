@@ -17,10 +17,10 @@ use crate::control::{self, Act, ActError, ActOutcome};
 use crate::faults::{Decision, FaultRegistry};
 use crate::git::{self, CreatedRepository, GitEnv, GitError, Hunk, RepositoryPlan};
 use crate::graphql::{self, EmulatorSchema};
-use crate::scenario::{Permission, Scenario, ScenarioError, UserKind};
+use crate::scenario::{EmulatedForge, Permission, Scenario, ScenarioError, UserKind};
 use crate::state::State;
 use crate::tasks::Tasks;
-use crate::{git_http, rest};
+use crate::{git_http, gitlab, rest};
 
 /// Errors from starting or stopping the emulator.
 #[derive(Debug, thiserror::Error)]
@@ -220,23 +220,37 @@ pub(crate) fn start_effects(shared: &Arc<Shared>) {
     }
 }
 
-/// The whole HTTP surface: GraphQL, REST (both path styles), the control
-/// API, and git (the fallback).
+/// The whole HTTP surface: the scenario's forge API (GitHub's GraphQL and
+/// REST in both path styles, or GitLab's REST v4), the control API, and git
+/// (the fallback).
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
-    let rest = rest::routes()
-        .route_layer(middleware::from_fn_with_state(
-            shared.clone(),
-            rest::conditional_get,
-        ))
-        .route_layer(middleware::from_fn_with_state(
-            shared.clone(),
-            rest::count_and_fault,
-        ));
-    Router::new()
-        .merge(graphql::routes())
-        .merge(rest.clone())
-        .nest("/api/v3", rest)
-        .merge(control::routes(shared.clone()))
+    let api = match shared.scenario.forge {
+        EmulatedForge::GitHub => {
+            let rest = rest::routes()
+                .route_layer(middleware::from_fn_with_state(
+                    shared.clone(),
+                    rest::conditional_get,
+                ))
+                .route_layer(middleware::from_fn_with_state(
+                    shared.clone(),
+                    rest::count_and_fault,
+                ));
+            Router::new()
+                .merge(graphql::routes())
+                .merge(rest.clone())
+                .nest("/api/v3", rest)
+        }
+        EmulatedForge::GitLab => gitlab::routes()
+            .route_layer(middleware::from_fn_with_state(
+                shared.clone(),
+                gitlab::conditional_get,
+            ))
+            .route_layer(middleware::from_fn_with_state(
+                shared.clone(),
+                gitlab::count_and_fault,
+            )),
+    };
+    api.merge(control::routes(shared.clone()))
         .fallback(git_http::fallback)
         .with_state(shared)
 }
@@ -411,6 +425,47 @@ impl RunningEmulator {
         self.shared.base_url.clone()
     }
 
+    /// Which forge's API this emulator serves (the scenario's `forge`).
+    pub fn forge(&self) -> EmulatedForge {
+        self.shared.scenario.forge
+    }
+
+    /// GitLab's REST base, `http://127.0.0.1:PORT/api/v4` (served for a
+    /// scenario with `forge = "gitlab"`; GitLab clients take it as their API
+    /// URL).
+    pub fn gitlab_api_url(&self) -> String {
+        format!("{}/api/v4", self.shared.base_url)
+    }
+
+    /// The GitLab project's numeric id (the repository's database id).
+    pub fn gitlab_project_id(&self) -> u64 {
+        self.shared.read().repository.database_id
+    }
+
+    /// How many times a resolve of an already resolved GitLab discussion
+    /// posted a duplicate system note (GitLab records a repeated
+    /// resolution again; a careful client never causes one). Reset by
+    /// [`RunningEmulator::reset`].
+    pub fn duplicate_resolve_notes(&self) -> u64 {
+        self.shared.read().duplicate_resolve_notes()
+    }
+
+    /// The GitLab discussion id of review thread `thread_id` (a `PRRT_…`
+    /// node id or a database id as text), if there is such a thread.
+    pub fn discussion_id(&self, thread_id: &str) -> Option<String> {
+        let state = self.shared.read();
+        let database_id = match crate::ids::parse_node_id(thread_id) {
+            Some((crate::ids::NodeKind::ReviewThread, id)) => id,
+            _ => thread_id.parse().ok()?,
+        };
+        state.pull_requests.iter().find_map(|pr| {
+            pr.threads
+                .iter()
+                .find(|t| t.database_id == database_id)
+                .map(|t| t.discussion_id.clone())
+        })
+    }
+
     /// The github.com-style GraphQL endpoint, `http://127.0.0.1:PORT/graphql`.
     pub fn graphql_url(&self) -> String {
         format!("{}/graphql", self.shared.base_url)
@@ -433,7 +488,8 @@ impl RunningEmulator {
     }
 
     /// The smart-HTTP git URL of a repository,
-    /// `http://127.0.0.1:PORT/{owner}/{repo}.git`.
+    /// `http://127.0.0.1:PORT/{owner}/{repo}.git` (for GitLab, `owner` is
+    /// the namespace: `group/sub`).
     pub fn git_url(&self, owner: &str, repo: &str) -> String {
         format!("{}/{owner}/{repo}.git", self.shared.base_url)
     }
@@ -610,19 +666,39 @@ impl RunningEmulator {
         let state = self.shared.read();
         let base = &self.shared.base_url;
         let repo = &state.repository;
-        let mut out = format!(
-            "Shepherd GitHub emulator serving {}\n\
-             \n\
-             API (github.com style):  {base}        GraphQL: {base}/graphql\n\
-             API (Enterprise style):  {base}/api/v3  GraphQL: {base}/api/graphql\n\
-             git:                     {}\n\
-             control (loopback):      {base}/_emulator/state, …/reset, …/act, …/faults, …/wait-idle\n",
-            repo.full_name(),
-            repo.git_url,
-        );
+        let mut out = match state.forge {
+            EmulatedForge::GitHub => format!(
+                "Shepherd GitHub emulator serving {}\n\
+                 \n\
+                 API (github.com style):  {base}        GraphQL: {base}/graphql\n\
+                 API (Enterprise style):  {base}/api/v3  GraphQL: {base}/api/graphql\n\
+                 git:                     {}\n\
+                 control (loopback):      {base}/_emulator/state, …/reset, …/act, …/faults, …/wait-idle\n",
+                repo.full_name(),
+                repo.git_url,
+            ),
+            EmulatedForge::GitLab => format!(
+                "Shepherd GitLab emulator serving {} (project id {})\n\
+                 \n\
+                 API (REST v4):           {base}/api/v4\n\
+                 git:                     {}\n\
+                 control (loopback):      {base}/_emulator/state, …/reset, …/act, …/faults, …/wait-idle\n",
+                repo.full_name(),
+                repo.database_id,
+                repo.git_url,
+            ),
+        };
+        let what = match state.forge {
+            EmulatedForge::GitHub => "pull request:           ",
+            EmulatedForge::GitLab => "merge request:          ",
+        };
+        let sign = match state.forge {
+            EmulatedForge::GitHub => '#',
+            EmulatedForge::GitLab => '!',
+        };
         for pr in &state.pull_requests {
             out.push_str(&format!(
-                "pull request:            #{} {} ({} <- {})\n",
+                "{what} {sign}{} {} ({} <- {})\n",
                 pr.number, pr.html_url, pr.base_ref, pr.head_ref
             ));
         }

@@ -15,7 +15,9 @@ use serde::Serialize;
 use crate::ci_state::CiState;
 use crate::git::{self, CreatedRepository, Hunk};
 use crate::ids::{self, NodeKind};
-use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Scenario, Side, UserKind};
+use crate::scenario::{
+    EmulatedForge, Permission, PullRequestStatus, ReviewStateSpec, Scenario, Side, UserKind,
+};
 
 /// Why a write was refused; handlers turn it into GitHub's REST or GraphQL
 /// error.
@@ -87,6 +89,9 @@ pub(crate) struct PullRequestRecord {
     pub(crate) threads: Vec<ThreadRecord>,
     pub(crate) issue_comments: Vec<IssueCommentRecord>,
     pub(crate) reviews: Vec<ReviewRecord>,
+    /// GitLab's system notes ("added 1 commit", "resolved all threads");
+    /// only a GitLab scenario makes them.
+    pub(crate) system_notes: Vec<SystemNoteRecord>,
     /// Label names, in the order they were added.
     pub(crate) labels: Vec<String>,
     /// The PR's commits (`base..head`), oldest first.
@@ -114,6 +119,21 @@ impl PullRequestRecord {
             .iter()
             .find(|r| r.state == ReviewStateSpec::Pending && r.author == login)
             .map(|r| r.database_id)
+    }
+
+    /// Whether a thread has a submitted comment (GitLab shows nothing else:
+    /// comments of a pending review are their author's draft notes).
+    pub(crate) fn thread_published(&self, thread: &ThreadRecord) -> bool {
+        thread
+            .comments
+            .iter()
+            .any(|c| self.review_published(c.review_id))
+    }
+
+    /// Whether review `review_id` is submitted (not pending).
+    pub(crate) fn review_published(&self, review_id: u64) -> bool {
+        self.review(review_id)
+            .is_none_or(|r| r.state != ReviewStateSpec::Pending)
     }
 
     /// Whether `login` may see the thread: some comment of it is visible.
@@ -148,6 +168,8 @@ impl PullRequestRecord {
 pub(crate) struct ThreadRecord {
     pub(crate) database_id: u64,
     pub(crate) id: String,
+    /// GitLab's id of the discussion (40 hex digits).
+    pub(crate) discussion_id: String,
     pub(crate) path: String,
     /// The line on the original commit; `None` for a file-level thread.
     pub(crate) original_line: Option<u32>,
@@ -207,9 +229,25 @@ pub(crate) struct ReviewCommentRecord {
 pub(crate) struct IssueCommentRecord {
     pub(crate) database_id: u64,
     pub(crate) id: String,
+    /// GitLab's id of the note's (individual) discussion.
+    pub(crate) discussion_id: String,
     pub(crate) author: String,
     pub(crate) body: String,
     pub(crate) created_at: String,
+}
+
+/// A GitLab system note of a merge request.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct SystemNoteRecord {
+    pub(crate) database_id: u64,
+    /// Its (individual) discussion's id.
+    pub(crate) discussion_id: String,
+    pub(crate) author: String,
+    pub(crate) body: String,
+    pub(crate) created_at: String,
+    /// Recorded by a resolve of a discussion that was resolved already
+    /// (the duplicate GitLab posts; Shepherd must never cause one).
+    pub(crate) duplicate: bool,
 }
 
 /// A review.
@@ -279,6 +317,8 @@ pub(crate) struct PushOutcome {
     pub(crate) outdated: Vec<u64>,
     /// Threads whose line moved.
     pub(crate) moved: Vec<u64>,
+    /// Commits of the pull request that were not in it before.
+    pub(crate) new_commits: usize,
 }
 
 /// A comment a reviewer bot posted, so it never posts it twice.
@@ -293,6 +333,8 @@ pub(crate) struct BotPost {
 /// The whole emulated forge.
 #[derive(Clone, Serialize)]
 pub(crate) struct State {
+    /// Which forge's API is served.
+    pub(crate) forge: EmulatedForge,
     pub(crate) users: Vec<UserRecord>,
     pub(crate) repository: RepositoryRecord,
     pub(crate) pull_requests: Vec<PullRequestRecord>,
@@ -320,6 +362,7 @@ impl State {
         base_url: &str,
     ) -> State {
         let mut state = State {
+            forge: scenario.forge,
             users: Vec::new(),
             repository: RepositoryRecord {
                 database_id: 0,
@@ -382,13 +425,22 @@ impl State {
             head_sha: repo.head_sha.clone(),
             base_ref: spec.base.clone(),
             base_sha: repo.base_sha.clone(),
-            html_url: format!("{}/pull/{}", state.repository.html_url, spec.number),
+            html_url: match scenario.forge {
+                EmulatedForge::GitHub => {
+                    format!("{}/pull/{}", state.repository.html_url, spec.number)
+                }
+                EmulatedForge::GitLab => format!(
+                    "{}/-/merge_requests/{}",
+                    state.repository.html_url, spec.number
+                ),
+            },
             closed_at: (spec.state != PullRequestStatus::Open).then(|| created_at.clone()),
             created_at: created_at.clone(),
             updated_at: created_at,
             threads: Vec::new(),
             issue_comments: Vec::new(),
             reviews: Vec::new(),
+            system_notes: Vec::new(),
             labels: Vec::new(),
             commits: vec![repo.head_sha.clone()],
             diff: diff.clone(),
@@ -433,6 +485,7 @@ impl State {
             let mut record = ThreadRecord {
                 database_id: thread_db_id,
                 id: ids::node_id(NodeKind::ReviewThread, thread_db_id),
+                discussion_id: ids::discussion_id(thread_db_id),
                 path: thread.path.clone(),
                 original_line: thread.line,
                 original_start_line: thread.start_line,
@@ -473,6 +526,7 @@ impl State {
             pr.issue_comments.push(IssueCommentRecord {
                 database_id,
                 id: ids::node_id(NodeKind::IssueComment, database_id),
+                discussion_id: ids::discussion_id(database_id),
                 author: comment.author.clone(),
                 body: comment.body.clone(),
                 created_at: state.tick(),
@@ -619,6 +673,11 @@ impl State {
         if let Some(id) = self.pull_requests[p].pending_review_of(author) {
             return id;
         }
+        self.commented_review(p, author)
+    }
+
+    /// A new, submitted COMMENTED review with an empty body.
+    fn commented_review(&mut self, p: usize, author: &str) -> u64 {
         let database_id = self.next_id();
         let created_at = self.tick();
         let commit = self.pull_requests[p].head_sha.clone();
@@ -768,6 +827,101 @@ impl State {
         Ok((self.pull_requests[p].number, t))
     }
 
+    /// GitLab's `POST …/discussions/:id/notes`: a reply posted at once (the
+    /// API never adds it to the author's draft notes), in a COMMENTED
+    /// review of its own. The thread must have a submitted comment.
+    pub(crate) fn apply_direct_reply(
+        &mut self,
+        thread_id: u64,
+        author: &str,
+        body: &str,
+    ) -> Result<NewComment, WriteError> {
+        let (p, t) = self
+            .thread_location(thread_id)
+            .filter(|(p, t)| {
+                let pr = &self.pull_requests[*p];
+                pr.thread_published(&pr.threads[*t])
+            })
+            .ok_or_else(|| WriteError::NotFound(String::new()))?;
+        check_body(body)?;
+        let review_id = self.commented_review(p, author);
+        Ok(self.push_reply(p, t, author, body, review_id))
+    }
+
+    /// GitLab's `PUT …/discussions/:id?resolved=`: resolves or unresolves as
+    /// [`State::apply_resolve`] does. A resolve that leaves every thread of
+    /// the merge request resolved posts the system note `resolved all
+    /// threads`; a resolve of a thread that was resolved already changes
+    /// nothing but posts a system note all the same (marked `duplicate`), as
+    /// GitLab records a repeated resolution again.
+    pub(crate) fn apply_discussion_resolve(
+        &mut self,
+        thread_id: u64,
+        viewer: &str,
+        may_write: bool,
+        resolve: bool,
+    ) -> Result<(u64, usize), WriteError> {
+        let was_resolved = self
+            .thread_location(thread_id)
+            .is_some_and(|(p, t)| self.pull_requests[p].threads[t].resolved);
+        let (number, t) = self.apply_resolve(thread_id, viewer, may_write, resolve)?;
+        if !resolve {
+            return Ok((number, t));
+        }
+        let p = self.pr_index(number)?;
+        let pr = &self.pull_requests[p];
+        let all = pr
+            .threads
+            .iter()
+            .filter(|thread| pr.thread_published(thread))
+            .all(|thread| thread.resolved);
+        if all || was_resolved {
+            let body = if all {
+                "resolved all threads"
+            } else {
+                "resolved this thread"
+            };
+            self.push_system_note(p, viewer, body, was_resolved);
+        }
+        Ok((number, t))
+    }
+
+    /// A GitLab system note on PR `number` (`added 1 commit`).
+    pub(crate) fn apply_system_note(
+        &mut self,
+        number: u64,
+        author: &str,
+        body: &str,
+    ) -> Result<u64, WriteError> {
+        let p = self.pr_index(number)?;
+        Ok(self.push_system_note(p, author, body, false))
+    }
+
+    fn push_system_note(&mut self, p: usize, author: &str, body: &str, duplicate: bool) -> u64 {
+        let database_id = self.next_id();
+        let created_at = self.tick();
+        let pr = &mut self.pull_requests[p];
+        pr.system_notes.push(SystemNoteRecord {
+            database_id,
+            discussion_id: ids::discussion_id(database_id),
+            author: author.to_owned(),
+            body: body.to_owned(),
+            created_at: created_at.clone(),
+            duplicate,
+        });
+        pr.updated_at = created_at;
+        database_id
+    }
+
+    /// How many duplicate system notes repeated resolves posted (GitLab).
+    pub(crate) fn duplicate_resolve_notes(&self) -> u64 {
+        self.pull_requests
+            .iter()
+            .flat_map(|pr| &pr.system_notes)
+            .filter(|n| n.duplicate)
+            .count() as u64
+    }
+
     /// A top-level (issue) comment; returns its database id.
     pub(crate) fn apply_issue_comment(
         &mut self,
@@ -783,6 +937,7 @@ impl State {
         pr.issue_comments.push(IssueCommentRecord {
             database_id,
             id: ids::node_id(NodeKind::IssueComment, database_id),
+            discussion_id: ids::discussion_id(database_id),
             author: author.to_owned(),
             body: body.to_owned(),
             created_at: created_at.clone(),
@@ -922,6 +1077,7 @@ impl State {
             self.pull_requests[p].threads.push(ThreadRecord {
                 database_id: thread_id,
                 id: ids::node_id(NodeKind::ReviewThread, thread_id),
+                discussion_id: ids::discussion_id(thread_id),
                 path: thread.path,
                 original_line: thread.line,
                 original_start_line: thread.start_line,
@@ -973,6 +1129,7 @@ impl State {
         pr.threads.push(ThreadRecord {
             database_id: thread_id,
             id: ids::node_id(NodeKind::ReviewThread, thread_id),
+            discussion_id: ids::discussion_id(thread_id),
             path: thread.path,
             original_line: thread.line,
             original_start_line: thread.start_line,
@@ -1088,6 +1245,7 @@ impl State {
             }
         }
         pr.diff = pr_diff;
+        outcome.new_commits = commits.iter().filter(|c| !pr.commits.contains(c)).count();
         pr.commits = commits;
         outcome
     }

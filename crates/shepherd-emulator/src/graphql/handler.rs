@@ -54,7 +54,7 @@ async fn graphql(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
         Some(spec) if spec.effect == FaultEffect::CommitThenFail => Some(spec),
         Some(spec) => {
             tracing::info!(%key, effect = ?spec.effect, "fault fired");
-            return faults::response(&spec, true);
+            return faults::response(&spec, faults::ApiFlavor::Graphql);
         }
     };
 
@@ -83,7 +83,7 @@ async fn graphql(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
     to_github_shape(&mut value);
     if let Some(spec) = commit_then_fail {
         tracing::info!(%key, "fault: executed, answering 502");
-        return faults::response(&spec, true);
+        return faults::response(&spec, faults::ApiFlavor::Graphql);
     }
     Json(value).into_response()
 }

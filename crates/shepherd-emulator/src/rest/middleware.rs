@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::automation::FaultEffect;
-use crate::faults;
+use crate::faults::{self, ApiFlavor};
 use crate::server::Shared;
 
 /// The largest body hashed for an `ETag`; larger answers go without one.
@@ -26,11 +26,26 @@ pub(crate) async fn count_and_fault(
     request: Request,
     next: Next,
 ) -> Response {
+    count_and_fault_as(&shared, request, next, ApiFlavor::Rest).await
+}
+
+/// [`count_and_fault`] for an API of the given flavor: GitHub's REST keys
+/// drop the `/api/v3` prefix; GitLab's keep their `/api/v4`; fault answers
+/// take the API's error shape.
+pub(crate) async fn count_and_fault_as(
+    shared: &Shared,
+    request: Request,
+    next: Next,
+    flavor: ApiFlavor,
+) -> Response {
     let Some(path) = request.extensions().get::<MatchedPath>() else {
         return next.run(request).await;
     };
     let template = path.as_str();
-    let template = template.strip_prefix("/api/v3").unwrap_or(template);
+    let template = match flavor {
+        ApiFlavor::GitLab => template,
+        _ => template.strip_prefix("/api/v3").unwrap_or(template),
+    };
     let key = format!("{} {template}", request.method());
     shared.count(&key);
     let decision = shared.fault_decision(&key);
@@ -42,11 +57,11 @@ pub(crate) async fn count_and_fault(
         Some(spec) if spec.effect == FaultEffect::CommitThenFail => {
             let served = next.run(request).await;
             tracing::info!(%key, status = %served.status(), "fault: served, answering 502");
-            faults::response(&spec, false)
+            faults::response(&spec, flavor)
         }
         Some(spec) => {
             tracing::info!(%key, effect = ?spec.effect, "fault fired");
-            faults::response(&spec, false)
+            faults::response(&spec, flavor)
         }
     }
 }
@@ -58,6 +73,17 @@ pub(crate) async fn conditional_get(
     request: Request,
     next: Next,
 ) -> Response {
+    conditional_get_with(&shared, request, next, add_rate_limit_headers).await
+}
+
+/// ETags and `304 Not Modified` as [`conditional_get`] does, with
+/// `add_headers` adding the API's own headers (rate limits) to every answer.
+pub(crate) async fn conditional_get_with(
+    shared: &Shared,
+    request: Request,
+    next: Next,
+    add_headers: fn(&Shared, &mut Response),
+) -> Response {
     let is_get = request.method() == Method::GET;
     let if_none_match = request
         .headers()
@@ -65,7 +91,7 @@ pub(crate) async fn conditional_get(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let mut response = next.run(request).await;
-    add_rate_limit_headers(&shared, &mut response);
+    add_headers(shared, &mut response);
     if !is_get || response.status() != StatusCode::OK {
         return response;
     }

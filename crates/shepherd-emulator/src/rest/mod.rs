@@ -10,6 +10,8 @@ mod pulls;
 mod routes;
 
 pub(crate) use common::ApiError;
-pub(crate) use middleware::{conditional_get, count_and_fault};
+pub(crate) use middleware::{
+    conditional_get, conditional_get_with, count_and_fault, count_and_fault_as,
+};
 pub(crate) use pulls::parse_event;
 pub(crate) use routes::routes;

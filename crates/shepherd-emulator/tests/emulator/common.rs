@@ -7,8 +7,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 use shepherd_emulator::{
-    Emulator, FileSpec, IssueCommentSpec, Permission, PullRequestSpec, RepositorySpec,
-    RunningEmulator, Scenario, ThreadCommentSpec, ThreadSpec, UserKind, UserSpec,
+    EmulatedForge, Emulator, FileSpec, IssueCommentSpec, Permission, PullRequestSpec,
+    RepositorySpec, RunningEmulator, Scenario, ThreadCommentSpec, ThreadSpec, UserKind, UserSpec,
 };
 
 pub const ALICE: &str = "tok-alice";
@@ -289,7 +289,15 @@ pub async fn git_push(
     branch: &str,
     edit: impl FnOnce(&Path) + Send + 'static,
 ) -> String {
-    let url = authed_git_url(emu, token);
+    git_push_to(authed_git_url(emu, token), branch, edit).await
+}
+
+/// [`git_push`] to any (authenticated) git URL.
+pub async fn git_push_to(
+    url: String,
+    branch: &str,
+    edit: impl FnOnce(&Path) + Send + 'static,
+) -> String {
     let branch = branch.to_owned();
     tokio::task::spawn_blocking(move || {
         let git = GitClient::new();
@@ -354,4 +362,66 @@ pub async fn check_runs(emu: &RunningEmulator, sha: &str) -> Vec<(String, String
             )
         })
         .collect()
+}
+
+/// The GitLab scenario's project, URL-encoded as one path segment.
+pub const GL_PROJECT: &str = "acme%2Ftools%2Fwidgets";
+
+/// [`scenario`] served as GitLab, in the nested group `acme/tools`.
+pub fn gitlab_scenario(threads: usize, first_thread_comments: usize) -> Scenario {
+    let mut s = scenario(threads, first_thread_comments);
+    s.forge = EmulatedForge::GitLab;
+    s.repository.owner = "acme/tools".into();
+    s
+}
+
+/// `METHOD {gitlab api}{path}` with `Authorization: Bearer TOKEN`; the
+/// status, headers and JSON body (`null` when not JSON).
+pub async fn gl(
+    emu: &RunningEmulator,
+    method: reqwest::Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, reqwest::header::HeaderMap, Value) {
+    rest(
+        method,
+        &format!("{}{path}", emu.gitlab_api_url()),
+        token,
+        body,
+    )
+    .await
+}
+
+/// `GET {gitlab api}{path}`, asserting 200; the body.
+pub async fn gl_get(emu: &RunningEmulator, path: &str, token: &str) -> Value {
+    let (status, _, body) = gl(emu, reqwest::Method::GET, path, Some(token), None).await;
+    assert_eq!(status, 200, "GET {path}: {body}");
+    body
+}
+
+/// The path of merge request 1 of the GitLab scenario, plus `tail`.
+pub fn mr_path(tail: &str) -> String {
+    format!("/projects/{GL_PROJECT}/merge_requests/1{tail}")
+}
+
+/// Every discussion of merge request 1, as `token` sees them.
+pub async fn gl_discussions(emu: &RunningEmulator, token: &str) -> Vec<Value> {
+    let body = gl_get(emu, &mr_path("/discussions?per_page=100"), token).await;
+    body.as_array().unwrap().clone()
+}
+
+/// The resolvable discussions (threads) of merge request 1.
+pub async fn gl_threads(emu: &RunningEmulator, token: &str) -> Vec<Value> {
+    gl_discussions(emu, token)
+        .await
+        .into_iter()
+        .filter(|d| d["individual_note"] == false)
+        .collect()
+}
+
+/// `http://oauth2:TOKEN@host/acme/tools/widgets.git`.
+pub fn gitlab_git_url(emu: &RunningEmulator, user: &str, token: &str) -> String {
+    emu.git_url("acme/tools", "widgets")
+        .replacen("http://", &format!("http://{user}:{token}@"), 1)
 }

@@ -1,0 +1,137 @@
+//! A merge request's discussions: the list, one discussion, a reply (a new
+//! note in the discussion) and resolving.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::Value;
+
+use super::common::{merge_request, require_write, GlError, GlPaging, GlViewer, Params, QueryMap};
+use super::json::{discussion_json, note_json, Cx};
+use super::view::{self, Discussion, Note};
+use crate::scenario::Permission;
+use crate::server::Shared;
+
+/// `GET /projects/:id/merge_requests/:iid/discussions`, paginated.
+pub(crate) async fn list_discussions(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    paging: GlPaging,
+    Path((id, iid)): Path<(String, String)>,
+) -> Result<Response, GlError> {
+    let state = shared.read();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    let items = view::discussions(pr)
+        .iter()
+        .map(|d| discussion_json(&cx, pr, d))
+        .collect();
+    Ok(paging.respond(&shared.base_url, items))
+}
+
+/// `GET /projects/:id/merge_requests/:iid/discussions/:discussion_id`.
+pub(crate) async fn get_discussion(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, iid, discussion_id)): Path<(String, String, String)>,
+) -> Result<Json<Value>, GlError> {
+    let state = shared.read();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let discussion = view::discussion(pr, &discussion_id).ok_or_else(GlError::not_found)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    Ok(Json(discussion_json(&cx, pr, &discussion)))
+}
+
+/// `POST …/discussions/:discussion_id/notes` with `body`: a reply in a
+/// thread, posted at once (201 with the note).
+pub(crate) async fn post_discussion_note(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, iid, discussion_id)): Path<(String, String, String)>,
+    QueryMap(query): QueryMap,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, GlError> {
+    let params = Params::read(&query, &headers, &body)?;
+    let text = params
+        .text("body")
+        .ok_or_else(|| GlError::parameter("body is missing"))?;
+    let mut state = shared.write();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let number = pr.number;
+    let thread_id = match view::discussion(pr, &discussion_id) {
+        Some(Discussion::Thread(thread)) => thread.database_id,
+        Some(_) => {
+            return Err(GlError::bad_request(
+                "replies go to threads; an individual note is answered with a new note",
+            ))
+        }
+        None => return Err(GlError::not_found()),
+    };
+    require_write(&viewer)?;
+    let created = state.apply_direct_reply(thread_id, &viewer.login, &text)?;
+    let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
+    let (thread, comment) = pr
+        .threads
+        .iter()
+        .find(|t| t.database_id == thread_id)
+        .and_then(|t| {
+            let c = t
+                .comments
+                .iter()
+                .find(|c| c.database_id == created.comment_id)?;
+            Some((t, c))
+        })
+        .ok_or_else(GlError::not_found)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    let value = note_json(&cx, pr, &Note::Thread { thread, comment });
+    Ok((StatusCode::CREATED, Json(value)).into_response())
+}
+
+/// `PUT …/discussions/:discussion_id?resolved=true|false`: resolves or
+/// unresolves a thread and answers the discussion. Resolving a resolved
+/// thread posts a duplicate system note, as GitLab does.
+pub(crate) async fn put_discussion(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, iid, discussion_id)): Path<(String, String, String)>,
+    QueryMap(query): QueryMap,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<Value>, GlError> {
+    let params = Params::read(&query, &headers, &body)?;
+    let resolved = params
+        .flag("resolved")?
+        .ok_or_else(|| GlError::parameter("resolved is missing"))?;
+    let mut state = shared.write();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let number = pr.number;
+    let thread_id = match view::discussion(pr, &discussion_id) {
+        Some(Discussion::Thread(thread)) => thread.database_id,
+        Some(_) => return Err(GlError::bad_request("the discussion is not resolvable")),
+        None => return Err(GlError::not_found()),
+    };
+    require_write(&viewer)?;
+    let may_write = viewer.permission >= Permission::Write;
+    state.apply_discussion_resolve(thread_id, &viewer.login, may_write, resolved)?;
+    let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
+    let discussion = view::discussion(pr, &discussion_id).ok_or_else(GlError::not_found)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    Ok(Json(discussion_json(&cx, pr, &discussion)))
+}

@@ -1,0 +1,313 @@
+//! `/user`, the project, merge requests (read and edit), their notes, the
+//! viewer's draft notes and the merge request's pipelines.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::Value;
+
+use super::common::{
+    merge_request, parse_id, project, require_write, GlError, GlPaging, GlViewer, Params, QueryMap,
+};
+use super::json::{
+    draft_note_json, merge_request_json, note_json, pipeline_json, project_json, user_json, Cx,
+};
+use super::view::{self, Note};
+use crate::scenario::PullRequestStatus;
+use crate::server::Shared;
+use crate::state::PullRequestEdit;
+
+/// `GET /user`.
+pub(crate) async fn get_user(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+) -> Result<Json<Value>, GlError> {
+    let state = shared.read();
+    let user = state
+        .user(&viewer.login)
+        .ok_or_else(GlError::unauthorized)?;
+    Ok(Json(user_json(user, &shared.base_url)))
+}
+
+/// `GET /projects/:id`.
+pub(crate) async fn get_project(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, GlError> {
+    let state = shared.read();
+    project(&state, &viewer, &id)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    Ok(Json(project_json(&cx, viewer.permission)))
+}
+
+/// `GET /projects/:id/merge_requests`: `state` (`opened`, `closed`,
+/// `merged`, `all`), `source_branch`, `target_branch`.
+pub(crate) async fn list_merge_requests(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    paging: GlPaging,
+    Path(id): Path<String>,
+) -> Result<Response, GlError> {
+    let state = shared.read();
+    project(&state, &viewer, &id)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    let wanted = paging.param("state").unwrap_or("all");
+    let mut items: Vec<&_> = state
+        .pull_requests
+        .iter()
+        .filter(|pr| match wanted {
+            "opened" => pr.status == PullRequestStatus::Open,
+            "closed" => pr.status == PullRequestStatus::Closed,
+            "merged" => pr.status == PullRequestStatus::Merged,
+            _ => true,
+        })
+        .filter(|pr| {
+            paging
+                .param("source_branch")
+                .is_none_or(|b| b == pr.head_ref)
+        })
+        .filter(|pr| {
+            paging
+                .param("target_branch")
+                .is_none_or(|b| b == pr.base_ref)
+        })
+        .collect();
+    items.sort_by_key(|pr| std::cmp::Reverse(pr.database_id));
+    let items = items
+        .into_iter()
+        .map(|pr| merge_request_json(&cx, pr))
+        .collect();
+    Ok(paging.respond(&shared.base_url, items))
+}
+
+/// `GET /projects/:id/merge_requests/:iid`.
+pub(crate) async fn get_merge_request(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, iid)): Path<(String, String)>,
+) -> Result<Json<Value>, GlError> {
+    let state = shared.read();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    Ok(Json(merge_request_json(&cx, pr)))
+}
+
+/// `PUT /projects/:id/merge_requests/:iid`: `title`, `description`,
+/// `labels` (all of them), `add_labels`, `remove_labels` (comma-separated)
+/// and `state_event` (`close`, `reopen`); the author or a writer.
+pub(crate) async fn put_merge_request(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, iid)): Path<(String, String)>,
+    QueryMap(query): QueryMap,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<Value>, GlError> {
+    let params = Params::read(&query, &headers, &body)?;
+    let title = params.text("title");
+    let description = params.text("description");
+    let labels = params.list("labels");
+    let add = params.list("add_labels");
+    let remove = params.list("remove_labels");
+    let state_change = match params.text("state_event").as_deref() {
+        None => None,
+        Some("close") => Some(PullRequestStatus::Closed),
+        Some("reopen") => Some(PullRequestStatus::Open),
+        Some(_) => {
+            return Err(GlError::parameter(
+                "state_event does not have a valid value",
+            ))
+        }
+    };
+    if title.is_none()
+        && description.is_none()
+        && labels.is_none()
+        && add.is_none()
+        && remove.is_none()
+        && state_change.is_none()
+    {
+        return Err(GlError::parameter(
+            "title, description, labels, add_labels, remove_labels, state_event are missing, \
+             at least one parameter must be provided",
+        ));
+    }
+    let mut state = shared.write();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let number = pr.number;
+    if pr.author != viewer.login {
+        require_write(&viewer)?;
+    }
+    if title.is_some() || description.is_some() || state_change.is_some() {
+        let edit = PullRequestEdit {
+            title,
+            body: description,
+            state: state_change,
+        };
+        state.apply_pull_request_edit(number, &edit)?;
+    }
+    if let Some(labels) = labels {
+        let current = state
+            .pull_request(number)
+            .map(|pr| pr.labels.clone())
+            .unwrap_or_default();
+        for label in current.iter().filter(|l| !labels.contains(l)) {
+            state.apply_remove_label(number, label)?;
+        }
+        state.apply_add_labels(number, &labels)?;
+    }
+    if let Some(add) = add {
+        state.apply_add_labels(number, &add)?;
+    }
+    for label in remove.unwrap_or_default() {
+        // GitLab ignores a label the merge request does not have.
+        match state.apply_remove_label(number, &label) {
+            Ok(()) | Err(crate::state::WriteError::NotFound(_)) => {}
+            Err(err) => return Err(err.into()),
+        }
+    }
+    let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    Ok(Json(merge_request_json(&cx, pr)))
+}
+
+/// `GET /projects/:id/merge_requests/:iid/notes`: `sort` (`asc`, `desc`,
+/// the default) and `order_by` (`created_at`, `updated_at`: the same here).
+pub(crate) async fn list_notes(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    paging: GlPaging,
+    Path((id, iid)): Path<(String, String)>,
+) -> Result<Response, GlError> {
+    let state = shared.read();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    let mut notes = view::notes(pr);
+    match paging.param("sort") {
+        None | Some("desc") => notes.reverse(),
+        Some("asc") => {}
+        Some(_) => return Err(GlError::parameter("sort does not have a valid value")),
+    }
+    if !matches!(
+        paging.param("order_by"),
+        None | Some("created_at") | Some("updated_at")
+    ) {
+        return Err(GlError::parameter("order_by does not have a valid value"));
+    }
+    let items = notes.iter().map(|n| note_json(&cx, pr, n)).collect();
+    Ok(paging.respond(&shared.base_url, items))
+}
+
+/// `POST /projects/:id/merge_requests/:iid/notes` with `body`: a note on
+/// the merge request (201).
+pub(crate) async fn post_note(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, iid)): Path<(String, String)>,
+    QueryMap(query): QueryMap,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, GlError> {
+    let params = Params::read(&query, &headers, &body)?;
+    let text = params
+        .text("body")
+        .ok_or_else(|| GlError::parameter("body is missing"))?;
+    let mut state = shared.write();
+    let number = merge_request(&state, &viewer, &id, &iid)?.number;
+    require_write(&viewer)?;
+    let note_id = state.apply_issue_comment(number, &viewer.login, &text)?;
+    let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
+    let comment = pr
+        .issue_comments
+        .iter()
+        .find(|c| c.database_id == note_id)
+        .ok_or_else(GlError::not_found)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    let value = note_json(&cx, pr, &Note::Comment(comment));
+    Ok((StatusCode::CREATED, Json(value)).into_response())
+}
+
+/// `GET /projects/:id/merge_requests/:iid/notes/:note_id`.
+pub(crate) async fn get_note(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, iid, note_id)): Path<(String, String, String)>,
+) -> Result<Json<Value>, GlError> {
+    let note_id = parse_id(&note_id)?;
+    let state = shared.read();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let notes = view::notes(pr);
+    let note = notes
+        .iter()
+        .find(|n| n.id() == note_id)
+        .ok_or_else(|| GlError::not_found_named("Note"))?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    Ok(Json(note_json(&cx, pr, note)))
+}
+
+/// `GET /projects/:id/merge_requests/:iid/draft_notes`: the viewer's own
+/// (the comments of their pending review), never anyone else's.
+pub(crate) async fn list_draft_notes(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    paging: GlPaging,
+    Path((id, iid)): Path<(String, String)>,
+) -> Result<Response, GlError> {
+    let state = shared.read();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let items = view::drafts(pr, &viewer.login)
+        .iter()
+        .map(|d| draft_note_json(pr, viewer.database_id, d))
+        .collect();
+    Ok(paging.respond(&shared.base_url, items))
+}
+
+/// `GET /projects/:id/merge_requests/:iid/pipelines`: the pipelines of the
+/// merge request's commits, newest first.
+pub(crate) async fn list_merge_request_pipelines(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    paging: GlPaging,
+    Path((id, iid)): Path<(String, String)>,
+) -> Result<Response, GlError> {
+    let state = shared.read();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    let mut runs: Vec<_> = state
+        .ci
+        .workflow_runs
+        .iter()
+        .filter(|r| r.head_sha == pr.head_sha || pr.commits.contains(&r.head_sha))
+        .collect();
+    runs.sort_by_key(|r| std::cmp::Reverse(r.database_id));
+    let items = runs.into_iter().map(|r| pipeline_json(&cx, r)).collect();
+    Ok(paging.respond(&shared.base_url, items))
+}

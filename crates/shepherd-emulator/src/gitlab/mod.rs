@@ -1,0 +1,15 @@
+//! GitLab's REST API v4, the subset Shepherd uses, over the same state as
+//! the GitHub API: served instead of it for a scenario with
+//! `forge = "gitlab"`.
+
+mod common;
+mod discussions;
+mod json;
+mod merge_requests;
+mod pipelines;
+mod repository;
+mod routes;
+mod view;
+
+pub(crate) use common::{conditional_get, count_and_fault};
+pub(crate) use routes::routes;

@@ -1,0 +1,162 @@
+//! Pipelines (one per CI run: a push to the merge request's head, or a run
+//! the control API starts) and their jobs (one per scenario check), and the
+//! retry of a job.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::Value;
+
+use super::common::{parse_id, project, require_write, GlError, GlPaging, GlViewer};
+use super::json::{job_json, pipeline_json, Cx};
+use super::view;
+use crate::server::Shared;
+
+/// `GET /projects/:id/pipelines`: `sha`, `ref`, `status`, `order_by` (`id`,
+/// the default, or `updated_at`), `sort` (`desc`, the default, or `asc`).
+pub(crate) async fn list_pipelines(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    paging: GlPaging,
+    Path(id): Path<String>,
+) -> Result<Response, GlError> {
+    let state = shared.read();
+    project(&state, &viewer, &id)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    let mut runs: Vec<_> = state
+        .ci
+        .workflow_runs
+        .iter()
+        .filter(|r| paging.param("sha").is_none_or(|sha| sha == r.head_sha))
+        .filter(|r| {
+            paging
+                .param("ref")
+                .is_none_or(|wanted| wanted == r.head_branch || wanted == r.head_sha)
+        })
+        .filter(|r| {
+            paging
+                .param("status")
+                .is_none_or(|s| s == view::pipeline_status(&state, r))
+        })
+        .collect();
+    match paging.param("order_by") {
+        None | Some("id") => runs.sort_by_key(|r| r.database_id),
+        Some("updated_at") => {
+            runs.sort_by(|a, b| (&a.updated_at, a.database_id).cmp(&(&b.updated_at, b.database_id)))
+        }
+        Some(_) => return Err(GlError::parameter("order_by does not have a valid value")),
+    }
+    match paging.param("sort") {
+        None | Some("desc") => runs.reverse(),
+        Some("asc") => {}
+        Some(_) => return Err(GlError::parameter("sort does not have a valid value")),
+    }
+    let items = runs.into_iter().map(|r| pipeline_json(&cx, r)).collect();
+    Ok(paging.respond(&shared.base_url, items))
+}
+
+/// `GET /projects/:id/pipelines/:pipeline_id`.
+pub(crate) async fn get_pipeline(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, pipeline_id)): Path<(String, String)>,
+) -> Result<Json<Value>, GlError> {
+    let pipeline_id = parse_id(&pipeline_id)?;
+    let state = shared.read();
+    project(&state, &viewer, &id)?;
+    let run = state
+        .ci
+        .workflow_runs
+        .iter()
+        .find(|r| r.database_id == pipeline_id)
+        .ok_or_else(GlError::not_found)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    Ok(Json(pipeline_json(&cx, run)))
+}
+
+/// `GET /projects/:id/pipelines/:pipeline_id/jobs`: the latest attempt of
+/// each job (`include_retried=true`: every attempt); `scope` (or
+/// `scope[]`) filters by status.
+pub(crate) async fn list_jobs(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    paging: GlPaging,
+    Path((id, pipeline_id)): Path<(String, String)>,
+) -> Result<Response, GlError> {
+    let pipeline_id = parse_id(&pipeline_id)?;
+    let state = shared.read();
+    project(&state, &viewer, &id)?;
+    let run = state
+        .ci
+        .workflow_runs
+        .iter()
+        .find(|r| r.database_id == pipeline_id)
+        .ok_or_else(GlError::not_found)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    let jobs: Vec<_> = if paging.param("include_retried") == Some("true") {
+        run.jobs.iter().collect()
+    } else {
+        run.latest_jobs()
+    };
+    let scope = paging.param("scope").or_else(|| paging.param("scope[]"));
+    let items = jobs
+        .into_iter()
+        .filter(|j| scope.is_none_or(|s| s == view::job_status(j)))
+        .map(|j| job_json(&cx, run, j))
+        .collect();
+    Ok(paging.respond(&shared.base_url, items))
+}
+
+/// `GET /projects/:id/jobs/:job_id`.
+pub(crate) async fn get_job(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, job_id)): Path<(String, String)>,
+) -> Result<Json<Value>, GlError> {
+    let job_id = parse_id(&job_id)?;
+    let state = shared.read();
+    project(&state, &viewer, &id)?;
+    let (run, job) = view::find_job(&state, job_id).ok_or_else(GlError::not_found)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    Ok(Json(job_json(&cx, run, job)))
+}
+
+/// `POST /projects/:id/jobs/:job_id/retry`: a new attempt of a finished
+/// job (the same commit); 201 with the new job. A job still running, or
+/// one retried already, is not retryable (403).
+pub(crate) async fn retry_job(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, job_id)): Path<(String, String)>,
+) -> Result<Response, GlError> {
+    let job_id = parse_id(&job_id)?;
+    {
+        let state = shared.read();
+        project(&state, &viewer, &id)?;
+        view::find_job(&state, job_id).ok_or_else(GlError::not_found)?;
+    }
+    require_write(&viewer)?;
+    let new_id = crate::ci::retry_job(&shared, job_id)?;
+    let state = shared.read();
+    let (run, job) = view::find_job(&state, new_id).ok_or_else(GlError::not_found)?;
+    let cx = Cx {
+        state: &state,
+        base_url: &shared.base_url,
+    };
+    Ok((StatusCode::CREATED, Json(job_json(&cx, run, job))).into_response())
+}

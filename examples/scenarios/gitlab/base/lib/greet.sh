@@ -1,0 +1,4 @@
+# greet NAME: prints a greeting.
+greet() {
+    echo "Hello, $1!"
+}
