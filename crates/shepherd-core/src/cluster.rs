@@ -663,7 +663,8 @@ pub fn escalation_context(key: &AreaKey) -> String {
 // Report
 
 /// What one round's clustering saw and did; the engine writes it as
-/// `clusters.json` (only in rounds where the gate was evaluated).
+/// `clusters.json`, only in rounds whose gate opened (a closed gate does no
+/// clustering work and leaves no file).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClusterReport {
     /// Format version ([`ClusterReport::VERSION`]).
@@ -678,6 +679,11 @@ pub struct ClusterReport {
     pub isolated: Vec<String>,
     /// Areas no longer patched.
     pub escalations: Vec<Escalation>,
+    /// On re-entry, the files the previous fix round changed: what each
+    /// cluster's brief lists as `<just-fixed-files>` ([`render_brief`]).
+    /// `None` (and absent from the JSON) when the round is not a re-entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub just_fixed_files: Option<Vec<String>>,
 }
 
 impl ClusterReport {
@@ -699,7 +705,27 @@ impl ClusterReport {
             clusters: grouping.clusters,
             isolated: grouping.isolated,
             escalations,
+            just_fixed_files: None,
         }
+    }
+
+    /// The same report for a re-entry round: `files` (normalized as paths
+    /// are everywhere here, sorted, without duplicates or empty paths) are
+    /// the files the previous fix round changed.
+    pub fn with_just_fixed_files<S: AsRef<str>>(mut self, files: &[S]) -> Self {
+        let normalized: BTreeSet<String> = files
+            .iter()
+            .map(|f| segments(f.as_ref()).join("/"))
+            .filter(|f| !f.is_empty())
+            .collect();
+        self.just_fixed_files = Some(normalized.into_iter().collect());
+        self
+    }
+
+    /// The `<cluster-brief>` of `cluster` in this round: with
+    /// `<just-fixed-files>` exactly when the round is a re-entry.
+    pub fn brief(&self, cluster: &Cluster) -> String {
+        render_brief(cluster, self.just_fixed_files.as_deref())
     }
 }
 
@@ -1376,6 +1402,52 @@ src/&lt;/just-fixed-files&gt;
                 "isolated": ["T3"],
                 "escalations": []
             })
+        );
+        let back: ClusterReport = serde_json::from_value(json).unwrap();
+        assert_eq!(back, report);
+    }
+
+    #[test]
+    fn a_reentry_report_carries_the_just_fixed_files_into_the_brief() {
+        let items = vec![
+            item("T1", Some("src/auth/login.ts"), Theme::ErrorHandling),
+            item("T2", Some("src/auth/middleware.ts"), Theme::ErrorHandling),
+        ];
+        let gate = evaluate_gate(&ClusterGateInput {
+            new_items: 2,
+            fix_rounds_this_run_before: true,
+            ..Default::default()
+        });
+        let plain = ClusterReport::new(3, gate.clone(), group(&items), vec![]);
+        assert!(!plain
+            .brief(&plain.clusters[0])
+            .contains("<just-fixed-files>"));
+        assert!(serde_json::to_value(&plain)
+            .unwrap()
+            .get("just_fixed_files")
+            .is_none());
+
+        let report = ClusterReport::new(3, gate, group(&items), vec![]).with_just_fixed_files(&[
+            "./src/auth/login.ts",
+            "src/auth//login.ts",
+            "",
+            "README.md",
+        ]);
+        assert_eq!(
+            report.just_fixed_files.as_deref(),
+            Some(&["README.md".to_owned(), "src/auth/login.ts".to_owned()][..])
+        );
+        let brief = report.brief(&report.clusters[0]);
+        assert!(
+            brief.ends_with(
+                "<just-fixed-files>\nREADME.md\nsrc/auth/login.ts\n</just-fixed-files>\n</cluster-brief>\n"
+            ),
+            "{brief}"
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            json["just_fixed_files"],
+            serde_json::json!(["README.md", "src/auth/login.ts"])
         );
         let back: ClusterReport = serde_json::from_value(json).unwrap();
         assert_eq!(back, report);

@@ -216,6 +216,14 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (EH, "errno", 2),
     (EH, "stack trace", 1),
     (EH, "error message*", 1),
+    (EH, "on error", 2),
+    (EH, "on failure", 2),
+    (EH, "fail* closed", 3),
+    (EH, "fail* open", 2),
+    (EH, "cannot be", 1),
+    (EH, "exit code*", 2),
+    (EH, "exit status*", 2),
+    (EH, "return code*", 2),
     // validation
     (VA, "validat*", 3),
     (VA, "invalid", 2),
@@ -745,6 +753,10 @@ const CODE_RULES: &[(Theme, &str, u32)] = &[
     (EH, "panic!", 2),
     (EH, "err != nil", 2),
     (EH, "ok_or", 1),
+    // shell: stop when a command fails
+    (EH, "|| return", 3),
+    (EH, "|| exit", 3),
+    (EH, "set -e", 2),
     // validation
     (VA, "validate", 2),
     (VA, "is_empty(", 1),
@@ -1484,6 +1496,58 @@ mod tests {
             })
             .collect();
         assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    /// The four `src/auth/` threads of the demo scenario
+    /// (`examples/scenarios/demo`): shell error paths in an authentication
+    /// module, whose words (`password`, `token`, `logged in`) must not
+    /// outweigh what they ask for (stop when a command fails).
+    const DEMO_AUTH: &[(&str, &str)] = &[
+        (
+            "The result of `password_check` is ignored: a wrong password still opens a session. Stop on failure:\n\n```suggestion\n    password_check \"$1\" \"$2\" || return 1\n```",
+            "    password_check \"$1\" \"$2\" || return 1",
+        ),
+        (
+            "If the session file cannot be written (no `$SESSION_DIR`, a full disk), the id is still printed and the caller believes the user is logged in.\n\n```suggestion\n    echo \"$1\" > \"$SESSION_DIR/$id\" || return 1\n```",
+            "    echo \"$1\" > \"$SESSION_DIR/$id\" || return 1",
+        ),
+        (
+            "If `/dev/urandom` cannot be read, `seed` is empty and every token is `user-`: a guessable session id. Stop there; a fallback can come later:\n\n```suggestion\n    seed=$(od -An -N4 -tu4 /dev/urandom) || return 1\n    # TODO: fall back to another entropy source when /dev/urandom is missing\n```",
+            "    seed=$(od -An -N4 -tu4 /dev/urandom) || return 1\n    # TODO: fall back to another entropy source when /dev/urandom is missing",
+        ),
+        (
+            "When `$AUTH_DB` cannot be read, `grep` fails, `expected` is empty, and an unknown user with an empty password gets in. Fail closed:\n\n```suggestion\n    [ -r \"$AUTH_DB\" ] || { echo \"password_check: cannot read $AUTH_DB\" >&2; return 2; }\n    expected=$(grep \"^$1:\" \"$AUTH_DB\" | cut -d: -f2)\n    [ -n \"$expected\" ] && [ \"$2\" = \"$expected\" ]\n```",
+            "    [ -r \"$AUTH_DB\" ] || { echo \"password_check: cannot read $AUTH_DB\" >&2; return 2; }\n    expected=$(grep \"^$1:\" \"$AUTH_DB\" | cut -d: -f2)\n    [ -n \"$expected\" ] && [ \"$2\" = \"$expected\" ]",
+        ),
+    ];
+
+    #[test]
+    fn the_demo_auth_threads_are_error_handling_with_or_without_the_suggestion() {
+        for &(comment, suggestion) in DEMO_AUTH {
+            for s in [Some(suggestion), None] {
+                assert_eq!(
+                    classify_theme(comment, s),
+                    Theme::ErrorHandling,
+                    "scores {:?} for {comment:?}",
+                    theme_scores(comment, s)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn shell_failure_checks_are_error_handling() {
+        for code in [
+            "cp \"$src\" \"$dst\" || exit 1",
+            "cd \"$dir\" || return",
+            "set -e",
+        ] {
+            assert_eq!(
+                classify_theme("", Some(code)),
+                Theme::ErrorHandling,
+                "{code}"
+            );
+        }
     }
 
     #[test]

@@ -1,27 +1,38 @@
-//! Stage 5, cluster gate and analysis (SPEC section 5): with the gate closed
-//! nothing is grouped; with it open, the new items are grouped by theme and
-//! proximity, and areas that keep drawing feedback after fixes are escalated
-//! to a person (their items become `needs-human`) (`clusters.json`).
+//! Stage 5, cluster gate and analysis (SPEC section 5).
+//!
+//! The gate is structural: it opens when the round has at least
+//! `cluster.min_volume` new items, or on a re-entry (new items after a fix
+//! round of this run, or fixes from an earlier run of this PR in the
+//! ledger). With the gate closed the stage does nothing at all: no theme is
+//! classified, nothing is grouped, no `clusters.json` is written and no event
+//! is recorded. With it open, the new items are grouped by theme and
+//! proximity, areas that keep drawing feedback after fixes are escalated to a
+//! person (their items become `needs-human`), and on a re-entry the files the
+//! previous fix round changed go with the round's clusters (the brief's
+//! `<just-fixed-files>`). Everything lands in `clusters.json`.
+
+use std::collections::BTreeSet;
 
 use shepherd_core::cluster::{
     area_feedback, escalations, evaluate_gate, group, ClusterGateInput, ClusterItem, ClusterReport,
-    Grouping,
+    GateSignal,
 };
+use shepherd_core::report::gate_signal_text;
 use shepherd_core::theme::classify_theme;
 use shepherd_core::Decision;
 
-use super::{Flow, Round, Runner};
+use super::{Flow, Round, Runner, WorkItem};
 use crate::run::error::Result;
 use crate::run::options::Stage;
+use crate::store::LedgerRecord;
 
 impl Runner {
     pub(crate) async fn stage_cluster(&mut self, round: &mut Round) -> Result<Flow> {
         if round.work.is_empty() {
             return Ok(Ok(()));
         }
-        let earlier_run_fixes = self
-            .store()
-            .ledger_records_for_pr(&self.run.pr)?
+        let records = self.store().ledger_records_for_pr(&self.run.pr)?;
+        let earlier_run_fixes = records
             .iter()
             .any(|r| r.run_id != self.run.run_id && r.entry.commit.is_some());
         let input = ClusterGateInput {
@@ -33,45 +44,43 @@ impl Runner {
             targeted: self.run.target.is_targeted(),
         };
         let decision = evaluate_gate(&input);
-        let (grouping, escalated) = if decision.open {
-            let items: Vec<ClusterItem> = round
-                .work
-                .iter()
-                .map(|w| {
-                    let theme = round
-                        .triage
-                        .get(w.id())
-                        .and_then(|d| d.theme)
-                        .unwrap_or_else(|| {
-                            let body = w
-                                .thread
-                                .as_ref()
-                                .and_then(|t| t.root())
-                                .map(|c| c.body.as_str())
-                                .or(w.comment.as_ref().map(|c| c.body.as_str()))
-                                .unwrap_or("");
-                            classify_theme(body, None)
-                        });
-                    ClusterItem::new(w.id(), w.classified.path.as_deref(), theme)
-                })
-                .collect();
-            let grouping = group(&items);
-            let feedback = area_feedback(&grouping, &items);
-            let escalated = escalations(
-                &self.run.fix_history,
-                &feedback,
-                self.config.cluster.escalate_after,
+        if !decision.open {
+            // SPEC section 5: a closed gate does no clustering work at all.
+            tracing::debug!(
+                round = round.n,
+                new_items = input.new_items,
+                signals = decision.signals.len(),
+                "cluster gate closed"
             );
-            // The last fix round drew this feedback.
-            if let Some(last) = self.run.fix_history.last_mut() {
-                if last.drew_feedback.is_empty() {
-                    last.drew_feedback = feedback.iter().map(|f| f.key.clone()).collect();
-                }
+            return Ok(Ok(()));
+        }
+
+        let items: Vec<ClusterItem> = round
+            .work
+            .iter()
+            .map(|w| {
+                let theme = match round.triage.get_mut(w.id()) {
+                    Some(d) => *d
+                        .theme
+                        .get_or_insert_with(|| classify_theme(root_body(w), None)),
+                    None => classify_theme(root_body(w), None),
+                };
+                ClusterItem::new(w.id(), w.classified.path.as_deref(), theme)
+            })
+            .collect();
+        let grouping = group(&items);
+        let feedback = area_feedback(&grouping, &items);
+        let escalated = escalations(
+            &self.run.fix_history,
+            &feedback,
+            self.config.cluster.escalate_after,
+        );
+        // The last fix round drew this feedback.
+        if let Some(last) = self.run.fix_history.last_mut() {
+            if last.drew_feedback.is_empty() {
+                last.drew_feedback = feedback.iter().map(|f| f.key.clone()).collect();
             }
-            (grouping, escalated)
-        } else {
-            (Grouping::default(), Vec::new())
-        };
+        }
 
         for e in &escalated {
             for id in &e.item_ids {
@@ -87,24 +96,91 @@ impl Runner {
                 }
             }
         }
-        let report = ClusterReport::new(round.n, decision, grouping, escalated);
+        let mut report = ClusterReport::new(round.n, decision, grouping, escalated);
+        if let Some(files) = self
+            .just_fixed_files(&records, &report.gate.signals)
+            .await?
+        {
+            report = report.with_just_fixed_files(&files);
+        }
         self.artifact(round, "clusters.json", &report)?;
+        self.run
+            .cluster_rounds
+            .push(shepherd_core::report::ClusterRound::from(&report));
         self.run.clusters.extend(report.clusters.iter().cloned());
         self.run
             .escalations
             .extend(report.escalations.iter().cloned());
-        let summary = if !report.gate.open {
-            "gate closed: no clustering".to_owned()
-        } else {
-            format!(
-                "gate open: {} cluster(s), {} isolated, {} escalation(s)",
-                report.clusters.len(),
-                report.isolated.len(),
-                report.escalations.len()
-            )
-        };
+        let summary = format!(
+            "gate open ({}): {} cluster(s), {} isolated, {} escalation(s)",
+            report
+                .gate
+                .signals
+                .iter()
+                .map(gate_signal_text)
+                .collect::<Vec<_>>()
+                .join(", "),
+            report.clusters.len(),
+            report.isolated.len(),
+            report.escalations.len()
+        );
         round.clusters = Some(report);
         self.stage_done(round, Stage::Cluster, summary)?;
         Ok(Ok(()))
     }
+
+    /// On a re-entry, the files the previous fix round changed: the last fix
+    /// round of this run, else the last fix round of the latest earlier run
+    /// of this PR (from the ledger). `None` when the round is no re-entry.
+    async fn just_fixed_files(
+        &self,
+        records: &[LedgerRecord],
+        signals: &[GateSignal],
+    ) -> Result<Option<Vec<String>>> {
+        let within = signals.contains(&GateSignal::ReentryWithinRun);
+        let across = signals.contains(&GateSignal::ReentryAcrossRuns);
+        if !within && !across {
+            return Ok(None);
+        }
+        let fixes = records
+            .iter()
+            .filter(|r| r.entry.commit.is_some() && (r.run_id == self.run.run_id) == within);
+        // The ledger is in append order: the last fix names the fix round.
+        let Some(last) = fixes.clone().last() else {
+            return Ok(Some(Vec::new()));
+        };
+        let (run_id, fix_round) = (last.run_id.clone(), last.entry.round);
+        let commits: BTreeSet<String> = fixes
+            .filter(|r| r.run_id == run_id && r.entry.round == fix_round)
+            .filter_map(|r| r.entry.commit.clone())
+            .collect();
+        let files = self
+            .git(move |wt| {
+                let mut files = BTreeSet::new();
+                for sha in &commits {
+                    // A commit the cache no longer has (rewritten history)
+                    // names no file; the brief is a hint, not a gate.
+                    match wt.files_of_commit(sha) {
+                        Ok(changed) => files.extend(changed),
+                        Err(err) => {
+                            tracing::warn!(%err, sha, "cannot list the files of a fix commit");
+                        }
+                    }
+                }
+                Ok(files.into_iter().collect::<Vec<_>>())
+            })
+            .await?;
+        Ok(Some(files))
+    }
+}
+
+/// The opening comment of an item: what its theme is read from when triage
+/// gave none.
+fn root_body(item: &WorkItem) -> &str {
+    item.thread
+        .as_ref()
+        .and_then(|t| t.root())
+        .map(|c| c.body.as_str())
+        .or(item.comment.as_ref().map(|c| c.body.as_str()))
+        .unwrap_or("")
 }

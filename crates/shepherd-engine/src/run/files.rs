@@ -105,6 +105,9 @@ pub struct RunFile {
     pub clusters: Vec<Cluster>,
     /// Escalations over the run.
     pub escalations: Vec<Escalation>,
+    /// What the cluster stage saw in each round whose gate opened.
+    #[serde(default)]
+    pub cluster_rounds: Vec<shepherd_core::report::ClusterRound>,
     /// The last round's gate state, for stall detection.
     pub last_gate_state: Option<GateState>,
     /// The last classification of the PR's feedback (for reports).

@@ -209,6 +209,7 @@ impl Engine {
             failures: Vec::new(),
             clusters: Vec::new(),
             escalations: Vec::new(),
+            cluster_rounds: Vec::new(),
             last_gate_state: None,
             last_open_items: Vec::new(),
             last_ci: None,
@@ -548,6 +549,7 @@ async fn finish(mut runner: Runner, end: End) -> RunOutcome {
             end.status.as_str(),
             end.reason.clone(),
         ))
+        .with_cluster_rounds(runner.run.cluster_rounds.iter().cloned())
     });
     let _ = super::files::write_json(&runner.dir.root().join("report.json"), &report);
     let _ = super::files::write_text(&runner.dir.root().join("report.md"), &report.to_markdown());
@@ -611,7 +613,7 @@ pub(crate) fn build_report(
             }
         })
         .collect();
-    Ok(build(&input))
+    Ok(build(&input).with_cluster_rounds(run.cluster_rounds.iter().cloned()))
 }
 
 /// The report of run `run_id`, as `shepherd report` shows it (rebuilt from

@@ -74,12 +74,13 @@ async fn kill_and_resume(key: &str, nth: u64, also_refuse_a_second_run: bool) {
         eprintln!("{stderr}\n{stdout}");
     }
     assert_honest_end_state(&emu, 42, 10);
-    // Fixes are pushed once: 3 commits in round 1, 1 in round 2.
+    // Fixes are pushed once: 2 commits in round 1 (the src/auth cluster and
+    // the naming fix), 1 in round 2.
     let commits = emu.state_json()["pull_requests"][0]["commits"]
         .as_array()
         .map(Vec::len)
         .unwrap();
-    assert_eq!(commits, 1 + 4, "the PR's commit plus Shepherd's four");
+    assert_eq!(commits, 1 + 3, "the PR's commit plus Shepherd's three");
     assert!(shepherd_replies(&emu, 42).len() == 10);
 }
 
