@@ -8,8 +8,17 @@
 //! Triage gives `code-change` to items whose suggestion block applies to the
 //! worktree's file as it is now, and `needs-human` to everything else; the
 //! theme comes from the lexical classifier. Fix applies suggestion blocks
-//! with GitHub's semantics ([`SuggestionEdit::apply`]) and refuses, as
-//! `blocked`, whatever it cannot apply exactly. It never commits.
+//! with the semantics of the task's forge ([`SuggestionEdit::apply`]) and
+//! refuses, as `blocked`, whatever it cannot apply exactly. It never commits.
+//!
+//! The forge is the task's (`pr.forge`). On GitHub an item's suggestion is
+//! the one it carries (anchored on the comment's diff hunk). On GitLab it is
+//! read with GitLab's semantics from the item itself
+//! ([`TaskItem::gitlab_suggestion`], whichever constructor made the item)
+//! and anchored on the thread's file at the head the forge traced the
+//! thread to (`pr.head_sha`, read with `git cat-file` from the worktree's
+//! repository): an earlier fix that moved or changed those lines makes the
+//! edit refused, never misplaced.
 //!
 //! Several suggestions on one file (a cluster task) are applied from the
 //! bottom of the file up, so an edit that changes the number of lines never
@@ -20,9 +29,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use async_trait::async_trait;
 use shepherd_core::ledger::Decision;
+use shepherd_core::model::ForgeKind;
 use shepherd_core::suggestion::SuggestionEdit;
 use shepherd_core::theme::classify_theme;
 
@@ -33,8 +44,8 @@ use crate::answer::{
     TriageDecision,
 };
 use crate::task::{
-    ApplyReviewTask, FixTask, FixValidationTask, ItemKind, ReviewTask, Role, SuggestionState,
-    TaskItem, TriageTask,
+    ApplyReviewTask, FixTask, FixValidationTask, ItemKind, PrContext, ReviewTask, Role,
+    SuggestionState, TaskItem, TriageTask,
 };
 
 /// The summary of every review the builtin provider answers.
@@ -84,7 +95,10 @@ impl Agent for BuiltinAgent {
         task: &FixValidationTask,
         _ctx: &AgentContext,
     ) -> Result<FixValidationAnswer, AgentError> {
-        Ok(validate_fix(task))
+        let task = task.clone();
+        tokio::task::spawn_blocking(move || validate_fix(&task))
+            .await
+            .map_err(|_| panicked(Role::FixValidation))
     }
 
     async fn review(
@@ -150,16 +164,20 @@ pub fn validate_fix(task: &FixValidationTask) -> FixValidationAnswer {
         }
     };
 
+    let states: Vec<SuggestionState> = task
+        .items
+        .iter()
+        .map(|item| settle(&task.pr, &task.worktree, item))
+        .collect();
     // Item index -> (edit, its first and last old line).
     let edits: BTreeMap<usize, (&SuggestionEdit, u32, u32)> = task
         .items
         .iter()
+        .zip(&states)
         .enumerate()
-        .filter_map(|(index, item)| match &item.suggestion {
+        .filter_map(|(index, (item, state))| match state {
             SuggestionState::Applicable { edit } if item.kind == ItemKind::ReviewThread => {
-                let (s, e) = edit
-                    .suggestion
-                    .effective_range(edit.site.start_line, edit.site.end_line)?;
+                let (s, e) = edit.effective_range().ok()?;
                 Some((index, (edit, s, e)))
             }
             _ => None,
@@ -291,13 +309,67 @@ pub fn triage(task: &TriageTask) -> TriageAnswer {
         items: task
             .items
             .iter()
-            .map(|item| triage_item(&task.worktree, item))
+            .map(|item| triage_item(&task.pr, &task.worktree, item))
             .collect(),
     }
 }
 
-fn triage_item(worktree: &Path, item: &TaskItem) -> TriageDecision {
-    let suggestion_text = match &item.suggestion {
+/// The suggestion of `item` as the builtin provider applies it for `pr`
+/// (see the module docs): on GitHub the item's own; on GitLab GitLab's
+/// reading of the item, anchored on the file at `pr.head_sha`.
+pub fn settle(pr: &PrContext, worktree: &Path, item: &TaskItem) -> SuggestionState {
+    match pr.forge {
+        ForgeKind::GitHub => item.suggestion.clone(),
+        ForgeKind::GitLab => match item.gitlab_suggestion() {
+            SuggestionState::Applicable { edit } if edit.anchor_pending => {
+                let pinned = file_at_commit(worktree, &pr.head_sha, &edit.site.path)
+                    .and_then(|file| edit.pinned(&file).map_err(|e| e.to_string()));
+                match pinned {
+                    Ok(edit) => SuggestionState::Applicable { edit },
+                    Err(reason) => SuggestionState::Refused { reason },
+                }
+            }
+            other => other,
+        },
+    }
+}
+
+/// The content of `rel` at commit `sha`, read from the repository of
+/// `worktree` (`git cat-file`). `rel` must be a plain relative path and
+/// `sha` a commit id.
+fn file_at_commit(worktree: &Path, sha: &str, rel: &str) -> Result<String, String> {
+    check_relative(rel)?;
+    let hex = (7..=64).contains(&sha.len()) && sha.bytes().all(|b| b.is_ascii_hexdigit());
+    if !hex {
+        return Err(format!("{rel}: the head is not a commit id"));
+    }
+    let short = &sha[..10.min(sha.len())];
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
+        .arg(worktree)
+        .args(["cat-file", "blob"])
+        .arg(format!("{sha}:{rel}"))
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    tracing::debug!(cmd = ?cmd, "builtin agent reads the head's file");
+    let output = cmd
+        .output()
+        .map_err(|e| format!("{rel}: cannot run git to read it at the head {short}: {e}"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!(
+            "{rel}: cannot read it at the head {short}: {}",
+            stderr.lines().next().unwrap_or("git failed").trim()
+        ));
+    }
+    String::from_utf8(output.stdout).map_err(|_| format!("{rel}: not valid UTF-8 at the head"))
+}
+
+fn triage_item(pr: &PrContext, worktree: &Path, item: &TaskItem) -> TriageDecision {
+    let state = settle(pr, worktree, item);
+    let suggestion_text = match &state {
         SuggestionState::Applicable { edit } => Some(edit.suggestion.lines().join("\n")),
         _ => None,
     };
@@ -317,7 +389,7 @@ fn triage_item(worktree: &Path, item: &TaskItem) -> TriageDecision {
                 .to_owned(),
         );
     }
-    match &item.suggestion {
+    match &state {
         SuggestionState::Absent => needs_human(
             "no suggestion block: the builtin agent has no model to judge this comment".to_owned(),
         ),
@@ -348,26 +420,40 @@ fn dry_run(worktree: &Path, edit: &SuggestionEdit) -> Result<(), String> {
     edit.apply(&content).map(drop).map_err(|e| e.to_string())
 }
 
+/// The lines `edit` replaces (its site's, for a relative suggestion its
+/// effective range).
+fn replaced(edit: &SuggestionEdit) -> (u32, u32) {
+    edit.effective_range()
+        .unwrap_or((edit.site.start_line, edit.site.end_line))
+}
+
 fn describe_site(edit: &SuggestionEdit) -> String {
-    let s = &edit.site;
-    if s.start_line == s.end_line {
-        format!("{} line {}", s.path, s.end_line)
+    let (start, end) = replaced(edit);
+    if start == end {
+        format!("{} line {end}", edit.site.path)
     } else {
-        format!("{} lines {}-{}", s.path, s.start_line, s.end_line)
+        format!("{} lines {start}-{end}", edit.site.path)
+    }
+}
+
+/// Refuses absolute paths, `..` and empty paths.
+fn check_relative(rel: &str) -> Result<(), String> {
+    let plain = !rel.is_empty()
+        && Path::new(rel)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if plain {
+        Ok(())
+    } else {
+        Err(format!("{rel}: not a relative path inside the repository"))
     }
 }
 
 /// The file `rel` inside `worktree`, refusing anything that could leave it:
 /// absolute paths, `..`, and symbolic links pointing outside.
 pub(crate) fn resolve_in_worktree(worktree: &Path, rel: &str) -> Result<PathBuf, String> {
+    check_relative(rel)?;
     let relative = Path::new(rel);
-    let plain = !rel.is_empty()
-        && relative
-            .components()
-            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-    if !plain {
-        return Err(format!("{rel}: not a relative path inside the repository"));
-    }
     let root = worktree
         .canonicalize()
         .map_err(|e| format!("worktree {}: {e}", worktree.display()))?;
@@ -396,12 +482,17 @@ pub fn fix(task: &FixTask) -> Result<FixAnswer, AgentError> {
         });
     }
 
+    let states: Vec<SuggestionState> = task
+        .items
+        .iter()
+        .map(|item| settle(&task.pr, &task.worktree, item))
+        .collect();
     // Item index -> why it was not applied.
     let mut blocked: BTreeMap<usize, String> = BTreeMap::new();
     // Resolved file -> (index, edit) of the applicable suggestions.
     let mut by_file: BTreeMap<PathBuf, Vec<(usize, &SuggestionEdit)>> = BTreeMap::new();
-    for (index, item) in task.items.iter().enumerate() {
-        match &item.suggestion {
+    for (index, (item, state)) in task.items.iter().zip(&states).enumerate() {
+        match state {
             SuggestionState::Applicable { edit } if item.kind == ItemKind::ReviewThread => {
                 match resolve_in_worktree(&task.worktree, &edit.site.path) {
                     Ok(path) => by_file.entry(path).or_default().push((index, edit)),
@@ -426,9 +517,7 @@ pub fn fix(task: &FixTask) -> Result<FixAnswer, AgentError> {
     let mut fixed: BTreeMap<usize, &SuggestionEdit> = BTreeMap::new();
     for (path, mut edits) in by_file {
         // Bottom-up, so that no edit moves the lines of one still to apply.
-        edits.sort_by(|a, b| {
-            (b.1.site.start_line, b.1.site.end_line).cmp(&(a.1.site.start_line, a.1.site.end_line))
-        });
+        edits.sort_by_key(|(_, edit)| std::cmp::Reverse(replaced(edit)));
         // Every group holds at least the edit that created it.
         let rel = &edits[0].1.site.path;
         let mut content = match read_text(&path, rel) {
@@ -443,8 +532,8 @@ pub fn fix(task: &FixTask) -> Result<FixAnswer, AgentError> {
         let mut applied: Vec<(usize, &SuggestionEdit)> = Vec::new();
         for (index, edit) in edits {
             let overlap = applied.iter().find(|(_, done)| {
-                edit.site.start_line <= done.site.end_line
-                    && done.site.start_line <= edit.site.end_line
+                let ((start, end), (done_start, done_end)) = (replaced(edit), replaced(done));
+                start <= done_end && done_start <= end
             });
             if let Some((other, _)) = overlap {
                 blocked.insert(
@@ -533,6 +622,7 @@ mod tests {
     };
     use shepherd_core::theme::Theme;
     use std::path::Path;
+    use std::process::Command;
 
     /// A ten-line file `l1`..`l10`, and a hunk adding all of it.
     const FILE: &str = "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n";
@@ -1006,6 +1096,253 @@ mod tests {
         let answer = validate_fix(&validation_task(vec![suggested("T1"), second], diff.into()));
         let verdicts: Vec<FixVerdict> = answer.items.iter().map(|v| v.verdict).collect();
         assert_eq!(verdicts, [FixVerdict::Addressed, FixVerdict::Addressed]);
+    }
+
+    // ---- GitLab ----------------------------------------------------------
+
+    /// A git repository holding `files` in one commit; its worktree and SHA.
+    fn repository(files: &[(&str, &str)]) -> (tempfile::TempDir, String) {
+        let dir = worktree(files);
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(dir.path())
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+                .args(args)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+            String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        };
+        git(&["init", "-q"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "head"]);
+        let sha = git(&["rev-parse", "HEAD"]);
+        (dir, sha)
+    }
+
+    fn gitlab_pr(head_sha: &str) -> PrContext {
+        PrContext {
+            forge: ForgeKind::GitLab,
+            url: "https://gitlab.com/o/r/-/merge_requests/7".into(),
+            head_sha: head_sha.into(),
+            ..pr()
+        }
+    }
+
+    /// A GitLab thread: a discussion id, notes without diff hunks.
+    fn gitlab_thread(
+        id: &str,
+        path: &str,
+        start: Option<u32>,
+        line: u32,
+        body: &str,
+    ) -> ReviewThread {
+        let mut t = thread(id, path, start, line, body);
+        t.comments[0].diff_hunk = None;
+        t
+    }
+
+    #[test]
+    fn gitlab_suggestions_are_triaged_and_applied_relative_to_the_commented_line() {
+        let (dir, head) = repository(&[("src/a.rs", FILE), ("src/b.rs", FILE)]);
+        let threads = [
+            // -2+0 on the one-line thread at 9: lines 7-9.
+            gitlab_thread(
+                "D1",
+                "src/a.rs",
+                None,
+                9,
+                "```suggestion:-2+0\nseven-nine\n```",
+            ),
+            // A plain block is -0+0: line 3 only, on a thread over 2-3.
+            gitlab_thread("D2", "src/a.rs", Some(2), 3, "```suggestion\nthree\n```"),
+            // +1 below: lines 1-2 of b.
+            gitlab_thread(
+                "D3",
+                "src/b.rs",
+                None,
+                1,
+                "```suggestion:-0+1\none-two\n```",
+            ),
+            // GitHub's reading of it would need a diff hunk: GitLab's does not.
+            gitlab_thread("D4", "src/b.rs", None, 5, "```suggestion:-0+0\n```"),
+        ];
+        for (name, items) in [
+            (
+                "made for GitLab",
+                threads
+                    .iter()
+                    .map(|t| TaskItem::from_thread_on(t, ForgeKind::GitLab))
+                    .collect::<Vec<_>>(),
+            ),
+            (
+                "made with GitHub's reading",
+                threads.iter().map(TaskItem::from_thread).collect(),
+            ),
+        ] {
+            let task = TriageTask {
+                pr: gitlab_pr(&head),
+                worktree: dir.path().to_owned(),
+                items: items.clone(),
+            };
+            let answer = triage(&task);
+            for d in &answer.items {
+                assert_eq!(d.decision, Decision::CodeChange, "{name}: {d:?}");
+            }
+            assert!(
+                answer.items[0].reasoning.contains("src/a.rs lines 7-9"),
+                "{name}"
+            );
+            assert!(
+                answer.items[1].reasoning.contains("src/a.rs line 3"),
+                "{name}"
+            );
+            if name == "made for GitLab" {
+                let SuggestionState::Applicable { edit } = &items[0].suggestion else {
+                    panic!("{:?}", items[0].suggestion);
+                };
+                assert!(edit.anchor_pending, "the task carries GitLab's reading");
+            }
+        }
+
+        let items: Vec<TaskItem> = threads
+            .iter()
+            .map(|t| TaskItem::from_thread_on(t, ForgeKind::GitLab))
+            .collect();
+        let task = FixTask::cluster(
+            gitlab_pr(&head),
+            dir.path().to_owned(),
+            cluster(&["D1", "D2", "D3", "D4"], &["src/a.rs", "src/b.rs"]),
+            items,
+        );
+        let answer = fix(&task).unwrap();
+        check_fix_answer(&task, &answer).unwrap();
+        assert!(
+            answer.outcomes.iter().all(|o| o.status == FixStatus::Fixed),
+            "{answer:?}"
+        );
+        assert_eq!(
+            answer.outcomes[0].summary,
+            "applied the suggestion to src/a.rs lines 7-9"
+        );
+        assert_eq!(
+            read(dir.path(), "src/a.rs"),
+            "l1\nl2\nthree\nl4\nl5\nl6\nseven-nine\nl10\n"
+        );
+        assert_eq!(
+            read(dir.path(), "src/b.rs"),
+            "one-two\nl3\nl4\nl6\nl7\nl8\nl9\nl10\n"
+        );
+
+        // Validation reads the same suggestions from the diff of the fix.
+        let diff = "--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,10 +1,8 @@\n l1\n l2\n-l3\n+three\n l4\n l5\n l6\n-l7\n-l8\n-l9\n+seven-nine\n l10\n";
+        let validation = FixValidationTask::new(
+            gitlab_pr(&head),
+            dir.path().to_owned(),
+            task.items[..2].to_vec(),
+            diff.to_owned(),
+        );
+        let verdicts: Vec<FixVerdict> = validate_fix(&validation)
+            .items
+            .iter()
+            .map(|v| v.verdict)
+            .collect();
+        assert_eq!(verdicts, [FixVerdict::Addressed, FixVerdict::Addressed]);
+    }
+
+    #[test]
+    fn gitlab_suggestions_are_anchored_on_the_head_not_on_the_moved_worktree() {
+        let (dir, head) = repository(&[("src/a.rs", FILE)]);
+        let item = TaskItem::from_thread_on(
+            &gitlab_thread("D1", "src/a.rs", None, 4, "```suggestion:-0+0\nfour\n```"),
+            ForgeKind::GitLab,
+        );
+        // An earlier fix of the round added a line above: line 4 is now l3.
+        let moved = format!("l0\n{FILE}");
+        std::fs::write(dir.path().join("src/a.rs"), &moved).unwrap();
+        let answer = fix(&FixTask::single(
+            gitlab_pr(&head),
+            dir.path().to_owned(),
+            item.clone(),
+        ))
+        .unwrap();
+        let o = &answer.outcomes[0];
+        assert_eq!(o.status, FixStatus::Blocked, "{o:?}");
+        assert!(
+            o.summary.contains("line 4 no longer matches"),
+            "{}",
+            o.summary
+        );
+        assert_eq!(read(dir.path(), "src/a.rs"), moved);
+
+        // Refusals: outdated, left side, a head the repository lacks.
+        let mut outdated = gitlab_thread("D2", "src/a.rs", None, 4, "```suggestion:-0+0\nx\n```");
+        outdated.is_outdated = true;
+        let mut left = gitlab_thread("D3", "src/a.rs", None, 4, "```suggestion:-0+0\nx\n```");
+        left.diff_side = shepherd_core::model::DiffSide::Left;
+        for (thread, head, why) in [
+            (outdated, head.as_str(), "outdated"),
+            (left, head.as_str(), "left side"),
+            (
+                gitlab_thread("D4", "src/a.rs", None, 4, "```suggestion:-0+0\nx\n```"),
+                "0123456789012345678901234567890123456789",
+                "cannot read it at the head 0123456789",
+            ),
+            (
+                gitlab_thread("D5", "src/a.rs", None, 4, "```suggestion:-0+0\nx\n```"),
+                "HEAD",
+                "not a commit id",
+            ),
+        ] {
+            let item = TaskItem::from_thread(&thread);
+            let triaged = triage(&TriageTask {
+                pr: gitlab_pr(head),
+                worktree: dir.path().to_owned(),
+                items: vec![item],
+            });
+            assert_eq!(triaged.items[0].decision, Decision::NeedsHuman, "{why}");
+            assert!(
+                triaged.items[0].reasoning.contains(why),
+                "{why}: {}",
+                triaged.items[0].reasoning
+            );
+        }
+    }
+
+    #[test]
+    fn an_items_gitlab_reading_is_its_threads() {
+        let mut threads = vec![
+            gitlab_thread("D1", "src/a.rs", Some(2), 4, "```suggestion:-1+1\nx\n```"),
+            gitlab_thread("D2", "src/a.rs", None, 4, "no block"),
+            gitlab_thread("D3", "src/a.rs", None, 4, "```suggestion\n```"),
+        ];
+        let mut outdated = gitlab_thread("D4", "src/a.rs", None, 4, "```suggestion\nx\n```");
+        outdated.is_outdated = true;
+        outdated.line = None;
+        threads.push(outdated);
+        let mut file = gitlab_thread("D5", "src/a.rs", None, 4, "```suggestion\nx\n```");
+        file.line = None;
+        file.original_line = None;
+        file.subject_type = SubjectType::File;
+        threads.push(file);
+        for t in &threads {
+            let item = TaskItem::from_thread(t);
+            assert_eq!(
+                item.gitlab_suggestion(),
+                SuggestionState::of_thread_on(t, ForgeKind::GitLab),
+                "{}",
+                t.id
+            );
+        }
+        // GitHub's reading is untouched by the forge-aware constructor.
+        let t = thread("T1", "src/a.rs", None, 2, "```suggestion\nx\n```");
+        assert_eq!(
+            TaskItem::from_thread_on(&t, ForgeKind::GitHub),
+            TaskItem::from_thread(&t)
+        );
     }
 
     #[tokio::test]

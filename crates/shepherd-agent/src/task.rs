@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use shepherd_core::cluster::{render_brief, Cluster};
 use shepherd_core::marker::Marker;
 use shepherd_core::model::{
-    AuthorKind, ForgeKind, PullRequest, ReviewThread, TopLevelComment, TopLevelKind,
+    AuthorKind, DiffSide, ForgeKind, PullRequest, ReviewThread, TopLevelComment, TopLevelKind,
 };
 use shepherd_core::suggestion::{extract_suggestions, SuggestionEdit, SuggestionError};
 
@@ -125,7 +125,8 @@ pub struct TaskComment {
     pub body: String,
 }
 
-/// Whether an item carries a GitHub suggestion block Shepherd can apply.
+/// Whether an item carries a suggestion block Shepherd can apply, with its
+/// forge's semantics (`shepherd_core::suggestion`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum SuggestionState {
@@ -133,7 +134,9 @@ pub enum SuggestionState {
     Absent,
     /// One suggestion that can be applied if the file still matches its anchor.
     Applicable {
-        /// The edit, with its site and the lines the reviewer saw.
+        /// The edit, with its site and the lines the reviewer saw (GitLab:
+        /// possibly pending, [`SuggestionEdit::anchor_pending`], until the
+        /// file at the head is read).
         edit: SuggestionEdit,
     },
     /// A suggestion block that cannot be applied as written.
@@ -144,9 +147,23 @@ pub enum SuggestionState {
 }
 
 impl SuggestionState {
-    /// The state of a review thread's suggestion, per [`SuggestionEdit::from_thread`].
+    /// The state of a review thread's suggestion with GitHub's semantics,
+    /// per [`SuggestionEdit::from_thread`].
     pub fn of_thread(thread: &ReviewThread) -> Self {
-        match SuggestionEdit::from_thread(thread) {
+        Self::of_result(SuggestionEdit::from_thread(thread))
+    }
+
+    /// The state of a review thread's suggestion with `forge`'s semantics:
+    /// [`Self::of_thread`] on GitHub; on GitLab
+    /// [`SuggestionEdit::from_gitlab_thread`], its anchor pending (whoever
+    /// applies it reads the file at the head: [`SuggestionEdit::pinned`]).
+    pub fn of_thread_on(thread: &ReviewThread, forge: ForgeKind) -> Self {
+        Self::of_result(SuggestionEdit::from_thread_with(thread, forge, None))
+    }
+
+    /// The state of a constructor's result.
+    pub fn of_result(result: Result<SuggestionEdit, SuggestionError>) -> Self {
+        match result {
             Ok(edit) => SuggestionState::Applicable { edit },
             Err(SuggestionError::NoSuggestion { .. }) => SuggestionState::Absent,
             Err(e) => SuggestionState::Refused {
@@ -158,6 +175,12 @@ impl SuggestionState {
     /// Whether the item has a suggestion block at all (applicable or not).
     pub fn is_present(&self) -> bool {
         !matches!(self, SuggestionState::Absent)
+    }
+}
+
+fn refused(err: SuggestionError) -> SuggestionState {
+    SuggestionState::Refused {
+        reason: err.to_string(),
     }
 }
 
@@ -186,13 +209,17 @@ pub struct TaskItem {
     pub start_line: Option<u32>,
     /// Whether the thread's lines changed since it was written.
     pub outdated: bool,
+    /// The side of the diff a thread is on; `None` for top-level items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<DiffSide>,
     /// Who opened the item; `None` for a deleted account.
     pub author: Option<String>,
     /// Whether the item was opened by a bot.
     pub author_is_bot: bool,
     /// Every comment, oldest first (one for a top-level item).
     pub comments: Vec<TaskComment>,
-    /// The item's suggestion block.
+    /// The item's suggestion block, with the semantics of the forge the
+    /// item was made for ([`TaskItem::from_thread_on`]).
     pub suggestion: SuggestionState,
     /// Triage's conclusion, in fix tasks; `None` in triage tasks.
     pub triage: Option<TriageNote>,
@@ -213,7 +240,8 @@ fn task_comment(
 }
 
 impl TaskItem {
-    /// The item of a review thread.
+    /// The item of a review thread, its suggestion read with GitHub's
+    /// semantics ([`TaskItem::from_thread_on`] for another forge).
     pub fn from_thread(thread: &ReviewThread) -> Self {
         let root_author = thread.root().and_then(|c| c.author.as_ref());
         TaskItem {
@@ -227,6 +255,7 @@ impl TaskItem {
                 thread.original_start_line
             },
             outdated: thread.is_outdated,
+            side: Some(thread.diff_side),
             author: root_author.map(|a| a.login.clone()),
             author_is_bot: root_author.is_some_and(|a| a.kind == AuthorKind::Bot),
             comments: thread
@@ -237,6 +266,43 @@ impl TaskItem {
             suggestion: SuggestionState::of_thread(thread),
             triage: None,
         }
+    }
+
+    /// The item of a review thread of `forge`, its suggestion read with
+    /// that forge's semantics ([`SuggestionState::of_thread_on`]).
+    pub fn from_thread_on(thread: &ReviewThread, forge: ForgeKind) -> Self {
+        TaskItem {
+            suggestion: SuggestionState::of_thread_on(thread, forge),
+            ..TaskItem::from_thread(thread)
+        }
+    }
+
+    /// The item's suggestion with GitLab's semantics, read from the item's
+    /// own fields, its anchor pending: what [`SuggestionState::of_thread_on`]
+    /// gives the thread the item was made from, whichever constructor made
+    /// it. Top-level items keep their state.
+    pub fn gitlab_suggestion(&self) -> SuggestionState {
+        if self.kind != ItemKind::ReviewThread {
+            return self.suggestion.clone();
+        }
+        let path = self.path.clone().unwrap_or_default();
+        let line = match self.line {
+            _ if self.outdated => return refused(SuggestionError::Outdated { path }),
+            Some(line) => line,
+            None => return refused(SuggestionError::NotOnLines { path }),
+        };
+        let comments = self
+            .comments
+            .iter()
+            .map(|c| (c.id.as_str(), c.body.as_str()));
+        SuggestionState::of_result(SuggestionEdit::gitlab(
+            &path,
+            self.side.unwrap_or(DiffSide::Right),
+            self.start_line.unwrap_or(line),
+            line,
+            comments,
+            None,
+        ))
     }
 
     /// The item of a top-level comment or review body. A suggestion block
@@ -259,6 +325,7 @@ impl TaskItem {
             line: None,
             start_line: None,
             outdated: false,
+            side: None,
             author: comment.author.as_ref().map(|a| a.login.clone()),
             author_is_bot: comment
                 .author

@@ -16,7 +16,8 @@
 //! - GitLab's ```` ```suggestion:-N+M ```` form (N lines above, M lines below the
 //!   commented line) is parsed into [`Suggestion::Relative`]. GitHub renders that
 //!   info string as an ordinary code block, so the GitHub path
-//!   ([`SuggestionEdit::from_thread`]) ignores it.
+//!   ([`SuggestionEdit::from_thread`]) ignores it. GitLab's semantics are
+//!   described below.
 //! - The replaced range is the comment's `startLine..=line` on the right side.
 //!   The edit is refused, never forced, when the file's current lines in that
 //!   range differ from the lines the reviewer saw (the *anchor*, reconstructed
@@ -35,13 +36,32 @@
 //!   file with one keeps it. (So in a file without one, an empty replacement
 //!   last line leaves the previous line's ending as the file's last bytes.)
 //!
+//!
+//! GitLab ([`SuggestionEdit::from_gitlab_thread`], [`SuggestionEdit::from_thread_with`]):
+//!
+//! - The range is relative to the commented line, the last line of the
+//!   thread's range: ```` ```suggestion:-N+M ```` replaces `line-N..=line+M`
+//!   ([`Suggestion::effective_range`]), and the plain ```` ```suggestion ````
+//!   is GitLab's `-0+0`, the commented line alone (even on a multi-line
+//!   thread: GitLab writes `-N+0` there itself).
+//! - GitLab notes carry no diff hunk. A thread that is not outdated has its
+//!   commented lines unchanged at the head (the forge traced them there), so
+//!   the anchor is the head file's current lines of the effective range:
+//!   the edit is refused when those lines change before it is applied (an
+//!   earlier fix moved or changed them), as on GitHub. Outdated threads are
+//!   refused. Without the file at hand the anchor is *pending*
+//!   ([`SuggestionEdit::anchor_pending`]) until [`SuggestionEdit::pinned`]
+//!   reads it; a pending edit is never applied.
+//! - Several distinct blocks, file threads and left-side threads are
+//!   refused as on GitHub.
+//!
 //! Comment bodies are untrusted; nothing here interprets them beyond the fence
 //! syntax, and errors name paths and line numbers, never comment text.
 
 use serde::{Deserialize, Serialize};
 
 use crate::marker::Marker;
-use crate::model::{DiffSide, ReviewThread, SubjectType};
+use crate::model::{DiffSide, ForgeKind, ReviewThread, SubjectType};
 
 /// One suggestion block of a comment.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -204,6 +224,18 @@ pub enum SuggestionError {
         path: String,
         /// How many distinct suggestions.
         count: usize,
+    },
+    /// A GitLab suggestion whose anchor (the head file's lines) was not read yet.
+    #[error(
+        "{path}:{start_line}-{end_line}: the lines the suggestion replaces were not read from the head"
+    )]
+    AnchorPending {
+        /// The file.
+        path: String,
+        /// First line the suggestion replaces.
+        start_line: u32,
+        /// Last line the suggestion replaces.
+        end_line: u32,
     },
     /// The lines the reviewer saw cannot be reconstructed from the diff hunk.
     #[error(
@@ -556,17 +588,40 @@ pub fn apply_suggestion(
     Ok(result)
 }
 
-/// A suggestion of a review thread, ready to apply: GitHub's "commit suggestion".
+/// A suggestion of a review thread, ready to apply: GitHub's "commit
+/// suggestion", or GitLab's "apply suggestion".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SuggestionEdit {
     /// The comment the suggestion was taken from.
     pub comment_id: String,
-    /// Where it applies (the thread's current range).
+    /// Where it applies (the thread's current range; a relative suggestion
+    /// replaces [`Suggestion::effective_range`] of it).
     pub site: SuggestionSite,
-    /// The lines the reviewer saw, from the comment's diff hunk.
+    /// The lines the replaced range must still hold: on GitHub the lines the
+    /// reviewer saw, from the comment's diff hunk; on GitLab the head file's
+    /// lines of the effective range. Empty while [`Self::anchor_pending`].
     pub anchor: Vec<String>,
-    /// The suggestion ([`Suggestion::Range`]).
+    /// The suggestion ([`Suggestion::Range`] on GitHub, [`Suggestion::Relative`]
+    /// on GitLab).
     pub suggestion: Suggestion,
+    /// GitLab: the anchor is still to be read from the file at the head the
+    /// forge traced the thread to ([`Self::pinned`]); such an edit is never
+    /// applied.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub anchor_pending: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The lines `start..=end` (1-based) of `file`, without their endings.
+fn file_lines(file: &str, start: u32, end: u32) -> Option<Vec<String>> {
+    let lines = Lines::parse(file);
+    let first = usize::try_from(start).ok()?.checked_sub(1)?;
+    let last = usize::try_from(end).ok()?.checked_sub(1)?;
+    let range = lines.lines.get(first..=last)?;
+    Some(range.iter().map(|(line, _)| (*line).to_owned()).collect())
 }
 
 impl SuggestionEdit {
@@ -656,11 +711,194 @@ impl SuggestionEdit {
             },
             anchor,
             suggestion,
+            anchor_pending: false,
+        })
+    }
+
+    /// The suggestion of `thread` with `forge`'s semantics:
+    /// [`Self::from_thread`] on GitHub (`head_file` is not needed), and
+    /// [`Self::from_gitlab_thread`] on GitLab, where `head_file` is the
+    /// content of the thread's file at the head the forge traced the
+    /// thread to (`None`: the anchor is pending).
+    pub fn from_thread_with(
+        thread: &ReviewThread,
+        forge: ForgeKind,
+        head_file: Option<&str>,
+    ) -> Result<Self, SuggestionError> {
+        match forge {
+            ForgeKind::GitHub => Self::from_thread(thread),
+            ForgeKind::GitLab => Self::from_gitlab_thread(thread, head_file),
+        }
+    }
+
+    /// The suggestion of a GitLab thread (see the module docs): relative to
+    /// the commented line (`thread.line`), anchored on `head_file`'s lines
+    /// of the effective range, pending without it. Refused for file threads,
+    /// left-side and outdated threads, threads with no or several distinct
+    /// suggestions, and ranges outside the file.
+    pub fn from_gitlab_thread(
+        thread: &ReviewThread,
+        head_file: Option<&str>,
+    ) -> Result<Self, SuggestionError> {
+        if thread.subject_type == SubjectType::File {
+            return Err(SuggestionError::NotOnLines {
+                path: thread.path.clone(),
+            });
+        }
+        let end = match thread.line {
+            Some(line) if !thread.is_outdated => line,
+            _ => {
+                return Err(SuggestionError::Outdated {
+                    path: thread.path.clone(),
+                })
+            }
+        };
+        let comments = thread
+            .comments
+            .iter()
+            .map(|c| (c.id.as_str(), c.body.as_str()));
+        Self::gitlab(
+            &thread.path,
+            thread.diff_side,
+            thread.start_line.unwrap_or(end),
+            end,
+            comments,
+            head_file,
+        )
+    }
+
+    /// GitLab's suggestion of a thread given by its parts: the file, side
+    /// and current range `start_line..=end_line` of a thread that is not
+    /// outdated, and its comments as `(id, body)` (Shepherd's replies, with
+    /// a marker, are skipped). `head_file` as in [`Self::from_gitlab_thread`].
+    pub fn gitlab<'a>(
+        path: &str,
+        side: DiffSide,
+        start_line: u32,
+        end_line: u32,
+        comments: impl IntoIterator<Item = (&'a str, &'a str)>,
+        head_file: Option<&str>,
+    ) -> Result<Self, SuggestionError> {
+        let path = || path.to_owned();
+        if side == DiffSide::Left {
+            return Err(SuggestionError::LeftSide {
+                path: path(),
+                start_line,
+                end_line,
+            });
+        }
+        if start_line == 0 || start_line > end_line {
+            return Err(SuggestionError::InvalidRange {
+                path: path(),
+                start_line,
+                end_line,
+            });
+        }
+        let mut distinct: Vec<(&str, Suggestion)> = Vec::new();
+        for (id, body) in comments {
+            if Marker::find(body).is_some() {
+                continue;
+            }
+            for suggestion in extract_suggestions(body) {
+                // GitLab's plain block is its `-0+0`.
+                let suggestion = match suggestion {
+                    Suggestion::Range { lines } => Suggestion::Relative {
+                        above: 0,
+                        below: 0,
+                        lines,
+                    },
+                    relative => relative,
+                };
+                if !distinct.iter().any(|(_, s)| *s == suggestion) {
+                    distinct.push((id, suggestion));
+                }
+            }
+        }
+        let (comment_id, suggestion) = match distinct.len() {
+            0 => return Err(SuggestionError::NoSuggestion { path: path() }),
+            1 => distinct.remove(0),
+            count => {
+                return Err(SuggestionError::Ambiguous {
+                    path: path(),
+                    count,
+                })
+            }
+        };
+        let edit = SuggestionEdit {
+            comment_id: comment_id.to_owned(),
+            site: SuggestionSite {
+                path: path(),
+                side: DiffSide::Right,
+                start_line,
+                end_line,
+            },
+            anchor: Vec::new(),
+            suggestion,
+            anchor_pending: true,
+        };
+        // A range starting above line 1 is refused whether or not the file
+        // is at hand.
+        edit.effective_range()?;
+        match head_file {
+            Some(file) => edit.pinned(file),
+            None => Ok(edit),
+        }
+    }
+
+    /// The 1-based inclusive range the edit replaces; refused as
+    /// [`SuggestionError::InvalidRange`] when a relative range starts above
+    /// line 1.
+    pub fn effective_range(&self) -> Result<(u32, u32), SuggestionError> {
+        let (start, end) = (self.site.start_line, self.site.end_line);
+        self.suggestion
+            .effective_range(start, end)
+            .ok_or_else(|| match &self.suggestion {
+                Suggestion::Relative { above, below, .. } => SuggestionError::InvalidRange {
+                    path: self.site.path.clone(),
+                    start_line: end.saturating_sub(*above),
+                    end_line: end.saturating_add(*below),
+                },
+                Suggestion::Range { .. } => SuggestionError::InvalidRange {
+                    path: self.site.path.clone(),
+                    start_line: start,
+                    end_line: end,
+                },
+            })
+    }
+
+    /// The edit with its pending anchor read from `head_file` (the file at
+    /// the head the thread's lines refer to): its lines of the effective
+    /// range. An edit whose anchor is known already is returned as it is.
+    pub fn pinned(&self, head_file: &str) -> Result<Self, SuggestionError> {
+        if !self.anchor_pending {
+            return Ok(self.clone());
+        }
+        let (start, end) = self.effective_range()?;
+        let anchor =
+            file_lines(head_file, start, end).ok_or_else(|| SuggestionError::OutOfBounds {
+                path: self.site.path.clone(),
+                start_line: start,
+                end_line: end,
+                file_lines: Lines::parse(head_file).lines.len(),
+            })?;
+        Ok(SuggestionEdit {
+            anchor,
+            anchor_pending: false,
+            ..self.clone()
         })
     }
 
     /// Apply the suggestion to `file`, the current content of `site.path`.
+    /// Refused while the anchor is pending.
     pub fn apply(&self, file: &str) -> Result<String, SuggestionError> {
+        if self.anchor_pending {
+            let (start_line, end_line) = self.effective_range()?;
+            return Err(SuggestionError::AnchorPending {
+                path: self.site.path.clone(),
+                start_line,
+                end_line,
+            });
+        }
         apply_suggestion(file, &self.site, &self.anchor, &self.suggestion)
     }
 }
@@ -1299,6 +1537,326 @@ mod tests {
         assert_eq!((edit.site.start_line, edit.site.end_line), (13, 13));
         assert_eq!(edit.anchor, strings(&["    let b = 2;"]));
         assert!(edit.suggestion.is_deletion());
+    }
+
+    // ---- GitLab ------------------------------------------------------------
+
+    /// `l1` … `l12`, one per line.
+    fn twelve() -> String {
+        (1..=12).map(|i| format!("l{i}\n")).collect()
+    }
+
+    /// A GitLab thread (no diff hunk) on `src/f.rs`, lines `start..=line`.
+    fn gitlab_thread(start: Option<u32>, line: u32, bodies: &[&str]) -> ReviewThread {
+        ReviewThread {
+            id: "0123456789abcdef0123456789abcdef01234567".into(),
+            is_resolved: false,
+            is_outdated: false,
+            path: "src/f.rs".into(),
+            line: Some(line),
+            start_line: start,
+            original_line: Some(line),
+            original_start_line: start,
+            diff_side: DiffSide::Right,
+            subject_type: SubjectType::Line,
+            viewer_can_reply: true,
+            viewer_can_resolve: true,
+            comments: bodies
+                .iter()
+                .enumerate()
+                .map(|(i, body)| comment(&format!("{}", 100 + i), body, None))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn gitlab_ranges_are_relative_to_the_commented_line() {
+        // (case, start_line, line, body, replaced range, file afterwards: the
+        // lines of l1..l12 kept, with the new text where the range was)
+        type Case = (
+            &'static str,
+            Option<u32>,
+            u32,
+            &'static str,
+            (u32, u32),
+            &'static str,
+        );
+        let cases: &[Case] = &[
+            (
+                "single line -0+0",
+                None,
+                10,
+                "```suggestion:-0+0\nX\n```",
+                (10, 10),
+                "l9 X l11",
+            ),
+            (
+                "plain block is -0+0",
+                None,
+                10,
+                "```suggestion\nX\n```",
+                (10, 10),
+                "l9 X l11",
+            ),
+            (
+                "plain block on a multi-line thread: the commented line",
+                Some(8),
+                10,
+                "```suggestion\nX\n```",
+                (10, 10),
+                "l9 X l11",
+            ),
+            (
+                "multi-line -2+0",
+                Some(8),
+                10,
+                "```suggestion:-2+0\nX\nY\n```",
+                (8, 10),
+                "l7 X Y l11",
+            ),
+            (
+                "-2+0 on a one-line thread",
+                None,
+                10,
+                "```suggestion:-2+0\nX\n```",
+                (8, 10),
+                "l7 X l11",
+            ),
+            (
+                "lines below +1",
+                None,
+                10,
+                "```suggestion:-0+1\nX\n```",
+                (10, 11),
+                "l9 X l12",
+            ),
+            (
+                "above and below -1+2",
+                None,
+                10,
+                "```suggestion:-1+2\nX\n```",
+                (9, 12),
+                "l8 X",
+            ),
+            (
+                "deletion",
+                None,
+                10,
+                "```suggestion:-0+0\n```",
+                (10, 10),
+                "l9 l11",
+            ),
+            (
+                "first line",
+                None,
+                1,
+                "```suggestion:-0+0\nX\n```",
+                (1, 1),
+                "X l2",
+            ),
+        ];
+        for (name, start, line, body, range, around) in cases {
+            let t = gitlab_thread(*start, *line, &[body]);
+            let edit = SuggestionEdit::from_gitlab_thread(&t, Some(&twelve()))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(edit.effective_range().unwrap(), *range, "{name}");
+            assert_eq!(edit.comment_id, "100", "{name}");
+            assert!(!edit.anchor_pending, "{name}");
+            let want: Vec<String> = (range.0..=range.1).map(|i| format!("l{i}")).collect();
+            assert_eq!(edit.anchor, want, "{name}: the head's lines of the range");
+            let out = edit.apply(&twelve()).unwrap();
+            let words = out.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(words.contains(around), "{name}: {words}");
+            let kept = 12 - (range.1 - range.0 + 1) as usize;
+            let added = edit.suggestion.lines().len();
+            assert_eq!(out.lines().count(), kept + added, "{name}: {out}");
+            // The same through the forge-dispatching constructor.
+            let same = SuggestionEdit::from_thread_with(&t, ForgeKind::GitLab, Some(&twelve()));
+            assert_eq!(same, Ok(edit), "{name}");
+        }
+    }
+
+    #[test]
+    fn gitlab_refusals() {
+        let file = twelve();
+        let edit = |t: &ReviewThread| SuggestionEdit::from_gitlab_thread(t, Some(&file));
+        let block = "```suggestion:-1+0\nX\n```";
+        type Case = (&'static str, ReviewThread, fn(&SuggestionError) -> bool);
+        let cases: Vec<Case> = vec![
+            (
+                "outdated",
+                {
+                    let mut t = gitlab_thread(None, 10, &[block]);
+                    t.is_outdated = true;
+                    t
+                },
+                |e| matches!(e, SuggestionError::Outdated { .. }),
+            ),
+            (
+                "no line on the head",
+                {
+                    let mut t = gitlab_thread(None, 10, &[block]);
+                    t.line = None;
+                    t
+                },
+                |e| matches!(e, SuggestionError::Outdated { .. }),
+            ),
+            (
+                "left side",
+                {
+                    let mut t = gitlab_thread(None, 10, &[block]);
+                    t.diff_side = DiffSide::Left;
+                    t
+                },
+                |e| matches!(e, SuggestionError::LeftSide { .. }),
+            ),
+            (
+                "file thread",
+                {
+                    let mut t = gitlab_thread(None, 10, &[block]);
+                    t.subject_type = SubjectType::File;
+                    t
+                },
+                |e| matches!(e, SuggestionError::NotOnLines { .. }),
+            ),
+            (
+                "reversed range",
+                gitlab_thread(Some(11), 10, &[block]),
+                |e| matches!(e, SuggestionError::InvalidRange { .. }),
+            ),
+            (
+                "no block",
+                gitlab_thread(None, 10, &["Please rename this."]),
+                |e| matches!(e, SuggestionError::NoSuggestion { .. }),
+            ),
+            (
+                "two different blocks",
+                gitlab_thread(None, 10, &[block, "```suggestion:-0+0\nY\n```"]),
+                |e| matches!(e, SuggestionError::Ambiguous { count: 2, .. }),
+            ),
+            (
+                "above line 1",
+                gitlab_thread(None, 2, &["```suggestion:-2+0\nX\n```"]),
+                |e| {
+                    matches!(
+                        e,
+                        SuggestionError::InvalidRange {
+                            start_line: 0,
+                            end_line: 2,
+                            ..
+                        }
+                    )
+                },
+            ),
+            (
+                "below the end of the file",
+                gitlab_thread(None, 10, &["```suggestion:-0+3\nX\n```"]),
+                |e| {
+                    matches!(
+                        e,
+                        SuggestionError::OutOfBounds {
+                            start_line: 10,
+                            end_line: 13,
+                            file_lines: 12,
+                            ..
+                        }
+                    )
+                },
+            ),
+        ];
+        for (name, t, want) in cases {
+            let err = edit(&t).expect_err(name);
+            assert!(want(&err), "{name}: {err:?}");
+        }
+        // A repeat, and Shepherd's own reply quoting another block, are not
+        // a second suggestion.
+        let own = Marker::new("d", 1, false).append_to("```suggestion:-0+0\nZ\n```");
+        let t = gitlab_thread(None, 10, &[block, block, &own]);
+        assert_eq!(edit(&t).unwrap().suggestion.lines(), ["X"]);
+    }
+
+    #[test]
+    fn gitlab_lines_that_changed_after_the_head_are_refused() {
+        let t = gitlab_thread(Some(8), 10, &["```suggestion:-2+0\nX\n```"]);
+        let edit = SuggestionEdit::from_gitlab_thread(&t, Some(&twelve())).unwrap();
+        // Someone changed a line of the range.
+        let changed = twelve().replace("l9\n", "l9 changed\n");
+        assert_eq!(
+            edit.apply(&changed),
+            Err(SuggestionError::Mismatch {
+                path: "src/f.rs".into(),
+                start_line: 8,
+                end_line: 10,
+                line: 9
+            })
+        );
+        // An earlier fix added a line above: the range moved.
+        let shifted = format!("l0\n{}", twelve());
+        assert!(matches!(
+            edit.apply(&shifted),
+            Err(SuggestionError::Mismatch { line: 8, .. })
+        ));
+        // The head itself applies.
+        assert!(edit.apply(&twelve()).is_ok());
+    }
+
+    #[test]
+    fn gitlab_anchor_pending_until_pinned() {
+        let t = gitlab_thread(None, 10, &["```suggestion:-1+0\nX\n```"]);
+        let pending = SuggestionEdit::from_gitlab_thread(&t, None).unwrap();
+        assert!(pending.anchor_pending && pending.anchor.is_empty());
+        assert_eq!(
+            pending.apply(&twelve()),
+            Err(SuggestionError::AnchorPending {
+                path: "src/f.rs".into(),
+                start_line: 9,
+                end_line: 10
+            })
+        );
+        let json = serde_json::to_value(&pending).unwrap();
+        assert_eq!(json["anchor_pending"], true);
+        let pinned = pending.pinned(&twelve()).unwrap();
+        assert_eq!(pinned.anchor, strings(&["l9", "l10"]));
+        assert!(!serde_json::to_value(&pinned)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .contains_key("anchor_pending"));
+        assert_eq!(pinned.pinned("other\n").unwrap(), pinned, "pinned once");
+        assert!(pinned.apply(&twelve()).unwrap().contains("l8\nX\nl11\n"));
+        // A file too short for the range is refused when pinned.
+        assert!(matches!(
+            pending.pinned("l1\n"),
+            Err(SuggestionError::OutOfBounds { file_lines: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn each_forge_reads_its_own_syntax() {
+        // GitHub ignores GitLab's form and needs its diff hunk.
+        let gitlab_form = thread(vec![comment(
+            "C1",
+            "```suggestion:-1+0\nx\n```",
+            Some(THREAD_HUNK),
+        )]);
+        assert!(matches!(
+            SuggestionEdit::from_thread_with(&gitlab_form, ForgeKind::GitHub, Some("f")),
+            Err(SuggestionError::NoSuggestion { .. })
+        ));
+        // The same plain block: GitHub replaces the thread's range, GitLab
+        // the commented line.
+        let plain = thread(vec![comment(
+            "C1",
+            "```suggestion\nx\n```",
+            Some(THREAD_HUNK),
+        )]);
+        let github = SuggestionEdit::from_thread_with(&plain, ForgeKind::GitHub, None).unwrap();
+        assert_eq!(github.effective_range().unwrap(), (12, 13));
+        let file: String = (1..=13).map(|i| format!("l{i}\n")).collect();
+        let gitlab =
+            SuggestionEdit::from_thread_with(&plain, ForgeKind::GitLab, Some(&file)).unwrap();
+        assert_eq!(gitlab.effective_range().unwrap(), (13, 13));
+        assert_eq!(gitlab.anchor, strings(&["l13"]));
     }
 
     // ---- properties ------------------------------------------------------

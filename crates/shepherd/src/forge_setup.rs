@@ -1,11 +1,19 @@
-//! From flags and the current directory to a parsed target and a connected forge.
+//! From flags, configuration and the current directory to a parsed target
+//! and a connected forge.
+//!
+//! The forge comes from the target's URL, else `--forge` (or an `--api-url`
+//! ending in `/api/v4`), else the `origin` remote's host: `github.com`,
+//! `gitlab.com`, or a host the configuration names in `[forge]
+//! github_hosts`/`gitlab_hosts` (the user's file, and the current checkout's
+//! `shepherd.toml` or `.shepherd/config.toml`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use anyhow::anyhow;
 use clap::Args;
+use shepherd_core::config::{repo_config_path, Config, ConfigLayer, ForgeConfig, Overrides};
 use shepherd_core::target::{parse_remote_url, parse_target, RemoteInfo, Target, TargetContext};
 use shepherd_core::ForgeKind;
 use shepherd_forge::{Forge, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, Token};
@@ -43,6 +51,64 @@ impl From<ForgeFlag> for ForgeKind {
             ForgeFlag::Gitlab => ForgeKind::GitLab,
         }
     }
+}
+
+/// The configuration layers a command starts from: the user's file, the
+/// environment, the flags, validated (a bad key is a usage error before
+/// anything starts). A run is given these; the repository's own file is
+/// read by the engine from the run's worktree.
+pub(crate) fn config_layers(overrides: Overrides) -> CliResult<Vec<ConfigLayer>> {
+    let env = |k: &str| std::env::var(k).ok();
+    let mut layers = Vec::new();
+    if let Some(path) = shepherd_core::config::user_config_path(env) {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => layers.push(ConfigLayer::user(path, text)),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => {
+                return Err(CliError::usage(anyhow!(
+                    "cannot read the user config {path}: {err}"
+                )))
+            }
+        }
+    }
+    layers.push(ConfigLayer::env(env));
+    layers.push(ConfigLayer::flags(overrides));
+    Config::layered(&layers).map_err(CliError::usage)?;
+    Ok(layers)
+}
+
+/// The root of the git checkout `dir` is in, if any.
+fn checkout_root(dir: &Path) -> Option<PathBuf> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--show-toplevel"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let root = String::from_utf8(output.stdout).ok()?;
+    Some(PathBuf::from(root.trim_end_matches(['\n', '\r'])))
+}
+
+/// `[forge]` of the configuration: the repository file of the checkout
+/// `dir` is in (if any) under `layers`.
+fn forge_config(layers: &[ConfigLayer], dir: &Path) -> CliResult<ForgeConfig> {
+    let mut all = Vec::new();
+    if let Some(root) = checkout_root(dir) {
+        let found = repo_config_path(|p| root.join(p).is_file()).map_err(CliError::usage)?;
+        if let Some(rel) = found {
+            let path = root.join(rel);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| CliError::usage(anyhow!("cannot read {}: {e}", path.display())))?;
+            all.push(ConfigLayer::repo(path.display().to_string(), text));
+        }
+    }
+    all.extend(layers.iter().cloned());
+    Ok(Config::layered(&all).map_err(CliError::usage)?.forge)
 }
 
 /// Read the `origin` remote of `dir`, if `dir` is in a git repository that has one.
@@ -83,18 +149,43 @@ fn forge_of_api_url(args: &ForgeArgs) -> Option<ForgeKind> {
     })
 }
 
-/// Parse `input` into a target, using the flags and the current directory's remote.
+/// Parse `input` into a target, using the flags, the configuration (loaded
+/// here: see [`resolve_target_with`] for a command that has it already) and
+/// the current directory's remote.
 pub(crate) fn resolve_target(input: &str, args: &ForgeArgs) -> CliResult<Target> {
+    let layers = config_layers(Overrides::default())?;
+    resolve_target_with(input, args, &layers)
+}
+
+/// Parse `input` into a target, using the flags, the configuration
+/// `layers` (from [`config_layers`]) with the current checkout's file, and
+/// the current directory's remote.
+pub(crate) fn resolve_target_with(
+    input: &str,
+    args: &ForgeArgs,
+    layers: &[ConfigLayer],
+) -> CliResult<Target> {
     let cwd = std::env::current_dir().map_err(|e| CliError::failure(anyhow!(e)))?;
+    resolve_target_in(input, args, layers, &cwd)
+}
+
+/// [`resolve_target_with`] from the directory `dir`.
+fn resolve_target_in(
+    input: &str,
+    args: &ForgeArgs,
+    layers: &[ConfigLayer],
+    dir: &Path,
+) -> CliResult<Target> {
+    let hosts = forge_config(layers, dir)?;
     let ctx = TargetContext {
         forge: args
             .forge
             .map(ForgeKind::from)
             .or_else(|| forge_of_api_url(args)),
         repo: args.repo.clone(),
-        remote: origin_remote(&cwd),
-        gitlab_hosts: Vec::new(),
-        github_hosts: Vec::new(),
+        remote: origin_remote(dir),
+        gitlab_hosts: hosts.gitlab_hosts,
+        github_hosts: hosts.github_hosts,
     };
     parse_target(input, &ctx).map_err(|err| {
         let hint = if ctx.remote.is_none() && ctx.repo.is_none() {
@@ -150,4 +241,106 @@ pub(crate) fn runtime() -> CliResult<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .map_err(|e| CliError::failure(anyhow!("cannot start the async runtime: {e}")))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+
+    /// A git checkout whose `origin` is `remote`, with `files`.
+    fn checkout(remote: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for args in [vec!["init", "-q"], vec!["remote", "add", "origin", remote]] {
+            let status = Command::new("git")
+                .arg("-C")
+                .arg(dir.path())
+                .args(&args)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .stdin(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success(), "git {args:?}");
+        }
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    fn args(forge: Option<ForgeFlag>) -> ForgeArgs {
+        ForgeArgs {
+            forge,
+            repo: None,
+            api_url: None,
+        }
+    }
+
+    const REMOTE: &str = "git@git.corp.example:platform/tools/greeter.git";
+
+    #[test]
+    fn a_remote_on_a_configured_gitlab_host_picks_gitlab() {
+        // The checkout's own shepherd.toml names the host.
+        let repo = checkout(
+            REMOTE,
+            &[(
+                "shepherd.toml",
+                "[forge]\ngitlab_hosts = [\"git.corp.example\"]\n",
+            )],
+        );
+        let target = resolve_target_in("MR !17", &args(None), &[], repo.path()).unwrap();
+        assert_eq!(target.forge, ForgeKind::GitLab);
+        assert_eq!(target.repo.host, "git.corp.example");
+        assert_eq!(target.repo.full_name(), "platform/tools/greeter");
+        assert_eq!(target.number, 17);
+        // From a subdirectory too.
+        std::fs::create_dir(repo.path().join("src")).unwrap();
+        let inner = resolve_target_in("!17", &args(None), &[], &repo.path().join("src")).unwrap();
+        assert_eq!(inner.forge, ForgeKind::GitLab);
+
+        // The user's file (a layer) names it.
+        let repo = checkout(REMOTE, &[]);
+        let user = ConfigLayer::user(
+            "user.toml",
+            "[forge]\ngitlab_hosts = [\"git.corp.example\"]\n",
+        );
+        let target = resolve_target_in("17", &args(None), &[user], repo.path()).unwrap();
+        assert_eq!(target.forge, ForgeKind::GitLab);
+        // ... or as GitHub Enterprise (no nested groups there).
+        let repo = checkout("git@git.corp.example:platform/greeter.git", &[]);
+        let user = ConfigLayer::user(
+            "user.toml",
+            "[forge]\ngithub_hosts = [\"git.corp.example\"]\n",
+        );
+        let target = resolve_target_in("17", &args(None), &[user], repo.path()).unwrap();
+        assert_eq!(target.forge, ForgeKind::GitHub);
+    }
+
+    #[test]
+    fn an_unknown_host_needs_the_flag_or_the_config() {
+        let repo = checkout(REMOTE, &[]);
+        let err = resolve_target_in("17", &args(None), &[], repo.path()).unwrap_err();
+        assert!(err.to_string().contains("git.corp.example"), "{err}");
+        let target =
+            resolve_target_in("17", &args(Some(ForgeFlag::Gitlab)), &[], repo.path()).unwrap();
+        assert_eq!(target.forge, ForgeKind::GitLab);
+        // gitlab.com needs nothing.
+        let repo = checkout("https://gitlab.com/acme/tools/greeter.git", &[]);
+        let target = resolve_target_in("!3", &args(None), &[], repo.path()).unwrap();
+        assert_eq!(target.forge, ForgeKind::GitLab);
+    }
+
+    #[test]
+    fn a_bad_repository_config_is_a_usage_error_naming_it() {
+        let repo = checkout(REMOTE, &[("shepherd.toml", "[forge]\ngitlab_host = []\n")]);
+        let err = resolve_target_in("17", &args(None), &[], repo.path()).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("gitlab_host") && text.contains("shepherd.toml"),
+            "{text}"
+        );
+    }
 }

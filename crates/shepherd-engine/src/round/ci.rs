@@ -4,14 +4,16 @@
 //! appeared are waited for (up to `ci.appear_timeout_secs`); failed jobs
 //! are re-run at most once per head SHA; a timeout, a check still pending at
 //! the deadline, or no checks at all is `UNKNOWN`, never `PASS`. Polls back
-//! off from the configured interval (`ci.json`).
+//! off from the configured interval (`ci.json`). The same on GitLab, where
+//! the checks are the jobs of the head pipeline, the required ones those
+//! that may not fail (`allow_failure: false`), and a re-run retries the
+//! failed jobs.
 
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use shepherd_core::ci::{
-    poll_delay, should_rerun, verdict, CheckConclusion, CheckState, CiStatus, CiVerdict,
-    RequiredSet,
+    poll_delay, should_rerun, verdict, CheckState, CiStatus, CiVerdict, RequiredSet,
 };
 
 use super::pr_state::short;
@@ -107,24 +109,16 @@ impl Runner {
                     .push(format!("the checks could not be read: {err}"));
             }
             if rerun_enabled && should_rerun(&v, self.run.rerun_shas.contains(&sha)) {
+                // Recorded before the call: a crash after it must not re-run
+                // a second time.
                 self.run.rerun_shas.push(sha.clone());
                 self.save_run()?;
-                let runs = self.forge.workflow_runs(&sha).await.unwrap_or_default();
-                for run in runs.iter().filter(|r| {
-                    matches!(
-                        r.conclusion,
-                        Some(
-                            CheckConclusion::Failure
-                                | CheckConclusion::Cancelled
-                                | CheckConclusion::TimedOut
-                                | CheckConclusion::StartupFailure
-                        )
-                    )
-                }) {
-                    match self.forge.rerun_failed_jobs(run.id).await {
-                        Ok(()) => reran.push(run.id),
-                        Err(err) => tracing::warn!(%err, run = run.id, "cannot re-run failed jobs"),
-                    }
+                // GitHub re-runs the failed jobs of each completed workflow
+                // run, GitLab retries each failed job (even while its
+                // pipeline still runs): the forge knows which.
+                match self.forge.rerun_failed_checks(number, &sha).await {
+                    Ok(ids) => reran = ids,
+                    Err(err) => tracing::warn!(%err, sha = %sha, "cannot re-run the failed jobs"),
                 }
                 if !reran.is_empty() {
                     self.emit(ProgressEvent::Note {

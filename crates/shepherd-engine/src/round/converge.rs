@@ -8,7 +8,7 @@ use shepherd_core::ci::CiStatus;
 use shepherd_core::classify::Class;
 use shepherd_core::converge::{check, is_stalled, mergeability, ConvergenceInput, GateState};
 
-use super::pr_state::short;
+use super::pr_state::{pr_noun, short};
 use super::{Round, RoundEnd, Runner};
 use crate::run::error::Result;
 use crate::run::options::Stage;
@@ -20,7 +20,10 @@ impl Runner {
             Ok(s) => s,
             Err(err) => {
                 return Ok(RoundEnd::Failed {
-                    reason: format!("cannot re-fetch the pull request after CI: {err}"),
+                    reason: format!(
+                        "cannot re-fetch the {} after CI: {err}",
+                        pr_noun(self.run.target.forge)
+                    ),
                 })
             }
         };

@@ -1,9 +1,10 @@
 //! Stage 1, PR state: fetch the PR and its feedback; refuse a fork before
 //! any mutation, end on a closed or merged PR, stop on a pending review of
-//! the viewer (`pr-state.json`).
+//! the viewer (`pr-state.json`). On GitLab: the merge request, a source
+//! project other than the target (a fork), the viewer's draft notes.
 
 use serde::Serialize;
-use shepherd_core::model::{PrStatus, PullRequest};
+use shepherd_core::model::{ForgeKind, PrStatus, PullRequest};
 use shepherd_core::target::{Mode, TargetedThread};
 
 use super::{Flow, Round, RoundEnd, Runner};
@@ -25,11 +26,13 @@ struct PrStateArtifact<'a> {
 impl Runner {
     pub(crate) async fn stage_pr_state(&mut self, round: &mut Round) -> Result<Flow> {
         let number = self.run.target.number;
+        let forge = self.run.target.forge;
+        let noun = pr_noun(forge);
         let snapshot = match self.forge.snapshot(number).await {
             Ok(s) => s,
             Err(err) => {
                 return Ok(Err(RoundEnd::Failed {
-                    reason: format!("cannot fetch the pull request: {err}"),
+                    reason: format!("cannot fetch the {noun}: {err}"),
                 }))
             }
         };
@@ -39,7 +42,7 @@ impl Runner {
                 "refused: fork",
                 Some(RoundEnd::Failed {
                     reason: format!(
-                        "the head of {} lives in a fork; shepherd refuses fork pull requests \
+                        "the head of {} lives in a fork; shepherd refuses fork {noun}s \
                          (a push would target the base repository)",
                         self.run.target
                     ),
@@ -54,7 +57,7 @@ impl Runner {
             (
                 "ended: not open",
                 Some(RoundEnd::Ended {
-                    reason: format!("the pull request is {word}; nothing more to do"),
+                    reason: format!("the {noun} is {word}; nothing more to do"),
                 }),
             )
         } else if pr.viewer_has_pending_review {
@@ -62,12 +65,20 @@ impl Runner {
                 "stopped: pending review",
                 Some(RoundEnd::Paused {
                     kind: PauseKind::PendingReview,
-                    reason: format!(
-                        "@{} has a pending (draft) review on this pull request: replies posted now \
-                         could vanish into it. Submit or discard that review, then run `shepherd \
-                         resume {}`",
-                        snapshot.viewer, self.run.run_id
-                    ),
+                    reason: match forge {
+                        ForgeKind::GitHub => format!(
+                            "@{} has a pending (draft) review on this pull request: replies \
+                             posted now could vanish into it. Submit or discard that review, then \
+                             run `shepherd resume {}`",
+                            snapshot.viewer, self.run.run_id
+                        ),
+                        ForgeKind::GitLab => format!(
+                            "@{} has draft notes (a pending review) on this merge request: they \
+                             would be published with the next review, mixed with Shepherd's \
+                             replies. Publish or discard them, then run `shepherd resume {}`",
+                            snapshot.viewer, self.run.run_id
+                        ),
+                    },
                 }),
             )
         } else {
@@ -82,10 +93,14 @@ impl Runner {
                     .iter()
                     .any(|t| t.comments.iter().any(|c| c.database_id == Some(id)));
                 let resolved_or_missing = !found;
+                let comment = match forge {
+                    ForgeKind::GitHub => "review comment",
+                    ForgeKind::GitLab => "note",
+                };
                 resolved_or_missing.then(|| RoundEnd::Ended {
                     reason: format!(
-                        "the targeted thread (review comment {id}) is not an unresolved thread of \
-                         the pull request"
+                        "the targeted thread ({comment} {id}) is not an unresolved thread of the \
+                         {noun}"
                     ),
                 })
             }
@@ -125,6 +140,14 @@ impl Runner {
             Some(end) => Err(end),
             None => Ok(()),
         })
+    }
+}
+
+/// What the forge calls the target: a pull request, or a merge request.
+pub(crate) fn pr_noun(forge: ForgeKind) -> &'static str {
+    match forge {
+        ForgeKind::GitHub => "pull request",
+        ForgeKind::GitLab => "merge request",
     }
 }
 

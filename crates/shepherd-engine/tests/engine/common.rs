@@ -1,4 +1,12 @@
-//! Helpers shared by the engine tests.
+//! Helpers shared by the engine tests: one suite for both forges.
+//!
+//! A test is written once, as `async fn name(forge: ForgeKind)`, and
+//! `both_forges!(name);` makes a `github` and a `gitlab` test of it. [`setup`] starts the emulator with
+//! the scenario in that forge (a scenario is written in GitHub's syntax and
+//! turned into GitLab's with `Scenario::into_gitlab`), and [`Setup`] builds
+//! the matching client, git credentials, targets, fault targets and reads
+//! of the emulator's state. Tests for one forge only say so in their names
+//! and docs.
 
 #![allow(dead_code)]
 
@@ -8,30 +16,93 @@ use std::time::Duration;
 
 use serde_json::Value;
 use shepherd_core::config::ConfigLayer;
-use shepherd_core::target::{ForgeSource, Mode, RepoSource, Target};
-use shepherd_core::{ForgeKind, Marker, RepoRef};
-use shepherd_emulator::{Emulator, RunningEmulator, Scenario};
+use shepherd_core::target::{ForgeSource, Mode, RepoSource, Target, TargetedThread};
+pub use shepherd_core::ForgeKind;
+use shepherd_core::{Marker, RepoRef};
+use shepherd_emulator::{EmulatedForge, Emulator, RunningEmulator, Scenario};
 use shepherd_engine::{
     Engine, EngineOptions, Git, HttpCredentials, Progress, ProgressEvent, RunOutcome, RunSpec,
     StateDir,
 };
-use shepherd_forge::{ClientConfig, Forge, GitHubClient, GitHubEndpoints, RetryPolicy, Token};
+use shepherd_forge::{
+    ClientConfig, Forge, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, RetryPolicy,
+    Token,
+};
+
+/// Runs a test written once over the forge on both: after `async fn
+/// NAME(forge: ForgeKind)`, `both_forges!(NAME);` makes a module `NAME`
+/// with two tests, `NAME::github` and `NAME::gitlab`, each running it
+/// against the emulator serving that forge.
+macro_rules! both_forges {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn github() {
+                super::$name($crate::common::ForgeKind::GitHub).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn gitlab() {
+                super::$name($crate::common::ForgeKind::GitLab).await;
+            }
+        }
+    };
+}
+pub(crate) use both_forges;
 
 /// The demo's PR author (Shepherd runs as this account).
 pub const DEV_TOKEN: &str = "emu_dev_token";
 pub const PR: u64 = 42;
 
-/// A running emulator and a private state directory and HOME.
+/// The demo's repository on GitHub (tests for GitHub only; a [`Setup`]
+/// knows its own).
+pub fn repo() -> RepoRef {
+    repo_on(ForgeKind::GitHub)
+}
+
+/// The demo's repository on `forge`.
+pub fn repo_on(forge: ForgeKind) -> RepoRef {
+    RepoRef {
+        host: match forge {
+            ForgeKind::GitHub => "github.com".into(),
+            ForgeKind::GitLab => "gitlab.com".into(),
+        },
+        owner: "demo".into(),
+        name: "authkit".into(),
+    }
+}
+
+/// The demo's PR on GitHub (tests for GitHub only).
+pub fn target() -> Target {
+    target_on(ForgeKind::GitHub)
+}
+
+/// The demo's PR (MR) on `forge`, in full mode.
+pub fn target_on(forge: ForgeKind) -> Target {
+    Target {
+        forge,
+        forge_source: ForgeSource::Flag,
+        repo: repo_on(forge),
+        repo_source: RepoSource::Flag,
+        number: PR,
+        mode: Mode::Full,
+        anchor: None,
+    }
+}
+
+/// A running emulator serving one forge, and a private state directory and HOME.
 pub struct Setup {
+    /// The forge the emulator serves.
+    pub kind: ForgeKind,
     pub emu: RunningEmulator,
     pub state: tempfile::TempDir,
     pub home: tempfile::TempDir,
     pub events: Arc<Mutex<Vec<ProgressEvent>>>,
 }
 
-/// The demo scenario, tuned for tests: the bot comments 300 ms after a push
-/// and the CI check takes about 600 ms more, so the bot's comment lands
-/// during the CI wait.
+/// The demo scenario (GitHub's syntax), tuned for tests: the bot comments
+/// 300 ms after a push and the CI check takes about 600 ms more, so the
+/// bot's comment lands during the CI wait.
 pub fn demo() -> Scenario {
     let mut s = Scenario::demo().expect("the demo scenario loads");
     for bot in &mut s.bots {
@@ -43,13 +114,32 @@ pub fn demo() -> Scenario {
     s
 }
 
+/// [`setup_on`] GitHub.
 pub async fn setup(scenario: Scenario) -> Setup {
+    setup_on(ForgeKind::GitHub, scenario).await
+}
+
+/// Starts the emulator with `scenario` (written in GitHub's syntax) served
+/// as `forge`, and lets the start-up CI settle.
+pub async fn setup_on(forge: ForgeKind, scenario: Scenario) -> Setup {
+    let scenario = match forge {
+        ForgeKind::GitHub => scenario,
+        ForgeKind::GitLab => scenario
+            .into_gitlab()
+            .expect("the scenario works on GitLab"),
+    };
     let emu = Emulator::start(scenario, "127.0.0.1:0".parse().expect("address"))
         .await
         .expect("emulator starts");
+    let served = match forge {
+        ForgeKind::GitHub => EmulatedForge::GitHub,
+        ForgeKind::GitLab => EmulatedForge::GitLab,
+    };
+    assert_eq!(emu.forge(), served);
     // CI of the scenario's head runs at start: let it settle.
     emu.wait_idle(Duration::from_secs(20)).await;
     Setup {
+        kind: forge,
         emu,
         state: tempfile::tempdir().expect("temp dir"),
         home: tempfile::tempdir().expect("temp dir"),
@@ -65,26 +155,6 @@ impl Progress for Recorder {
     }
 }
 
-pub fn repo() -> RepoRef {
-    RepoRef {
-        host: "github.com".into(),
-        owner: "demo".into(),
-        name: "authkit".into(),
-    }
-}
-
-pub fn target() -> Target {
-    Target {
-        forge: ForgeKind::GitHub,
-        forge_source: ForgeSource::Flag,
-        repo: repo(),
-        repo_source: RepoSource::Flag,
-        number: PR,
-        mode: Mode::Full,
-        anchor: None,
-    }
-}
-
 /// The test configuration: trust the scenario's bot, fast CI, auto approval.
 pub const TEST_CONFIG: &str = r#"
 [trust]
@@ -96,29 +166,108 @@ timeout_secs = 30
 appear_timeout_secs = 10
 "#;
 
+/// A public mutation whose faults the tests inject, named per forge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mutation {
+    /// A reply in a review thread (GitLab: a note on the discussion).
+    Reply,
+    /// A conversation comment (GitLab: a merge request note).
+    Comment,
+    /// Resolving a thread (GitLab: `PUT …/discussions/:id`).
+    Resolve,
+}
+
+impl Mutation {
+    /// The emulator's fault target (request-count key) of the call.
+    pub fn target(self, forge: ForgeKind) -> &'static str {
+        match (forge, self) {
+            (ForgeKind::GitHub, Mutation::Reply) => {
+                "POST /repos/{owner}/{repo}/pulls/{number}/comments/{comment_id}/replies"
+            }
+            (ForgeKind::GitHub, Mutation::Comment) => {
+                "POST /repos/{owner}/{repo}/issues/{number}/comments"
+            }
+            (ForgeKind::GitHub, Mutation::Resolve) => "graphql:ResolveReviewThread",
+            (ForgeKind::GitLab, Mutation::Reply) => {
+                "POST /api/v4/projects/{id}/merge_requests/{iid}/discussions/{discussion_id}/notes"
+            }
+            (ForgeKind::GitLab, Mutation::Comment) => {
+                "POST /api/v4/projects/{id}/merge_requests/{iid}/notes"
+            }
+            (ForgeKind::GitLab, Mutation::Resolve) => {
+                "PUT /api/v4/projects/{id}/merge_requests/{iid}/discussions/{discussion_id}"
+            }
+        }
+    }
+}
+
 impl Setup {
+    pub fn repo(&self) -> RepoRef {
+        repo_on(self.kind)
+    }
+
+    pub fn target(&self) -> Target {
+        target_on(self.kind)
+    }
+
+    /// Targeted mode on the thread whose root comment (GitLab: note) has
+    /// REST id `root`.
+    pub fn targeted(&self, root: u64) -> Mode {
+        Mode::Targeted(match self.kind {
+            ForgeKind::GitHub => TargetedThread::GitHubDiscussion(root),
+            ForgeKind::GitLab => TargetedThread::GitLabNote(root),
+        })
+    }
+
+    /// The API base the client talks to.
+    pub fn api_url(&self) -> String {
+        match self.kind {
+            ForgeKind::GitHub => self.emu.api_url(),
+            ForgeKind::GitLab => self.emu.gitlab_api_url(),
+        }
+    }
+
+    /// A client of the emulator as the PR's author (Shepherd's account).
     pub fn forge(&self) -> Arc<dyn Forge> {
         self.forge_as(DEV_TOKEN)
     }
 
+    /// A client of the emulator for `token`: GitHub's, or GitLab's bound
+    /// to the merge request.
     pub fn forge_as(&self, token: &str) -> Arc<dyn Forge> {
-        let endpoints = GitHubEndpoints::from_api_url(&self.emu.api_url()).expect("endpoints");
         let config = ClientConfig {
             retry: RetryPolicy::none(),
             ..ClientConfig::default()
         };
-        Arc::new(
-            GitHubClient::with_config(repo(), endpoints, Token::new(token), config)
-                .expect("client"),
-        )
+        match self.kind {
+            ForgeKind::GitHub => {
+                let endpoints = GitHubEndpoints::from_api_url(&self.api_url()).expect("endpoints");
+                Arc::new(
+                    GitHubClient::with_config(self.repo(), endpoints, Token::new(token), config)
+                        .expect("client"),
+                )
+            }
+            ForgeKind::GitLab => {
+                let endpoints = GitLabEndpoints::from_api_url(&self.api_url()).expect("endpoints");
+                Arc::new(
+                    GitLabClient::with_config(self.repo(), endpoints, Token::new(token), config)
+                        .expect("client")
+                        .with_merge_request(PR),
+                )
+            }
+        }
     }
 
     pub fn git(&self) -> Git {
         let home = self.home.path();
+        let credentials = match self.kind {
+            ForgeKind::GitHub => HttpCredentials::github(DEV_TOKEN),
+            ForgeKind::GitLab => HttpCredentials::gitlab(DEV_TOKEN),
+        };
         Git::new()
             .with_env("HOME", home)
             .with_env("XDG_CONFIG_HOME", home.join(".config"))
-            .with_credentials(HttpCredentials::github(DEV_TOKEN))
+            .with_credentials(credentials)
     }
 
     pub fn state_dir(&self) -> StateDir {
@@ -144,9 +293,9 @@ impl Setup {
 
     pub fn spec(&self, extra: &str) -> RunSpec {
         RunSpec {
-            target: target(),
+            target: self.target(),
             git_url: self.emu.git_url("demo", "authkit"),
-            api_url: Some(self.emu.api_url()),
+            api_url: Some(self.api_url()),
             layers: vec![
                 ConfigLayer::user("test config", TEST_CONFIG),
                 ConfigLayer::user("test override", extra),
@@ -161,6 +310,11 @@ impl Setup {
             .expect("the run starts")
     }
 
+    /// A fault target of `call` on this forge.
+    pub fn fault_target(&self, call: Mutation) -> &'static str {
+        call.target(self.kind)
+    }
+
     pub fn state(&self) -> Value {
         self.emu.state_json()
     }
@@ -173,10 +327,42 @@ impl Setup {
             .cloned()
             .expect("the PR is in the state")
     }
+
+    /// The PR's threads in the emulator's state.
+    pub fn threads(&self) -> Vec<Value> {
+        self.pr()["threads"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// The id the forge (and Shepherd's markers) give a thread of the
+    /// state: its node id on GitHub, its discussion id on GitLab.
+    pub fn thread_id(&self, thread: &Value) -> String {
+        let key = match self.kind {
+            ForgeKind::GitHub => "id",
+            ForgeKind::GitLab => "discussion_id",
+        };
+        thread[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("a thread without `{key}`: {thread}"))
+            .to_owned()
+    }
+
+    /// What every run must leave: no item answered twice, no thread
+    /// resolved without authorization and, on GitLab, no resolve of a
+    /// resolved discussion (GitLab records each as a duplicate system note).
+    pub fn assert_clean(&self) {
+        let pr = self.pr();
+        assert_no_duplicate_replies(&pr);
+        assert_resolves_authorized(&pr);
+        assert_eq!(
+            self.emu.duplicate_resolve_notes(),
+            0,
+            "a resolved discussion was resolved again"
+        );
+    }
 }
 
-/// Every reply carrying Shepherd's marker, per item id (threads and the
-/// conversation), from the emulator's state.
+/// Every reply carrying Shepherd's marker: the item id it names and where
+/// it is (the thread's state id, or `conversation`), from the emulator's state.
 pub fn marker_replies(pr: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for thread in pr["threads"].as_array().into_iter().flatten() {

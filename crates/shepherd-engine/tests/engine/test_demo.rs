@@ -1,12 +1,14 @@
-//! The demo scenario converges with the builtin agent.
+//! The demo scenario converges with the builtin agent, on both forges.
 
 use shepherd_engine::{ProgressEvent, RunStatus};
 
 use crate::common::*;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_demo_converges_with_the_builtin_agent() {
-    let setup = setup(demo()).await;
+/// Two rounds: the suggestions (GitHub's or GitLab's syntax) applied,
+/// pushed, replied to and resolved; the bot's comment during CI handled in
+/// round 2; the question and the invalid comment answered and left open.
+async fn the_demo_converges_with_the_builtin_agent(forge: ForgeKind) {
+    let setup = setup_on(forge, demo()).await;
     let outcome = setup.run("").await;
     let pr = setup.pr();
     assert_eq!(
@@ -35,8 +37,7 @@ async fn the_demo_converges_with_the_builtin_agent() {
         .map(|c| c.as_str().unwrap().to_owned())
         .collect();
 
-    assert_no_duplicate_replies(&pr);
-    assert_resolves_authorized(&pr);
+    setup.assert_clean();
     let threads = pr["threads"].as_array().unwrap();
     let mut fixed = 0;
     let mut open = 0;
@@ -116,9 +117,36 @@ async fn the_demo_converges_with_the_builtin_agent() {
             assert!(path.is_file(), "missing {}", path.display());
         }
     }
+    // Clustering: the four error-handling threads of src/auth (named by the
+    // forge's thread ids) are one cluster, fixed at once.
     let clusters = read_json(&outcome.run_dir.join("rounds/1/clusters.json"));
     assert_eq!(clusters["gate"]["open"], true, "{clusters}");
+    assert_eq!(clusters["clusters"].as_array().map(Vec::len), Some(1), "{clusters}");
     assert_eq!(clusters["clusters"][0]["area"], "src/auth", "{clusters}");
+    let mut auth: Vec<String> = threads
+        .iter()
+        .filter(|t| {
+            t["path"].as_str().unwrap().starts_with("src/auth/")
+                && t["comments"][0]["body"]
+                    .as_str()
+                    .unwrap()
+                    .contains("```suggestion")
+                && !t["comments"][0]["author"]
+                    .as_str()
+                    .is_some_and(|a| a.starts_with("review-bot"))
+        })
+        .map(|t| setup.thread_id(t))
+        .collect();
+    auth.sort();
+    let mut clustered: Vec<String> = clusters["clusters"][0]["item_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.as_str().unwrap().to_owned())
+        .collect();
+    clustered.sort();
+    assert_eq!(clustered, auth, "{clusters}");
+    assert_eq!(auth.len(), 4);
     let gate = read_json(&outcome.run_dir.join("rounds/1/gate.json"));
     assert_eq!(gate["verdict"]["passed"], true, "{gate}");
     assert!(outcome.run_dir.join("report.md").is_file());
@@ -144,3 +172,4 @@ async fn the_demo_converges_with_the_builtin_agent() {
         .iter()
         .any(|e| matches!(e, ProgressEvent::Stage { stage, .. } if stage.as_str() == "ci")));
 }
+both_forges!(the_demo_converges_with_the_builtin_agent);

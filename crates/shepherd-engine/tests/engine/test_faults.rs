@@ -1,14 +1,12 @@
 //! "Commit then fail" at each public step: no duplicate reply, no thread
-//! lost, no unauthorized resolve.
+//! lost, no unauthorized resolve (and on GitLab no resolve of a resolved
+//! discussion); a crash-like pause and `resume` without a second reply.
+//! On both forges.
 
 use shepherd_emulator::FaultSpec;
 use shepherd_engine::RunStatus;
 
 use crate::common::*;
-
-const REPLY: &str = "POST /repos/{owner}/{repo}/pulls/{number}/comments/{comment_id}/replies";
-const COMMENT: &str = "POST /repos/{owner}/{repo}/issues/{number}/comments";
-const RESOLVE: &str = "graphql:ResolveReviewThread";
 
 fn assert_clean_convergence(setup: &Setup, outcome: &shepherd_engine::RunOutcome) {
     assert_eq!(
@@ -18,52 +16,69 @@ fn assert_clean_convergence(setup: &Setup, outcome: &shepherd_engine::RunOutcome
         outcome.reason,
         outcome.report.to_markdown()
     );
-    let pr = setup.pr();
-    assert_no_duplicate_replies(&pr);
-    assert_resolves_authorized(&pr);
-    assert_eq!(marker_replies(&pr).len(), 10, "every item answered once");
+    setup.assert_clean();
+    assert_eq!(
+        marker_replies(&setup.pr()).len(),
+        10,
+        "every item answered once"
+    );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_thread_reply_that_commits_then_fails_is_adopted_not_doubled() {
+/// The demo with `fault` on `call` of `forge`, from the start.
+async fn with_fault(forge: ForgeKind, call: Mutation, fault: impl Fn(&str) -> FaultSpec) -> Setup {
     let mut s = demo();
-    s.faults
-        .push(FaultSpec::nth(REPLY, 2).with_commit_then_fail());
-    let setup = setup(s).await;
+    s.faults.push(fault(call.target(forge)));
+    setup_on(forge, s).await
+}
+
+async fn a_thread_reply_that_commits_then_fails_is_adopted_not_doubled(forge: ForgeKind) {
+    let setup = with_fault(forge, Mutation::Reply, |t| {
+        FaultSpec::nth(t, 2).with_commit_then_fail()
+    })
+    .await;
     let outcome = setup.run("").await;
     assert_clean_convergence(&setup, &outcome);
     let replies = read(&outcome.run_dir.join("rounds/1/replies.json"));
     assert!(replies.contains("\"adopted_existing\": true"), "{replies}");
 }
+both_forges!(a_thread_reply_that_commits_then_fails_is_adopted_not_doubled);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_conversation_reply_that_commits_then_fails_is_adopted_not_doubled() {
-    let mut s = demo();
-    s.faults
-        .push(FaultSpec::nth(COMMENT, 1).with_commit_then_fail());
-    let setup = setup(s).await;
+async fn a_conversation_reply_that_commits_then_fails_is_adopted_not_doubled(forge: ForgeKind) {
+    let setup = with_fault(forge, Mutation::Comment, |t| {
+        FaultSpec::nth(t, 1).with_commit_then_fail()
+    })
+    .await;
     let outcome = setup.run("").await;
     assert_clean_convergence(&setup, &outcome);
     let replies = read(&outcome.run_dir.join("rounds/1/replies.json"));
     assert!(replies.contains("\"adopted_existing\": true"), "{replies}");
 }
+both_forges!(a_conversation_reply_that_commits_then_fails_is_adopted_not_doubled);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_resolve_that_commits_then_fails_is_not_repeated() {
-    let mut s = demo();
-    s.faults
-        .push(FaultSpec::nth(RESOLVE, 1).with_commit_then_fail());
-    let setup = setup(s).await;
+async fn a_resolve_that_commits_then_fails_is_not_repeated(forge: ForgeKind) {
+    let setup = with_fault(forge, Mutation::Resolve, |t| {
+        FaultSpec::nth(t, 1).with_commit_then_fail()
+    })
+    .await;
     let outcome = setup.run("").await;
     assert_clean_convergence(&setup, &outcome);
+    assert_eq!(
+        setup
+            .emu
+            .request_count(setup.fault_target(Mutation::Resolve)),
+        6,
+        "one call per resolve"
+    );
 }
+both_forges!(a_resolve_that_commits_then_fails_is_not_repeated);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn failed_resolves_pause_the_run_and_resume_retries_them_without_a_second_reply() {
-    let mut s = demo();
-    s.faults
-        .push(FaultSpec::every(RESOLVE).with_status(500, None));
-    let setup = setup(s).await;
+async fn failed_resolves_pause_the_run_and_resume_retries_them_without_a_second_reply(
+    forge: ForgeKind,
+) {
+    let setup = with_fault(forge, Mutation::Resolve, |t| {
+        FaultSpec::every(t).with_status(500, None)
+    })
+    .await;
     let paused = setup.run("").await;
     assert_eq!(paused.status, RunStatus::Paused, "{:?}", paused.reason);
     assert!(paused.reason.as_deref().unwrap().contains("resolve"));
@@ -88,3 +103,4 @@ async fn failed_resolves_pause_the_run_and_resume_retries_them_without_a_second_
     let replies = read(&resumed.run_dir.join("rounds/1/replies.json"));
     assert_eq!(replies.matches("resolve-retry").count(), 5, "{replies}");
 }
+both_forges!(failed_resolves_pause_the_run_and_resume_retries_them_without_a_second_reply);

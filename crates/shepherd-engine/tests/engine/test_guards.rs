@@ -1,5 +1,6 @@
 //! What stops a run before (or instead of) anything public: a fork, a
-//! closed PR, a pending review, another run's lock, a failing verify command.
+//! closed PR, a pending review (GitLab: draft notes), a failing verify
+//! command, on both forges; another run's lock (forge-neutral: GitHub only).
 
 use shepherd_emulator::{Act, ActThread, PullRequestStatus, ThreadCommentSpec, ThreadSpec};
 use shepherd_engine::{EngineError, PrKey, RunStatus, Store, StoreError, Timestamp};
@@ -20,13 +21,13 @@ fn assert_untouched(setup: &Setup, head: &str) {
         "a thread was resolved"
     );
     assert_eq!(pr["head_sha"], head, "the head moved");
+    assert_eq!(setup.emu.duplicate_resolve_notes(), 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fork_is_refused_before_any_mutation() {
+async fn a_fork_is_refused_before_any_mutation(forge: ForgeKind) {
     let mut s = demo();
     s.pull_request.fork = true;
-    let setup = setup(s).await;
+    let setup = setup_on(forge, s).await;
     let head = setup.emu.head_sha(PR).unwrap();
     let outcome = setup.run("").await;
     assert_eq!(outcome.status, RunStatus::Failed);
@@ -39,12 +40,12 @@ async fn a_fork_is_refused_before_any_mutation() {
         "not even a worktree is created for a fork"
     );
 }
+both_forges!(a_fork_is_refused_before_any_mutation);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_closed_pr_ends_the_run() {
+async fn a_closed_pr_ends_the_run(forge: ForgeKind) {
     let mut s = demo();
     s.pull_request.state = PullRequestStatus::Closed;
-    let setup = setup(s).await;
+    let setup = setup_on(forge, s).await;
     let head = setup.emu.head_sha(PR).unwrap();
     let outcome = setup.run("").await;
     assert_eq!(outcome.status, RunStatus::Failed);
@@ -56,10 +57,11 @@ async fn a_closed_pr_ends_the_run() {
     assert_eq!(outcome.report.rounds.len(), 1);
     assert_untouched(&setup, &head);
 }
+both_forges!(a_closed_pr_ends_the_run);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_pending_review_of_the_viewer_stops_the_run() {
-    let setup = setup(demo()).await;
+/// GitLab: the viewer's draft notes.
+async fn a_pending_review_of_the_viewer_stops_the_run(forge: ForgeKind) {
+    let setup = setup_on(forge, demo()).await;
     let head = setup.emu.head_sha(PR).unwrap();
     setup
         .emu
@@ -82,7 +84,9 @@ async fn a_pending_review_of_the_viewer_stops_the_run() {
     );
     assert_untouched(&setup, &head);
 }
+both_forges!(a_pending_review_of_the_viewer_stops_the_run);
 
+/// Forge-neutral (the lock is the store's): GitHub only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_run_on_a_locked_pr_is_refused() {
     let setup = setup(demo()).await;
@@ -139,8 +143,7 @@ async fn a_second_run_on_a_locked_pr_is_refused() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failing_verify_command_refuses_the_push() {
+async fn a_failing_verify_command_refuses_the_push(forge: ForgeKind) {
     let mut s = demo();
     // A suggestion that breaks `trim` (tests/run.sh checks it).
     s.threads.push(ThreadSpec::new(
@@ -151,7 +154,7 @@ async fn a_failing_verify_command_refuses_the_push() {
             "Simpler:\n\n```suggestion\n    printf '%s\\n' \"$1\"\n```",
         )],
     ));
-    let setup = setup(s).await;
+    let setup = setup_on(forge, s).await;
     let head = setup.emu.head_sha(PR).unwrap();
     let outcome = setup.run("").await;
     assert_eq!(outcome.status, RunStatus::Failed, "{:?}", outcome.reason);
@@ -170,3 +173,4 @@ async fn a_failing_verify_command_refuses_the_push() {
     assert!(kept.is_dir());
     assert!(outcome.report.to_markdown().contains("Worktree kept at"));
 }
+both_forges!(a_failing_verify_command_refuses_the_push);

@@ -1,4 +1,4 @@
-//! The round limit, and resuming a run paused there.
+//! The round limit, and resuming a run paused there: on both forges.
 
 use shepherd_engine::{PauseKind, RunStatus};
 
@@ -12,9 +12,8 @@ fn endless() -> shepherd_emulator::Scenario {
     s
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_pr_that_keeps_drawing_comments_ends_at_max_rounds_with_exit_4() {
-    let setup = setup(endless()).await;
+async fn a_pr_that_keeps_drawing_comments_ends_at_max_rounds_with_exit_4(forge: ForgeKind) {
+    let setup = setup_on(forge, endless()).await;
     let outcome = setup
         .run("[loop]\nmax_rounds = 2\non_exhaust = \"fail\"\n")
         .await;
@@ -23,12 +22,12 @@ async fn a_pr_that_keeps_drawing_comments_ends_at_max_rounds_with_exit_4() {
     assert_eq!(outcome.report.rounds.len(), 2);
     assert!(outcome.reason.unwrap().contains("round limit (2)"));
     assert!(!outcome.report.converged);
-    assert_no_duplicate_replies(&setup.pr());
+    setup.assert_clean();
 }
+both_forges!(a_pr_that_keeps_drawing_comments_ends_at_max_rounds_with_exit_4);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn on_exhaust_approval_pauses_and_resume_allows_more_rounds() {
-    let setup = setup(endless()).await;
+async fn on_exhaust_approval_pauses_and_resume_allows_more_rounds(forge: ForgeKind) {
+    let setup = setup_on(forge, endless()).await;
     let outcome = setup
         .run("[loop]\nmax_rounds = 1\non_exhaust = \"approval\"\n")
         .await;
@@ -44,6 +43,6 @@ async fn on_exhaust_approval_pauses_and_resume_allows_more_rounds() {
         2,
         "one more round after the resume"
     );
-    assert_no_duplicate_replies(&setup.pr());
-    assert_resolves_authorized(&setup.pr());
+    setup.assert_clean();
 }
+both_forges!(on_exhaust_approval_pauses_and_resume_allows_more_rounds);

@@ -1,13 +1,12 @@
-//! State rebuilt from markers, approvals and resume, targeted mode.
+//! State rebuilt from markers, approvals and resume, targeted mode: on
+//! both forges.
 
-use shepherd_core::target::{Mode, TargetedThread};
 use shepherd_engine::{approve_run, ApprovalChange, RunStatus, StateDir};
 
 use crate::common::*;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fresh_state_dir_rebuilds_the_ledger_from_markers() {
-    let setup = setup(demo()).await;
+async fn a_fresh_state_dir_rebuilds_the_ledger_from_markers(forge: ForgeKind) {
+    let setup = setup_on(forge, demo()).await;
     let first = setup
         .run("[loop]\nmax_rounds = 1\non_exhaust = \"fail\"\n")
         .await;
@@ -33,15 +32,13 @@ async fn a_fresh_state_dir_rebuilds_the_ledger_from_markers() {
     );
     // The four answered, unresolved items (resolved threads are not fetched).
     assert_eq!(threads["ledger_from_markers"], 4, "{threads}");
-    let pr = setup.pr();
-    assert_no_duplicate_replies(&pr);
-    assert_resolves_authorized(&pr);
-    assert_eq!(marker_replies(&pr).len(), 10);
+    setup.assert_clean();
+    assert_eq!(marker_replies(&setup.pr()).len(), 10);
 }
+both_forges!(a_fresh_state_dir_rebuilds_the_ledger_from_markers);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_a_tty_approval_pauses_then_approve_and_resume_continue() {
-    let setup = setup(demo()).await;
+async fn without_a_tty_approval_pauses_then_approve_and_resume_continue(forge: ForgeKind) {
+    let setup = setup_on(forge, demo()).await;
     let head = setup.emu.head_sha(PR).unwrap();
     let outcome = setup.run("[approve]\nmode = \"prompt\"\n").await;
     assert_eq!(outcome.status, RunStatus::Paused, "{:?}", outcome.reason);
@@ -65,7 +62,7 @@ async fn without_a_tty_approval_pauses_then_approve_and_resume_continue() {
                 .unwrap()
                 .contains("expire")
         })
-        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .map(|t| setup.thread_id(t))
         .unwrap();
     let approved = approve_run(
         &setup.state_dir(),
@@ -82,13 +79,13 @@ async fn without_a_tty_approval_pauses_then_approve_and_resume_continue() {
 
     let resumed = setup.engine().resume(&outcome.run_id).await.unwrap();
     assert_eq!(resumed.status, RunStatus::Converged, "{:?}", resumed.reason);
+    setup.assert_clean();
     let pr = setup.pr();
-    assert_no_duplicate_replies(&pr);
     let thread = pr["threads"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["id"] == question.as_str())
+        .find(|t| setup.thread_id(t) == question)
         .unwrap();
     let last = thread["comments"].as_array().unwrap().last().unwrap()["body"]
         .as_str()
@@ -97,10 +94,11 @@ async fn without_a_tty_approval_pauses_then_approve_and_resume_continue() {
     assert!(last.contains("expiry comes with the next PR"), "{last}");
     assert_eq!(thread["resolved"], false, "a question is never resolved");
 }
+both_forges!(without_a_tty_approval_pauses_then_approve_and_resume_continue);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn targeted_mode_handles_one_thread_in_one_round() {
-    let setup = setup(demo()).await;
+/// GitHub: a `#discussion_rN` URL; GitLab: a `#note_N` URL.
+async fn targeted_mode_handles_one_thread_in_one_round(forge: ForgeKind) {
+    let setup = setup_on(forge, demo()).await;
     let pr = setup.pr();
     let thread = pr["threads"]
         .as_array()
@@ -111,18 +109,18 @@ async fn targeted_mode_handles_one_thread_in_one_round() {
         .clone();
     let root = thread["comments"][0]["database_id"].as_u64().unwrap();
     let mut spec = setup.spec("");
-    spec.target.mode = Mode::Targeted(TargetedThread::GitHubDiscussion(root));
+    spec.target.mode = setup.targeted(root);
     let outcome = setup.engine().start(spec).await.unwrap();
     assert_eq!(outcome.status, RunStatus::Converged, "{:?}", outcome.reason);
     assert_eq!(outcome.report.rounds.len(), 1);
     let pr = setup.pr();
     let replies = marker_replies(&pr);
     assert_eq!(replies.len(), 1, "{replies:?}");
-    assert_eq!(replies[0].0, thread["id"].as_str().unwrap());
+    assert_eq!(replies[0].0, setup.thread_id(&thread));
+    setup.assert_clean();
+    // No clustering in targeted mode: the gate stays closed, and a closed
+    // gate leaves no clusters.json.
     let clusters = outcome.run_dir.join("rounds/1/clusters.json");
-    assert_eq!(
-        read_json(&clusters)["gate"]["open"],
-        false,
-        "no clustering in targeted mode"
-    );
+    assert!(!clusters.exists(), "no clustering in targeted mode");
 }
+both_forges!(targeted_mode_handles_one_thread_in_one_round);

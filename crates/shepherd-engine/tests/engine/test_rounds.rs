@@ -1,5 +1,5 @@
 //! Round mechanics: protected paths, a push that races someone else's, a
-//! stalled round.
+//! stalled round: on both forges.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -9,8 +9,7 @@ use shepherd_engine::{ProgressEvent, RunStatus};
 
 use crate::common::*;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fix_to_a_protected_path_is_refused_and_handed_to_a_person() {
+async fn a_fix_to_a_protected_path_is_refused_and_handed_to_a_person(forge: ForgeKind) {
     let mut s = demo();
     s.head.insert(
         ".github/workflows/ci.yml".into(),
@@ -24,7 +23,7 @@ async fn a_fix_to_a_protected_path_is_refused_and_handed_to_a_person() {
             "Run on pull requests too.\n\n```suggestion\non: [push, pull_request]\n```",
         )],
     ));
-    let setup = setup(s).await;
+    let setup = setup_on(forge, s).await;
     let outcome = setup.run("").await;
     assert_eq!(outcome.status, RunStatus::Converged, "{:?}", outcome.reason);
     let pr = setup.pr();
@@ -41,12 +40,12 @@ async fn a_fix_to_a_protected_path_is_refused_and_handed_to_a_person() {
     assert!(reply.contains("protected path"), "{reply}");
     let results = read(&outcome.run_dir.join("rounds/1/results.json"));
     assert!(results.contains("needs-human"), "{results}");
-    assert_no_duplicate_replies(&pr);
+    setup.assert_clean();
 }
+both_forges!(a_fix_to_a_protected_path_is_refused_and_handed_to_a_person);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rejected_push_resyncs_and_reruns_the_round_without_overwriting() {
-    let setup = setup(demo()).await;
+async fn a_rejected_push_resyncs_and_reruns_the_round_without_overwriting(forge: ForgeKind) {
+    let setup = setup_on(forge, demo()).await;
     let engine = setup.engine();
     let spec = setup.spec("[verify]\ncommand = \"sh verify.sh && sleep 2\"\n");
     let run = tokio::spawn(async move { engine.start(spec).await });
@@ -94,16 +93,15 @@ async fn a_rejected_push_resyncs_and_reruns_the_round_without_overwriting() {
         commits.contains(&theirs.as_str()),
         "their commit was kept: {commits:?}"
     );
-    assert_no_duplicate_replies(&pr);
-    assert_resolves_authorized(&pr);
+    setup.assert_clean();
     assert_eq!(marker_replies(&pr).len(), 10);
 }
+both_forges!(a_rejected_push_resyncs_and_reruns_the_round_without_overwriting);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_round_that_changes_nothing_is_reported_as_stalled() {
+async fn a_round_that_changes_nothing_is_reported_as_stalled(forge: ForgeKind) {
     let mut s = demo();
     s.checks.clear();
-    let setup = setup(s).await;
+    let setup = setup_on(forge, s).await;
     let outcome = setup
         .run("[loop]\nmax_rounds = 6\non_exhaust = \"fail\"\n[ci]\nappear_timeout_secs = 1\n")
         .await;
@@ -116,3 +114,4 @@ async fn a_round_that_changes_nothing_is_reported_as_stalled() {
     assert_eq!(outcome.report.stalled_rounds, vec![3]);
     assert!(outcome.report.to_markdown().contains("stalled"));
 }
+both_forges!(a_round_that_changes_nothing_is_reported_as_stalled);

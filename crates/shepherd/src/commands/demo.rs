@@ -9,36 +9,123 @@ use clap::Args;
 use shepherd_core::config::{ApproveMode, ConfigLayer, Overrides};
 use shepherd_core::target::{ForgeSource, Mode, RepoSource, Target};
 use shepherd_core::{ForgeKind, RepoRef};
-use shepherd_emulator::{Emulator, Scenario, UserKind};
+use shepherd_emulator::{EmulatedForge, Emulator, RunningEmulator, Scenario, UserKind};
 use shepherd_engine::{Engine, Git, HttpCredentials, RunSpec};
-use shepherd_forge::{GitHubClient, GitHubEndpoints, Token};
+use shepherd_forge::{Forge, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, Token};
 
 use crate::error::{CliError, CliResult};
-use crate::forge_setup::runtime;
+use crate::forge_setup::{config_layers, runtime, ForgeFlag};
 
-use super::run::{
-    config_layers, engine_error, engine_options, print_outcome, state_dir, CommonRunArgs,
-};
+use super::run::{engine_error, engine_options, print_outcome, state_dir, CommonRunArgs};
 
 /// Run the whole loop offline on the built-in emulator's demo pull request
 ///
-/// Starts the local GitHub emulator with the embedded demo scenario (a small
-/// shell project whose PR drew review threads, a bot and a required check),
-/// and shepherds its PR as the PR's author with the configured agent
-/// (default: builtin) and `--approve auto` unless told otherwise. Nothing
-/// leaves this machine; nothing of yours is cloned.
+/// Starts the local forge emulator (GitHub, or GitLab with `--forge gitlab`)
+/// with the embedded demo scenario (a small shell project whose pull request
+/// or merge request drew review threads, a bot and a required check), and
+/// shepherds it as its author with the configured agent (default: builtin)
+/// and `--approve auto` unless told otherwise. Nothing leaves this machine;
+/// nothing of yours is cloned.
 #[derive(Debug, Args)]
 pub(crate) struct DemoArgs {
     #[command(flatten)]
     common: CommonRunArgs,
+
+    /// The forge the emulator plays
+    #[arg(long, value_enum, default_value = "github")]
+    forge: ForgeFlag,
 
     /// Keep the emulator serving after the run, until Ctrl-C, to look at it
     #[arg(long)]
     serve: bool,
 }
 
+/// What the demo says and builds for one forge.
+struct DemoForge {
+    kind: ForgeKind,
+}
+
+impl DemoForge {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            ForgeKind::GitHub => "GitHub",
+            ForgeKind::GitLab => "GitLab",
+        }
+    }
+
+    fn emulated(&self) -> EmulatedForge {
+        match self.kind {
+            ForgeKind::GitHub => EmulatedForge::GitHub,
+            ForgeKind::GitLab => EmulatedForge::GitLab,
+        }
+    }
+
+    fn api_url(&self, emu: &RunningEmulator) -> String {
+        match self.kind {
+            ForgeKind::GitHub => emu.api_url(),
+            ForgeKind::GitLab => emu.gitlab_api_url(),
+        }
+    }
+
+    /// The client of the demo's PR (MR) `number` for `token`.
+    fn client(
+        &self,
+        emu: &RunningEmulator,
+        repo: RepoRef,
+        number: u64,
+        token: &str,
+    ) -> CliResult<Arc<dyn Forge>> {
+        let api = self.api_url(emu);
+        Ok(match self.kind {
+            ForgeKind::GitHub => {
+                let endpoints = GitHubEndpoints::from_api_url(&api).map_err(CliError::failure)?;
+                Arc::new(
+                    GitHubClient::new(repo, endpoints, Token::new(token))
+                        .map_err(CliError::failure)?,
+                )
+            }
+            ForgeKind::GitLab => {
+                let endpoints = GitLabEndpoints::from_api_url(&api).map_err(CliError::failure)?;
+                Arc::new(
+                    GitLabClient::new(repo, endpoints, Token::new(token))
+                        .map_err(CliError::failure)?
+                        .with_merge_request(number),
+                )
+            }
+        })
+    }
+
+    fn credentials(&self, token: String) -> HttpCredentials {
+        match self.kind {
+            ForgeKind::GitHub => HttpCredentials::github(token),
+            ForgeKind::GitLab => HttpCredentials::gitlab(token),
+        }
+    }
+
+    /// How the forge writes the demo's PR: `#42`, `!42`.
+    fn reference(&self, owner: &str, name: &str, number: u64) -> String {
+        match self.kind {
+            ForgeKind::GitHub => format!("pull request {owner}/{name}#{number}"),
+            ForgeKind::GitLab => format!("merge request {owner}/{name}!{number}"),
+        }
+    }
+
+    fn explore_hint(&self) -> &'static str {
+        match self.kind {
+            ForgeKind::GitHub => "shepherd emulator --scenario examples/scenarios/demo",
+            ForgeKind::GitLab => {
+                "shepherd emulator --scenario examples/scenarios/demo --forge gitlab"
+            }
+        }
+    }
+}
+
 pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
-    let scenario = Scenario::demo().map_err(|e| CliError::failure(anyhow!(e)))?;
+    let forge = DemoForge {
+        kind: args.forge.into(),
+    };
+    let scenario =
+        Scenario::demo_for(forge.emulated()).map_err(|e| CliError::failure(anyhow!(e)))?;
     let state = state_dir(args.common.state_dir.clone())?;
     let mut layers = config_layers(Overrides {
         approve: Some(args.common.approve.unwrap_or(ApproveMode::Auto)),
@@ -81,8 +168,10 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
             .await
             .map_err(CliError::failure)?;
         eprintln!(
-            "Started the GitHub emulator at {} with the demo scenario.",
-            emu.api_url()
+            "Started the {} emulator at {} with the demo's {}.",
+            forge.name(),
+            forge.api_url(&emu),
+            forge.reference(&owner, &name, number)
         );
         // The scenario's own CI runs at start; let it finish.
         emu.wait_idle(Duration::from_secs(60)).await;
@@ -91,11 +180,9 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
             owner: owner.clone(),
             name: name.clone(),
         };
-        let endpoints = GitHubEndpoints::from_api_url(&emu.api_url()).map_err(CliError::failure)?;
-        let forge = GitHubClient::new(repo.clone(), endpoints, Token::new(token.clone()))
-            .map_err(CliError::failure)?;
+        let client = forge.client(&emu, repo.clone(), number, &token)?;
         let target = Target {
-            forge: ForgeKind::GitHub,
+            forge: forge.kind,
             forge_source: ForgeSource::Flag,
             repo,
             repo_source: RepoSource::Flag,
@@ -106,11 +193,11 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
         let spec = RunSpec {
             target,
             git_url: emu.git_url(&owner, &name),
-            api_url: Some(emu.api_url()),
+            api_url: Some(forge.api_url(&emu)),
             layers,
         };
-        let git = Git::new().with_credentials(HttpCredentials::github(token));
-        let engine = Engine::new(Arc::new(forge), state.clone(), git, engine_options());
+        let git = Git::new().with_credentials(forge.credentials(token));
+        let engine = Engine::new(client, state.clone(), git, engine_options());
         let outcome = engine.start(spec).await.map_err(engine_error)?;
 
         let state_file = outcome.run_dir.join("emulator-state.json");
@@ -133,9 +220,7 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
             "Report again: shepherd report {} --state-dir {dir}",
             outcome.run_id
         );
-        eprintln!(
-            "Explore the demo yourself: shepherd emulator --scenario examples/scenarios/demo"
-        );
+        eprintln!("Explore the demo yourself: {}", forge.explore_hint());
         if serve {
             eprintln!("\n{}", emu.banner());
             eprintln!(

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::anyhow;
 use clap::Args;
-use shepherd_core::config::{ApproveMode, ConfigLayer, Overrides};
+use shepherd_core::config::{ApproveMode, Overrides};
 use shepherd_core::target::Target;
 use shepherd_core::{Decision, ForgeKind};
 use shepherd_engine::{
@@ -19,7 +19,7 @@ use shepherd_engine::{
 use shepherd_forge::Token;
 
 use crate::error::{CliError, CliResult};
-use crate::forge_setup::{connect, resolve_target, runtime, ForgeArgs};
+use crate::forge_setup::{config_layers, connect, resolve_target_with, runtime, ForgeArgs};
 use crate::ui::color_enabled_stderr;
 
 /// Drive a pull request to a clean finish: fix, reply, resolve, wait for CI, repeat
@@ -76,29 +76,6 @@ fn parse_approve(text: &str) -> Result<ApproveMode, String> {
 /// The state directory: `--state-dir`, `SHEPHERD_STATE_DIR`, XDG, HOME.
 pub(crate) fn state_dir(flag: Option<PathBuf>) -> CliResult<StateDir> {
     StateDir::resolve(flag, |k| std::env::var(k).ok()).map_err(CliError::usage)
-}
-
-/// The configuration layers above the repository's file: the user's file,
-/// the environment, the flags.
-pub(crate) fn config_layers(overrides: Overrides) -> CliResult<Vec<ConfigLayer>> {
-    let env = |k: &str| std::env::var(k).ok();
-    let mut layers = Vec::new();
-    if let Some(path) = shepherd_core::config::user_config_path(env) {
-        match std::fs::read_to_string(&path) {
-            Ok(text) => layers.push(ConfigLayer::user(path, text)),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-            Err(err) => {
-                return Err(CliError::usage(anyhow!(
-                    "cannot read the user config {path}: {err}"
-                )))
-            }
-        }
-    }
-    layers.push(ConfigLayer::env(env));
-    layers.push(ConfigLayer::flags(overrides));
-    // Validate now, so a bad key is a usage error before anything starts.
-    shepherd_core::config::Config::layered(&layers).map_err(CliError::usage)?;
-    Ok(layers)
 }
 
 /// The git URL of the target's repository: beside `--api-url` when given
@@ -432,13 +409,15 @@ pub(crate) fn engine_options() -> EngineOptions {
 }
 
 pub(crate) fn cmd_run(args: RunArgs) -> CliResult<u8> {
-    let target = resolve_target(&args.target, &args.forge)?;
-    let state = state_dir(args.common.state_dir.clone())?;
+    // Loaded once: the `[forge]` hosts decide the forge of a remote, and the
+    // run is given the same layers.
     let layers = config_layers(Overrides {
         max_rounds: args.max_rounds,
         approve: args.common.approve,
         ..Overrides::default()
     })?;
+    let target = resolve_target_with(&args.target, &args.forge, &layers)?;
+    let state = state_dir(args.common.state_dir.clone())?;
     let forge = connect(&target, &args.forge)?;
     let git = git_with_credentials(&target)?;
     let spec = RunSpec {

@@ -207,10 +207,18 @@ pub fn shepherd_replies(emu: &RunningEmulator, pr: u64) -> Vec<String> {
 pub fn assert_honest_end_state(emu: &RunningEmulator, pr: u64, answered: usize) {
     let replies = shepherd_replies(emu, pr);
     let unique: std::collections::BTreeSet<&String> = replies.iter().collect();
-    assert_eq!(unique.len(), replies.len(), "an item was replied to twice: {replies:?}");
+    assert_eq!(
+        unique.len(),
+        replies.len(),
+        "an item was replied to twice: {replies:?}"
+    );
     assert_eq!(replies.len(), answered, "{replies:?}");
     let state = emu.state_json();
-    for thread in state["pull_requests"][0]["threads"].as_array().into_iter().flatten() {
+    for thread in state["pull_requests"][0]["threads"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
         if thread["resolved"] == true {
             let last = thread["comments"]
                 .as_array()

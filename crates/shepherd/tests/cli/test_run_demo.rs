@@ -43,3 +43,46 @@ fn demo_converges_and_says_where_to_look() {
     assert_eq!(report["converged"], true);
     assert_eq!(report["rounds"].as_array().map(Vec::len), Some(2));
 }
+
+#[test]
+fn demo_on_gitlab_converges() {
+    let sh = Shepherd::new();
+    let state = sh.home.path().join("state");
+    let out = sh.run(
+        &[
+            "demo",
+            "--forge",
+            "gitlab",
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--json",
+        ],
+        &[],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("Started the GitLab emulator at http://127.0.0.1:")
+            && stderr.contains("/api/v4 with the demo's merge request demo/authkit!42"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("--forge gitlab"),
+        "the hint follows the forge: {stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["converged"], true, "{stdout}");
+    assert_eq!(report["rounds"].as_array().map(Vec::len), Some(2));
+    assert_eq!(report["resolved"].as_array().map(Vec::len), Some(6));
+    let run = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("Report again: shepherd report "))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("the report hint names the run")
+        .to_owned();
+    let dump = state.join("runs").join(&run).join("emulator-state.json");
+    let dump: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dump).unwrap()).unwrap();
+    assert_eq!(dump["forge"], "gitlab");
+    assert_eq!(dump["duplicate_resolve_notes"], 0);
+}
