@@ -53,8 +53,8 @@ pub struct CommandRequest {
     pub prompt: String,
     /// The JSON Schema the answer must match.
     pub answer_schema: serde_json::Value,
-    /// The task as JSON: a [`TriageTask`], [`FixTask`], [`FixValidationTask`],
-    /// [`ReviewTask`] or [`ApplyReviewTask`], per `role`.
+    /// The task as JSON: a [`TriageTask`](crate::task::TriageTask), [`FixTask`](crate::task::FixTask), [`FixValidationTask`](crate::task::FixValidationTask),
+    /// [`ReviewTask`](crate::task::ReviewTask) or [`ApplyReviewTask`](crate::task::ApplyReviewTask), per `role`.
     pub task: serde_json::Value,
 }
 

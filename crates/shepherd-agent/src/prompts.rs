@@ -670,12 +670,16 @@ fn render_item(n: usize, total: usize, item: &TaskItem) -> String {
     out.push_str(&format!("- opened by: {author}\n"));
     let suggestion = match &item.suggestion {
         SuggestionState::Absent => "none".to_owned(),
-        SuggestionState::Applicable { edit } => format!(
-            "yes, replacing lines {}-{} of {}",
-            edit.site.start_line,
-            edit.site.end_line,
-            quoted(&edit.site.path)
-        ),
+        SuggestionState::Applicable { edit } => {
+            // GitLab's `suggestion:-N+M` reaches beyond the commented lines.
+            let (start, end) = edit
+                .effective_range()
+                .unwrap_or((edit.site.start_line, edit.site.end_line));
+            format!(
+                "yes, replacing lines {start}-{end} of {}",
+                quoted(&edit.site.path)
+            )
+        }
         SuggestionState::Refused { reason } => {
             format!(
                 "present but not applicable as written ({})",
