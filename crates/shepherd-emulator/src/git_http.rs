@@ -18,6 +18,8 @@ use futures::StreamExt as _;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::auth::{self, AuthFailure};
+use crate::automation::FaultEffect;
+use crate::faults::{self, ApiFlavor};
 use crate::git::GitEnv;
 use crate::push;
 use crate::rest::ApiError;
@@ -64,7 +66,22 @@ pub(crate) async fn fallback(State(shared): State<Arc<Shared>>, request: Request
         return not_found();
     }
     let method = request.method().clone();
-    shared.count(&format!("{method} /{{owner}}/{{repo}}.git/{service}"));
+    let key = format!("{method} /{{owner}}/{{repo}}.git/{service}");
+    shared.count(&key);
+    // Faults apply to git as to the API: a delay, an error instead of the
+    // service, or `commit_then_fail` (the push lands, the client sees a 502).
+    let decision = shared.fault_decision(&key);
+    if !decision.delay.is_zero() {
+        tokio::time::sleep(decision.delay).await;
+    }
+    let commit_then_fail = match decision.answer {
+        None => None,
+        Some(spec) if spec.effect == FaultEffect::CommitThenFail => Some(spec),
+        Some(spec) => {
+            tracing::info!(%key, effect = ?spec.effect, "fault fired on git");
+            return faults::response(&spec, ApiFlavor::Rest);
+        }
+    };
 
     let query = request.uri().query().unwrap_or_default().to_owned();
     let push = service == "git-receive-pack"
@@ -115,6 +132,10 @@ pub(crate) async fn fallback(State(shared): State<Arc<Shared>>, request: Request
         if let Err(err) = push::after_receive_pack(&shared, &viewer.login).await {
             tracing::error!(error = %err, "cannot process a push");
         }
+    }
+    if let Some(spec) = commit_then_fail {
+        tracing::info!(%key, "fault: served git, answering 502");
+        return faults::response(&spec, ApiFlavor::Rest);
     }
     output.into_response()
 }

@@ -195,3 +195,86 @@ async fn large_push_with_a_chunked_body_goes_through() {
     );
     assert_eq!(head_ref_oid(&emu, ALICE).await, pushed);
 }
+
+/// A `commit_then_fail` fault on git's receive-pack: the push lands (the PR's
+/// head moves), but the client sees a failure, as after a lost response.
+#[tokio::test]
+async fn a_commit_then_fail_push_lands_but_the_client_sees_an_error() {
+    let emu = start(scenario(1, 1)).await;
+    emu.set_fault(
+        shepherd_emulator::FaultSpec::nth("POST /{owner}/{repo}.git/git-receive-pack", 1)
+            .with_commit_then_fail(),
+    )
+    .unwrap();
+    let url = authed_git_url(&emu, ALICE);
+    let (pushed, out) = tokio::task::spawn_blocking(move || {
+        let git = GitClient::new();
+        let work = tempfile::tempdir().unwrap();
+        git.ok(
+            work.path(),
+            &[
+                "clone",
+                "--quiet",
+                "--branch",
+                "feature/widgets",
+                &url,
+                "repo",
+            ],
+        );
+        let repo = work.path().join("repo");
+        std::fs::write(repo.join("NEW.md"), "new file\n").unwrap();
+        git.ok(&repo, &["add", "NEW.md"]);
+        git.ok(&repo, &["commit", "--quiet", "-m", "Add NEW.md"]);
+        let pushed = git.ok(&repo, &["rev-parse", "HEAD"]);
+        let out = git.run(
+            &repo,
+            &["push", "--quiet", "origin", "HEAD:feature/widgets"],
+        );
+        (pushed, out)
+    })
+    .await
+    .unwrap();
+    assert!(!out.status.success(), "the client must see the failure");
+    assert_eq!(head_ref_oid(&emu, ALICE).await, pushed, "the push landed");
+}
+
+/// A plain status fault on git answers that status and serves nothing.
+#[tokio::test]
+async fn a_status_fault_on_git_refuses_the_push() {
+    let emu = start(scenario(1, 1)).await;
+    let before = head_ref_oid(&emu, ALICE).await;
+    emu.set_fault(
+        shepherd_emulator::FaultSpec::every("POST /{owner}/{repo}.git/git-receive-pack")
+            .with_status(503, None),
+    )
+    .unwrap();
+    let url = authed_git_url(&emu, ALICE);
+    let out = tokio::task::spawn_blocking(move || {
+        let git = GitClient::new();
+        let work = tempfile::tempdir().unwrap();
+        git.ok(
+            work.path(),
+            &[
+                "clone",
+                "--quiet",
+                "--branch",
+                "feature/widgets",
+                &url,
+                "repo",
+            ],
+        );
+        let repo = work.path().join("repo");
+        git.ok(
+            &repo,
+            &["commit", "--quiet", "--allow-empty", "-m", "empty"],
+        );
+        git.run(
+            &repo,
+            &["push", "--quiet", "origin", "HEAD:feature/widgets"],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(head_ref_oid(&emu, ALICE).await, before, "nothing landed");
+}

@@ -104,3 +104,30 @@ async fn failed_resolves_pause_the_run_and_resume_retries_them_without_a_second_
     assert_eq!(replies.matches("resolve-retry").count(), 5, "{replies}");
 }
 both_forges!(failed_resolves_pause_the_run_and_resume_retries_them_without_a_second_reply);
+
+/// The push of round 1 lands but the answer is lost (a 502 after the
+/// receive-pack): Shepherd checks the remote head, sees its commits there,
+/// and goes on without pushing twice or overwriting anything.
+async fn a_push_that_commits_then_fails_is_recognized_not_repeated(forge: ForgeKind) {
+    let mut s = demo();
+    s.faults.push(
+        FaultSpec::nth("POST /{owner}/{repo}.git/git-receive-pack", 1).with_commit_then_fail(),
+    );
+    let setup = setup_on(forge, s).await;
+    let outcome = setup.run("").await;
+    assert_clean_convergence(&setup, &outcome);
+    let push = read(&outcome.run_dir.join("rounds/1/push.json"));
+    assert!(
+        push.contains("the push reported an error but the remote has it"),
+        "{push}"
+    );
+    // One receive-pack per round that pushed: the lost answer was not retried.
+    assert_eq!(
+        setup
+            .emu
+            .request_count("POST /{owner}/{repo}.git/git-receive-pack"),
+        2,
+        "{push}"
+    );
+}
+both_forges!(a_push_that_commits_then_fails_is_recognized_not_repeated);
