@@ -17,7 +17,10 @@
 //! - "Review threads clear: yes", or "no, N deliberately-open threads: paths"
 //!   (threads Shepherd answered and left open on purpose), plus any other
 //!   unresolved thread;
-//! - clusters and escalations; reply failures needing attention;
+//! - clusters: the gate's signals in each round it opened, the clusters
+//!   (theme, area, files, items), how many items stayed isolated, and the
+//!   escalations with their context sentence; reply failures needing
+//!   attention;
 //! - agent time and, where the provider reports them, tokens and cost;
 //! - that convergence is not mergeability.
 
@@ -27,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ci::{CiStatus, CiVerdict};
 use crate::classify::{Class, Classified, ItemKind};
-use crate::cluster::{Cluster, Escalation};
+use crate::cluster::{Cluster, ClusterReport, Escalation, GateSignal};
 use crate::converge::MERGEABILITY_NOTE;
 use crate::ledger::{Decision, LedgerEntry, Outcome};
 
@@ -91,6 +94,29 @@ pub struct AgentUsage {
     pub tokens: Option<u64>,
     /// Cost in US dollars, when every provider reported it.
     pub cost_usd: Option<f64>,
+    /// The same per role (`triage`, `fix`, ...), in the order first used.
+    #[serde(default)]
+    pub roles: Vec<RoleUsage>,
+}
+
+/// Agent usage of one role over the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoleUsage {
+    /// The role (`triage`, `fix`, `cluster-fix`, `fix-validation`, `review`,
+    /// `apply-review`).
+    pub role: String,
+    /// The providers that ran it.
+    pub providers: Vec<String>,
+    /// How many calls.
+    pub calls: u32,
+    /// Wall time of those calls, in milliseconds.
+    pub millis: u64,
+    /// Input tokens, where reported.
+    pub input_tokens: Option<u64>,
+    /// Output tokens, where reported.
+    pub output_tokens: Option<u64>,
+    /// Cost in US dollars, where reported.
+    pub cost_usd: Option<f64>,
 }
 
 /// Everything the report is built from.
@@ -126,6 +152,49 @@ pub struct ReportInput {
     pub agent: AgentUsage,
     /// Where the worktree was kept, when it was.
     pub worktree_kept: Option<String>,
+}
+
+/// What the cluster gate saw and did in one round whose gate opened (a
+/// summary of that round's `clusters.json`; a closed gate leaves none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterRound {
+    /// The round (1-based).
+    pub round: u32,
+    /// The signals that opened the gate.
+    pub signals: Vec<GateSignal>,
+    /// How many clusters the round formed.
+    pub clusters: usize,
+    /// How many new items stayed isolated (one fix each).
+    pub isolated: usize,
+    /// How many areas the round escalated to a person.
+    pub escalations: usize,
+}
+
+impl From<&ClusterReport> for ClusterRound {
+    fn from(report: &ClusterReport) -> Self {
+        ClusterRound {
+            round: report.round,
+            signals: report.gate.signals.clone(),
+            clusters: report.clusters.len(),
+            isolated: report.isolated.len(),
+            escalations: report.escalations.len(),
+        }
+    }
+}
+
+/// A gate signal as a person reads it (`9 new items >= cluster.min_volume 4`).
+pub fn gate_signal_text(signal: &GateSignal) -> String {
+    match signal {
+        GateSignal::Volume { count, min } => {
+            format!("{count} new items >= cluster.min_volume {min}")
+        }
+        GateSignal::ReentryWithinRun => {
+            "re-entry: new items after a fix round of this run".to_owned()
+        }
+        GateSignal::ReentryAcrossRuns => {
+            "re-entry: fixes from an earlier run of this pull request".to_owned()
+        }
+    }
 }
 
 /// One item in a report list.
@@ -214,6 +283,10 @@ pub struct Report {
     pub ci: Option<CiVerdict>,
     /// Whether the review threads are clear.
     pub review_threads: ThreadsClear,
+    /// The rounds whose cluster gate opened, with its signals (see
+    /// [`Report::with_cluster_rounds`]); rounds not listed clustered nothing.
+    #[serde(default)]
+    pub cluster_rounds: Vec<ClusterRound>,
     /// Clusters formed.
     pub clusters: Vec<Cluster>,
     /// Escalations.
@@ -233,6 +306,16 @@ pub struct Report {
 impl Report {
     /// The current JSON format version.
     pub const VERSION: u32 = 1;
+
+    /// The report with what the cluster gate did in each round it opened
+    /// (from the rounds' `clusters.json`), sorted by round; a round given
+    /// twice keeps its last summary.
+    pub fn with_cluster_rounds(mut self, rounds: impl IntoIterator<Item = ClusterRound>) -> Self {
+        let by_round: BTreeMap<u32, ClusterRound> =
+            rounds.into_iter().map(|r| (r.round, r)).collect();
+        self.cluster_rounds = by_round.into_values().collect();
+        self
+    }
 }
 
 const OUTCOME_ORDER: [Outcome; 6] = [
@@ -452,6 +535,7 @@ pub fn build(input: &ReportInput) -> Report {
             other_open,
             summary,
         },
+        cluster_rounds: Vec::new(),
         clusters,
         escalations,
         failures,
@@ -641,38 +725,7 @@ impl Report {
             }
         }
 
-        out.push_str("\n## Clusters\n\n");
-        if self.clusters.is_empty() {
-            out.push_str("No cluster was formed.\n");
-        }
-        for c in &self.clusters {
-            out.push_str(&format!(
-                "- {} in `{}`: {} ({})\n",
-                c.theme,
-                c.area.replace('`', "'"),
-                c.item_ids
-                    .iter()
-                    .map(|i| md(i))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                md(&c.hypothesis)
-            ));
-        }
-        if !self.escalations.is_empty() {
-            out.push_str("\nEscalated to a person:\n\n");
-            for e in &self.escalations {
-                out.push_str(&format!(
-                    "- {} ({} rounds): {}\n",
-                    md(&e.context),
-                    e.rounds,
-                    e.item_ids
-                        .iter()
-                        .map(|i| md(i))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-        }
+        self.clusters_markdown(&mut out);
 
         out.push_str("\n## Needs attention\n\n");
         if self.failures.is_empty() {
@@ -709,9 +762,108 @@ impl Report {
                 .cost_usd
                 .map_or("not reported".to_owned(), |c| format!("${c:.4}"))
         ));
+        for r in &self.agent.roles {
+            let mut line = format!(
+                "- {} ({}): {} call(s), {:.1}s",
+                md(&r.role),
+                md(&r.providers.join(", ")),
+                r.calls,
+                r.millis as f64 / 1000.0
+            );
+            if r.input_tokens.is_some() || r.output_tokens.is_some() {
+                line.push_str(&format!(
+                    ", tokens {} in / {} out",
+                    r.input_tokens.unwrap_or(0),
+                    r.output_tokens.unwrap_or(0)
+                ));
+            }
+            if let Some(c) = r.cost_usd {
+                line.push_str(&format!(", ${c:.4}"));
+            }
+            line.push('\n');
+            out.push_str(&line);
+        }
 
         out.push_str(&format!("\n---\n\n{}\n", self.note));
         out
+    }
+}
+
+fn code(text: &str) -> String {
+    format!("`{}`", text.replace('`', "'"))
+}
+
+fn count(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", plural(n))
+}
+
+impl Report {
+    /// The Clusters section: the gate's signals in each round it opened,
+    /// the clusters (theme, area, files, items), isolated items, and the
+    /// escalations with their context sentence.
+    fn clusters_markdown(&self, out: &mut String) {
+        out.push_str("\n## Clusters\n\n");
+        if !self.cluster_rounds.is_empty() {
+            out.push_str(
+                "Cluster gate (rounds not listed did not open it and clustered nothing):\n\n",
+            );
+            for r in &self.cluster_rounds {
+                // Shepherd's own words, not untrusted text: no escaping.
+                let signals: Vec<String> = r.signals.iter().map(gate_signal_text).collect();
+                out.push_str(&format!(
+                    "- Round {}: opened by {}; {}, {}, {}\n",
+                    r.round,
+                    signals.join(" and "),
+                    count(r.clusters, "cluster"),
+                    count(r.isolated, "isolated item"),
+                    count(r.escalations, "escalation")
+                ));
+            }
+            out.push('\n');
+        }
+        if self.clusters.is_empty() {
+            out.push_str("No cluster was formed.\n");
+        } else {
+            out.push_str("Clusters formed (one fix each, unless escalated):\n\n");
+        }
+        for c in &self.clusters {
+            let escalated = self
+                .escalations
+                .iter()
+                .any(|e| c.item_ids.iter().all(|id| e.item_ids.contains(id)));
+            out.push_str(&format!(
+                "- {} in {}: {} on {}{}\n",
+                c.theme,
+                code(&c.area),
+                count(c.item_ids.len(), "item"),
+                count(c.files.len(), "file"),
+                if escalated {
+                    " (escalated: not patched)"
+                } else {
+                    ""
+                }
+            ));
+            let files: Vec<String> = c.files.iter().map(|f| code(f)).collect();
+            out.push_str(&format!("  - files: {}\n", files.join(", ")));
+            let items: Vec<String> = c.item_ids.iter().map(|i| md(i)).collect();
+            out.push_str(&format!("  - items: {}\n", items.join(", ")));
+            out.push_str(&format!("  - hypothesis: {}\n", md(&c.hypothesis)));
+        }
+        if !self.escalations.is_empty() {
+            out.push_str(
+                "\nEscalated to a person (no longer patched; the items are left open as \
+                 needs-human):\n\n",
+            );
+            for e in &self.escalations {
+                let items: Vec<String> = e.item_ids.iter().map(|i| md(i)).collect();
+                out.push_str(&format!(
+                    "- {} (after {}): {}\n",
+                    md(&e.context),
+                    count(e.rounds as usize, "fix round"),
+                    items.join(", ")
+                ));
+            }
+        }
     }
 }
 
@@ -819,6 +971,15 @@ mod tests {
                 millis: 1500,
                 tokens: None,
                 cost_usd: None,
+                roles: vec![RoleUsage {
+                    role: "triage".into(),
+                    providers: vec!["builtin".into()],
+                    calls: 2,
+                    millis: 1500,
+                    input_tokens: Some(10),
+                    output_tokens: Some(5),
+                    cost_usd: Some(0.25),
+                }],
             },
             worktree_kept: None,
         }
@@ -869,6 +1030,102 @@ mod tests {
         assert!(a.contains("resolve T3: 502"), "{a}");
         assert!(a.contains("Convergence is not mergeability"), "{a}");
         assert!(a.contains("Time: 1.5s"), "{a}");
+        assert!(
+            a.contains("- triage (builtin): 2 call(s), 1.5s, tokens 10 in / 5 out, $0.2500"),
+            "{a}"
+        );
+    }
+
+    #[test]
+    fn the_clusters_section_shows_signals_clusters_isolated_and_escalations() {
+        use crate::cluster::{escalation_context, AreaKey, GateDecision};
+
+        let key = AreaKey::new(Theme::ErrorHandling, "src/store");
+        let escalation = Escalation {
+            key: key.clone(),
+            item_ids: vec!["T10".into(), "T9".into()],
+            rounds: 2,
+            context: escalation_context(&key),
+        };
+        let mut i = input();
+        i.escalations = vec![escalation.clone()];
+        i.clusters.push(Cluster {
+            theme: Theme::ErrorHandling,
+            area: "src/store".into(),
+            files: vec!["src/store/a.sh".into(), "src/store/b.sh".into()],
+            item_ids: vec!["T10".into(), "T9".into()],
+            hypothesis: "h2".into(),
+        });
+        let round1 = ClusterReport {
+            version: ClusterReport::VERSION,
+            round: 1,
+            gate: GateDecision {
+                open: true,
+                signals: vec![GateSignal::Volume { count: 5, min: 4 }],
+            },
+            clusters: i.clusters[..1].to_vec(),
+            isolated: vec!["T2".into(), "T3".into(), "IC_1".into()],
+            escalations: vec![],
+            just_fixed_files: None,
+        };
+        let round3 = ClusterReport {
+            round: 3,
+            gate: GateDecision {
+                open: true,
+                signals: vec![GateSignal::ReentryWithinRun],
+            },
+            clusters: i.clusters[1..].to_vec(),
+            isolated: vec![],
+            escalations: vec![escalation],
+            ..round1.clone()
+        };
+        let report = build(&i)
+            .with_cluster_rounds([ClusterRound::from(&round3), ClusterRound::from(&round1)]);
+        assert_eq!(
+            report
+                .cluster_rounds
+                .iter()
+                .map(|r| r.round)
+                .collect::<Vec<_>>(),
+            [1, 3]
+        );
+        let md = report.to_markdown();
+        let section = &md[md.find("## Clusters").unwrap()..md.find("## Needs attention").unwrap()];
+        for expected in [
+            "- Round 1: opened by 5 new items >= cluster.min_volume 4; 1 cluster, 3 isolated items, 0 escalations",
+            "- Round 3: opened by re-entry: new items after a fix round of this run; 1 cluster, 0 isolated items, 1 escalation",
+            "- error-handling in `src`: 2 items on 1 file\n",
+            "- error-handling in `src/store`: 2 items on 2 files (escalated: not patched)\n",
+            "  - files: `src/store/a.sh`, `src/store/b.sh`",
+            "  - files: `src/a.sh`",
+            "  - items: T1, T4",
+            "  - hypothesis: h",
+            "- several rounds of feedback on error-handling in src/store suggest a deeper issue (after 2 fix rounds): T10, T9",
+        ] {
+            assert!(section.contains(expected), "missing {expected:?} in\n{section}");
+        }
+        // The JSON twin carries the same, and reads back.
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            json["cluster_rounds"][1]["signals"][0]["kind"],
+            "reentry-within-run"
+        );
+        assert_eq!(json["cluster_rounds"][0]["isolated"], 3);
+        let back: Report = serde_json::from_value(json).unwrap();
+        assert_eq!(back, report);
+    }
+
+    #[test]
+    fn without_clusters_the_section_says_none_was_formed() {
+        let mut i = input();
+        i.clusters.clear();
+        let md = build(&i).to_markdown();
+        assert!(
+            md.contains("## Clusters\n\nNo cluster was formed.\n"),
+            "{md}"
+        );
+        assert!(!md.contains("Cluster gate"), "{md}");
+        assert!(!md.contains("Escalated"), "{md}");
     }
 
     #[test]

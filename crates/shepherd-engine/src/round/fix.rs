@@ -1,52 +1,79 @@
-//! Stage 7, fix: one fix per cluster and per isolated code-change item, one
-//! commit each, made by Shepherd (never the agent), staging only the files
-//! that changed and refusing protected paths. An isolated item whose
-//! suggestion block applies is fixed deterministically (the builtin
-//! provider) whatever agent is configured. A fixer that cannot fix answers
-//! `blocked`, which becomes `needs-human`. Reply-only items get their
-//! drafted reply. Every result goes to `results.json`.
+//! Stage 7, fix: suggestion blocks first, then one fix agent per cluster and
+//! per isolated item, in parallel ([`super::parallel`]), then metadata edits
+//! through the forge ([`super::metadata`]).
+//!
+//! - An isolated code-change item whose suggestion block applies is fixed
+//!   deterministically (the builtin provider) in the run's worktree, whatever
+//!   agent is configured, before any agent runs: the reviewer wrote the code.
+//! - Every other cluster and code-change item gets a fix agent in its own
+//!   scratch worktree; results are merged back in order and committed by
+//!   Shepherd, one commit per item or cluster, staging only the files the
+//!   agent changed and refusing protected paths.
+//! - A `metadata-change` item gets a fix agent too, which edits the PR's
+//!   title, description and labels as files; Shepherd applies the change
+//!   through the forge API, adding to the description, never replacing it.
+//! - A fixer that cannot fix answers `blocked`, which becomes `needs-human`.
+//!
+//! Reply-only items get their drafted reply. Every result goes to
+//! `results.json`.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use shepherd_agent::{
-    check_fix_answer, Agent, AgentContext, BuiltinAgent, ClusterContext, FixAnswer, FixStatus,
-    FixTask, PrContext, SuggestionState, TriageNote,
+    check_fix_answer, Agent, BuiltinAgent, ClusterContext, FixStatus, FixTask, PrContext,
+    SuggestionState, ThreadOutcome, TriageNote, UsageLog,
 };
 use shepherd_core::cluster::{AreaKey, Cluster, RoundAreas};
 use shepherd_core::gate::{resolve_authorized, ItemResult};
 use shepherd_core::theme::Theme;
 use shepherd_core::{Decision, Outcome};
 
+use super::metadata;
+use super::parallel::{blocked_all, FixUnit, UnitKind};
 use super::triage::task_item;
 use super::{reply_only_outcome, Flow, Planned, Round, Runner, WorkItem};
-use crate::run::error::Result;
-use crate::run::options::Stage;
+use crate::run::error::{EngineError, Result};
+use crate::run::options::{is_builtin, Stage};
 use crate::worktree::{ProtectedPaths, WorktreeError};
 
-/// One fix: a cluster, or an isolated item.
-struct Unit {
-    items: Vec<WorkItem>,
-    cluster: Option<Cluster>,
+/// What a fix produced for one item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UnitResult {
+    pub(crate) status: FixStatus,
+    pub(crate) reply: String,
+    pub(crate) summary: String,
+    pub(crate) commit: Option<String>,
+    /// A metadata edit that the forge shows applied.
+    pub(crate) metadata_applied: bool,
 }
 
-/// What a unit produced for one item.
-struct UnitResult {
-    status: FixStatus,
-    reply: String,
-    summary: String,
-    commit: Option<String>,
+impl UnitResult {
+    /// Not fixed, for `why`: handed to a person.
+    pub(crate) fn blocked(why: &str) -> Self {
+        UnitResult {
+            status: FixStatus::Blocked,
+            reply: format!(
+                "Shepherd could not fix this automatically ({why}). A maintainer needs to look \
+                 at it."
+            ),
+            summary: why.to_owned(),
+            commit: None,
+            metadata_applied: false,
+        }
+    }
 }
 
 impl Runner {
     pub(crate) async fn stage_fix(&mut self, round: &mut Round) -> Result<Flow> {
         let cfg = self.config.gate_config();
-        let mut planned: Vec<(WorkItem, Planned)> = Vec::new();
+        let protected = ProtectedPaths::new(&self.config.paths.protected)?;
 
-        // Units: clusters of two or more code-change items, then isolated
-        // items ordered so that edits lower in a file come first.
+        // Code-change units: clusters of two or more, then isolated items
+        // ordered so that edits lower in a file come first.
         let code: Vec<WorkItem> = round
             .work
             .iter()
@@ -54,7 +81,7 @@ impl Runner {
             .cloned()
             .collect();
         let mut used: BTreeSet<String> = BTreeSet::new();
-        let mut units = Vec::new();
+        let mut units: Vec<FixUnit> = Vec::new();
         if let Some(report) = &round.clusters {
             for cluster in &report.clusters {
                 let members: Vec<WorkItem> = code
@@ -66,9 +93,12 @@ impl Runner {
                     used.extend(members.iter().map(|w| w.id().to_owned()));
                     let mut cluster = cluster.clone();
                     cluster.item_ids = members.iter().map(|w| w.id().to_owned()).collect();
-                    units.push(Unit {
+                    units.push(FixUnit {
+                        label: format!("cluster-fix-{}", members[0].id()),
+                        files: cluster.files.clone(),
                         items: members,
                         cluster: Some(cluster),
+                        kind: UnitKind::Code,
                     });
                 }
             }
@@ -85,101 +115,196 @@ impl Runner {
                 w.id().to_owned(),
             )
         });
-        units.extend(singles.into_iter().map(|w| Unit {
+        let (suggested, agent_singles): (Vec<WorkItem>, Vec<WorkItem>) =
+            singles.into_iter().partition(has_applicable_suggestion);
+        units.extend(agent_singles.into_iter().map(|w| FixUnit {
+            label: format!("fix-{}", w.id()),
+            files: w.classified.path.iter().cloned().collect(),
             items: vec![w],
             cluster: None,
+            kind: UnitKind::Code,
         }));
 
-        let protected = ProtectedPaths::new(&self.config.paths.protected)?;
-        let mut fixed_areas: Vec<AreaKey> = Vec::new();
-        for unit in units {
-            let results = self.fix_unit(round, &unit, &protected).await?;
-            for item in &unit.items {
-                let Some(r) = results.get(item.id()) else {
-                    continue;
-                };
-                let outcome = r.status.outcome();
-                let gate_item = item.gate_item();
-                let fixed = r.commit.is_some();
-                if fixed {
-                    let theme = round
-                        .triage
-                        .get(item.id())
-                        .and_then(|d| d.theme)
-                        .unwrap_or(Theme::Other);
-                    let area = match &unit.cluster {
-                        Some(c) => AreaKey::of_cluster(c),
-                        None => AreaKey::new(
-                            theme,
-                            &parent_dir(item.classified.path.as_deref().unwrap_or("")),
-                        ),
-                    };
-                    if !fixed_areas.contains(&area) {
-                        fixed_areas.push(area);
+        // Metadata units, when they can run at all.
+        let mut results: BTreeMap<String, UnitResult> = BTreeMap::new();
+        let meta: Vec<WorkItem> = round
+            .work
+            .iter()
+            .filter(|w| round.approved.get(w.id()) == Some(&Decision::MetadataChange))
+            .cloned()
+            .collect();
+        let mut fields = None;
+        if !meta.is_empty() {
+            let cannot = if is_builtin(self.agents().fix.as_ref()) {
+                Some(
+                    "the builtin agent cannot write a change to the pull request's title, \
+                     description or labels"
+                        .to_owned(),
+                )
+            } else {
+                match self.read_pr_fields().await {
+                    Ok(f) => {
+                        fields = Some(f);
+                        None
+                    }
+                    Err(why) => Some(why),
+                }
+            };
+            match cannot {
+                Some(why) => {
+                    for w in &meta {
+                        results.insert(w.id().to_owned(), UnitResult::blocked(&why));
                     }
                 }
-                let fix_kind = match (&unit.cluster, fixed) {
-                    (_, false) => None,
-                    (Some(_), true) => Some("cluster".to_owned()),
-                    (None, true) if has_applicable_suggestion(item) => {
-                        Some("suggestion".to_owned())
-                    }
-                    (None, true) => Some("agent".to_owned()),
-                };
-                let reply = match &r.commit {
-                    Some(sha) => format!("{}\n\nFixed in {sha}.", r.reply.trim_end()),
-                    None => r.reply.clone(),
-                };
-                planned.push((
-                    item.clone(),
-                    Planned {
-                        result: ItemResult {
-                            item_id: item.id().to_owned(),
-                            decision: Decision::CodeChange,
-                            outcome,
-                            commit: r.commit.clone(),
-                            metadata_applied: false,
-                            reply,
-                            reply_target: item.reply_target(),
-                            resolve_authorized: resolve_authorized(
-                                Decision::CodeChange,
-                                outcome,
-                                &gate_item.kind,
-                                &cfg,
-                            ),
-                            cluster_files: match (&unit.cluster, fixed) {
-                                (Some(c), true) => c.files.clone(),
-                                _ => Vec::new(),
-                            },
-                        },
-                        kind: item.classified.kind,
-                        fix_kind,
-                        summary: r.summary.clone(),
-                        carried: false,
-                    },
-                ));
+                None => units.extend(meta.iter().map(|w| FixUnit {
+                    label: format!("metadata-{}", w.id()),
+                    files: Vec::new(),
+                    items: vec![w.clone()],
+                    cluster: None,
+                    kind: UnitKind::Metadata,
+                })),
             }
         }
 
-        // Reply-only and metadata items.
+        // Suggestion blocks first, in the run's worktree. A block that no
+        // longer applies goes to the fix agent, when there is one.
+        let fallback = !is_builtin(self.agents().fix.as_ref());
+        let mut by_suggestion: BTreeSet<String> = BTreeSet::new();
+        for item in &suggested {
+            let r = self.fix_suggestion(round, item, &protected).await?;
+            let applied = r.get(item.id()).is_some_and(|u| u.commit.is_some());
+            if applied {
+                by_suggestion.insert(item.id().to_owned());
+            }
+            if !applied && fallback {
+                units.push(FixUnit {
+                    label: format!("fix-{}", item.id()),
+                    files: item.classified.path.iter().cloned().collect(),
+                    items: vec![item.clone()],
+                    cluster: None,
+                    kind: UnitKind::Code,
+                });
+            } else {
+                results.extend(r);
+            }
+        }
+        // Then the agents, in parallel.
+        if !units.is_empty() {
+            let r = self
+                .run_units(round, &units, &protected, fields.as_ref())
+                .await?;
+            results.extend(r);
+        }
+
+        // Planned results of code and metadata items.
+        let mut planned: Vec<(WorkItem, Planned)> = Vec::new();
+        let mut fixed_areas: Vec<AreaKey> = Vec::new();
+        let cluster_of: BTreeMap<String, Cluster> = units
+            .iter()
+            .filter_map(|u| u.cluster.as_ref().map(|c| (u, c)))
+            .flat_map(|(u, c)| u.ids().into_iter().map(|id| (id.to_owned(), c.clone())))
+            .collect();
         for item in &round.work {
             let Some(&decision) = round.approved.get(item.id()) else {
                 continue;
             };
-            let (outcome, reply) = match decision {
-                Decision::CodeChange => continue,
-                Decision::MetadataChange => (
-                    Outcome::NeedsHuman,
-                    "This asks for a change to the pull request's title, description or labels. \
-                     Shepherd does not make metadata edits automatically yet, so a maintainer \
-                     needs to make it."
-                        .to_owned(),
-                ),
-                other => match reply_only_outcome(other) {
-                    Some(outcome) => (outcome, self.drafted_reply(round, item.id(), other)),
-                    None => continue,
-                },
+            if !matches!(decision, Decision::CodeChange | Decision::MetadataChange) {
+                continue;
+            }
+            let cluster = cluster_of.get(item.id());
+            let r = results
+                .remove(item.id())
+                .unwrap_or_else(|| UnitResult::blocked("the fixer gave no outcome for it"));
+            let gate_item = item.gate_item();
+            let (outcome, commit, metadata_applied, reply) = match decision {
+                Decision::MetadataChange => {
+                    let applied = r.metadata_applied && r.status != FixStatus::Blocked;
+                    let outcome = if applied {
+                        Outcome::Fixed
+                    } else {
+                        Outcome::NeedsHuman
+                    };
+                    (outcome, None, applied, r.reply.clone())
+                }
+                _ => {
+                    let outcome = if r.commit.is_some() {
+                        r.status.outcome()
+                    } else {
+                        Outcome::NeedsHuman
+                    };
+                    let reply = match &r.commit {
+                        Some(sha) => format!("{}\n\nFixed in {sha}.", r.reply.trim_end()),
+                        None => r.reply.clone(),
+                    };
+                    (outcome, r.commit.clone(), false, reply)
+                }
             };
+            let fixed = commit.is_some();
+            if fixed {
+                let theme = round
+                    .triage
+                    .get(item.id())
+                    .and_then(|d| d.theme)
+                    .unwrap_or(Theme::Other);
+                let area = match cluster {
+                    Some(c) => AreaKey::of_cluster(c),
+                    None => AreaKey::new(
+                        theme,
+                        &parent_dir(item.classified.path.as_deref().unwrap_or("")),
+                    ),
+                };
+                if !fixed_areas.contains(&area) {
+                    fixed_areas.push(area);
+                }
+            }
+            let fix_kind = match (decision, cluster, fixed) {
+                (Decision::MetadataChange, _, _) if metadata_applied => Some("metadata".to_owned()),
+                (_, _, false) => None,
+                (_, Some(_), true) => Some("cluster".to_owned()),
+                (_, None, true) if by_suggestion.contains(item.id()) => {
+                    Some("suggestion".to_owned())
+                }
+                (_, None, true) => Some("agent".to_owned()),
+            };
+            planned.push((
+                item.clone(),
+                Planned {
+                    result: ItemResult {
+                        item_id: item.id().to_owned(),
+                        decision,
+                        outcome,
+                        commit,
+                        metadata_applied,
+                        reply,
+                        reply_target: item.reply_target(),
+                        resolve_authorized: resolve_authorized(
+                            decision,
+                            outcome,
+                            &gate_item.kind,
+                            &cfg,
+                        ),
+                        cluster_files: match (cluster, fixed) {
+                            (Some(c), true) => c.files.clone(),
+                            _ => Vec::new(),
+                        },
+                    },
+                    kind: item.classified.kind,
+                    fix_kind,
+                    summary: r.summary.clone(),
+                    carried: false,
+                },
+            ));
+        }
+
+        // Reply-only items.
+        for item in &round.work {
+            let Some(&decision) = round.approved.get(item.id()) else {
+                continue;
+            };
+            let Some(outcome) = reply_only_outcome(decision) else {
+                continue;
+            };
+            let reply = self.drafted_reply(round, item.id(), decision);
             let gate_item = item.gate_item();
             planned.push((
                 item.clone(),
@@ -231,10 +356,17 @@ impl Runner {
             .iter()
             .filter(|p| !p.carried && p.result.commit.is_some())
             .count();
+        let metadata = results
+            .iter()
+            .filter(|p| !p.carried && p.result.metadata_applied)
+            .count();
         let blocked = results
             .iter()
             .filter(|p| {
-                p.result.decision == Decision::CodeChange && p.result.outcome == Outcome::NeedsHuman
+                matches!(
+                    p.result.decision,
+                    Decision::CodeChange | Decision::MetadataChange
+                ) && p.result.outcome == Outcome::NeedsHuman
             })
             .count();
         let mut summary = format!(
@@ -243,9 +375,12 @@ impl Runner {
             round.commits.len(),
             results
                 .iter()
-                .filter(|p| p.result.decision != Decision::CodeChange && !p.carried)
+                .filter(|p| reply_only_outcome(p.result.decision).is_some() && !p.carried)
                 .count()
         );
+        if metadata > 0 {
+            summary.push_str(&format!(", {metadata} metadata edit(s)"));
+        }
         let carried = results.iter().filter(|p| p.carried).count();
         if carried > 0 {
             summary.push_str(&format!(", {carried} carried"));
@@ -254,109 +389,108 @@ impl Runner {
         Ok(Ok(()))
     }
 
-    /// Run one unit's fixer in the worktree and commit what it changed.
-    async fn fix_unit(
-        &mut self,
-        round: &mut Round,
-        unit: &Unit,
-        protected: &ProtectedPaths,
-    ) -> Result<BTreeMap<String, UnitResult>> {
-        self.git(|wt| wt.discard_changes()).await?;
+    /// The fix task of `unit` in `dir`, the agent that runs it, and its role.
+    pub(crate) fn fix_task(
+        &self,
+        round: &Round,
+        unit: &FixUnit,
+        dir: PathBuf,
+    ) -> (FixTask, Arc<dyn Agent>, &'static str) {
         let snapshot = round.snapshot();
         let pr = PrContext::new(snapshot.forge, &snapshot.pr);
-        let worktree = self.wt().path().to_path_buf();
         let items: Vec<_> = unit
             .items
             .iter()
             .map(|w| {
-                let note = round.triage.get(w.id()).map(|d| TriageNote {
-                    reasoning: d.reasoning.clone(),
-                    reply_hint: d.reply_hint.clone(),
-                });
                 let item = task_item(w);
-                match note {
-                    Some(note) => item.with_triage(note),
+                match round.triage.get(w.id()) {
+                    Some(d) => item.with_triage(TriageNote {
+                        reasoning: d.reasoning.clone(),
+                        reply_hint: d.reply_hint.clone(),
+                    }),
                     None => item,
                 }
             })
             .collect();
-        let (task, agent, label): (FixTask, Arc<dyn Agent>, String) = match &unit.cluster {
-            Some(cluster) => (
-                FixTask::cluster(
-                    pr,
-                    worktree,
-                    ClusterContext::new(cluster.clone(), None),
-                    items,
-                ),
-                self.agents().cluster_fix.clone(),
-                format!(
-                    "cluster-fix-{}",
-                    cluster.item_ids.first().map_or("", String::as_str)
-                ),
-            ),
-            None => {
-                let single = &unit.items[0];
-                let agent: Arc<dyn Agent> = if has_applicable_suggestion(single) {
-                    Arc::new(BuiltinAgent::new())
-                } else {
-                    self.agents().fix.clone()
-                };
-                let item = items
-                    .into_iter()
-                    .next()
-                    .unwrap_or_else(|| task_item(single));
+        match (&unit.cluster, unit.kind) {
+            (Some(cluster), _) => {
+                let just_fixed = round
+                    .clusters
+                    .as_ref()
+                    .and_then(|r| r.just_fixed_files.clone());
                 (
-                    FixTask::single(pr, worktree, item),
-                    agent,
-                    format!("fix-{}", single.id()),
+                    FixTask::cluster(
+                        pr,
+                        dir,
+                        ClusterContext::new(cluster.clone(), just_fixed),
+                        items,
+                    ),
+                    self.agents().cluster_fix.clone(),
+                    "cluster-fix",
                 )
             }
-        };
-        let ctx = AgentContext::new(&round.dir, label);
-        let started = Instant::now();
-        let answer = agent.fix(&task, &ctx).await;
-        self.account_agent(agent.name(), started, &ctx);
+            (None, UnitKind::Code) => {
+                let item = items.into_iter().next().unwrap_or_else(|| {
+                    // A unit always has an item: units are built from items.
+                    task_item(&unit.items[0])
+                });
+                (
+                    FixTask::single(pr, dir, item),
+                    self.agents().fix.clone(),
+                    "fix",
+                )
+            }
+            (None, UnitKind::Metadata) => (
+                metadata::metadata_task(pr, dir, items),
+                self.agents().fix.clone(),
+                "fix",
+            ),
+        }
+    }
 
-        let blocked_all = |why: String| -> BTreeMap<String, UnitResult> {
-            unit.items
-                .iter()
-                .map(|w| {
-                    (
-                        w.id().to_owned(),
-                        UnitResult {
-                            status: FixStatus::Blocked,
-                            reply: format!(
-                                "Shepherd could not fix this automatically ({why}). A maintainer \
-                                 needs to look at it."
-                            ),
-                            summary: why.clone(),
-                            commit: None,
-                        },
+    /// Apply an isolated item's suggestion block in the run's worktree (the
+    /// builtin provider) and commit it.
+    async fn fix_suggestion(
+        &mut self,
+        round: &mut Round,
+        item: &WorkItem,
+        protected: &ProtectedPaths,
+    ) -> Result<BTreeMap<String, UnitResult>> {
+        self.git(|wt| wt.discard_changes()).await?;
+        let unit = FixUnit {
+            items: vec![item.clone()],
+            cluster: None,
+            kind: UnitKind::Code,
+            files: item.classified.path.iter().cloned().collect(),
+            label: format!("fix-{}", item.id()),
+        };
+        let (task, _, _) = self.fix_task(round, &unit, self.wt().path().to_path_buf());
+        let agent = BuiltinAgent::new();
+        let usage = UsageLog::new();
+        let ctx = Self::agent_ctx(round, &unit.label, &usage);
+        let started = Instant::now();
+        let answer = shepherd_agent::Agent::fix(&agent, &task, &ctx).await;
+        self.account_agent("fix", agent.name(), started.elapsed(), &usage);
+        let answer = match answer
+            .map_err(|e| format!("the fixer failed: {e}"))
+            .and_then(|a| {
+                check_fix_answer(&task, &a).map(|()| a).map_err(|errors| {
+                    format!(
+                        "the fixer's answer was invalid: {}",
+                        errors
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("; ")
                     )
                 })
-                .collect()
-        };
-        let answer: FixAnswer = match answer {
-            Ok(a) => match check_fix_answer(&task, &a) {
-                Ok(()) => a,
-                Err(errors) => {
-                    let why = errors
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; ");
-                    self.git(|wt| wt.discard_changes()).await?;
-                    return Ok(blocked_all(format!(
-                        "the fixer's answer was invalid: {why}"
-                    )));
-                }
-            },
-            Err(err) => {
+            }) {
+            Ok(a) => a,
+            Err(why) => {
                 self.git(|wt| wt.discard_changes()).await?;
-                return Ok(blocked_all(format!("the fixer failed: {err}")));
+                return Ok(blocked_all(&unit, &why));
             }
         };
-
         let changed = self.git(|wt| wt.changed_paths()).await?;
         let any_fixed = answer
             .outcomes
@@ -368,7 +502,7 @@ impl Runner {
             if changed.is_empty() {
                 commit_error = Some("the fixer reported a fix but changed no file".to_owned());
             } else {
-                let message = commit_message(unit, &answer);
+                let message = commit_message(&unit, &answer.outcomes);
                 let protected = protected.clone();
                 let files = changed.clone();
                 match self
@@ -376,14 +510,10 @@ impl Runner {
                     .await
                 {
                     Ok(sha) => commit = Some(sha.0),
-                    Err(crate::run::error::EngineError::Worktree(
-                        e @ WorktreeError::ProtectedPath { .. },
-                    )) => {
+                    Err(EngineError::Worktree(e @ WorktreeError::ProtectedPath { .. })) => {
                         commit_error = Some(e.to_string());
                     }
-                    Err(crate::run::error::EngineError::Worktree(
-                        WorktreeError::NothingToCommit,
-                    )) => {
+                    Err(EngineError::Worktree(WorktreeError::NothingToCommit)) => {
                         commit_error = Some("the fix changed nothing".to_owned());
                     }
                     Err(e) => return Err(e),
@@ -392,14 +522,14 @@ impl Runner {
         }
         self.git(|wt| wt.discard_changes()).await?;
         if let Some(why) = commit_error {
-            return Ok(blocked_all(why));
+            return Ok(blocked_all(&unit, &why));
         }
         if let Some(sha) = &commit {
             round.commits.push(sha.clone());
             self.event(
                 Some(round.n),
                 "commit",
-                serde_json::json!({ "sha": sha, "items": unit.items.iter().map(WorkItem::id).collect::<Vec<_>>(), "files": changed }),
+                serde_json::json!({ "sha": sha, "items": unit.ids(), "files": changed, "unit": unit.label }),
             )?;
         }
         Ok(answer
@@ -414,6 +544,7 @@ impl Runner {
                         reply: o.reply,
                         summary: o.summary,
                         commit: if fixed { commit.clone() } else { None },
+                        metadata_applied: false,
                     },
                 )
             })
@@ -437,8 +568,8 @@ fn parent_dir(path: &str) -> String {
 
 /// The commit message: what was fixed, naming the threads (never quoting
 /// comment bodies).
-fn commit_message(unit: &Unit, answer: &FixAnswer) -> String {
-    let ids: Vec<&str> = unit.items.iter().map(WorkItem::id).collect();
+pub(crate) fn commit_message(unit: &FixUnit, outcomes: &[ThreadOutcome]) -> String {
+    let ids: Vec<&str> = unit.ids();
     let subject = match &unit.cluster {
         Some(c) => format!(
             "shepherd: fix {} in {} ({} review threads)",
@@ -446,16 +577,13 @@ fn commit_message(unit: &Unit, answer: &FixAnswer) -> String {
             c.area,
             ids.len()
         ),
-        None => {
-            let item = &unit.items[0];
-            match &item.classified.path {
-                Some(path) => format!("shepherd: address review feedback on {path}"),
-                None => "shepherd: address review feedback".to_owned(),
-            }
-        }
+        None => match unit.items.first().and_then(|i| i.classified.path.as_ref()) {
+            Some(path) => format!("shepherd: address review feedback on {path}"),
+            None => "shepherd: address review feedback".to_owned(),
+        },
     };
     let mut body = String::new();
-    for o in &answer.outcomes {
+    for o in outcomes {
         if o.status != FixStatus::Blocked {
             let line: String = o
                 .summary
@@ -468,5 +596,5 @@ fn commit_message(unit: &Unit, answer: &FixAnswer) -> String {
             body.push_str(&format!("- {}: {line}\n", o.id));
         }
     }
-    format!("{subject}\n\n{body}\nReview threads: {}\n", ids.join(", "))
+    format!("{subject}\n\nReview threads: {}\n\n{body}", ids.join(", "))
 }

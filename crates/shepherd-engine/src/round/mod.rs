@@ -6,8 +6,10 @@
 //! it ([`RoundEnd`]).
 //!
 //! Order: [`pr_state`] → [`worktree`] → [`threads`] → [`triage`] →
-//! [`cluster`] → [`approval`] → [`fix`] → [`validate`] → [`gate`] →
-//! [`push`] → [`replies`] → [`ci`] → [`converge`].
+//! [`cluster`] → [`approval`] → [`fix`] (with [`parallel`] fixers and
+//! [`metadata`] edits) → [`validate`] → [`review`] → revalidate (in
+//! [`validate`]) → [`gate`] → [`push`] → [`replies`] → [`ci`] →
+//! [`converge`].
 
 pub(crate) mod approval;
 pub(crate) mod ci;
@@ -15,9 +17,12 @@ pub(crate) mod cluster;
 pub(crate) mod converge;
 pub(crate) mod fix;
 pub(crate) mod gate;
+pub(crate) mod metadata;
+pub(crate) mod parallel;
 pub(crate) mod pr_state;
 pub(crate) mod push;
 pub(crate) mod replies;
+pub(crate) mod review;
 pub(crate) mod threads;
 pub(crate) mod triage;
 pub(crate) mod validate;
@@ -26,22 +31,23 @@ pub(crate) mod worktree;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Serialize;
-use shepherd_agent::TriageDecision;
+use shepherd_agent::{AgentContext, TriageDecision, UsageLog};
 use shepherd_core::ci::CiVerdict;
 use shepherd_core::classify::{Classified, ItemKind};
 use shepherd_core::cluster::ClusterReport;
 use shepherd_core::config::Config;
 use shepherd_core::gate::{GateItem, GateItemKind, ItemResult};
 use shepherd_core::model::{AuthorKind, PrSnapshot, ReviewThread, TopLevelComment};
-use shepherd_core::report::PublicFailure;
+use shepherd_core::report::{PublicFailure, RoleUsage};
 use shepherd_core::{Decision, Ledger};
 use shepherd_forge::Forge;
 
 use crate::run::error::Result;
 use crate::run::files::{write_json, PauseKind, RunDir, RunFile};
-use crate::run::options::{Agents, EngineOptions, ProgressEvent, Stage};
+use crate::run::options::{Agents, CheckAgents, EngineOptions, ProgressEvent, Stage};
 use crate::store::{Store, Timestamp};
 use crate::worktree::{Git, Worktree};
 
@@ -165,6 +171,10 @@ pub(crate) struct Round {
     pub(crate) failures: Vec<PublicFailure>,
     pub(crate) ci: Option<CiVerdict>,
     pub(crate) stalled: bool,
+    /// Fix-validation verdicts of the round's agent fixes (`validate.json`).
+    pub(crate) fix_validations: Vec<parallel::FixValidationRecord>,
+    /// The last verify run: at which HEAD, and whether it passed.
+    pub(crate) verified: Option<validate::Verified>,
 }
 
 impl Round {
@@ -190,6 +200,8 @@ impl Round {
             failures: Vec::new(),
             ci: None,
             stalled: false,
+            fix_validations: Vec::new(),
+            verified: None,
         }
     }
 
@@ -317,6 +329,98 @@ impl Runner {
             .map_err(Into::into)
     }
 
+    /// The context of one agent call of `round`: transcripts in
+    /// `rounds/N/agents/<label>.attempt-K.json`, usage into `usage`.
+    pub(crate) fn agent_ctx(round: &Round, label: &str, usage: &UsageLog) -> AgentContext {
+        AgentContext::new(round.dir.join("agents"), label).with_usage(usage.clone())
+    }
+
+    /// Count one agent call of `role` on `provider` in the run's usage
+    /// (`run.json`, then the report): its wall time, and the tokens and cost
+    /// the provider reported in `usage`.
+    pub(crate) fn account_agent(
+        &mut self,
+        role: &str,
+        provider: &str,
+        elapsed: Duration,
+        usage: &UsageLog,
+    ) {
+        let millis = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+        let total = usage.total();
+        let agent = &mut self.run.agent;
+        agent.calls += 1;
+        agent.millis = agent.millis.saturating_add(millis);
+        if !agent.providers.iter().any(|p| p == provider) {
+            agent.providers.push(provider.to_owned());
+        }
+        let tokens = match (total.input_tokens, total.output_tokens) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        if let Some(t) = tokens {
+            agent.tokens = Some(agent.tokens.unwrap_or(0) + t);
+        }
+        if let Some(c) = total.cost_usd {
+            agent.cost_usd = Some(agent.cost_usd.unwrap_or(0.0) + c);
+        }
+        let idx = match agent.roles.iter().position(|r| r.role == role) {
+            Some(i) => i,
+            None => {
+                agent.roles.push(RoleUsage {
+                    role: role.to_owned(),
+                    ..RoleUsage::default()
+                });
+                agent.roles.len() - 1
+            }
+        };
+        let r = &mut agent.roles[idx];
+        r.calls += 1;
+        r.millis = r.millis.saturating_add(millis);
+        if !r.providers.iter().any(|p| p == provider) {
+            r.providers.push(provider.to_owned());
+        }
+        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        r.input_tokens = add(r.input_tokens, total.input_tokens);
+        r.output_tokens = add(r.output_tokens, total.output_tokens);
+        if let Some(c) = total.cost_usd {
+            r.cost_usd = Some(r.cost_usd.unwrap_or(0.0) + c);
+        }
+    }
+
+    /// The checking agents (fix-validation, review, apply-review); set once
+    /// the configuration is read.
+    pub(crate) fn checks(&self) -> &CheckAgents {
+        self.opts
+            .check_agents
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("check agents are set once the configuration is read"))
+    }
+
+    /// Set up the checking agents after the worktree stage (which reads the
+    /// repository's configuration and sets up the core agents).
+    async fn setup_check_agents(&mut self) -> Result<Flow> {
+        if self.opts.check_agents.is_some() {
+            return Ok(Ok(()));
+        }
+        let checks = if self.opts.agents.is_some() {
+            CheckAgents::builtin()
+        } else {
+            match CheckAgents::from_config(&self.config, self.opts.checkout.as_deref()) {
+                Ok(c) => c,
+                Err(err) => {
+                    return Ok(Err(RoundEnd::Failed {
+                        reason: err.to_string(),
+                    }))
+                }
+            }
+        };
+        self.opts.check_agents = Some(checks);
+        Ok(Ok(()))
+    }
+
     /// The round's stages, in order.
     pub(crate) async fn run_round(&mut self, round: &mut Round) -> Result<RoundEnd> {
         macro_rules! step {
@@ -328,12 +432,15 @@ impl Runner {
         }
         step!(self.stage_pr_state(round));
         step!(self.stage_worktree(round));
+        step!(self.setup_check_agents());
         step!(self.stage_threads(round));
         step!(self.stage_triage(round));
         step!(self.stage_cluster(round));
         step!(self.stage_approval(round));
         step!(self.stage_fix(round));
         step!(self.stage_validate(round));
+        step!(self.stage_review(round));
+        step!(self.stage_revalidate(round));
         step!(self.stage_gate(round));
         step!(self.stage_push(round));
         step!(self.stage_replies(round));

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use shepherd_agent::{
-    check_triage_answer, AgentContext, PrContext, TaskItem, TriageAnswer, TriageTask,
+    check_triage_answer, PrContext, TaskItem, TriageAnswer, TriageTask, UsageLog,
 };
 
 use super::{decision_name, Flow, Round, RoundEnd, Runner, WorkItem};
@@ -55,10 +55,11 @@ impl Runner {
             let mut last_error = String::new();
             let mut answer = None;
             for attempt in 1..=2u32 {
-                let ctx = AgentContext::new(&round.dir, format!("triage-{attempt}"));
+                let usage = UsageLog::new();
+                let ctx = Self::agent_ctx(round, &format!("triage-{attempt}"), &usage);
                 let started = Instant::now();
                 let got = agent.triage(&task, &ctx).await;
-                self.account_agent(agent.name(), started, &ctx);
+                self.account_agent("triage", agent.name(), started.elapsed(), &usage);
                 match got {
                     Ok(a) => match check_triage_answer(&task, &a) {
                         Ok(()) => {
@@ -102,26 +103,5 @@ impl Runner {
         }
         self.stage_done(round, Stage::Triage, summary)?;
         Ok(Ok(()))
-    }
-
-    /// Count one agent call in the run's usage.
-    pub(crate) fn account_agent(&mut self, provider: &str, started: Instant, ctx: &AgentContext) {
-        let usage = &mut self.run.agent;
-        usage.calls += 1;
-        usage.millis += u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        if !usage.providers.iter().any(|p| p == provider) {
-            usage.providers.push(provider.to_owned());
-        }
-        let total = ctx.usage.total();
-        let tokens = match (total.input_tokens, total.output_tokens) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-        };
-        if let Some(t) = tokens {
-            usage.tokens = Some(usage.tokens.unwrap_or(0) + t);
-        }
-        if let Some(c) = total.cost_usd {
-            usage.cost_usd = Some(usage.cost_usd.unwrap_or(0.0) + c);
-        }
     }
 }

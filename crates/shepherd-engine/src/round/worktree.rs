@@ -82,7 +82,7 @@ impl Runner {
         if self.agents.is_none() {
             let agents = match &self.opts.agents {
                 Some(agents) => agents.clone(),
-                None => match Agents::from_config(&self.config, self.wt().path()) {
+                None => match Agents::from_config(&self.config, self.opts.checkout.as_deref()) {
                     Ok(agents) => agents,
                     Err(err) => {
                         return Ok(Err(RoundEnd::Failed {

@@ -18,6 +18,7 @@ pub use imp::{
     RunOutcome, RunSpec,
 };
 pub use options::{
-    Agents, ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict, Approver,
-    EngineOptions, NoProgress, Progress, ProgressEvent, Stage,
+    AgentSetupError, Agents, ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict,
+    Approver, CheckAgents, EngineOptions, NoProgress, PrFields, PrFieldsSource, Progress,
+    ProgressEvent, Stage, DEFAULT_PARALLEL_FIXES,
 };

@@ -1,15 +1,16 @@
 //! What the caller plugs into the engine: progress reporting, the approver,
 //! the agents, and test knobs.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use shepherd_agent::{Agent, BuiltinAgent, CommandAgent, CommandConfig, Prompts};
-use shepherd_core::config::{AgentRole, Config, Provider};
+use shepherd_agent::prompts::PromptError;
+use shepherd_agent::{agent_for, Agent, BuiltinAgent, Prompts, SettingsError};
+use shepherd_core::config::{AgentRole, Config};
 use shepherd_core::Decision;
 
-use super::error::{EngineError, Result};
 use crate::store::RunStatus;
 
 /// The named stages of a round (SPEC section 3), in order. Each writes its
@@ -31,8 +32,15 @@ pub enum Stage {
     Approval,
     /// Fixes and their commits (`results.json`).
     Fix,
-    /// The verify command, the hard gate before a push (`validate.json`).
+    /// The verify command on the round's commits, with one repair attempt,
+    /// and fix-validation verdicts (`validate.json`, `verify.log`).
     Validate,
+    /// The pre-push review of the commits the forge has not seen
+    /// (`pre-push-review.md`, `pre-push-review.json`).
+    Review,
+    /// The verify command again, the hard gate before a push
+    /// (`revalidate.json`).
+    Revalidate,
     /// The honesty gate (`gate.json`).
     Gate,
     /// Push without force (`push.json`).
@@ -57,6 +65,8 @@ impl Stage {
             Stage::Approval => "approval",
             Stage::Fix => "fix",
             Stage::Validate => "validate",
+            Stage::Review => "review",
+            Stage::Revalidate => "revalidate",
             Stage::Gate => "gate",
             Stage::Push => "push",
             Stage::Replies => "replies",
@@ -198,15 +208,28 @@ pub trait Approver: Send + Sync {
     fn review(&self, request: &ApprovalRequest) -> ApprovalVerdict;
 }
 
-/// The agents of a run, one per role the loop uses.
+/// The agents of the fix loop's core roles: triage, fix, cluster-fix.
 #[derive(Clone)]
 pub struct Agents {
     /// Triage.
     pub triage: Arc<dyn Agent>,
-    /// Fix of an isolated item.
+    /// Fix of an isolated item (and of a metadata item, and the repair of a
+    /// fix that broke the verify command when fix-validation is builtin).
     pub fix: Arc<dyn Agent>,
     /// Fix of a cluster.
     pub cluster_fix: Arc<dyn Agent>,
+}
+
+/// The agents of the checking roles: fix-validation, review, apply-review.
+#[derive(Clone)]
+pub struct CheckAgents {
+    /// Judges whether each fix addresses its comment (read-only), and
+    /// repairs a fix that broke the verify command.
+    pub fix_validation: Arc<dyn Agent>,
+    /// The pre-push review (read-only).
+    pub review: Arc<dyn Agent>,
+    /// Fixes the pre-push review findings that held.
+    pub apply_review: Arc<dyn Agent>,
 }
 
 impl std::fmt::Debug for Agents {
@@ -219,10 +242,53 @@ impl std::fmt::Debug for Agents {
     }
 }
 
+impl std::fmt::Debug for CheckAgents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckAgents")
+            .field("fix_validation", &self.fix_validation.name())
+            .field("review", &self.review.name())
+            .field("apply_review", &self.apply_review.name())
+            .finish()
+    }
+}
+
+/// Why the agents of a run cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentSetupError {
+    /// A role's provider settings are wrong.
+    #[error("cannot set up the agents: {0}")]
+    Settings(#[from] SettingsError),
+    /// A prompt override of the user's checkout is invalid.
+    #[error("cannot load the prompt overrides of {checkout}: {source}")]
+    Prompts {
+        /// The checkout whose `.shepherd/prompts/` was read.
+        checkout: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: PromptError,
+    },
+}
+
+/// The prompts of a run: `checkout/.shepherd/prompts/` over the embedded
+/// ones, or the embedded ones without a checkout.
+fn prompts(checkout: Option<&Path>) -> std::result::Result<Prompts, AgentSetupError> {
+    match checkout {
+        Some(root) => Prompts::load(root).map_err(|source| AgentSetupError::Prompts {
+            checkout: root.to_path_buf(),
+            source,
+        }),
+        None => Ok(Prompts::builtin()),
+    }
+}
+
 impl Agents {
     /// The `builtin` provider for every role.
     pub fn builtin() -> Self {
-        let agent: Arc<dyn Agent> = Arc::new(BuiltinAgent::new());
+        Agents::all(Arc::new(BuiltinAgent::new()))
+    }
+
+    /// The same provider for every role.
+    pub fn all(agent: Arc<dyn Agent>) -> Self {
         Agents {
             triage: agent.clone(),
             fix: agent.clone(),
@@ -230,49 +296,85 @@ impl Agents {
         }
     }
 
-    /// The agents `config` asks for (`builtin` or `command`), with prompts
-    /// from `repo_root/.shepherd/prompts/` when present.
-    pub fn from_config(config: &Config, repo_root: &std::path::Path) -> Result<Self> {
-        let prompts = Prompts::load(repo_root).unwrap_or_else(|err| {
-            tracing::warn!(%err, "cannot load the repository's prompts; using the embedded ones");
-            Prompts::builtin()
-        });
-        let make = |role: AgentRole| -> Result<Arc<dyn Agent>> {
-            let settings = config.agent.for_role(role);
-            match settings.provider {
-                Provider::Builtin => Ok(Arc::new(BuiltinAgent::new())),
-                Provider::Command => {
-                    let argv = settings
-                        .command
-                        .as_ref()
-                        .map(|c| c.to_argv())
-                        .unwrap_or_default();
-                    let Some((program, args)) = argv.split_first() else {
-                        return Err(EngineError::UnsupportedAgent {
-                            provider: "command (without a command)".to_owned(),
-                        });
-                    };
-                    let mut cc = CommandConfig::new(program);
-                    cc.args = args.to_vec();
-                    cc.args.extend(settings.extra_args.iter().cloned());
-                    cc.total_timeout = settings.timeout;
-                    if let Some(idle) = settings.idle_timeout {
-                        cc.idle_timeout = idle;
-                    }
-                    cc.env.pass = settings.env.clone();
-                    Ok(Arc::new(CommandAgent::new(cc, prompts.clone())))
-                }
-                other => Err(EngineError::UnsupportedAgent {
-                    provider: other.as_str().to_owned(),
-                }),
-            }
-        };
+    /// The agents `config` asks for, one per role, each built by
+    /// [`shepherd_agent::agent_for`] from `config.agent.for_role(role)`
+    /// (any provider: `builtin`, `command`, `claude`, `codex`, `copilot`,
+    /// `gemini`, `opencode`).
+    ///
+    /// Prompts come from `checkout/.shepherd/prompts/` (the user's own
+    /// checkout, where `shepherd run` was started), never from the pull
+    /// request's worktree: a pull request cannot rewrite the instructions
+    /// its own agents get. Without a checkout the embedded prompts are used.
+    /// An invalid override is an error, not silently skipped.
+    pub fn from_config(
+        config: &Config,
+        checkout: Option<&Path>,
+    ) -> std::result::Result<Self, AgentSetupError> {
+        let prompts = prompts(checkout)?;
+        let make = |role: AgentRole| agent_for(&config.agent.for_role(role), prompts.clone());
         Ok(Agents {
             triage: make(AgentRole::Triage)?,
             fix: make(AgentRole::Fix)?,
             cluster_fix: make(AgentRole::ClusterFix)?,
         })
     }
+}
+
+impl CheckAgents {
+    /// The `builtin` provider for every checking role: no fix-validation,
+    /// no repair by it, no pre-push review.
+    pub fn builtin() -> Self {
+        CheckAgents::all(Arc::new(BuiltinAgent::new()))
+    }
+
+    /// The same provider for every checking role.
+    pub fn all(agent: Arc<dyn Agent>) -> Self {
+        CheckAgents {
+            fix_validation: agent.clone(),
+            review: agent.clone(),
+            apply_review: agent,
+        }
+    }
+
+    /// The checking agents `config` asks for, like [`Agents::from_config`].
+    pub fn from_config(
+        config: &Config,
+        checkout: Option<&Path>,
+    ) -> std::result::Result<Self, AgentSetupError> {
+        let prompts = prompts(checkout)?;
+        let make = |role: AgentRole| agent_for(&config.agent.for_role(role), prompts.clone());
+        Ok(CheckAgents {
+            fix_validation: make(AgentRole::FixValidation)?,
+            review: make(AgentRole::Review)?,
+            apply_review: make(AgentRole::ApplyReview)?,
+        })
+    }
+}
+
+/// Whether `agent` is the `builtin` provider (no model).
+pub(crate) fn is_builtin(agent: &dyn Agent) -> bool {
+    agent.name() == "builtin"
+}
+
+/// The fields of a pull request a metadata fix edits.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrFields {
+    /// The title.
+    pub title: String,
+    /// The description (Markdown).
+    pub body: String,
+    /// The label names.
+    pub labels: Vec<String>,
+}
+
+/// Reads a pull request's title, description and labels. The `Forge` trait
+/// has no call for the description and labels yet, so metadata fixes (which
+/// edit the existing description rather than replace it) need one of these;
+/// without it a metadata item is handed to a person.
+#[async_trait::async_trait]
+pub trait PrFieldsSource: Send + Sync {
+    /// The current fields of pull request `number`.
+    async fn pr_fields(&self, number: u64) -> std::result::Result<PrFields, String>;
 }
 
 /// How the engine runs: what it reports to, who approves, and knobs.
@@ -282,8 +384,14 @@ pub struct EngineOptions {
     pub progress: Arc<dyn Progress>,
     /// Who approves reply-only decisions in `prompt` mode; `None` pauses.
     pub approver: Option<Arc<dyn Approver>>,
-    /// The agents; `None` builds them from the run's configuration.
+    /// The agents of triage, fix and cluster-fix; `None` builds them from
+    /// the run's configuration.
     pub agents: Option<Agents>,
+    /// The agents of fix-validation, review and apply-review; `None` builds
+    /// them from the run's configuration, or, when `agents` is given, makes
+    /// them builtin (an embedder that injects agents gets no checks it did
+    /// not ask for).
+    pub check_agents: Option<CheckAgents>,
     /// The first CI poll interval, overriding `ci.poll_interval_secs`
     /// (tests poll in milliseconds).
     pub ci_poll: Option<Duration>,
@@ -297,16 +405,32 @@ pub struct EngineOptions {
     /// On resume, the approval mode to use instead of the run's
     /// (`shepherd resume --approve auto`).
     pub approve: Option<shepherd_core::config::ApproveMode>,
+    /// The user's checkout (where `shepherd run` was started): prompt
+    /// overrides are read from its `.shepherd/prompts/`, never from the pull
+    /// request. `None` uses the embedded prompts.
+    pub checkout: Option<PathBuf>,
+    /// How many fix agents run at once (at least 1).
+    pub max_parallel_fixes: usize,
+    /// Reads the PR's description and labels for metadata fixes; `None`
+    /// hands metadata items to a person.
+    pub pr_fields: Option<Arc<dyn PrFieldsSource>>,
 }
+
+/// How many fix agents run at once by default.
+pub const DEFAULT_PARALLEL_FIXES: usize = 4;
 
 impl std::fmt::Debug for EngineOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EngineOptions")
             .field("approver", &self.approver.is_some())
             .field("agents", &self.agents)
+            .field("check_agents", &self.check_agents)
             .field("ci_poll", &self.ci_poll)
             .field("pid", &self.pid)
             .field("hostname", &self.hostname)
+            .field("checkout", &self.checkout)
+            .field("max_parallel_fixes", &self.max_parallel_fixes)
+            .field("pr_fields", &self.pr_fields.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -317,11 +441,15 @@ impl Default for EngineOptions {
             progress: Arc::new(NoProgress),
             approver: None,
             agents: None,
+            check_agents: None,
             ci_poll: None,
             pid: std::process::id(),
             hostname: crate::store::local_hostname(),
             identity: None,
             approve: None,
+            checkout: None,
+            max_parallel_fixes: DEFAULT_PARALLEL_FIXES,
+            pr_fields: None,
         }
     }
 }

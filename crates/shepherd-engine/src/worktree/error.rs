@@ -65,6 +65,15 @@ pub enum WorktreeError {
         /// The directory.
         path: PathBuf,
     },
+    /// A scratch worktree (or a file beside it) could not be prepared or removed.
+    #[error("cannot prepare scratch path {path}")]
+    Scratch {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
     /// A path could not be made absolute.
     #[error("cannot resolve path {path}")]
     Path {

@@ -6,11 +6,15 @@
 //! files named and refuses [`ProtectedPaths`]) and pushes without force.
 //! Every git process comes from one factory, [`Git`]: sealed environment,
 //! credentials in per-command environment only, redacted logs and errors.
+//! Parallel fixers and review reproductions get [`ScratchWorktree`]s:
+//! temporary linked worktrees whose diffs are applied back in order
+//! ([`apply_patch`]).
 
 mod error;
 mod git;
 mod imp;
 mod protected;
+mod scratch;
 
 #[cfg(test)]
 mod tests;
@@ -19,3 +23,6 @@ pub use error::WorktreeError;
 pub use git::{Git, GitError, HttpCredentials};
 pub use imp::{CommitSha, PushOutcome, SyncOutcome, Worktree};
 pub use protected::{ProtectedPaths, DEFAULT_PROTECTED};
+pub use scratch::{
+    apply_patch, commits_between, diff_between, reset_hard, ApplyOutcome, ScratchWorktree,
+};

@@ -4,7 +4,10 @@
 
 mod common;
 
+mod test_agents;
+mod test_agents_checks;
 mod test_ci;
+mod test_clusters;
 mod test_demo;
 mod test_faults;
 mod test_guards;

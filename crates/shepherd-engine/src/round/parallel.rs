@@ -1,0 +1,691 @@
+//! Parallel fixers (SPEC section 3, step 7): one fix agent per cluster and
+//! per isolated item, each in its own scratch worktree (a detached linked
+//! worktree of the round's current HEAD), at most
+//! `EngineOptions::max_parallel_fixes` at once, never two at once on the same
+//! file. Results are merged back into the run's worktree in a fixed order
+//! (the units' order: clusters, then items) by applying each fixer's diff
+//! with a three-way merge, and Shepherd commits each one (only the files the
+//! fixer changed, never a protected path). A diff that conflicts with what
+//! was merged before it re-runs that unit after the others, on the merged
+//! result; a second conflict hands its items to a person.
+//!
+//! Scheduling: a unit starts when a slot is free, its files overlap no
+//! running unit's, and no earlier unit touching its files is still unmerged,
+//! so items on one file run one after the other, each starting from the
+//! commit of the one before. A unit whose files are unknown (a top-level
+//! item) overlaps every code unit. Metadata units touch no file of the
+//! repository and overlap nothing.
+//!
+//! Before a code unit is merged, the fix-validation role (when its provider
+//! is not `builtin`) judges, read-only in the fixer's worktree, whether the
+//! fix addresses each item; an item judged `not-addressed` gets no commit
+//! and is handed to a person.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use shepherd_agent::{
+    check_fix_answer, check_fix_validation_answer, Agent, AgentContext, AgentError, FixAnswer,
+    FixStatus, FixTask, FixValidationTask, FixVerdict, ItemValidation, UsageLog,
+};
+use shepherd_core::cluster::Cluster;
+
+use super::fix::{commit_message, UnitResult};
+use super::metadata::{self, PR_DIR};
+use super::{Round, Runner, WorkItem};
+use crate::run::error::{EngineError, Result};
+use crate::run::options::PrFields;
+use crate::worktree::{
+    apply_patch, reset_hard, ApplyOutcome, Git, ProtectedPaths, ScratchWorktree,
+};
+
+/// What a unit fixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UnitKind {
+    /// Code: a diff, merged and committed.
+    Code,
+    /// The PR's title, description or labels: a forge edit, no commit.
+    Metadata,
+}
+
+/// One fix agent's work: a cluster, an isolated item, or a metadata item.
+#[derive(Debug, Clone)]
+pub(crate) struct FixUnit {
+    pub(crate) items: Vec<WorkItem>,
+    pub(crate) cluster: Option<Cluster>,
+    pub(crate) kind: UnitKind,
+    /// The files the unit is expected to touch (a cluster's declared files,
+    /// an item's file); empty when unknown.
+    pub(crate) files: Vec<String>,
+    /// Names its transcripts and scratch worktree.
+    pub(crate) label: String,
+}
+
+impl FixUnit {
+    /// Whether the two units may touch the same file (and so must not run
+    /// at the same time).
+    pub(crate) fn overlaps(&self, other: &FixUnit) -> bool {
+        if self.kind == UnitKind::Metadata || other.kind == UnitKind::Metadata {
+            return false;
+        }
+        if self.files.is_empty() || other.files.is_empty() {
+            return true;
+        }
+        self.files.iter().any(|f| other.files.contains(f))
+    }
+
+    pub(crate) fn ids(&self) -> Vec<&str> {
+        self.items.iter().map(WorkItem::id).collect()
+    }
+}
+
+/// The fix-validation verdicts of one unit (`validate.json`).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct FixValidationRecord {
+    /// The unit (`fix-<id>`, `cluster-fix-<id>`).
+    pub(crate) unit: String,
+    /// The provider that judged.
+    pub(crate) provider: String,
+    /// One verdict per item.
+    pub(crate) verdicts: Vec<ItemValidation>,
+    /// Why there are no verdicts (unsupported, failed).
+    pub(crate) note: Option<String>,
+}
+
+/// One agent call, for the run's usage.
+pub(crate) struct AgentCall {
+    pub(crate) role: &'static str,
+    pub(crate) provider: String,
+    pub(crate) elapsed: Duration,
+    pub(crate) usage: UsageLog,
+}
+
+/// What a fixer job produced.
+pub(crate) struct JobOutput {
+    /// The fixer's answer, checked against its task; the reason otherwise.
+    pub(crate) answer: std::result::Result<FixAnswer, String>,
+    /// Paths the fixer changed (for a metadata unit: outside `.shepherd-pr/`).
+    pub(crate) changed: Vec<String>,
+    /// The fixer's diff against the commit it started from.
+    pub(crate) patch: Vec<u8>,
+    /// A metadata unit's fields as the fixer got them.
+    pub(crate) metadata_before: Option<PrFields>,
+    /// A metadata unit's fields as the fixer left them.
+    pub(crate) metadata_after: Option<PrFields>,
+    /// The fix-validation verdicts, when asked for.
+    pub(crate) validation: Option<FixValidationRecord>,
+    pub(crate) calls: Vec<AgentCall>,
+}
+
+impl JobOutput {
+    fn failed(why: String, calls: Vec<AgentCall>) -> Self {
+        JobOutput {
+            answer: Err(why),
+            changed: Vec::new(),
+            patch: Vec::new(),
+            metadata_before: None,
+            metadata_after: None,
+            validation: None,
+            calls,
+        }
+    }
+}
+
+/// Everything a fixer job needs, owned: it runs on its own task.
+struct Job {
+    agent: Arc<dyn Agent>,
+    role: &'static str,
+    validator: Option<Arc<dyn Agent>>,
+    task: FixTask,
+    kind: UnitKind,
+    git: Git,
+    repo_dir: PathBuf,
+    base_sha: String,
+    transcripts: PathBuf,
+    label: String,
+    metadata_before: Option<PrFields>,
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::result::Result<T, String> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| format!("internal task failed: {e}"))
+}
+
+async fn run_job(job: Job) -> JobOutput {
+    let git = job.git.clone();
+    let repo = job.repo_dir.clone();
+    let dir = job.task.worktree.clone();
+    let sha = job.base_sha.clone();
+    let scratch = match blocking(move || ScratchWorktree::add(&git, &repo, &dir, &sha)).await {
+        Ok(Ok(s)) => Arc::new(s),
+        Ok(Err(e)) => {
+            return JobOutput::failed(
+                format!("cannot prepare the fixer's worktree: {e}"),
+                Vec::new(),
+            )
+        }
+        Err(e) => return JobOutput::failed(e, Vec::new()),
+    };
+    let out = work(&job, scratch.clone()).await;
+    // Removed here, off the async threads, whatever happened.
+    let _ = blocking(move || match Arc::try_unwrap(scratch) {
+        Ok(s) => s.remove(),
+        Err(_) => Ok(()),
+    })
+    .await;
+    out
+}
+
+/// The fixer, then what it changed, then (for code) fix-validation.
+async fn work(job: &Job, scratch: Arc<ScratchWorktree>) -> JobOutput {
+    let mut calls = Vec::new();
+    if let Some(fields) = &job.metadata_before {
+        if let Err(e) = metadata::write_fields(scratch.path(), fields) {
+            return JobOutput::failed(
+                format!("cannot write the PR's fields for the fixer: {e}"),
+                calls,
+            );
+        }
+    }
+
+    let usage = UsageLog::new();
+    let ctx = AgentContext::new(&job.transcripts, &job.label).with_usage(usage.clone());
+    let started = Instant::now();
+    let got = job.agent.fix(&job.task, &ctx).await;
+    calls.push(AgentCall {
+        role: job.role,
+        provider: job.agent.name().to_owned(),
+        elapsed: started.elapsed(),
+        usage,
+    });
+    let answer = match got {
+        Ok(a) => match check_fix_answer(&job.task, &a) {
+            Ok(()) => a,
+            Err(errors) => {
+                let why = errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                return JobOutput::failed(format!("the fixer's answer was invalid: {why}"), calls);
+            }
+        },
+        Err(err) => return JobOutput::failed(format!("the fixer failed: {err}"), calls),
+    };
+
+    let kind = job.kind;
+    let inspect = scratch.clone();
+    let inspected = blocking(move || {
+        let changed = inspect.changed_paths()?;
+        let (changed, patch, after) = match kind {
+            UnitKind::Code => (changed, inspect.diff()?, None),
+            UnitKind::Metadata => {
+                let after = metadata::read_fields(inspect.path());
+                let code: Vec<String> = changed
+                    .into_iter()
+                    .filter(|p| !p.starts_with(&format!("{PR_DIR}/")) && p != PR_DIR)
+                    .collect();
+                (code, Vec::new(), Some(after))
+            }
+        };
+        Ok::<_, crate::worktree::WorktreeError>((changed, patch, after))
+    })
+    .await;
+    let (changed, patch, after) = match inspected {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            return JobOutput::failed(format!("cannot read the fixer's changes: {e}"), calls)
+        }
+        Err(e) => return JobOutput::failed(e, calls),
+    };
+    let metadata_after = match after {
+        None => None,
+        Some(Ok(fields)) => Some(fields),
+        Some(Err(e)) => {
+            return JobOutput::failed(format!("cannot read the PR's fields back: {e}"), calls)
+        }
+    };
+
+    let mut validation = None;
+    let fixed_any = answer
+        .outcomes
+        .iter()
+        .any(|o| o.status != FixStatus::Blocked);
+    if let (Some(validator), UnitKind::Code, true, false) =
+        (&job.validator, job.kind, fixed_any, patch.is_empty())
+    {
+        let (record, call) = validate(job, validator.as_ref(), &answer, &patch).await;
+        calls.push(call);
+        validation = Some(record);
+    }
+    JobOutput {
+        answer: Ok(answer),
+        changed,
+        patch,
+        metadata_before: job.metadata_before.clone(),
+        metadata_after,
+        validation,
+        calls,
+    }
+}
+
+/// Ask the fix-validation role, read-only in the fixer's worktree, whether
+/// the fix addresses each item.
+async fn validate(
+    job: &Job,
+    validator: &dyn Agent,
+    answer: &FixAnswer,
+    patch: &[u8],
+) -> (FixValidationRecord, AgentCall) {
+    let mut task = FixValidationTask::new(
+        job.task.pr.clone(),
+        job.task.worktree.clone(),
+        job.task.items.clone(),
+        String::from_utf8_lossy(patch).into_owned(),
+    );
+    task.claimed = answer.outcomes.clone();
+    let usage = UsageLog::new();
+    let label = format!("fix-validation-{}", job.label);
+    let ctx = AgentContext::new(&job.transcripts, &label).with_usage(usage.clone());
+    let started = Instant::now();
+    let got = validator.validate_fix(&task, &ctx).await;
+    let call = AgentCall {
+        role: "fix-validation",
+        provider: validator.name().to_owned(),
+        elapsed: started.elapsed(),
+        usage,
+    };
+    let mut record = FixValidationRecord {
+        unit: job.label.clone(),
+        provider: validator.name().to_owned(),
+        verdicts: Vec::new(),
+        note: None,
+    };
+    match got {
+        Ok(v) => match check_fix_validation_answer(&task, &v) {
+            Ok(()) => record.verdicts = v.items,
+            Err(errors) => {
+                record.note = Some(format!(
+                    "the verdicts were invalid, so none is used: {}",
+                    errors
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ))
+            }
+        },
+        Err(AgentError::Unsupported { .. }) => {
+            record.note = Some("the provider does not support fix-validation".to_owned())
+        }
+        Err(err) => record.note = Some(format!("fix-validation failed: {err}")),
+    }
+    (record, call)
+}
+
+/// What merging a unit's output gave.
+enum Merge {
+    /// Per item results.
+    Done(BTreeMap<String, UnitResult>),
+    /// The diff conflicts with what was merged before: run again later.
+    Retry(String),
+}
+
+/// Every item of `unit` blocked for `why`.
+pub(crate) fn blocked_all(unit: &FixUnit, why: &str) -> BTreeMap<String, UnitResult> {
+    unit.items
+        .iter()
+        .map(|w| (w.id().to_owned(), UnitResult::blocked(why)))
+        .collect()
+}
+
+impl Runner {
+    /// Run `units` (in this order) as parallel fixers and merge their
+    /// results; returns the result of every item of every unit.
+    pub(crate) async fn run_units(
+        &mut self,
+        round: &mut Round,
+        units: &[FixUnit],
+        protected: &ProtectedPaths,
+        fields: Option<&PrFields>,
+    ) -> Result<BTreeMap<String, UnitResult>> {
+        let n = units.len();
+        let max = self.opts.max_parallel_fixes.max(1);
+        let mut results = BTreeMap::new();
+        let mut started = vec![false; n];
+        let mut running_idx: BTreeSet<usize> = BTreeSet::new();
+        let mut outputs: BTreeMap<usize, JobOutput> = BTreeMap::new();
+        let mut deferred: Vec<(usize, String)> = Vec::new();
+        let mut running: tokio::task::JoinSet<(usize, JobOutput)> = tokio::task::JoinSet::new();
+        let mut next = 0usize;
+        let mut peak = 0usize;
+        while next < n {
+            let mut head: Option<String> = None;
+            for i in next..n {
+                if running.len() >= max {
+                    break;
+                }
+                if started[i] {
+                    continue;
+                }
+                let busy = (next..i).any(|j| units[j].overlaps(&units[i]))
+                    || running_idx.iter().any(|&j| units[j].overlaps(&units[i]));
+                if busy {
+                    continue;
+                }
+                let base = match &head {
+                    Some(h) => h.clone(),
+                    None => {
+                        let h = self.git(|wt| wt.head_sha()).await?.0;
+                        head = Some(h.clone());
+                        h
+                    }
+                };
+                let job = self.job(round, &units[i], &base, 1, fields);
+                started[i] = true;
+                running_idx.insert(i);
+                running.spawn(async move { (i, run_job(job).await) });
+                peak = peak.max(running.len());
+            }
+            if let Some(out) = outputs.remove(&next) {
+                match self.merge(round, &units[next], out, protected).await? {
+                    Merge::Done(r) => results.extend(r),
+                    Merge::Retry(detail) => deferred.push((next, detail)),
+                }
+                next += 1;
+                continue;
+            }
+            match running.join_next().await {
+                Some(Ok((i, out))) => {
+                    running_idx.remove(&i);
+                    self.account_calls(&out.calls);
+                    outputs.insert(i, out);
+                }
+                Some(Err(e)) => return Err(EngineError::Task(e.to_string())),
+                None => {
+                    return Err(EngineError::Task(
+                        "the fix scheduler has nothing to run or merge".to_owned(),
+                    ))
+                }
+            }
+        }
+        // Conflicting units again, one at a time, on the merged result.
+        for (i, detail) in deferred {
+            self.event(
+                Some(round.n),
+                "fix-rerun",
+                serde_json::json!({ "unit": units[i].label, "items": units[i].ids(), "conflict": detail }),
+            )?;
+            let base = self.git(|wt| wt.head_sha()).await?.0;
+            let job = self.job(round, &units[i], &base, 2, fields);
+            let out = run_job(job).await;
+            self.account_calls(&out.calls);
+            match self.merge(round, &units[i], out, protected).await? {
+                Merge::Done(r) => results.extend(r),
+                Merge::Retry(detail) => results.extend(blocked_all(
+                    &units[i],
+                    &format!("its change conflicts with the other fixes of this round ({detail})"),
+                )),
+            }
+        }
+        tracing::debug!(units = n, peak, "parallel fixers done");
+        Ok(results)
+    }
+
+    fn account_calls(&mut self, calls: &[AgentCall]) {
+        for c in calls {
+            self.account_agent(c.role, &c.provider, c.elapsed, &c.usage);
+        }
+    }
+
+    /// The job of `unit`, starting from commit `base`.
+    fn job(
+        &self,
+        round: &Round,
+        unit: &FixUnit,
+        base: &str,
+        attempt: u32,
+        fields: Option<&PrFields>,
+    ) -> Job {
+        let label = if attempt > 1 {
+            format!("{}-rerun", unit.label)
+        } else {
+            unit.label.clone()
+        };
+        let dir =
+            self.dir
+                .root()
+                .join("scratch")
+                .join(format!("{}-{}", round.n, path_safe(&label)));
+        let (task, agent, role) = self.fix_task(round, unit, dir);
+        let checks = self.checks();
+        let validator = (unit.kind == UnitKind::Code
+            && !crate::run::options::is_builtin(checks.fix_validation.as_ref()))
+        .then(|| checks.fix_validation.clone());
+        Job {
+            agent,
+            role,
+            validator,
+            task,
+            kind: unit.kind,
+            git: self.git.clone(),
+            repo_dir: self.wt().repo_dir().to_path_buf(),
+            base_sha: base.to_owned(),
+            transcripts: round.dir.join("agents"),
+            label,
+            metadata_before: match unit.kind {
+                UnitKind::Metadata => fields.cloned(),
+                UnitKind::Code => None,
+            },
+        }
+    }
+
+    /// Merge one unit's output into the run's worktree (code) or the PR
+    /// (metadata).
+    async fn merge(
+        &mut self,
+        round: &mut Round,
+        unit: &FixUnit,
+        out: JobOutput,
+        protected: &ProtectedPaths,
+    ) -> Result<Merge> {
+        if let Some(record) = &out.validation {
+            round.fix_validations.push(record.clone());
+        }
+        if unit.kind == UnitKind::Metadata {
+            return Ok(Merge::Done(self.merge_metadata(round, unit, out).await?));
+        }
+        let answer = match out.answer {
+            Ok(a) => a,
+            Err(why) => return Ok(Merge::Done(blocked_all(unit, &why))),
+        };
+        let mut results: BTreeMap<String, UnitResult> = answer
+            .outcomes
+            .iter()
+            .map(|o| {
+                (
+                    o.id.clone(),
+                    UnitResult {
+                        status: o.status,
+                        reply: o.reply.clone(),
+                        summary: o.summary.clone(),
+                        commit: None,
+                        metadata_applied: false,
+                    },
+                )
+            })
+            .collect();
+        let fixed: Vec<String> = answer
+            .outcomes
+            .iter()
+            .filter(|o| o.status != FixStatus::Blocked)
+            .map(|o| o.id.clone())
+            .collect();
+        if fixed.is_empty() {
+            return Ok(Merge::Done(results));
+        }
+        if out.changed.is_empty() || out.patch.is_empty() {
+            return Ok(Merge::Done(blocked_all(
+                unit,
+                "the fixer reported a fix but changed no file",
+            )));
+        }
+        if let Some((path, pattern)) = out
+            .changed
+            .iter()
+            .find_map(|p| protected.matching(p).map(|pat| (p.clone(), pat.to_owned())))
+        {
+            let err = crate::worktree::WorktreeError::ProtectedPath { path, pattern };
+            return Ok(Merge::Done(blocked_all(unit, &err.to_string())));
+        }
+        let not_addressed: BTreeMap<String, String> = out
+            .validation
+            .iter()
+            .flat_map(|r| r.verdicts.iter())
+            .filter(|v| v.verdict == FixVerdict::NotAddressed)
+            .map(|v| (v.id.clone(), v.reasons.join(" ")))
+            .collect();
+        for (id, reasons) in &not_addressed {
+            if let Some(r) = results.get_mut(id) {
+                let reasons: String = reasons.chars().take(400).collect();
+                *r = UnitResult::blocked(&format!(
+                    "the fix did not pass Shepherd's fix validation, which judged that it does \
+                     not address the comment: {reasons}"
+                ));
+            }
+        }
+        let keep: Vec<&String> = fixed
+            .iter()
+            .filter(|id| !not_addressed.contains_key(*id))
+            .collect();
+        if keep.is_empty() {
+            return Ok(Merge::Done(results));
+        }
+
+        let patch_file = self.dir.root().join("scratch").join(format!(
+            "{}-{}.diff",
+            round.n,
+            path_safe(&unit.label)
+        ));
+        let git = self.git.clone();
+        let patch = out.patch;
+        let applied = self
+            .git(move |wt| apply_patch(&git, wt.path(), &patch, &patch_file))
+            .await?;
+        if let ApplyOutcome::Conflict { detail } = applied {
+            return Ok(Merge::Retry(detail.chars().take(300).collect()));
+        }
+        let kept_outcomes: Vec<_> = answer
+            .outcomes
+            .iter()
+            .filter(|o| keep.contains(&&o.id))
+            .cloned()
+            .collect();
+        let message = commit_message(unit, &kept_outcomes);
+        let files = out.changed.clone();
+        let protected = protected.clone();
+        let git = self.git.clone();
+        let committed = self
+            .git(move |wt| {
+                let r = wt.commit_files(&message, &files, &protected);
+                if r.is_err() {
+                    reset_hard(&git, wt.path(), "HEAD")?;
+                }
+                Ok(r)
+            })
+            .await?;
+        let sha = match committed {
+            Ok(sha) => sha.0,
+            Err(e @ crate::worktree::WorktreeError::ProtectedPath { .. }) => {
+                return Ok(Merge::Done(blocked_all(unit, &e.to_string())))
+            }
+            Err(crate::worktree::WorktreeError::NothingToCommit) => {
+                return Ok(Merge::Done(blocked_all(unit, "the fix changed nothing")))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        round.commits.push(sha.clone());
+        self.event(
+            Some(round.n),
+            "commit",
+            serde_json::json!({ "sha": sha, "items": keep, "files": out.changed, "unit": unit.label }),
+        )?;
+        for id in keep {
+            if let Some(r) = results.get_mut(id) {
+                r.commit = Some(sha.clone());
+            }
+        }
+        Ok(Merge::Done(results))
+    }
+}
+
+/// `label` as a file name.
+pub(crate) fn path_safe(label: &str) -> String {
+    let s: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with('.') {
+        format!("u{s}")
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shepherd_core::classify::{Class, Classified, ItemKind};
+
+    fn unit(kind: UnitKind, files: &[&str]) -> FixUnit {
+        FixUnit {
+            items: vec![WorkItem {
+                classified: Classified {
+                    item_id: "T".into(),
+                    kind: ItemKind::ReviewThread,
+                    class: Class::New,
+                    reason: String::new(),
+                    path: None,
+                    line: None,
+                    author: None,
+                    outdated: false,
+                    url: None,
+                    replied_round: None,
+                },
+                thread: None,
+                comment: None,
+            }],
+            cluster: None,
+            kind,
+            files: files.iter().map(|f| (*f).to_owned()).collect(),
+            label: "fix-T".into(),
+        }
+    }
+
+    #[test]
+    fn overlap_rules() {
+        let a = unit(UnitKind::Code, &["src/a.rs"]);
+        let b = unit(UnitKind::Code, &["src/b.rs"]);
+        let ab = unit(UnitKind::Code, &["src/b.rs", "src/a.rs"]);
+        let unknown = unit(UnitKind::Code, &[]);
+        let meta = unit(UnitKind::Metadata, &[]);
+        assert!(!a.overlaps(&b));
+        assert!(a.overlaps(&ab) && ab.overlaps(&b));
+        assert!(unknown.overlaps(&a) && a.overlaps(&unknown));
+        assert!(!meta.overlaps(&unknown) && !meta.overlaps(&a) && !meta.overlaps(&meta));
+        assert_eq!(path_safe("fix-PRRT_1/../x"), "fix-PRRT_1_.._x");
+        assert_eq!(path_safe(".."), "u..");
+    }
+}
