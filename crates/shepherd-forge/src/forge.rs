@@ -56,6 +56,18 @@ impl ItemRef {
     }
 }
 
+/// The editable fields of a pull request: what a metadata fix reads before
+/// it edits, so the author's text is kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequestFields {
+    /// The title.
+    pub title: String,
+    /// The description (GitHub body, GitLab description), Markdown.
+    pub body: String,
+    /// The label names.
+    pub labels: Vec<String>,
+}
+
 /// A comment Shepherd posted (or found by its marker).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PostedComment {
@@ -175,6 +187,12 @@ pub trait Forge: Send + Sync {
     async fn resolve_thread(&self, thread_id: &str) -> Result<()> {
         let _ = thread_id;
         unsupported("resolve_thread")
+    }
+
+    /// The title, description and labels of `number`, as they are now.
+    async fn pull_request_fields(&self, number: u64) -> Result<PullRequestFields> {
+        let _ = number;
+        unsupported("pull_request_fields")
     }
 
     /// Sets the title and/or the body of `number` (nothing is sent when both

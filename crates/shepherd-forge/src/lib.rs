@@ -23,7 +23,7 @@ pub use ci::{
     SourceReport, StatusRollup, WorkflowRun,
 };
 pub use error::{ForgeError, Result};
-pub use forge::{Forge, ItemRef, PostedComment, ThreadRef};
+pub use forge::{Forge, ItemRef, PostedComment, PullRequestFields, ThreadRef};
 pub use github::{GitHubClient, GitHubEndpoints};
 pub use gitlab::{GitLabClient, GitLabEndpoints, ProjectId};
 pub use token::{Token, TokenSource};

@@ -77,6 +77,13 @@ pub(crate) fn config_layers(overrides: Overrides) -> CliResult<Vec<ConfigLayer>>
     Ok(layers)
 }
 
+/// The root of the git checkout the current directory is in, if any: where
+/// a run reads the repository's prompt overrides (`.shepherd/prompts/`),
+/// never from the PR's own head.
+pub(crate) fn current_checkout() -> Option<PathBuf> {
+    checkout_root(&std::env::current_dir().ok()?)
+}
+
 /// The root of the git checkout `dir` is in, if any.
 fn checkout_root(dir: &Path) -> Option<PathBuf> {
     let output = Command::new("git")

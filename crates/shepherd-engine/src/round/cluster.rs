@@ -18,10 +18,9 @@ use shepherd_core::cluster::{
     GateSignal,
 };
 use shepherd_core::report::gate_signal_text;
-use shepherd_core::theme::classify_theme;
 use shepherd_core::Decision;
 
-use super::{Flow, Round, Runner, WorkItem};
+use super::{Flow, Round, Runner};
 use crate::run::error::Result;
 use crate::run::options::Stage;
 use crate::store::LedgerRecord;
@@ -60,10 +59,8 @@ impl Runner {
             .iter()
             .map(|w| {
                 let theme = match round.triage.get_mut(w.id()) {
-                    Some(d) => *d
-                        .theme
-                        .get_or_insert_with(|| classify_theme(root_body(w), None)),
-                    None => classify_theme(root_body(w), None),
+                    Some(d) => *d.theme.get_or_insert_with(|| w.lexical_theme()),
+                    None => w.lexical_theme(),
                 };
                 ClusterItem::new(w.id(), w.classified.path.as_deref(), theme)
             })
@@ -172,15 +169,4 @@ impl Runner {
             .await?;
         Ok(Some(files))
     }
-}
-
-/// The opening comment of an item: what its theme is read from when triage
-/// gave none.
-fn root_body(item: &WorkItem) -> &str {
-    item.thread
-        .as_ref()
-        .and_then(|t| t.root())
-        .map(|c| c.body.as_str())
-        .or(item.comment.as_ref().map(|c| c.body.as_str()))
-        .unwrap_or("")
 }

@@ -29,7 +29,6 @@ use shepherd_agent::{
 };
 use shepherd_core::cluster::{AreaKey, Cluster, RoundAreas};
 use shepherd_core::gate::{resolve_authorized, ItemResult};
-use shepherd_core::theme::Theme;
 use shepherd_core::{Decision, Outcome};
 
 use super::metadata;
@@ -115,8 +114,9 @@ impl Runner {
                 w.id().to_owned(),
             )
         });
-        let (suggested, agent_singles): (Vec<WorkItem>, Vec<WorkItem>) =
-            singles.into_iter().partition(has_applicable_suggestion);
+        let (suggested, agent_singles): (Vec<WorkItem>, Vec<WorkItem>) = singles
+            .into_iter()
+            .partition(|w| has_applicable_suggestion(w, round.snapshot().forge));
         units.extend(agent_singles.into_iter().map(|w| FixUnit {
             label: format!("fix-{}", w.id()),
             files: w.classified.path.iter().cloned().collect(),
@@ -245,7 +245,9 @@ impl Runner {
                     .triage
                     .get(item.id())
                     .and_then(|d| d.theme)
-                    .unwrap_or(Theme::Other);
+                    // The same lexical theme the cluster stage gives an
+                    // unthemed item, so escalation areas match across rounds.
+                    .unwrap_or_else(|| item.lexical_theme());
                 let area = match cluster {
                     Some(c) => AreaKey::of_cluster(c),
                     None => AreaKey::new(
@@ -402,7 +404,7 @@ impl Runner {
             .items
             .iter()
             .map(|w| {
-                let item = task_item(w);
+                let item = task_item(w, self.run.target.forge);
                 match round.triage.get(w.id()) {
                     Some(d) => item.with_triage(TriageNote {
                         reasoning: d.reasoning.clone(),
@@ -432,7 +434,7 @@ impl Runner {
             (None, UnitKind::Code) => {
                 let item = items.into_iter().next().unwrap_or_else(|| {
                     // A unit always has an item: units are built from items.
-                    task_item(&unit.items[0])
+                    task_item(&unit.items[0], self.run.target.forge)
                 });
                 (
                     FixTask::single(pr, dir, item),
@@ -552,10 +554,10 @@ impl Runner {
     }
 }
 
-fn has_applicable_suggestion(item: &WorkItem) -> bool {
+fn has_applicable_suggestion(item: &WorkItem, forge: shepherd_core::ForgeKind) -> bool {
     item.thread.as_ref().is_some_and(|t| {
         matches!(
-            SuggestionState::of_thread(t),
+            SuggestionState::of_thread_on(t, forge),
             SuggestionState::Applicable { .. }
         )
     })

@@ -254,19 +254,17 @@ pub(crate) fn is_applied(current: &PrFields, item: &str, edit: &MetadataEdit) ->
 }
 
 impl Runner {
-    /// The PR's title, description and labels, through
-    /// `EngineOptions::pr_fields`.
+    /// The PR's title, description and labels, as the forge has them now.
     pub(crate) async fn read_pr_fields(&self) -> std::result::Result<PrFields, String> {
-        let Some(source) = &self.opts.pr_fields else {
-            return Err(
-                "Shepherd's forge client cannot read this pull request's description and labels, \
-                 so it cannot edit them without risking the author's text"
-                    .to_owned(),
-            );
-        };
-        source
-            .pr_fields(self.run.target.number)
+        let number = self.run.target.number;
+        self.forge
+            .pull_request_fields(number)
             .await
+            .map(|f| PrFields {
+                title: f.title,
+                body: f.body,
+                labels: f.labels,
+            })
             .map_err(|e| format!("cannot read the pull request's description: {e}"))
     }
 

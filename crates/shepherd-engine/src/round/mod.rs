@@ -84,6 +84,18 @@ impl WorkItem {
         &self.classified.item_id
     }
 
+    /// The item's lexical theme, from its opening comment: what an item
+    /// gets when triage gave none (the cluster stage and escalation areas
+    /// must agree on it).
+    pub(crate) fn lexical_theme(&self) -> shepherd_core::theme::Theme {
+        let body = match (&self.thread, &self.comment) {
+            (Some(t), _) => t.root().map_or("", |c| c.body.as_str()),
+            (None, Some(c)) => c.body.as_str(),
+            (None, None) => "",
+        };
+        shepherd_core::theme::classify_theme(body, None)
+    }
+
     /// The comment a reply answers: the thread's root, or the comment itself.
     pub(crate) fn reply_target(&self) -> String {
         match (&self.thread, &self.comment) {

@@ -10,15 +10,18 @@ use shepherd_agent::{
     check_triage_answer, PrContext, TaskItem, TriageAnswer, TriageTask, UsageLog,
 };
 
+use shepherd_core::ForgeKind;
+
 use super::{decision_name, Flow, Round, RoundEnd, Runner, WorkItem};
 use crate::run::error::Result;
 use crate::run::files::read_json;
 use crate::run::options::Stage;
 
-/// The agent's view of a work item.
-pub(crate) fn task_item(item: &WorkItem) -> TaskItem {
+/// The agent's view of a work item; suggestion blocks are read with the
+/// forge's own semantics (GitLab's `suggestion:-N+M` differs from GitHub's).
+pub(crate) fn task_item(item: &WorkItem, forge: ForgeKind) -> TaskItem {
     match (&item.thread, &item.comment) {
-        (Some(t), _) => TaskItem::from_thread(t),
+        (Some(t), _) => TaskItem::from_thread_on(t, forge),
         (None, Some(c)) => TaskItem::from_top_level(c),
         // Classification only yields threads and top-level comments.
         (None, None) => unreachable!("a work item is a thread or a top-level comment"),
@@ -49,7 +52,10 @@ impl Runner {
             let task = TriageTask {
                 pr: PrContext::new(round.snapshot().forge, &round.snapshot().pr),
                 worktree: self.wt().path().to_path_buf(),
-                items: missing.iter().map(|w| task_item(w)).collect(),
+                items: missing
+                    .iter()
+                    .map(|w| task_item(w, round.snapshot().forge))
+                    .collect(),
             };
             let agent = self.agents().triage.clone();
             let mut last_error = String::new();

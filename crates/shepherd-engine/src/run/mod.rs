@@ -19,6 +19,6 @@ pub use imp::{
 };
 pub use options::{
     AgentSetupError, Agents, ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict,
-    Approver, CheckAgents, EngineOptions, NoProgress, PrFields, PrFieldsSource, Progress,
-    ProgressEvent, Stage, DEFAULT_PARALLEL_FIXES,
+    Approver, CheckAgents, EngineOptions, NoProgress, PrFields, Progress, ProgressEvent, Stage,
+    DEFAULT_PARALLEL_FIXES,
 };

@@ -367,16 +367,6 @@ pub struct PrFields {
     pub labels: Vec<String>,
 }
 
-/// Reads a pull request's title, description and labels. The `Forge` trait
-/// has no call for the description and labels yet, so metadata fixes (which
-/// edit the existing description rather than replace it) need one of these;
-/// without it a metadata item is handed to a person.
-#[async_trait::async_trait]
-pub trait PrFieldsSource: Send + Sync {
-    /// The current fields of pull request `number`.
-    async fn pr_fields(&self, number: u64) -> std::result::Result<PrFields, String>;
-}
-
 /// How the engine runs: what it reports to, who approves, and knobs.
 #[derive(Clone)]
 pub struct EngineOptions {
@@ -411,9 +401,6 @@ pub struct EngineOptions {
     pub checkout: Option<PathBuf>,
     /// How many fix agents run at once (at least 1).
     pub max_parallel_fixes: usize,
-    /// Reads the PR's description and labels for metadata fixes; `None`
-    /// hands metadata items to a person.
-    pub pr_fields: Option<Arc<dyn PrFieldsSource>>,
 }
 
 /// How many fix agents run at once by default.
@@ -430,7 +417,6 @@ impl std::fmt::Debug for EngineOptions {
             .field("hostname", &self.hostname)
             .field("checkout", &self.checkout)
             .field("max_parallel_fixes", &self.max_parallel_fixes)
-            .field("pr_fields", &self.pr_fields.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -449,7 +435,6 @@ impl Default for EngineOptions {
             approve: None,
             checkout: None,
             max_parallel_fixes: DEFAULT_PARALLEL_FIXES,
-            pr_fields: None,
         }
     }
 }

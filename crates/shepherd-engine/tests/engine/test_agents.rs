@@ -7,13 +7,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 use shepherd_emulator::{
     FaultSpec, FileSpec, IssueCommentSpec, Scenario, ThreadCommentSpec, ThreadSpec,
 };
-use shepherd_engine::run::{PrFields, PrFieldsSource};
 use shepherd_engine::{RunOutcome, RunStatus};
 
 use crate::common::*;
@@ -140,40 +139,6 @@ pub fn project(threads: Vec<ThreadSpec>, comments: Vec<IssueCommentSpec>) -> Sce
     s
 }
 
-/// Reads the PR's fields from the emulator's REST API (the `Forge` trait
-/// has no call for the description and labels).
-struct EmulatorFields {
-    url: String,
-}
-
-#[async_trait::async_trait]
-impl PrFieldsSource for EmulatorFields {
-    async fn pr_fields(&self, number: u64) -> Result<PrFields, String> {
-        let pr: Value = reqwest::Client::new()
-            .get(format!("{}/repos/demo/authkit/pulls/{number}", self.url))
-            .bearer_auth(DEV_TOKEN)
-            .header("User-Agent", "shepherd-test")
-            .send()
-            .await
-            .map_err(|e| e.to_string())?
-            .error_for_status()
-            .map_err(|e| e.to_string())?
-            .json()
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(PrFields {
-            title: pr["title"].as_str().unwrap_or("").to_owned(),
-            body: pr["body"].as_str().unwrap_or("").to_owned(),
-            labels: pr["labels"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|l| l["name"].as_str().map(str::to_owned))
-                .collect(),
-        })
-    }
-}
-
 /// One call of the scripted agent, from the wrapper's log.
 #[derive(Debug, Clone)]
 pub struct Call {
@@ -245,12 +210,8 @@ exit $rc
     }
 
     pub async fn run(&self, extra: &str) -> RunOutcome {
-        let mut opts = self.setup.options();
-        opts.pr_fields = Some(Arc::new(EmulatorFields {
-            url: self.setup.emu.api_url(),
-        }));
         self.setup
-            .engine_with(opts)
+            .engine_with(self.setup.options())
             .start(self.setup.spec(&self.config(extra)))
             .await
             .expect("the run starts")

@@ -121,7 +121,11 @@ async fn the_demo_converges_with_the_builtin_agent(forge: ForgeKind) {
     // forge's thread ids) are one cluster, fixed at once.
     let clusters = read_json(&outcome.run_dir.join("rounds/1/clusters.json"));
     assert_eq!(clusters["gate"]["open"], true, "{clusters}");
-    assert_eq!(clusters["clusters"].as_array().map(Vec::len), Some(1), "{clusters}");
+    assert_eq!(
+        clusters["clusters"].as_array().map(Vec::len),
+        Some(1),
+        "{clusters}"
+    );
     assert_eq!(clusters["clusters"][0]["area"], "src/auth", "{clusters}");
     let mut auth: Vec<String> = threads
         .iter()

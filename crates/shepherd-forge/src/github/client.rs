@@ -23,7 +23,7 @@ use url::Url;
 
 use super::{checks, writes};
 use crate::ci::{CheckRun, CombinedStatus, RequiredChecks, StatusRollup, WorkflowRun};
-use crate::forge::{ItemRef, PostedComment, ThreadRef};
+use crate::forge::{ItemRef, PostedComment, PullRequestFields, ThreadRef};
 
 use super::endpoints::GitHubEndpoints;
 use super::queries::{
@@ -38,7 +38,7 @@ use super::wire::{
 use crate::error::{ForgeError, Result};
 use crate::forge::Forge;
 use crate::token::Token;
-use crate::transport::{Api, ClientConfig, Flavor, Transport};
+use crate::transport::{Api, ClientConfig, Conditional, Flavor, Transport};
 
 /// The GitHub client. Cheap to share behind an `Arc`.
 pub struct GitHubClient {
@@ -182,6 +182,29 @@ impl Forge for GitHubClient {
 
     async fn resolve_thread(&self, thread_id: &str) -> Result<()> {
         writes::resolve_thread(&self.transport, thread_id).await
+    }
+
+    async fn pull_request_fields(&self, number: u64) -> Result<PullRequestFields> {
+        #[derive(serde::Deserialize)]
+        struct Label {
+            name: String,
+        }
+        #[derive(serde::Deserialize)]
+        struct Pull {
+            title: String,
+            #[serde(default)]
+            body: Option<String>,
+            #[serde(default)]
+            labels: Vec<Label>,
+        }
+        let number = number.to_string();
+        let url = repo_url(&self.transport, &self.repo, &["pulls", &number])?;
+        let pull: Pull = self.transport.get(&url, &[], Conditional::No).await?;
+        Ok(PullRequestFields {
+            title: pull.title,
+            body: pull.body.unwrap_or_default(),
+            labels: pull.labels.into_iter().map(|l| l.name).collect(),
+        })
     }
 
     async fn update_pull_request(

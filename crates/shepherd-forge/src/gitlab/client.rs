@@ -27,7 +27,7 @@ use super::wire::{CompareWire, DiscussionWire, DraftNoteWire, MergeRequestWire, 
 use super::{ci, writes};
 use crate::ci::{CheckRun, CombinedStatus, RequiredChecks, StatusRollup, WorkflowRun};
 use crate::error::{ForgeError, Result};
-use crate::forge::{Forge, ItemRef, PostedComment, ThreadRef};
+use crate::forge::{Forge, ItemRef, PostedComment, PullRequestFields, ThreadRef};
 use crate::token::Token;
 use crate::transport::{Api, ClientConfig, Conditional, Flavor, Transport};
 
@@ -351,6 +351,15 @@ impl Forge for GitLabClient {
     async fn resolve_thread(&self, thread_id: &str) -> Result<()> {
         let iid = self.merge_request_of(thread_id)?;
         writes::resolve_discussion(self, iid, thread_id).await
+    }
+
+    async fn pull_request_fields(&self, number: u64) -> Result<PullRequestFields> {
+        let mr = self.fetch_mr(number).await?;
+        Ok(PullRequestFields {
+            title: mr.title,
+            body: mr.description.unwrap_or_default(),
+            labels: mr.labels,
+        })
     }
 
     async fn update_pull_request(

@@ -84,6 +84,10 @@ pub(crate) struct MergeRequestWire {
     pub(crate) id: u64,
     pub(crate) iid: u64,
     pub(crate) title: String,
+    #[serde(default)]
+    pub(crate) description: Option<String>,
+    #[serde(default)]
+    pub(crate) labels: Vec<String>,
     pub(crate) web_url: String,
     pub(crate) state: String,
     #[serde(default)]

@@ -38,6 +38,7 @@ pub(crate) fn cmd_resume(args: ResumeArgs) -> CliResult<u8> {
     let git = git_with_credentials(&file.target)?;
     let mut opts = engine_options();
     opts.approve = args.common.approve;
+    opts.checkout = crate::forge_setup::current_checkout();
     let engine = shepherd_engine::Engine::new(forge, state, git, opts);
     let outcome = runtime()?
         .block_on(engine.resume(&args.run))

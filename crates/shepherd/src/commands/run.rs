@@ -19,7 +19,9 @@ use shepherd_engine::{
 use shepherd_forge::Token;
 
 use crate::error::{CliError, CliResult};
-use crate::forge_setup::{config_layers, connect, resolve_target_with, runtime, ForgeArgs};
+use crate::forge_setup::{
+    config_layers, connect, current_checkout, resolve_target_with, runtime, ForgeArgs,
+};
 use crate::ui::color_enabled_stderr;
 
 /// Drive a pull request to a clean finish: fix, reply, resolve, wait for CI, repeat
@@ -426,7 +428,11 @@ pub(crate) fn cmd_run(args: RunArgs) -> CliResult<u8> {
         target,
         layers,
     };
-    let engine = Engine::new(forge, state, git, engine_options());
+    let opts = EngineOptions {
+        checkout: current_checkout(),
+        ..engine_options()
+    };
+    let engine = Engine::new(forge, state, git, opts);
     let outcome = runtime()?
         .block_on(engine.start(spec))
         .map_err(engine_error)?;
