@@ -114,3 +114,30 @@ async fn the_basic_example_scenario_classifies_as_expected() {
     assert_eq!(items.len(), 6, "{items:#?}");
     assert!(items.iter().all(|i| i.class == Class::New));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pull_request_fields_are_read_on_both_forges() {
+    use shepherd_forge::{GitLabClient, GitLabEndpoints, Token};
+    let mut s = scenario(1, 1);
+    s.pull_request.body = "The author's own words.".into();
+    s.pull_request.labels = vec!["bug".into(), "ready".into()];
+
+    let emu = start(s.clone()).await;
+    let fields = client(&emu.api_url(), AUTHOR)
+        .pull_request_fields(7)
+        .await
+        .expect("GitHub fields");
+    assert_eq!(fields.title, "Add widgets");
+    assert_eq!(fields.body, "The author's own words.");
+    assert_eq!(fields.labels, vec!["bug".to_owned(), "ready".to_owned()]);
+
+    let emu = start(s.into_gitlab().expect("a GitLab scenario")).await;
+    let endpoints = GitLabEndpoints::from_api_url(&emu.gitlab_api_url()).expect("endpoints");
+    let gitlab = GitLabClient::new(repo(), endpoints, Token::new(AUTHOR))
+        .expect("client")
+        .with_merge_request(7);
+    let fields = gitlab.pull_request_fields(7).await.expect("GitLab fields");
+    assert_eq!(fields.title, "Add widgets");
+    assert_eq!(fields.body, "The author's own words.");
+    assert_eq!(fields.labels, vec!["bug".to_owned(), "ready".to_owned()]);
+}
