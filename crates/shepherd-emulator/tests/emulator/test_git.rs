@@ -206,34 +206,7 @@ async fn a_commit_then_fail_push_lands_but_the_client_sees_an_error() {
             .with_commit_then_fail(),
     )
     .unwrap();
-    let url = authed_git_url(&emu, ALICE);
-    let (pushed, out) = tokio::task::spawn_blocking(move || {
-        let git = GitClient::new();
-        let work = tempfile::tempdir().unwrap();
-        git.ok(
-            work.path(),
-            &[
-                "clone",
-                "--quiet",
-                "--branch",
-                "feature/widgets",
-                &url,
-                "repo",
-            ],
-        );
-        let repo = work.path().join("repo");
-        std::fs::write(repo.join("NEW.md"), "new file\n").unwrap();
-        git.ok(&repo, &["add", "NEW.md"]);
-        git.ok(&repo, &["commit", "--quiet", "-m", "Add NEW.md"]);
-        let pushed = git.ok(&repo, &["rev-parse", "HEAD"]);
-        let out = git.run(
-            &repo,
-            &["push", "--quiet", "origin", "HEAD:feature/widgets"],
-        );
-        (pushed, out)
-    })
-    .await
-    .unwrap();
+    let (pushed, out) = try_push(authed_git_url(&emu, ALICE)).await;
     assert!(!out.status.success(), "the client must see the failure");
     assert_eq!(head_ref_oid(&emu, ALICE).await, pushed, "the push landed");
 }
@@ -248,8 +221,15 @@ async fn a_status_fault_on_git_refuses_the_push() {
             .with_status(503, None),
     )
     .unwrap();
-    let url = authed_git_url(&emu, ALICE);
-    let out = tokio::task::spawn_blocking(move || {
+    let (_, out) = try_push(authed_git_url(&emu, ALICE)).await;
+    assert!(!out.status.success());
+    assert_eq!(head_ref_oid(&emu, ALICE).await, before, "nothing landed");
+}
+
+/// Clones `feature/widgets` from `url`, commits (empty) and tries to push it
+/// back: the commit made and git's answer to the push.
+async fn try_push(url: String) -> (String, std::process::Output) {
+    tokio::task::spawn_blocking(move || {
         let git = GitClient::new();
         let work = tempfile::tempdir().unwrap();
         git.ok(
@@ -266,15 +246,15 @@ async fn a_status_fault_on_git_refuses_the_push() {
         let repo = work.path().join("repo");
         git.ok(
             &repo,
-            &["commit", "--quiet", "--allow-empty", "-m", "empty"],
+            &["commit", "--quiet", "--allow-empty", "-m", "a change"],
         );
-        git.run(
+        let sha = git.ok(&repo, &["rev-parse", "HEAD"]);
+        let out = git.run(
             &repo,
             &["push", "--quiet", "origin", "HEAD:feature/widgets"],
-        )
+        );
+        (sha, out)
     })
     .await
-    .unwrap();
-    assert!(!out.status.success());
-    assert_eq!(head_ref_oid(&emu, ALICE).await, before, "nothing landed");
+    .unwrap()
 }
