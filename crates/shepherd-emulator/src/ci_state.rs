@@ -238,6 +238,41 @@ impl CiState {
         }
     }
 
+    /// The workflow run `id`.
+    pub(crate) fn workflow_run(&self, id: u64) -> Option<&WorkflowRunRecord> {
+        self.workflow_runs.iter().find(|r| r.database_id == id)
+    }
+
+    /// The workflow run `id`, to change.
+    fn workflow_run_mut(&mut self, id: u64) -> Option<&mut WorkflowRunRecord> {
+        self.workflow_runs.iter_mut().find(|r| r.database_id == id)
+    }
+
+    /// The check suite `id`.
+    pub(crate) fn check_suite(&self, id: u64) -> Option<&CheckSuiteRecord> {
+        self.check_suites.iter().find(|s| s.database_id == id)
+    }
+
+    /// The check suite `id`, to change.
+    fn check_suite_mut(&mut self, id: u64) -> Option<&mut CheckSuiteRecord> {
+        self.check_suites.iter_mut().find(|s| s.database_id == id)
+    }
+
+    /// The check run `id`.
+    pub(crate) fn check_run(&self, id: u64) -> Option<&CheckRunRecord> {
+        self.check_runs.iter().find(|r| r.database_id == id)
+    }
+
+    /// The check run `id`, to change.
+    fn check_run_mut(&mut self, id: u64) -> Option<&mut CheckRunRecord> {
+        self.check_runs.iter_mut().find(|r| r.database_id == id)
+    }
+
+    /// The commit status `id`.
+    pub(crate) fn status(&self, id: u64) -> Option<&StatusRecord> {
+        self.statuses.iter().find(|s| s.database_id == id)
+    }
+
     /// The latest check run of each name for `sha`, oldest first.
     pub(crate) fn latest_check_runs(&self, sha: &str) -> Vec<&CheckRunRecord> {
         let mut latest: BTreeMap<&str, &CheckRunRecord> = BTreeMap::new();
@@ -372,17 +407,10 @@ impl State {
         let job_id = self.next_id();
         let (sha, suite_id) = self
             .ci
-            .workflow_runs
-            .iter()
-            .find(|r| r.database_id == run_id)
+            .workflow_run(run_id)
             .map(|r| (r.head_sha.clone(), r.check_suite_id))
             .unwrap_or_default();
-        if let Some(run) = self
-            .ci
-            .workflow_runs
-            .iter_mut()
-            .find(|r| r.database_id == run_id)
-        {
+        if let Some(run) = self.ci.workflow_run_mut(run_id) {
             run.jobs.push(JobRecord {
                 database_id: job_id,
                 name: spec.name.clone(),
@@ -431,24 +459,14 @@ impl State {
     /// for its commit (1 on the first run), for flakiness.
     pub(crate) fn ci_job_started(&mut self, job_id: u64) -> u32 {
         let now = self.tick();
-        let Some(run) = self
-            .ci
-            .check_runs
-            .iter_mut()
-            .find(|r| r.database_id == job_id)
-        else {
+        let Some(run) = self.ci.check_run_mut(job_id) else {
             return 0;
         };
         run.status = RunStatus::InProgress;
         run.started_at = Some(now.clone());
         let key = format!("{}@{}", run.name, run.head_sha);
         let (run_id, suite_id) = (run.workflow_run_id, run.check_suite_id);
-        if let Some(workflow) = self
-            .ci
-            .workflow_runs
-            .iter_mut()
-            .find(|r| r.database_id == run_id)
-        {
+        if let Some(workflow) = self.ci.workflow_run_mut(run_id) {
             workflow.status = RunStatus::InProgress;
             workflow.updated_at = now.clone();
             if let Some(job) = workflow.jobs.iter_mut().find(|j| j.database_id == job_id) {
@@ -456,12 +474,7 @@ impl State {
                 job.started_at = Some(now.clone());
             }
         }
-        if let Some(suite) = self
-            .ci
-            .check_suites
-            .iter_mut()
-            .find(|s| s.database_id == suite_id)
-        {
+        if let Some(suite) = self.ci.check_suite_mut(suite_id) {
             suite.status = RunStatus::InProgress;
             suite.updated_at = now;
         }
@@ -481,12 +494,7 @@ impl State {
         status_context: bool,
     ) {
         let now = self.tick();
-        let Some(run) = self
-            .ci
-            .check_runs
-            .iter_mut()
-            .find(|r| r.database_id == job_id)
-        else {
+        let Some(run) = self.ci.check_run_mut(job_id) else {
             return;
         };
         run.status = RunStatus::Completed;
@@ -502,12 +510,7 @@ impl State {
             run.check_suite_id,
         );
         let mut finished = None;
-        if let Some(workflow) = self
-            .ci
-            .workflow_runs
-            .iter_mut()
-            .find(|r| r.database_id == run_id)
-        {
+        if let Some(workflow) = self.ci.workflow_run_mut(run_id) {
             if let Some(job) = workflow.jobs.iter_mut().find(|j| j.database_id == job_id) {
                 job.status = RunStatus::Completed;
                 job.conclusion = Some(conclusion);
@@ -530,12 +533,7 @@ impl State {
             }
         }
         if let Some(overall) = finished {
-            if let Some(suite) = self
-                .ci
-                .check_suites
-                .iter_mut()
-                .find(|s| s.database_id == suite_id)
-            {
+            if let Some(suite) = self.ci.check_suite_mut(suite_id) {
                 suite.status = RunStatus::Completed;
                 suite.conclusion = Some(overall);
                 suite.updated_at = now;
@@ -558,12 +556,7 @@ impl State {
         run_id: u64,
         checks: &[CheckSpec],
     ) -> Result<Vec<JobLaunch>, WriteError> {
-        let Some(run) = self
-            .ci
-            .workflow_runs
-            .iter()
-            .find(|r| r.database_id == run_id)
-        else {
+        let Some(run) = self.ci.workflow_run(run_id) else {
             return Err(WriteError::NotFound("Not Found".into()));
         };
         if run.status != RunStatus::Completed {
@@ -585,24 +578,14 @@ impl State {
         let attempt = run.run_attempt + 1;
         let suite_id = run.check_suite_id;
         let now = self.tick();
-        if let Some(run) = self
-            .ci
-            .workflow_runs
-            .iter_mut()
-            .find(|r| r.database_id == run_id)
-        {
+        if let Some(run) = self.ci.workflow_run_mut(run_id) {
             run.run_attempt = attempt;
             run.status = RunStatus::Queued;
             run.conclusion = None;
             run.updated_at = now.clone();
             run.run_started_at = now.clone();
         }
-        if let Some(suite) = self
-            .ci
-            .check_suites
-            .iter_mut()
-            .find(|s| s.database_id == suite_id)
-        {
+        if let Some(suite) = self.ci.check_suite_mut(suite_id) {
             suite.status = RunStatus::Queued;
             suite.conclusion = None;
             suite.updated_at = now;
@@ -650,22 +633,12 @@ impl State {
         }
         let (run_id, suite_id) = (run.database_id, run.check_suite_id);
         let now = self.tick();
-        if let Some(run) = self
-            .ci
-            .workflow_runs
-            .iter_mut()
-            .find(|r| r.database_id == run_id)
-        {
+        if let Some(run) = self.ci.workflow_run_mut(run_id) {
             run.status = RunStatus::Queued;
             run.conclusion = None;
             run.updated_at = now.clone();
         }
-        if let Some(suite) = self
-            .ci
-            .check_suites
-            .iter_mut()
-            .find(|s| s.database_id == suite_id)
-        {
+        if let Some(suite) = self.ci.check_suite_mut(suite_id) {
             suite.status = RunStatus::Queued;
             suite.conclusion = None;
             suite.updated_at = now;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, OriginalUri, Query, Request, State};
+use axum::extract::{FromRequestParts, Query, Request, State};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 
 use crate::auth::{self, AuthFailure, Viewer};
 use crate::faults::ApiFlavor;
+use crate::rest::{original_uri, page_of, PageUrl};
 use crate::scenario::Permission;
 use crate::server::Shared;
 use crate::state::{PullRequestRecord, RepositoryRecord, State as EmulatorState, WriteError};
@@ -251,10 +252,9 @@ impl FromRequestParts<Arc<Shared>> for QueryMap {
 pub(crate) struct GlPaging {
     page: usize,
     per_page: usize,
-    /// The request's path as sent (the project's path stays encoded).
-    path: String,
-    /// The query without `page`.
-    other_params: Vec<String>,
+    /// The request's path as sent (the project's path stays encoded), and
+    /// its query without `page`.
+    url: PageUrl,
     /// Every query parameter, decoded.
     pub(crate) params: BTreeMap<String, String>,
 }
@@ -266,10 +266,7 @@ impl FromRequestParts<Arc<Shared>> for GlPaging {
         parts: &mut Parts,
         _shared: &Arc<Shared>,
     ) -> Result<Self, Self::Rejection> {
-        let uri = parts
-            .extensions
-            .get::<OriginalUri>()
-            .map_or_else(|| parts.uri.clone(), |o| o.0.clone());
+        let uri = original_uri(parts);
         let Query(params) = Query::<BTreeMap<String, String>>::try_from_uri(&uri)
             .map_err(|_| GlError::bad_request("invalid query string"))?;
         let number = |name: &str, default: usize| -> Result<usize, GlError> {
@@ -282,18 +279,10 @@ impl FromRequestParts<Arc<Shared>> for GlPaging {
         };
         let page = number("page", 1)?.max(1);
         let per_page = number("per_page", 20)?.clamp(1, 100);
-        let other_params = uri
-            .query()
-            .unwrap_or_default()
-            .split('&')
-            .filter(|p| !p.is_empty() && !p.starts_with("page="))
-            .map(str::to_owned)
-            .collect();
         Ok(GlPaging {
             page,
             per_page,
-            path: uri.path().to_owned(),
-            other_params,
+            url: PageUrl::new(&uri),
             params,
         })
     }
@@ -311,19 +300,10 @@ impl GlPaging {
     pub(crate) fn respond(&self, base_url: &str, items: Vec<Value>) -> Response {
         let total = items.len();
         let pages = total.div_ceil(self.per_page).max(1);
-        let start = (self.page - 1).saturating_mul(self.per_page);
-        let page: Vec<Value> = items.into_iter().skip(start).take(self.per_page).collect();
+        let page = page_of(items, self.page, self.per_page);
         let next = (self.page < pages).then_some(self.page + 1);
         let prev = (self.page > 1).then(|| (self.page - 1).min(pages));
-        let link_to = |n: usize, rel: &str| {
-            let mut params = self.other_params.clone();
-            params.push(format!("page={n}"));
-            format!(
-                "<{base_url}{}?{}>; rel=\"{rel}\"",
-                self.path,
-                params.join("&")
-            )
-        };
+        let link_to = |n: usize, rel: &str| self.url.link(base_url, n, rel);
         let mut links = Vec::new();
         if let Some(prev) = prev {
             links.push(link_to(prev, "prev"));
@@ -401,8 +381,11 @@ mod tests {
         GlPaging {
             page,
             per_page,
-            path: "/api/v4/projects/g%2Fp/merge_requests/1/discussions".into(),
-            other_params: vec![format!("per_page={per_page}")],
+            url: PageUrl::new(
+                &format!("/api/v4/projects/g%2Fp/merge_requests/1/discussions?per_page={per_page}")
+                    .parse()
+                    .unwrap(),
+            ),
             params: BTreeMap::new(),
         }
     }

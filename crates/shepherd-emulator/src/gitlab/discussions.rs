@@ -25,10 +25,7 @@ pub(crate) async fn list_discussions(
 ) -> Result<Response, GlError> {
     let state = shared.read();
     let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     let items = view::discussions(pr)
         .iter()
         .map(|d| discussion_json(&cx, pr, d))
@@ -45,10 +42,7 @@ pub(crate) async fn get_discussion(
     let state = shared.read();
     let pr = merge_request(&state, &viewer, &id, &iid)?;
     let discussion = view::discussion(pr, &discussion_id).ok_or_else(GlError::not_found)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     Ok(Json(discussion_json(&cx, pr, &discussion)))
 }
 
@@ -93,10 +87,7 @@ pub(crate) async fn post_discussion_note(
             Some((t, c))
         })
         .ok_or_else(GlError::not_found)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     let value = note_json(&cx, pr, &Note::Thread { thread, comment });
     Ok((StatusCode::CREATED, Json(value)).into_response())
 }
@@ -129,9 +120,6 @@ pub(crate) async fn put_discussion(
     state.apply_discussion_resolve(thread_id, &viewer.login, may_write, resolved)?;
     let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
     let discussion = view::discussion(pr, &discussion_id).ok_or_else(GlError::not_found)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     Ok(Json(discussion_json(&cx, pr, &discussion)))
 }

@@ -18,7 +18,12 @@ pub(crate) struct Cx<'a> {
     pub(crate) base_url: &'a str,
 }
 
-impl Cx<'_> {
+impl<'a> Cx<'a> {
+    /// The shapes of `state`, with links under `base_url`.
+    pub(crate) fn new(state: &'a State, base_url: &'a str) -> Cx<'a> {
+        Cx { state, base_url }
+    }
+
     fn project_id(&self) -> u64 {
         self.state.repository.database_id
     }

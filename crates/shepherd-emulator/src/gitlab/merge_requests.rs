@@ -41,10 +41,7 @@ pub(crate) async fn get_project(
 ) -> Result<Json<Value>, GlError> {
     let state = shared.read();
     project(&state, &viewer, &id)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     Ok(Json(project_json(&cx, viewer.permission)))
 }
 
@@ -58,10 +55,7 @@ pub(crate) async fn list_merge_requests(
 ) -> Result<Response, GlError> {
     let state = shared.read();
     project(&state, &viewer, &id)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     let wanted = paging.param("state").unwrap_or("all");
     let mut items: Vec<&_> = state
         .pull_requests
@@ -99,10 +93,7 @@ pub(crate) async fn get_merge_request(
 ) -> Result<Json<Value>, GlError> {
     let state = shared.read();
     let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     Ok(Json(merge_request_json(&cx, pr)))
 }
 
@@ -180,10 +171,7 @@ pub(crate) async fn put_merge_request(
         }
     }
     let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     Ok(Json(merge_request_json(&cx, pr)))
 }
 
@@ -197,10 +185,7 @@ pub(crate) async fn list_notes(
 ) -> Result<Response, GlError> {
     let state = shared.read();
     let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     let mut notes = view::notes(pr);
     match paging.param("sort") {
         None | Some("desc") => notes.reverse(),
@@ -241,10 +226,7 @@ pub(crate) async fn post_note(
         .iter()
         .find(|c| c.database_id == note_id)
         .ok_or_else(GlError::not_found)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     let value = note_json(&cx, pr, &Note::Comment(comment));
     Ok((StatusCode::CREATED, Json(value)).into_response())
 }
@@ -263,10 +245,7 @@ pub(crate) async fn get_note(
         .iter()
         .find(|n| n.id() == note_id)
         .ok_or_else(|| GlError::not_found_named("Note"))?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     Ok(Json(note_json(&cx, pr, note)))
 }
 
@@ -297,10 +276,7 @@ pub(crate) async fn list_merge_request_pipelines(
 ) -> Result<Response, GlError> {
     let state = shared.read();
     let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     let mut runs: Vec<_> = state
         .ci
         .workflow_runs

@@ -25,10 +25,7 @@ pub(crate) async fn list_pipelines(
 ) -> Result<Response, GlError> {
     let state = shared.read();
     project(&state, &viewer, &id)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     let mut runs: Vec<_> = state
         .ci
         .workflow_runs
@@ -72,14 +69,9 @@ pub(crate) async fn get_pipeline(
     project(&state, &viewer, &id)?;
     let run = state
         .ci
-        .workflow_runs
-        .iter()
-        .find(|r| r.database_id == pipeline_id)
+        .workflow_run(pipeline_id)
         .ok_or_else(GlError::not_found)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     Ok(Json(pipeline_json(&cx, run)))
 }
 
@@ -97,14 +89,9 @@ pub(crate) async fn list_jobs(
     project(&state, &viewer, &id)?;
     let run = state
         .ci
-        .workflow_runs
-        .iter()
-        .find(|r| r.database_id == pipeline_id)
+        .workflow_run(pipeline_id)
         .ok_or_else(GlError::not_found)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     let jobs: Vec<_> = if paging.param("include_retried") == Some("true") {
         run.jobs.iter().collect()
     } else {
@@ -129,10 +116,7 @@ pub(crate) async fn get_job(
     let state = shared.read();
     project(&state, &viewer, &id)?;
     let (run, job) = view::find_job(&state, job_id).ok_or_else(GlError::not_found)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     Ok(Json(job_json(&cx, run, job)))
 }
 
@@ -154,9 +138,6 @@ pub(crate) async fn retry_job(
     let new_id = crate::ci::retry_job(&shared, job_id)?;
     let state = shared.read();
     let (run, job) = view::find_job(&state, new_id).ok_or_else(GlError::not_found)?;
-    let cx = Cx {
-        state: &state,
-        base_url: &shared.base_url,
-    };
+    let cx = Cx::new(&state, &shared.base_url);
     Ok((StatusCode::CREATED, Json(job_json(&cx, run, job))).into_response())
 }

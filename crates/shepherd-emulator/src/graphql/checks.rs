@@ -504,9 +504,7 @@ impl CheckRun {
         let record = self
             .ci
             .ci
-            .check_suites
-            .iter()
-            .find(|s| s.database_id == self.record.check_suite_id)
+            .check_suite(self.record.check_suite_id)
             .cloned()
             .ok_or_else(|| not_found("Could not resolve the check suite."))?;
         Ok(CheckSuite {
@@ -704,30 +702,15 @@ pub(crate) fn lookup(rc: &RequestContext, state: &State, id: &str) -> Option<sup
     let (kind, database_id) = ids::parse_node_id(id)?;
     match kind {
         NodeKind::CheckRun => {
-            let record = ci
-                .ci
-                .check_runs
-                .iter()
-                .find(|r| r.database_id == database_id)?
-                .clone();
+            let record = ci.ci.check_run(database_id)?.clone();
             Some(Node::CheckRun(CheckRun { record, ci }))
         }
         NodeKind::CheckSuite => {
-            let record = ci
-                .ci
-                .check_suites
-                .iter()
-                .find(|s| s.database_id == database_id)?
-                .clone();
+            let record = ci.ci.check_suite(database_id)?.clone();
             Some(Node::CheckSuite(CheckSuite { record, ci }))
         }
         NodeKind::StatusContext => {
-            let record = ci
-                .ci
-                .statuses
-                .iter()
-                .find(|s| s.database_id == database_id)?
-                .clone();
+            let record = ci.ci.status(database_id)?.clone();
             Some(Node::StatusContext(StatusContext { record, ci }))
         }
         NodeKind::App if database_id == ACTIONS_APP_ID => Some(Node::App(App)),

@@ -87,13 +87,7 @@ pub(crate) async fn list_check_runs(
         .filter(|r| status.is_none_or(|s| s == r.status.as_str()))
         .map(|r| check_run_json(&state, r, &shared.base_url))
         .collect();
-    let total = items.len();
-    let (page, link) = paging.slice(&shared.base_url, items);
-    Ok(with_link(
-        StatusCode::OK,
-        json!({ "total_count": total, "check_runs": page }),
-        link,
-    ))
+    Ok(paging.counted(&shared.base_url, "check_runs", items))
 }
 
 /// `GET …/check-runs/{check_run_id}`.
@@ -105,12 +99,7 @@ pub(crate) async fn get_check_run(
     let state = shared.read();
     visible_repository(&state, &viewer, &owner, &repo)?;
     let id = parse_id(&id)?;
-    let run = state
-        .ci
-        .check_runs
-        .iter()
-        .find(|r| r.database_id == id)
-        .ok_or(ApiError::NotFound)?;
+    let run = state.ci.check_run(id).ok_or(ApiError::NotFound)?;
     Ok(Json(check_run_json(&state, run, &shared.base_url)))
 }
 
@@ -207,12 +196,7 @@ pub(crate) async fn create_status(
         new.target_url,
         &viewer.login,
     );
-    let status = state
-        .ci
-        .statuses
-        .iter()
-        .find(|s| s.database_id == id)
-        .ok_or(ApiError::NotFound)?;
+    let status = state.ci.status(id).ok_or(ApiError::NotFound)?;
     let value = status_json(&state, status, &shared.base_url);
     Ok((StatusCode::CREATED, Json(value)).into_response())
 }
@@ -345,13 +329,7 @@ pub(crate) async fn list_workflow_runs(
         })
         .map(|r| workflow_run_json(&state, r, &shared.base_url))
         .collect();
-    let total = items.len();
-    let (page, link) = paging.slice(&shared.base_url, items);
-    Ok(with_link(
-        StatusCode::OK,
-        json!({ "total_count": total, "workflow_runs": page }),
-        link,
-    ))
+    Ok(paging.counted(&shared.base_url, "workflow_runs", items))
 }
 
 /// `GET …/actions/runs/{run_id}`.
@@ -363,12 +341,7 @@ pub(crate) async fn get_workflow_run(
     let state = shared.read();
     visible_repository(&state, &viewer, &owner, &repo)?;
     let run_id = parse_id(&run_id)?;
-    let run = state
-        .ci
-        .workflow_runs
-        .iter()
-        .find(|r| r.database_id == run_id)
-        .ok_or(ApiError::NotFound)?;
+    let run = state.ci.workflow_run(run_id).ok_or(ApiError::NotFound)?;
     Ok(Json(workflow_run_json(&state, run, &shared.base_url)))
 }
 
@@ -382,12 +355,7 @@ pub(crate) async fn list_jobs(
     let state = shared.read();
     visible_repository(&state, &viewer, &owner, &repo)?;
     let run_id = parse_id(&run_id)?;
-    let run = state
-        .ci
-        .workflow_runs
-        .iter()
-        .find(|r| r.database_id == run_id)
-        .ok_or(ApiError::NotFound)?;
+    let run = state.ci.workflow_run(run_id).ok_or(ApiError::NotFound)?;
     let all = paging.params.get("filter").map(String::as_str) == Some("all");
     let jobs: Vec<_> = if all {
         run.jobs.iter().collect()
@@ -398,13 +366,7 @@ pub(crate) async fn list_jobs(
         .into_iter()
         .map(|j| job_json(&state, run, j, &shared.base_url))
         .collect();
-    let total = items.len();
-    let (page, link) = paging.slice(&shared.base_url, items);
-    Ok(with_link(
-        StatusCode::OK,
-        json!({ "total_count": total, "jobs": page }),
-        link,
-    ))
+    Ok(paging.counted(&shared.base_url, "jobs", items))
 }
 
 /// `POST …/actions/runs/{run_id}/rerun-failed-jobs`: 201 `{}`.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{FromRequestParts, OriginalUri, Query};
 use axum::http::request::Parts;
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::de::DeserializeOwned;
@@ -168,10 +168,9 @@ pub(crate) fn parse_id(segment: &str) -> Result<u64, ApiError> {
 pub(crate) struct Paging {
     pub(crate) page: usize,
     pub(crate) per_page: usize,
-    /// The request's path, as the client sent it (either path style).
-    path: String,
-    /// The query without `page`.
-    other_params: Vec<String>,
+    /// The request's path, as the client sent it (either path style), and
+    /// its query without `page`.
+    url: PageUrl,
     /// The other query parameters, decoded.
     pub(crate) params: BTreeMap<String, String>,
 }
@@ -183,10 +182,7 @@ impl FromRequestParts<Arc<Shared>> for Paging {
         parts: &mut Parts,
         _shared: &Arc<Shared>,
     ) -> Result<Self, Self::Rejection> {
-        let uri = parts
-            .extensions
-            .get::<OriginalUri>()
-            .map_or_else(|| parts.uri.clone(), |o| o.0.clone());
+        let uri = original_uri(parts);
         let Query(params) = Query::<BTreeMap<String, String>>::try_from_uri(&uri)
             .map_err(|_| ApiError::Validation("invalid query string".into()))?;
         let number = |name: &str, default: usize| -> usize {
@@ -197,18 +193,10 @@ impl FromRequestParts<Arc<Shared>> for Paging {
         };
         let page = number("page", 1).max(1);
         let per_page = number("per_page", 30).clamp(1, 100);
-        let other_params = uri
-            .query()
-            .unwrap_or_default()
-            .split('&')
-            .filter(|p| !p.is_empty() && !p.starts_with("page="))
-            .map(str::to_owned)
-            .collect();
         Ok(Paging {
             page,
             per_page,
-            path: uri.path().to_owned(),
-            other_params,
+            url: PageUrl::new(&uri),
             params,
         })
     }
@@ -217,19 +205,9 @@ impl FromRequestParts<Arc<Shared>> for Paging {
 impl Paging {
     /// The page of `items`, and the `Link` header when there are others.
     pub(crate) fn slice<T>(&self, base_url: &str, items: Vec<T>) -> (Vec<T>, Option<String>) {
-        let total = items.len();
-        let last = total.div_ceil(self.per_page).max(1);
-        let start = (self.page - 1).saturating_mul(self.per_page);
-        let page: Vec<T> = items.into_iter().skip(start).take(self.per_page).collect();
-        let link_to = |n: usize, rel: &str| {
-            let mut params = self.other_params.clone();
-            params.push(format!("page={n}"));
-            format!(
-                "<{base_url}{}?{}>; rel=\"{rel}\"",
-                self.path,
-                params.join("&")
-            )
-        };
+        let last = items.len().div_ceil(self.per_page).max(1);
+        let page = page_of(items, self.page, self.per_page);
+        let link_to = |n: usize, rel: &str| self.url.link(base_url, n, rel);
         let mut links = Vec::new();
         if self.page > 1 {
             links.push(link_to(self.page - 1, "prev"));
@@ -243,6 +221,67 @@ impl Paging {
         }
         let link = (!links.is_empty()).then(|| links.join(", "));
         (page, link)
+    }
+
+    /// A 200 with the page of `items` as `key` beside their `total_count`
+    /// (the envelope of the checks and actions lists), and its `Link`.
+    pub(crate) fn counted(&self, base_url: &str, key: &str, items: Vec<Value>) -> Response {
+        let total = items.len();
+        let (page, link) = self.slice(base_url, items);
+        with_link(
+            StatusCode::OK,
+            json!({ "total_count": total, key: page }),
+            link,
+        )
+    }
+}
+
+/// The URI as the client sent it, before any rewrite of the path.
+pub(crate) fn original_uri(parts: &Parts) -> Uri {
+    parts
+        .extensions
+        .get::<OriginalUri>()
+        .map_or_else(|| parts.uri.clone(), |o| o.0.clone())
+}
+
+/// Page `page` (from 1) of `items`, `per_page` to a page.
+pub(crate) fn page_of<T>(items: Vec<T>, page: usize, per_page: usize) -> Vec<T> {
+    let start = (page - 1).saturating_mul(per_page);
+    items.into_iter().skip(start).take(per_page).collect()
+}
+
+/// Where a list was asked for: the path as sent and the query without
+/// `page`, to point `Link` header entries at other pages of it.
+pub(crate) struct PageUrl {
+    path: String,
+    other_params: Vec<String>,
+}
+
+impl PageUrl {
+    /// The list at `uri`.
+    pub(crate) fn new(uri: &Uri) -> PageUrl {
+        let other_params = uri
+            .query()
+            .unwrap_or_default()
+            .split('&')
+            .filter(|p| !p.is_empty() && !p.starts_with("page="))
+            .map(str::to_owned)
+            .collect();
+        PageUrl {
+            path: uri.path().to_owned(),
+            other_params,
+        }
+    }
+
+    /// The `Link` header entry for page `n`, as relation `rel`.
+    pub(crate) fn link(&self, base_url: &str, n: usize, rel: &str) -> String {
+        let mut params = self.other_params.clone();
+        params.push(format!("page={n}"));
+        format!(
+            "<{base_url}{}?{}>; rel=\"{rel}\"",
+            self.path,
+            params.join("&")
+        )
     }
 }
 
@@ -263,8 +302,10 @@ mod tests {
         Paging {
             page,
             per_page,
-            path: "/api/v3/repos/o/r/issues/1/comments".into(),
-            other_params: query.iter().map(|s| (*s).to_owned()).collect(),
+            url: PageUrl {
+                path: "/api/v3/repos/o/r/issues/1/comments".into(),
+                other_params: query.iter().map(|s| (*s).to_owned()).collect(),
+            },
             params: BTreeMap::new(),
         }
     }

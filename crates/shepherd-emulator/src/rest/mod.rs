@@ -9,7 +9,7 @@ mod middleware;
 mod pulls;
 mod routes;
 
-pub(crate) use common::ApiError;
+pub(crate) use common::{original_uri, page_of, ApiError, PageUrl};
 pub(crate) use middleware::{
     conditional_get, conditional_get_with, count_and_fault, count_and_fault_as,
 };
