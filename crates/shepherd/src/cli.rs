@@ -3,8 +3,9 @@
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
-    approve::ApproveArgs, demo::DemoArgs, emulator::EmulatorArgs, reject::RejectArgs,
-    report::ReportArgs, resume::ResumeArgs, run::RunArgs, status::StatusArgs, threads::ThreadsArgs,
+    approve::ApproveArgs, demo::DemoArgs, doctor::DoctorArgs, emulator::EmulatorArgs,
+    reject::RejectArgs, report::ReportArgs, resume::ResumeArgs, run::RunArgs, status::StatusArgs,
+    threads::ThreadsArgs,
 };
 
 /// Drive a pull request or merge request to a clean finish
@@ -36,4 +37,5 @@ pub(crate) enum Command {
     Resume(ResumeArgs),
     Demo(DemoArgs),
     Emulator(EmulatorArgs),
+    Doctor(DoctorArgs),
 }

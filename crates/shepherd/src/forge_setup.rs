@@ -104,6 +104,12 @@ fn checkout_root(dir: &Path) -> Option<PathBuf> {
 /// `[forge]` of the configuration: the repository file of the checkout
 /// `dir` is in (if any) under `layers`.
 fn forge_config(layers: &[ConfigLayer], dir: &Path) -> CliResult<ForgeConfig> {
+    Ok(checkout_config(layers, dir)?.forge)
+}
+
+/// The configuration as a run in `dir` would see it: the repository file of
+/// the checkout `dir` is in (if any) under `layers`.
+pub(crate) fn checkout_config(layers: &[ConfigLayer], dir: &Path) -> CliResult<Config> {
     let mut all = Vec::new();
     if let Some(root) = checkout_root(dir) {
         let found = repo_config_path(|p| root.join(p).is_file()).map_err(CliError::usage)?;
@@ -115,15 +121,16 @@ fn forge_config(layers: &[ConfigLayer], dir: &Path) -> CliResult<ForgeConfig> {
         }
     }
     all.extend(layers.iter().cloned());
-    Ok(Config::layered(&all).map_err(CliError::usage)?.forge)
+    Config::layered(&all).map_err(CliError::usage)
 }
 
 /// Read the `origin` remote of `dir`, if `dir` is in a git repository that has one.
+/// (`shepherd doctor` shows it.)
 ///
 /// A missing `git`, a directory outside a repository, or a remote we cannot
 /// parse all mean "no remote": the target or the flags must then say where
 /// the PR lives, and `parse_target` says so if they do not.
-fn origin_remote(dir: &Path) -> Option<RemoteInfo> {
+pub(crate) fn origin_remote(dir: &Path) -> Option<RemoteInfo> {
     let output = Command::new("git")
         .arg("-C")
         .arg(dir)

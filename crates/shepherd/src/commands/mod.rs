@@ -2,6 +2,7 @@
 
 pub(crate) mod approve;
 pub(crate) mod demo;
+pub(crate) mod doctor;
 pub(crate) mod emulator;
 pub(crate) mod reject;
 pub(crate) mod report;
@@ -25,5 +26,6 @@ pub(crate) fn dispatch(cli: Cli) -> CliResult<u8> {
         Command::Resume(args) => resume::cmd_resume(args),
         Command::Demo(args) => demo::cmd_demo(args),
         Command::Emulator(args) => emulator::cmd_emulator(args),
+        Command::Doctor(args) => doctor::cmd_doctor(args),
     }
 }

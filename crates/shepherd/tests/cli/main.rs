@@ -5,6 +5,7 @@
 mod common;
 
 mod test_client;
+mod test_doctor;
 mod test_run_approval;
 mod test_run_demo;
 mod test_run_kill;

@@ -1,0 +1,306 @@
+//! `shepherd doctor`: is this machine ready to run Shepherd here?
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use clap::Args;
+use serde::Serialize;
+use shepherd_agent::CliProvider;
+use shepherd_core::config::{AgentRole, Config, Overrides, Provider};
+use shepherd_core::ForgeKind;
+use shepherd_forge::{Token, TokenSource};
+
+use crate::error::{CliError, CliResult};
+use crate::exit_codes;
+use crate::forge_setup::{checkout_config, config_layers, origin_remote};
+
+/// Check git, the forge token, the agent CLIs and the configuration
+///
+/// Lists which agent CLIs are installed and which the configuration uses for
+/// each role. Prints no secret: a token is shown by where it came from.
+/// Exits 1 when something a run needs is missing.
+#[derive(Debug, Args)]
+pub(crate) struct DoctorArgs {
+    /// Print JSON instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+/// The oldest git Shepherd works with (`fetch --no-write-fetch-head`).
+const MIN_GIT: (u32, u32) = (2, 29);
+
+#[derive(Debug, Serialize)]
+struct Report {
+    ok: bool,
+    git: Check,
+    repository: Check,
+    token: Check,
+    config: Check,
+    agents: Vec<AgentCli>,
+    roles: Vec<RoleUse>,
+}
+
+#[derive(Debug, Serialize)]
+struct Check {
+    ok: bool,
+    detail: String,
+}
+
+#[derive(Debug, Serialize)]
+struct AgentCli {
+    provider: &'static str,
+    installed: Option<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+struct RoleUse {
+    role: String,
+    provider: String,
+    model: Option<String>,
+    /// Whether what the role needs is there (the CLI on `PATH`, the command's
+    /// program); `builtin` always is.
+    available: bool,
+}
+
+pub(crate) fn cmd_doctor(args: DoctorArgs) -> CliResult<u8> {
+    let cwd = std::env::current_dir().map_err(|e| CliError::failure(anyhow::anyhow!(e)))?;
+    let git = git_check();
+    let remote = origin_remote(&cwd);
+    let repository = match &remote {
+        Some(r) => Check {
+            ok: true,
+            detail: format!(
+                "origin is {} on {}",
+                r.repo,
+                r.forge
+                    .map_or("an unknown forge (set [forge] hosts or --forge)", |f| {
+                        f.as_str()
+                    })
+            ),
+        },
+        None => Check {
+            ok: true,
+            detail: "no origin remote here: pass a PR URL or --repo to `shepherd run`".into(),
+        },
+    };
+    let (forge, host) = match &remote {
+        Some(r) => (r.forge.unwrap_or(ForgeKind::GitHub), r.repo.host.clone()),
+        None => (ForgeKind::GitHub, "github.com".to_owned()),
+    };
+    let token = token_check(forge, &host);
+    let (config, settings) = match config_layers(Overrides::default())
+        .and_then(|layers| checkout_config(&layers, &cwd))
+    {
+        Ok(cfg) => (
+            Check {
+                ok: true,
+                detail: "valid".into(),
+            },
+            Some(cfg),
+        ),
+        Err(err) => (
+            Check {
+                ok: false,
+                detail: err.to_string(),
+            },
+            None,
+        ),
+    };
+    let agents: Vec<AgentCli> = CliProvider::ALL
+        .into_iter()
+        .map(|p| AgentCli {
+            provider: p.name(),
+            installed: on_path(p.program()),
+        })
+        .collect();
+    let roles = settings.as_ref().map(roles_of).unwrap_or_default();
+    let ok = git.ok && token.ok && config.ok && roles.iter().all(|r| r.available);
+    let report = Report {
+        ok,
+        git,
+        repository,
+        token,
+        config,
+        agents,
+        roles,
+    };
+    if args.json {
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| CliError::failure(anyhow::anyhow!(e)))?;
+        println!("{text}");
+    } else {
+        print_text(&report);
+    }
+    Ok(if ok {
+        exit_codes::SUCCESS
+    } else {
+        exit_codes::FAILURE
+    })
+}
+
+fn git_check() -> Check {
+    let output = Command::new("git")
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let text = match output {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_owned(),
+        _ => {
+            return Check {
+                ok: false,
+                detail: "git is not installed (or not on PATH)".into(),
+            }
+        }
+    };
+    let version = text
+        .split_whitespace()
+        .nth(2)
+        .map(|v| {
+            v.split('.')
+                .filter_map(|n| n.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    match version.as_slice() {
+        [major, minor, ..] if (*major, *minor) >= MIN_GIT => Check {
+            ok: true,
+            detail: text,
+        },
+        _ => Check {
+            ok: false,
+            detail: format!(
+                "{text}: Shepherd needs git {}.{} or newer",
+                MIN_GIT.0, MIN_GIT.1
+            ),
+        },
+    }
+}
+
+fn token_check(forge: ForgeKind, host: &str) -> Check {
+    let found = match forge {
+        ForgeKind::GitHub => Token::discover(host),
+        ForgeKind::GitLab => Token::discover_gitlab(host),
+    };
+    match found {
+        Ok(token) => Check {
+            ok: true,
+            detail: format!(
+                "a {forge} token for {host}, from {}",
+                match token.source() {
+                    TokenSource::Env(name) => format!("${name}"),
+                    TokenSource::GhCli => "`gh auth token`".to_owned(),
+                    TokenSource::GlabCli => "`glab`".to_owned(),
+                    _ => "the caller".to_owned(),
+                }
+            ),
+        },
+        Err(err) => Check {
+            ok: false,
+            detail: err.to_string(),
+        },
+    }
+}
+
+fn roles_of(config: &Config) -> Vec<RoleUse> {
+    AgentRole::ALL
+        .into_iter()
+        .map(|role| {
+            let s = config.agent.for_role(role);
+            let available = match s.provider {
+                Provider::Builtin => true,
+                Provider::Command => s
+                    .command
+                    .as_ref()
+                    .and_then(|c| c.to_argv().into_iter().next())
+                    .is_some_and(|program| program_exists(&program)),
+                other => CliProvider::from_provider(other)
+                    .is_some_and(|cli| on_path(cli.program()).is_some()),
+            };
+            RoleUse {
+                role: role.as_str().to_owned(),
+                provider: s.provider.as_str().to_owned(),
+                model: s.model.clone(),
+                available,
+            }
+        })
+        .collect()
+}
+
+/// `program` as a path, or found on `PATH`.
+fn program_exists(program: &str) -> bool {
+    if program.contains('/') {
+        return is_executable(Path::new(program));
+    }
+    on_path(program).is_some()
+}
+
+/// Where `program` is on `PATH`, if it is.
+fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn print_text(report: &Report) {
+    let mark = |ok: bool| if ok { "ok  " } else { "FAIL" };
+    println!("{} git         {}", mark(report.git.ok), report.git.detail);
+    println!(
+        "{} repository  {}",
+        mark(report.repository.ok),
+        report.repository.detail
+    );
+    println!(
+        "{} token       {}",
+        mark(report.token.ok),
+        report.token.detail
+    );
+    println!(
+        "{} config      {}",
+        mark(report.config.ok),
+        report.config.detail
+    );
+    println!();
+    println!("Agent CLIs:");
+    for agent in &report.agents {
+        match &agent.installed {
+            Some(path) => println!("  {:<9} installed at {}", agent.provider, path.display()),
+            None => println!("  {:<9} not installed", agent.provider),
+        }
+    }
+    if !report.roles.is_empty() {
+        println!();
+        println!("Configured roles:");
+        for role in &report.roles {
+            println!(
+                "  {:<17} {}{}{}",
+                role.role,
+                role.provider,
+                role.model
+                    .as_deref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default(),
+                if role.available {
+                    ""
+                } else {
+                    "  <- not installed"
+                }
+            );
+        }
+    }
+    println!();
+    println!(
+        "{}",
+        if report.ok {
+            "Ready."
+        } else {
+            "Not ready: see FAIL and \"not installed\" above."
+        }
+    );
+}

@@ -1,0 +1,131 @@
+//! `shepherd doctor`: installed and configured agent CLIs, git, token, config.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+use crate::common::{text, Shepherd};
+
+const SECRET: &str = "ghp_DoctorMustNeverPrintThis0000000000";
+
+/// A checkout with `config` as its `shepherd.toml`, and a directory of fake
+/// agent CLIs (`clis`) put first on `PATH`.
+fn setup(sh: &Shepherd, config: &str, clis: &[&str]) -> (std::path::PathBuf, String) {
+    let repo = sh.cwd().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let status = Command::new("git")
+        .args(["init", "--quiet"])
+        .current_dir(&repo)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", sh.cwd())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::write(repo.join("shepherd.toml"), config).unwrap();
+    let bin = sh.cwd().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for cli in clis {
+        let path = bin.join(cli);
+        std::fs::write(&path, "#!/bin/sh\necho fake\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (repo, path)
+}
+
+#[test]
+fn doctor_lists_installed_and_configured_agent_clis() {
+    let sh = Shepherd::new();
+    let config = "[agent]\nprovider = \"claude\"\nmodel = \"sonnet\"\n\n[agent.roles.review]\nprovider = \"codex\"\n";
+    let (repo, path) = setup(&sh, config, &["claude"]);
+    let out = sh
+        .command()
+        .args(["doctor", "--json"])
+        .current_dir(&repo)
+        .env("PATH", &path)
+        .env("GITHUB_TOKEN", SECRET)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "codex is configured but missing\n{stdout}"
+    );
+    assert!(!stdout.contains(SECRET) && !text(&out.stderr).contains(SECRET));
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let agent = |name: &str| {
+        json["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["provider"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert!(agent("claude")["installed"]
+        .as_str()
+        .unwrap()
+        .ends_with("bin/claude"));
+    assert!(agent("codex")["installed"].is_null());
+    let role = |name: &str| {
+        json["roles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["role"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(role("triage")["provider"], "claude");
+    assert_eq!(role("triage")["model"], "sonnet");
+    assert_eq!(role("triage")["available"], true);
+    assert_eq!(role("review")["provider"], "codex");
+    assert_eq!(role("review")["available"], false);
+    assert_eq!(json["token"]["ok"], true);
+    assert!(json["token"]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("$GITHUB_TOKEN"));
+    assert_eq!(json["ok"], false);
+}
+
+#[test]
+fn doctor_is_ready_with_the_builtin_agent_and_a_token() {
+    let sh = Shepherd::new();
+    let (repo, path) = setup(&sh, "[loop]\nmax_rounds = 3\n", &[]);
+    let out = sh
+        .command()
+        .arg("doctor")
+        .current_dir(&repo)
+        .env("PATH", &path)
+        .env("GITHUB_TOKEN", SECRET)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("Ready."), "{stdout}");
+    assert!(stdout.contains("triage            builtin"), "{stdout}");
+    assert!(!stdout.contains(SECRET));
+}
+
+#[test]
+fn doctor_reports_a_bad_config_and_a_missing_token() {
+    let sh = Shepherd::new();
+    let (repo, path) = setup(&sh, "[loop]\nmax_round = 3\n", &[]);
+    let out = sh
+        .command()
+        .arg("doctor")
+        .current_dir(&repo)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("FAIL config"), "{stdout}");
+    assert!(stdout.contains("max_round"), "names the key: {stdout}");
+    assert!(stdout.contains("FAIL token"), "{stdout}");
+}
