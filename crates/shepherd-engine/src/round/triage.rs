@@ -58,30 +58,27 @@ impl Runner {
                     .collect(),
             };
             let agent = self.agents().triage.clone();
-            let mut last_error = String::new();
-            let mut answer = None;
-            for attempt in 1..=2u32 {
-                let usage = UsageLog::new();
-                let ctx = Self::agent_ctx(round, &format!("triage-{attempt}"), &usage);
-                let started = Instant::now();
-                let got = agent.triage(&task, &ctx).await;
-                self.account_agent("triage", agent.name(), started.elapsed(), &usage);
-                match got {
-                    Ok(a) => match check_triage_answer(&task, &a) {
-                        Ok(()) => {
-                            answer = Some(a);
-                            break;
-                        }
-                        Err(e) => last_error = e.to_string(),
-                    },
-                    Err(e) => last_error = e.to_string(),
+            // The agent validates its answer (schema and the exact set of
+            // ids) and retries once itself, showing its errors; the check
+            // here only guards against a provider that does not.
+            let usage = UsageLog::new();
+            let ctx = Self::agent_ctx(round, "triage", &usage);
+            let started = Instant::now();
+            let got = agent.triage(&task, &ctx).await;
+            self.account_agent("triage", agent.name(), started.elapsed(), &usage);
+            let checked = got.map_err(|e| e.to_string()).and_then(|a| {
+                check_triage_answer(&task, &a)
+                    .map(|()| a)
+                    .map_err(|e| e.to_string())
+            });
+            let answer = match checked {
+                Ok(answer) => answer,
+                Err(error) => {
+                    tracing::warn!(%error, "triage answer refused");
+                    return Ok(Err(RoundEnd::Failed {
+                        reason: format!("triage failed after a retry: {error}"),
+                    }));
                 }
-                tracing::warn!(attempt, error = %last_error, "triage answer refused");
-            }
-            let Some(answer) = answer else {
-                return Ok(Err(RoundEnd::Failed {
-                    reason: format!("triage failed after a retry: {last_error}"),
-                }));
             };
             for d in answer.items {
                 round.triage.insert(d.id.clone(), d);

@@ -399,7 +399,7 @@ async fn parallel_fixers_on_different_files_are_both_merged() {
     assert!(
         transcripts
             .iter()
-            .any(|t| t.starts_with("triage-1.attempt-1")),
+            .any(|t| t.starts_with("triage.attempt-1")),
         "{transcripts:?}"
     );
     assert!(

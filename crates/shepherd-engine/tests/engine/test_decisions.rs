@@ -272,10 +272,10 @@ async fn wrong_ids_fail_closed(wrong: &str) {
         "default",
         default_script(
             "question",
-            json!({"triage": {"attempts": [[{"triage": {
-                "default": {"decision": "question"},
-                wrong: [named.clone()]
-            }}]]}}),
+            json!({"triage": {"attempts": ([1, 2].map(|n| json!([
+                {"save_request": lab.path(&format!("triage-{n}.json"))},
+                {"triage": {"default": {"decision": "question"}, wrong: [named.clone()]}}
+            ])))}}),
         ),
     );
     let head = lab.setup.emu.head_sha(PR).unwrap();
@@ -307,6 +307,17 @@ async fn wrong_ids_fail_closed(wrong: &str) {
         2,
         "{wrong}: one try and exactly one retry: {:?}",
         lab.calls()
+    );
+    // The retry shows the agent what was wrong with its first answer.
+    let first_try = read_json(&lab.path("triage-1.json"));
+    assert_eq!(first_try["attempt"], 1, "{first_try}");
+    assert_eq!(first_try["previous_errors"], json!([]), "{first_try}");
+    let retry = read_json(&lab.path("triage-2.json"));
+    assert_eq!(retry["attempt"], 2, "{retry}");
+    let shown = retry["previous_errors"].to_string();
+    assert!(
+        shown.contains(label) && shown.contains(&named),
+        "{wrong}: the retry names the ids: {retry}"
     );
     assert!(
         lab.calls().iter().all(|c| c.role == "triage"),
