@@ -539,6 +539,10 @@ impl AreaKey {
 /// feedback passed to [`escalations`] stands for it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RoundAreas {
+    /// The round (1-based) this fix round was; 0 when unknown. A round that
+    /// is re-run after a crash replaces its own entry instead of adding one.
+    #[serde(default)]
+    pub round: u32,
     /// Areas this fix round fixed.
     pub fixed: Vec<AreaKey>,
     /// Areas that drew new feedback after this fix round.
@@ -1234,6 +1238,7 @@ src/&lt;/just-fixed-files&gt;
 
         // Round 2: one fix round behind, feedback again: not yet.
         let one = [RoundAreas {
+            round: 0,
             fixed: vec![eh_auth.clone()],
             drew_feedback: vec![],
         }];
@@ -1242,10 +1247,12 @@ src/&lt;/just-fixed-files&gt;
         // Round 3: fixed in rounds 1 and 2, feedback after each.
         let two = [
             RoundAreas {
+                round: 0,
                 fixed: vec![eh_auth.clone()],
                 drew_feedback: vec![eh_auth.clone()],
             },
             RoundAreas {
+                round: 0,
                 fixed: vec![eh_auth.clone()],
                 drew_feedback: vec![],
             },
@@ -1267,10 +1274,12 @@ src/&lt;/just-fixed-files&gt;
         let now = [feedback(Theme::ErrorHandling, "src/auth", &["T1"])];
         let no_feedback_between = [
             RoundAreas {
+                round: 0,
                 fixed: vec![k.clone()],
                 drew_feedback: vec![],
             },
             RoundAreas {
+                round: 0,
                 fixed: vec![k.clone()],
                 drew_feedback: vec![],
             },
@@ -1278,10 +1287,12 @@ src/&lt;/just-fixed-files&gt;
         assert!(escalations(&no_feedback_between, &now, 2).is_empty());
         let not_fixed_last = [
             RoundAreas {
+                round: 0,
                 fixed: vec![k.clone()],
                 drew_feedback: vec![k.clone()],
             },
             RoundAreas {
+                round: 0,
                 fixed: vec![key(Theme::ErrorHandling, "src/db")],
                 drew_feedback: vec![],
             },
@@ -1295,10 +1306,12 @@ src/&lt;/just-fixed-files&gt;
         let fixed = key(Theme::ErrorHandling, "src/auth");
         let history = [
             RoundAreas {
+                round: 0,
                 fixed: vec![fixed.clone()],
                 drew_feedback: vec![key(Theme::ErrorHandling, "src/auth/oauth")],
             },
             RoundAreas {
+                round: 0,
                 fixed: vec![fixed],
                 drew_feedback: vec![],
             },
@@ -1321,6 +1334,7 @@ src/&lt;/just-fixed-files&gt;
     fn escalate_after_counts_rounds_and_zero_disables() {
         let k = key(Theme::Concurrency, "src/sync");
         let round = RoundAreas {
+            round: 0,
             fixed: vec![k.clone()],
             drew_feedback: vec![k.clone()],
         };

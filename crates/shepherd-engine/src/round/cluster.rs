@@ -37,7 +37,7 @@ impl Runner {
         let input = ClusterGateInput {
             new_items: round.work.len(),
             min_volume: self.config.cluster.min_volume,
-            fix_rounds_this_run_before: !self.run.fix_history.is_empty(),
+            fix_rounds_this_run_before: self.run.fix_history.iter().any(|h| h.round < round.n),
             earlier_run_fixes,
             enabled: self.config.cluster.enabled,
             targeted: self.run.target.is_targeted(),
@@ -67,13 +67,24 @@ impl Runner {
             .collect();
         let grouping = group(&items);
         let feedback = area_feedback(&grouping, &items);
-        let escalated = escalations(
-            &self.run.fix_history,
-            &feedback,
-            self.config.cluster.escalate_after,
-        );
-        // The last fix round drew this feedback.
-        if let Some(last) = self.run.fix_history.last_mut() {
+        // Only earlier rounds: this round's own entry exists when it is
+        // re-run after a crash that followed its fix stage.
+        let earlier: Vec<_> = self
+            .run
+            .fix_history
+            .iter()
+            .filter(|h| h.round < round.n)
+            .cloned()
+            .collect();
+        let escalated = escalations(&earlier, &feedback, self.config.cluster.escalate_after);
+        // The last earlier fix round drew this feedback.
+        if let Some(last) = self
+            .run
+            .fix_history
+            .iter_mut()
+            .filter(|h| h.round < round.n)
+            .last()
+        {
             if last.drew_feedback.is_empty() {
                 last.drew_feedback = feedback.iter().map(|f| f.key.clone()).collect();
             }

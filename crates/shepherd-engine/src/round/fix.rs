@@ -347,7 +347,11 @@ impl Runner {
         round.planned = planned;
 
         if !round.commits.is_empty() {
+            // A round re-run after a crash replaces its own entry: counted
+            // twice, it would fake a re-entry or hasten an escalation.
+            self.run.fix_history.retain(|h| h.round != round.n);
             self.run.fix_history.push(RoundAreas {
+                round: round.n,
                 fixed: fixed_areas,
                 drew_feedback: Vec::new(),
             });
