@@ -58,6 +58,10 @@ use toml::{Table, Value};
 use crate::gate::GateConfig;
 use crate::model::{Author, AuthorKind};
 
+mod head;
+
+pub use head::{HeadConfig, LayerRecord, SourceRecord};
+
 /// The default configuration, embedded. It parses into [`Config::default`]
 /// and documents every key (keys without a default are commented out).
 pub const DEFAULT_CONFIG_TOML: &str = include_str!("default-config.toml");
@@ -941,6 +945,9 @@ pub enum Source {
     Env,
     /// Command-line flags.
     Flags,
+    /// The pull request head's config file, by repository path: untrusted,
+    /// see [`HeadConfig`].
+    PrHead(String),
 }
 
 impl fmt::Display for Source {
@@ -949,6 +956,7 @@ impl fmt::Display for Source {
             Source::Repo(path) | Source::User(path) => f.write_str(path),
             Source::Env => f.write_str("the environment"),
             Source::Flags => f.write_str("command-line flags"),
+            Source::PrHead(path) => write!(f, "{path} on the pull request's head"),
         }
     }
 }

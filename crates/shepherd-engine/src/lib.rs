@@ -19,9 +19,9 @@ pub mod worktree;
 
 pub use run::{
     approve_run, effective_status, exit_code, load_run_file, reject_run, run_report, Agents,
-    ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict, Approver, Engine, EngineError,
-    EngineOptions, NoProgress, PauseKind, Progress, ProgressEvent, RunDir, RunFile, RunOutcome,
-    RunSpec, Stage,
+    ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict, Approver, ConfigRecord, Engine,
+    EngineError, EngineOptions, NoProgress, PauseKind, Progress, ProgressEvent, RepoConfigSource,
+    RepoFile, RunDir, RunFile, RunOutcome, RunSpec, Stage,
 };
 pub use store::{
     Approval, ApprovalState, Event, LedgerRecord, LockInfo, LockOutcome, PrKey, Round, Run,

@@ -16,6 +16,7 @@ use clap::Args;
 use shepherd_core::config::{repo_config_path, Config, ConfigLayer, ForgeConfig, Overrides};
 use shepherd_core::target::{parse_remote_url, parse_target, RemoteInfo, Target, TargetContext};
 use shepherd_core::ForgeKind;
+use shepherd_engine::RepoConfigSource;
 use shepherd_forge::{Forge, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, Token};
 
 use crate::error::{CliError, CliResult};
@@ -75,6 +76,44 @@ pub(crate) fn config_layers(overrides: Overrides) -> CliResult<Vec<ConfigLayer>>
     layers.push(ConfigLayer::flags(overrides));
     Config::layered(&layers).map_err(CliError::usage)?;
     Ok(layers)
+}
+
+/// Where a run's trusted repository config file comes from (SPEC section
+/// 10): the user's own checkout of the target's repository (its working
+/// file, as the user sees it), unless this is CI (`CI` set): there the
+/// checkout is the pull request's code, so the file is read from the PR's
+/// base branch, as it is without a checkout of the repository. Returns the
+/// checkout's file as a layer, when it is used and exists.
+pub(crate) fn trusted_repo_config(
+    target: &Target,
+) -> CliResult<(Option<ConfigLayer>, RepoConfigSource)> {
+    let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    if in_ci {
+        return Ok((None, RepoConfigSource::BaseBranch));
+    }
+    let Some(root) = current_checkout() else {
+        return Ok((None, RepoConfigSource::BaseBranch));
+    };
+    let same_repo = origin_remote(&root).is_some_and(|remote| {
+        let host = |h: &str| h.split(':').next().unwrap_or(h).to_ascii_lowercase();
+        host(&remote.repo.host) == host(&target.repo.host)
+            && remote.repo.owner.eq_ignore_ascii_case(&target.repo.owner)
+            && remote.repo.name.eq_ignore_ascii_case(&target.repo.name)
+    });
+    if !same_repo {
+        return Ok((None, RepoConfigSource::BaseBranch));
+    }
+    let found = repo_config_path(|p| root.join(p).is_file()).map_err(CliError::usage)?;
+    let layer = match found {
+        Some(rel) => {
+            let path = root.join(rel);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| CliError::usage(anyhow!("cannot read {}: {e}", path.display())))?;
+            Some(ConfigLayer::repo(path.display().to_string(), text))
+        }
+        None => None,
+    };
+    Ok((layer, RepoConfigSource::Checkout))
 }
 
 /// The root of the git checkout the current directory is in, if any: where

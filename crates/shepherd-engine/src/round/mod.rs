@@ -239,11 +239,9 @@ pub(crate) struct Runner {
     pub(crate) dir: RunDir,
     pub(crate) git: Git,
     pub(crate) worktree: Option<Arc<Worktree>>,
-    /// Whether the repository's configuration still has to be read (first
-    /// round of a new run).
-    pub(crate) needs_repo_config: bool,
-    /// The layers above the repository's config (user, environment, flags).
-    pub(crate) layers: Vec<shepherd_core::config::ConfigLayer>,
+    /// The configuration the run was started with; `None` for a run of an
+    /// older version resumed from its `config.toml`.
+    pub(crate) config_record: Option<crate::run::config::ConfigRecord>,
 }
 
 impl Runner {

@@ -7,14 +7,15 @@
 use std::sync::Arc;
 
 use serde::Serialize;
-use shepherd_core::config::{repo_config_path, Config, ConfigLayer};
+use shepherd_core::config::{repo_config_path, LayerRecord, SourceRecord, REPO_CONFIG_PATHS};
 
 use super::pr_state::short;
 use super::{Flow, Round, RoundEnd, Runner};
+use crate::run::config::RepoFile;
 use crate::run::error::{EngineError, Result};
-use crate::run::files::write_text;
-use crate::run::options::{Agents, Stage};
-use crate::worktree::{SyncOutcome, Worktree};
+use crate::run::files::{write_json, write_text};
+use crate::run::options::{Agents, ProgressEvent, Stage};
+use crate::worktree::{Git, SyncOutcome, Worktree, WorktreeError};
 
 #[derive(Serialize)]
 struct WorktreeArtifact<'a> {
@@ -73,11 +74,11 @@ impl Runner {
         };
         round.start_sha = sync.new_sha.0.clone();
 
-        if self.needs_repo_config {
-            if let Err(reason) = self.read_repo_config() {
+        if self.config_record.as_ref().is_some_and(|r| r.is_pending()) {
+            let base_ref = round.snapshot().pr.base_ref.clone();
+            if let Err(reason) = self.read_repo_config(round, &base_ref).await? {
                 return Ok(Err(RoundEnd::Failed { reason }));
             }
-            self.needs_repo_config = false;
         }
         if self.agents.is_none() {
             let agents = match &self.opts.agents {
@@ -127,27 +128,139 @@ impl Runner {
         Ok(Ok(()))
     }
 
-    /// Layer the repository's `shepherd.toml` (or `.shepherd/config.toml`)
-    /// under the run's other layers, and save the result as `config.toml`.
-    fn read_repo_config(&mut self) -> std::result::Result<(), String> {
-        let root = self.wt().path().to_path_buf();
-        let found = repo_config_path(|p| root.join(p).is_file()).map_err(|e| e.to_string())?;
-        let mut layers = Vec::new();
-        if let Some(rel) = found {
-            let path = root.join(rel);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            layers.push(ConfigLayer::repo(rel, text));
+    /// Read the repository files the run's configuration still lacks: the
+    /// base branch's (when the trusted file comes from there) and the PR
+    /// head's (untrusted: it may only tighten), record them in
+    /// `config-layers.json`, and save the configuration in effect as
+    /// `config.toml` (and `config.json`: the files read, and what the head's
+    /// file asked for and did not get).
+    async fn read_repo_config(
+        &mut self,
+        round: &Round,
+        base_ref: &str,
+    ) -> Result<std::result::Result<(), String>> {
+        let Some(mut record) = self.config_record.clone() else {
+            return Ok(Ok(()));
+        };
+        if record.base_branch.is_pending() {
+            let base = base_ref.to_owned();
+            let git = self.git.clone();
+            let read = self
+                .git(move |wt| {
+                    let sha = wt.remote_head(&base)?.0;
+                    let files = repo_files_at(&git, wt, &sha)?;
+                    Ok((sha, files))
+                })
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|(sha, files)| Ok((sha, one_file(files)?)));
+            record.base_branch = match read {
+                Ok((commit, None)) => RepoFile::Absent { commit },
+                Ok((commit, Some((rel, text)))) => RepoFile::Read {
+                    layer: LayerRecord {
+                        source: SourceRecord::Repo(format!(
+                            "{rel} (base branch {base_ref} at {})",
+                            short(&commit)
+                        )),
+                        toml: text,
+                    },
+                    commit,
+                },
+                Err(err) => {
+                    return Ok(Err(format!(
+                        "cannot read the configuration of the base branch {base_ref}: {err}"
+                    )))
+                }
+            };
         }
-        layers.extend(self.layers.iter().cloned());
-        let config = Config::layered(&layers).map_err(|e| format!("invalid configuration: {e}"))?;
+        if record.pr_head.is_pending() {
+            let git = self.git.clone();
+            let read = self
+                .git(move |wt| {
+                    let sha = wt.head_sha()?.0;
+                    let files = repo_files_at(&git, wt, &sha)?;
+                    Ok((sha, files))
+                })
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|(sha, files)| Ok((sha, one_file(files)?)));
+            record.pr_head = match read {
+                Ok((commit, None)) => RepoFile::Absent { commit },
+                Ok((commit, Some((rel, text)))) => RepoFile::Read {
+                    layer: LayerRecord {
+                        source: SourceRecord::PrHead(rel.to_owned()),
+                        toml: text,
+                    },
+                    commit,
+                },
+                Err(err) => {
+                    return Ok(Err(format!(
+                        "cannot read the pull request head's configuration: {err}"
+                    )))
+                }
+            };
+        }
+        let effective = match record.effective() {
+            Ok(effective) => effective,
+            Err(err) => return Ok(Err(format!("invalid configuration: {err}"))),
+        };
+        write_json(&self.dir.config_layers_file(), &record)?;
+        self.config_record = Some(record);
+        for note in &effective.notes {
+            self.emit(ProgressEvent::Note {
+                message: note.clone(),
+            });
+        }
+        self.artifact(
+            round,
+            "config.json",
+            &serde_json::json!({ "files": effective.files, "ignored": effective.notes }),
+        )?;
+        let config = effective.config;
         self.run.round_limit = if self.run.target.is_targeted() {
             1
         } else {
             config.loop_.max_rounds
         };
-        write_text(&self.dir.config_file(), &config.to_toml()).map_err(|e| e.to_string())?;
+        write_text(&self.dir.config_file(), &config.to_toml())?;
+        let approve = self.config.approve.mode;
         self.config = config;
-        Ok(())
+        if self.opts.approve.is_some() {
+            // `shepherd resume --approve MODE` outranks every layer.
+            self.config.approve.mode = approve;
+        }
+        Ok(Ok(()))
+    }
+}
+
+/// The repository config files at commit `sha` (path and text), in
+/// [`REPO_CONFIG_PATHS`] order.
+fn repo_files_at(
+    git: &Git,
+    wt: &Worktree,
+    sha: &str,
+) -> std::result::Result<Vec<(&'static str, String)>, WorktreeError> {
+    let mut found = Vec::new();
+    for rel in REPO_CONFIG_PATHS {
+        let spec = format!("{sha}:{rel}");
+        let present = git
+            .output(wt.path(), &["cat-file", "-e", &spec], None)?
+            .status
+            .success();
+        if present {
+            found.push((rel, git.stdout(wt.path(), &["show", &spec])?));
+        }
+    }
+    Ok(found)
+}
+
+/// The one config file of `files`, or why not.
+fn one_file(
+    files: Vec<(&'static str, String)>,
+) -> std::result::Result<Option<(&'static str, String)>, String> {
+    let names: Vec<&str> = files.iter().map(|(rel, _)| *rel).collect();
+    match repo_config_path(|p| names.contains(&p)) {
+        Ok(_) => Ok(files.into_iter().next()),
+        Err(err) => Err(err.to_string()),
     }
 }

@@ -59,6 +59,19 @@ pub enum EngineError {
         /// Why.
         reason: String,
     },
+    /// A run of the same PR is paused: starting another would drop its
+    /// decisions and any reply an approver wrote.
+    #[error(
+        "run {run} of {pr} is paused; continue it with `shepherd approve {run}` or \
+         `shepherd resume {run}`, or abandon it with `shepherd reject {run}` before starting \
+         another"
+    )]
+    PausedRunExists {
+        /// The paused run.
+        run: String,
+        /// The PR.
+        pr: String,
+    },
     /// Approve or reject found nothing awaiting approval.
     #[error("run {run} has nothing awaiting approval")]
     NothingToApprove {

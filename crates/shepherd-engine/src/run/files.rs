@@ -5,6 +5,8 @@
 //! ```text
 //! runs/<run-id>/
 //!   run.json            the run's persisted state (target, round, history)
+//!   config-layers.json  the configuration it was started with (recorded
+//!                       before the first stage; what a resume uses)
 //!   config.toml         the configuration in effect
 //!   report.md           the run report, and its JSON twin
 //!   report.json
@@ -154,6 +156,11 @@ impl RunDir {
     /// `config.toml`.
     pub fn config_file(&self) -> PathBuf {
         self.root.join("config.toml")
+    }
+
+    /// `config-layers.json`.
+    pub fn config_layers_file(&self) -> PathBuf {
+        self.root.join("config-layers.json")
     }
 
     /// `worktree/`.

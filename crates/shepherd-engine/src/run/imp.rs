@@ -5,11 +5,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use shepherd_core::config::{Config, ConfigLayer, OnExhaust};
+
 use shepherd_core::converge::{after_round, LimitAction};
 use shepherd_core::report::{build, ItemRecord, Report, ReportInput, RoundSummary};
 use shepherd_core::target::Target;
 use shepherd_forge::Forge;
 
+use super::config::{ConfigRecord, RepoConfigSource};
 use super::error::{EngineError, Result};
 use super::files::{PauseKind, RunDir, RunFile};
 use super::options::{ApprovalChange, EngineOptions, ProgressEvent};
@@ -29,10 +31,15 @@ pub struct RunSpec {
     pub git_url: String,
     /// The forge API URL, when not the host's default (saved for resume).
     pub api_url: Option<String>,
-    /// Configuration layers above the repository's own file (user file,
-    /// environment, flags), in order; the repository's `shepherd.toml` is
-    /// read from the worktree and put first.
+    /// The configuration layers of the user's side, lowest first: the
+    /// user's checkout's `shepherd.toml` (when `repo_config` is
+    /// [`RepoConfigSource::Checkout`]), the user's file, the environment,
+    /// the flags. Recorded before the first stage (`config-layers.json`).
     pub layers: Vec<ConfigLayer>,
+    /// Where the trusted repository file comes from: the user's checkout
+    /// (already in `layers`), or the PR's base branch. The PR head's file
+    /// is read either way, and may only tighten (see [`crate::run::config`]).
+    pub repo_config: RepoConfigSource,
 }
 
 /// How a run (or a resumed run) stopped.
@@ -163,14 +170,29 @@ impl Engine {
         let number = spec.target.number;
         let pr = PrKey::from_repo(self.forge.kind(), &spec.target.repo, number);
         let run_id = new_run_id(number, self.opts.pid);
+        if let Some(paused) = store
+            .runs_for_pr(&pr)?
+            .into_iter()
+            .find(|r| r.status == RunStatus::Paused)
+        {
+            // A paused run holds decisions (and maybe an approver's replies)
+            // that a new run would silently drop.
+            return Err(EngineError::PausedRunExists {
+                run: paused.id,
+                pr: pr.to_string(),
+            });
+        }
         self.lock(&mut store, &pr, &run_id)?;
-        let created = (|| -> Result<(RunDir, Config)> {
-            let config = Config::layered(&spec.layers)?;
+        let created = (|| -> Result<(RunDir, Config, ConfigRecord)> {
+            let record = ConfigRecord::new(&spec.layers, spec.repo_config)?;
+            let config = record.effective()?.config;
             store.create_run(&run_id, &pr, Timestamp::now())?;
             let dir = RunDir::new(self.state.create_run_dir(&run_id)?);
-            Ok((dir, config))
+            // Before the first stage: whatever stops the run, a resume has it.
+            super::files::write_json(&dir.config_layers_file(), &record)?;
+            Ok((dir, config, record))
         })();
-        let (dir, config) = match created {
+        let (dir, config, record) = match created {
             Ok(v) => v,
             Err(err) => {
                 let _ = store.release_lock(&pr, &run_id);
@@ -234,8 +256,7 @@ impl Engine {
             dir,
             git: self.git_for_runs(),
             worktree: None,
-            needs_repo_config: true,
-            layers: spec.layers,
+            config_record: Some(record),
         };
         Ok(drive(runner, 1).await)
     }
@@ -274,20 +295,11 @@ impl Engine {
                 reason: "its triage was rejected; start a new run".to_owned(),
             });
         }
-        self.lock(&mut store, &run.pr, run_id)?;
-        let (config, needs_repo_config) = match std::fs::read_to_string(dir.config_file()) {
-            Ok(text) => {
-                let path = dir.config_file().display().to_string();
-                match Config::layered(&[ConfigLayer::repo(path, text)]) {
-                    Ok(config) => (config, false),
-                    Err(err) => {
-                        let _ = store.release_lock(&run.pr, run_id);
-                        return Err(err.into());
-                    }
-                }
-            }
-            Err(_) => (Config::default(), true),
+        let (config, record) = match resume_config(&dir) {
+            Ok(v) => v,
+            Err(err) => return Err(err),
         };
+        self.lock(&mut store, &run.pr, run_id)?;
         let mut config = config;
         if let Some(mode) = self.opts.approve {
             config.approve.mode = mode;
@@ -317,10 +329,38 @@ impl Engine {
             dir,
             git: self.git_for_runs(),
             worktree: None,
-            needs_repo_config,
-            layers: Vec::new(),
+            config_record: record,
         };
         Ok(drive(runner, start).await)
+    }
+}
+
+/// The configuration of a run being resumed: computed from the layers it
+/// was started with (`config-layers.json`; the repository files it has not
+/// read yet are read by its first worktree stage). A run directory of an
+/// older version without that file has its `config.toml`; one with neither
+/// is not resumed, since the defaults are not what the run was started with.
+fn resume_config(dir: &RunDir) -> Result<(Config, Option<ConfigRecord>)> {
+    let layers = dir.config_layers_file();
+    if layers.exists() {
+        let record: ConfigRecord = super::files::read_json(&layers)?;
+        let config = record.effective()?.config;
+        return Ok((config, Some(record)));
+    }
+    match std::fs::read_to_string(dir.config_file()) {
+        Ok(text) => {
+            let path = dir.config_file().display().to_string();
+            Ok((Config::layered(&[ConfigLayer::repo(path, text)])?, None))
+        }
+        Err(_) => Err(EngineError::NotResumable {
+            run: dir
+                .root()
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            reason: "its configuration was not recorded (neither config-layers.json nor                      config.toml is in its directory); start a new run"
+                .to_owned(),
+        }),
     }
 }
 
@@ -730,20 +770,22 @@ pub fn approve_run(
 /// the run is marked failed. Returns how many approvals were rejected.
 pub fn reject_run(state: &StateDir, run_id: &str, approver: &str) -> Result<usize> {
     let mut store = Store::open_in(state)?;
-    store.get_run(run_id)?;
+    let run = store.get_run(run_id)?;
     let file = load_run_file(state, run_id)?;
     let now = Timestamp::now();
     let n = store.decide_pending(run_id, file.round, ApprovalState::Rejected, approver, now)?;
-    if n == 0 {
+    if n == 0 && run.status != RunStatus::Paused {
         return Err(EngineError::NothingToApprove {
             run: run_id.to_owned(),
         });
     }
-    store.set_run_status(
-        run_id,
-        RunStatus::Failed,
-        Some("the approver rejected the triage; nothing was posted"),
-        now,
-    )?;
+    // A run paused for another reason (reply failures, the round limit) is
+    // abandoned: a new run of its PR may then start.
+    let reason = if n == 0 {
+        "abandoned by the approver while paused"
+    } else {
+        "the approver rejected the triage; nothing was posted"
+    };
+    store.set_run_status(run_id, RunStatus::Failed, Some(reason), now)?;
     Ok(n)
 }

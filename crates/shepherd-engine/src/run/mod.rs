@@ -6,11 +6,13 @@
 //! per PR at a time: the store's lock. Everything a run does is in its
 //! directory ([`RunDir`]) and the store.
 
+pub(crate) mod config;
 pub(crate) mod error;
 pub(crate) mod files;
 mod imp;
 pub(crate) mod options;
 
+pub use config::{ConfigRecord, Effective, RepoConfigSource, RepoFile};
 pub use error::{EngineError, Result};
 pub use files::{ItemInfo, PauseKind, RunDir, RunFile};
 pub use imp::{

@@ -300,6 +300,7 @@ impl Setup {
                 ConfigLayer::user("test config", TEST_CONFIG),
                 ConfigLayer::user("test override", extra),
             ],
+            repo_config: shepherd_engine::RepoConfigSource::BaseBranch,
         }
     }
 

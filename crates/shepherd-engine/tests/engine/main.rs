@@ -8,6 +8,7 @@ mod test_agents;
 mod test_agents_checks;
 mod test_ci;
 mod test_clusters;
+mod test_config;
 mod test_decisions;
 mod test_demo;
 mod test_faults;

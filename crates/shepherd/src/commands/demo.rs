@@ -10,7 +10,7 @@ use shepherd_core::config::{ApproveMode, ConfigLayer, Overrides};
 use shepherd_core::target::{ForgeSource, Mode, RepoSource, Target};
 use shepherd_core::{ForgeKind, RepoRef};
 use shepherd_emulator::{EmulatedForge, Emulator, RunningEmulator, Scenario, UserKind};
-use shepherd_engine::{Engine, Git, HttpCredentials, RunSpec};
+use shepherd_engine::{Engine, Git, HttpCredentials, RepoConfigSource, RunSpec};
 use shepherd_forge::{Forge, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, Token};
 
 use crate::error::{CliError, CliResult};
@@ -195,6 +195,7 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
             git_url: emu.git_url(&owner, &name),
             api_url: Some(forge.api_url(&emu)),
             layers,
+            repo_config: RepoConfigSource::BaseBranch,
         };
         let git = Git::new().with_credentials(forge.credentials(token));
         let engine = Engine::new(client, state.clone(), git, engine_options());

@@ -9,9 +9,10 @@ use crate::exit_codes;
 
 use super::run::{engine_error, state_dir};
 
-/// Reject the triage a paused run awaits approval for: nothing is posted
+/// Reject the triage a paused run awaits approval for, or abandon a paused run
 ///
-/// The run is marked failed; a later `shepherd run` triages the PR afresh.
+/// Nothing that awaited approval is posted. The run is marked failed; a later
+/// `shepherd run` triages the PR afresh (a PR with a paused run refuses a new one).
 #[derive(Debug, Args)]
 pub(crate) struct RejectArgs {
     /// The run id (see `shepherd status`)
@@ -27,9 +28,18 @@ pub(crate) fn cmd_reject(args: RejectArgs) -> CliResult<u8> {
     let state = state_dir(args.state_dir)?;
     let approver = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
     let n = shepherd_engine::reject_run(&state, &args.run, &approver).map_err(engine_error)?;
-    println!(
-        "Rejected {n} pending approval(s) of run {}; nothing was posted and the run is marked failed.",
-        args.run
-    );
+    if n == 0 {
+        println!(
+            "Abandoned paused run {}: it is marked failed; what it posted before it paused stays \
+             on the forge.",
+            args.run
+        );
+    } else {
+        println!(
+            "Rejected {n} pending approval(s) of run {}; nothing of them was posted and the run \
+             is marked failed.",
+            args.run
+        );
+    }
     Ok(exit_codes::SUCCESS)
 }

@@ -20,7 +20,8 @@ use shepherd_forge::Token;
 
 use crate::error::{CliError, CliResult};
 use crate::forge_setup::{
-    config_layers, connect, current_checkout, resolve_target_with, runtime, ForgeArgs,
+    config_layers, connect, current_checkout, resolve_target_with, runtime, trusted_repo_config,
+    ForgeArgs,
 };
 use crate::ui::color_enabled_stderr;
 
@@ -370,6 +371,7 @@ pub(crate) fn engine_error(err: EngineError) -> CliError {
             "one run per pull request at a time: wait for it, or check it with `shepherd status`",
         ),
         EngineError::Config(_) => CliError::usage(err),
+        EngineError::PausedRunExists { .. } => CliError::failure(err),
         EngineError::Store(StoreError::RunNotFound { .. } | StoreError::InvalidRunId { .. })
         | EngineError::NothingToApprove { .. }
         | EngineError::UnknownItem { .. } => CliError::usage(err),
@@ -413,12 +415,19 @@ pub(crate) fn engine_options() -> EngineOptions {
 pub(crate) fn cmd_run(args: RunArgs) -> CliResult<u8> {
     // Loaded once: the `[forge]` hosts decide the forge of a remote, and the
     // run is given the same layers.
-    let layers = config_layers(Overrides {
+    let mut layers = config_layers(Overrides {
         max_rounds: args.max_rounds,
         approve: args.common.approve,
         ..Overrides::default()
     })?;
     let target = resolve_target_with(&args.target, &args.forge, &layers)?;
+    let (checkout_file, repo_config) = trusted_repo_config(&target)?;
+    if let Some(file) = checkout_file {
+        layers.insert(0, file);
+        // Checked with the file before anything starts: a bad key is a
+        // usage error naming the file.
+        shepherd_core::config::Config::layered(&layers).map_err(CliError::usage)?;
+    }
     let state = state_dir(args.common.state_dir.clone())?;
     let forge = connect(&target, &args.forge)?;
     let git = git_with_credentials(&target)?;
@@ -427,6 +436,7 @@ pub(crate) fn cmd_run(args: RunArgs) -> CliResult<u8> {
         api_url: args.forge.api_url.clone(),
         target,
         layers,
+        repo_config,
     };
     let opts = EngineOptions {
         checkout: current_checkout(),
