@@ -7,6 +7,7 @@ mod common;
 mod test_client;
 mod test_doctor;
 mod test_run_approval;
+mod test_run_config;
 mod test_run_demo;
 mod test_run_kill;
 mod test_run_tty;
