@@ -382,38 +382,16 @@ pub(crate) fn canonical_target(target: &str) -> String {
     format!("{} {out}", method.to_ascii_uppercase())
 }
 
-/// Whether `path` matches a glob: `**` spans directories, `*` and `?` do not.
+/// Whether `path` matches a glob: `**` spans directories, `*` and `?` do
+/// not. globset, with the options of `shepherd_core::glob` (the emulator
+/// stands apart from Shepherd's crates, so it does not import them). An
+/// invalid glob matches nothing.
 pub(crate) fn glob_matches(glob: &str, path: &str) -> bool {
-    fn go(g: &[u8], p: &[u8]) -> bool {
-        match g.first() {
-            None => p.is_empty(),
-            Some(b'*') if g.get(1) == Some(&b'*') => {
-                // `**/` also matches no directory at all.
-                let rest = &g[2..];
-                if let Some(after_slash) = rest.strip_prefix(b"/") {
-                    if go(after_slash, p) {
-                        return true;
-                    }
-                }
-                (0..=p.len()).any(|i| go(rest, &p[i..]))
-            }
-            Some(b'*') => {
-                let rest = &g[1..];
-                for i in 0..=p.len() {
-                    if go(rest, &p[i..]) {
-                        return true;
-                    }
-                    if p.get(i) == Some(&b'/') {
-                        break;
-                    }
-                }
-                false
-            }
-            Some(b'?') => p.first().is_some_and(|c| *c != b'/') && go(&g[1..], &p[1..]),
-            Some(c) => p.first() == Some(c) && go(&g[1..], &p[1..]),
-        }
-    }
-    go(glob.as_bytes(), path.as_bytes())
+    globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .is_ok_and(|g| g.compile_matcher().is_match(path))
 }
 
 #[cfg(test)]

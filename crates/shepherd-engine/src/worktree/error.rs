@@ -50,15 +50,10 @@ pub enum WorktreeError {
     /// The commit message is empty.
     #[error("refusing to commit with an empty message")]
     EmptyMessage,
-    /// A protected-path glob does not compile.
-    #[error("invalid protected-path glob {pattern}")]
-    Glob {
-        /// The pattern.
-        pattern: String,
-        /// The cause.
-        #[source]
-        source: globset::Error,
-    },
+    /// A protected-path glob does not compile (configuration validation
+    /// refuses it first; this is for patterns given otherwise).
+    #[error("invalid protected-path glob")]
+    Glob(#[from] shepherd_core::glob::GlobError),
     /// A directory that should be a worktree of the repository is not.
     #[error("{path} is not a git worktree of the run's repository")]
     NotAWorktree {

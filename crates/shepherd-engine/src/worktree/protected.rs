@@ -1,6 +1,6 @@
 //! Protected paths: files Shepherd never commits (default `.github/workflows/**`).
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use shepherd_core::glob::PathGlobs;
 
 use super::error::WorktreeError;
 
@@ -8,84 +8,48 @@ use super::error::WorktreeError;
 pub const DEFAULT_PROTECTED: &[&str] = &[".github/workflows/**"];
 
 /// A compiled set of protected-path globs, matched against repository-relative
-/// paths with `/` separators. `*` does not cross `/`; `**` does.
+/// paths with `/` separators: `*` does not cross `/`; `**` does; a pattern
+/// that matches a directory covers what is below it (the configuration's
+/// `paths.protected`, through [`shepherd_core::glob`], Shepherd's one glob
+/// implementation).
 #[derive(Debug, Clone)]
 pub struct ProtectedPaths {
-    patterns: Vec<String>,
-    set: GlobSet,
+    globs: PathGlobs,
 }
 
 impl ProtectedPaths {
     /// Compile `patterns`; an invalid glob is an error naming it.
     pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<Self, WorktreeError> {
-        let mut builder = GlobSetBuilder::new();
-        let mut kept = Vec::with_capacity(patterns.len());
-        for pattern in patterns {
-            let pattern = pattern.as_ref();
-            builder.add(compile(pattern)?);
-            kept.push(pattern.to_string());
-        }
-        let set = builder.build().map_err(|source| WorktreeError::Glob {
-            pattern: kept.join(", "),
-            source,
-        })?;
         Ok(ProtectedPaths {
-            patterns: kept,
-            set,
+            globs: PathGlobs::new(patterns)?,
         })
     }
 
     /// No protected paths at all.
     pub fn none() -> Self {
         ProtectedPaths {
-            patterns: Vec::new(),
-            set: GlobSet::empty(),
+            globs: PathGlobs::empty(),
         }
     }
 
     /// The patterns, as given.
     pub fn patterns(&self) -> &[String] {
-        &self.patterns
+        self.globs.patterns()
     }
 
-    /// The first pattern `path` matches, if any. A path also counts as
-    /// protected when everything directly inside it would be
+    /// The first pattern that covers `path`, if any: it matches the path or
+    /// a parent directory, or everything directly inside it
     /// (`.github/workflows` itself for `.github/workflows/**`).
     pub fn matching(&self, path: &str) -> Option<&str> {
-        let path = path.trim_end_matches('/');
-        let hit = self.set.matches(path).into_iter().next().or_else(|| {
-            // A directory: does anything inside it match?
-            let probe = format!("{path}/x");
-            self.set.matches(probe.as_str()).into_iter().next()
-        });
-        hit.map(|i| self.patterns[i].as_str())
+        self.globs.covering(path)
     }
 }
 
 impl Default for ProtectedPaths {
     fn default() -> Self {
-        let mut builder = GlobSetBuilder::new();
-        for pattern in DEFAULT_PROTECTED {
-            if let Ok(glob) = compile(pattern) {
-                builder.add(glob);
-            }
-        }
-        ProtectedPaths {
-            patterns: DEFAULT_PROTECTED.iter().map(|p| p.to_string()).collect(),
-            // The default patterns are constants tested below to compile.
-            set: builder.build().unwrap_or_else(|_| GlobSet::empty()),
-        }
+        // The default patterns are constants tested below to compile.
+        ProtectedPaths::new(DEFAULT_PROTECTED).unwrap_or_else(|_| ProtectedPaths::none())
     }
-}
-
-fn compile(pattern: &str) -> Result<Glob, WorktreeError> {
-    GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .build()
-        .map_err(|source| WorktreeError::Glob {
-            pattern: pattern.to_string(),
-            source,
-        })
 }
 
 #[cfg(test)]
@@ -108,7 +72,7 @@ mod tests {
             p.matching(".github/workflows"),
             Some(".github/workflows/**")
         );
-        // A parent directory is not itself matched; `commit_files` checks the
+        // A parent directory is not itself covered; `commit_files` checks the
         // files a directory pathspec staged.
         assert_eq!(p.matching(".github"), None);
         assert_eq!(p.matching(".github/CODEOWNERS"), None);

@@ -129,3 +129,59 @@ fn doctor_reports_a_bad_config_and_a_missing_token() {
     assert!(stdout.contains("max_round"), "names the key: {stdout}");
     assert!(stdout.contains("FAIL token"), "{stdout}");
 }
+
+/// An invalid protected-path glob is refused by every command before any
+/// network or agent call, naming the key and the file (it used to pass
+/// `doctor` and fail a run after its triage had been paid for).
+#[test]
+fn an_invalid_protected_glob_is_refused_naming_the_key_and_the_file() {
+    let sh = Shepherd::new();
+    let (repo, path) = setup(&sh, "[paths]\nprotected = [\"src/[abc\"]\n", &[]);
+    let file = repo.join("shepherd.toml").display().to_string();
+    let out = sh
+        .command()
+        .args(["doctor", "--json"])
+        .current_dir(&repo)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let detail = json["config"]["detail"].as_str().unwrap_or_default();
+    assert_eq!(json["config"]["ok"], false, "{stdout}");
+    assert!(
+        detail.contains("paths.protected[0]")
+            && detail.contains(&file)
+            && detail.contains("src/[abc"),
+        "{detail}"
+    );
+
+    // In the user's config, `threads` (which needs the network) refuses it
+    // before connecting: exit 2, and the key and file named.
+    let user = sh.cwd().join("user.toml");
+    std::fs::write(&user, "[paths]\nprotected = [\"a/{b\"]\n").unwrap();
+    let out = sh
+        .command()
+        .args([
+            "threads",
+            "1",
+            "--repo",
+            "o/r",
+            "--api-url",
+            "http://127.0.0.1:9",
+        ])
+        .env("SHEPHERD_CONFIG", &user)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("paths.protected[0]") && stderr.contains("user.toml"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("127.0.0.1:9"),
+        "refused before any request: {stderr}"
+    );
+}
