@@ -52,7 +52,7 @@ pub enum WorktreeError {
     EmptyMessage,
     /// A protected-path glob does not compile (configuration validation
     /// refuses it first; this is for patterns given otherwise).
-    #[error("invalid protected-path glob")]
+    #[error("protected paths: {0}")]
     Glob(#[from] shepherd_core::glob::GlobError),
     /// A directory that should be a worktree of the repository is not.
     #[error("{path} is not a git worktree of the run's repository")]
