@@ -41,7 +41,7 @@ use shepherd_core::cluster::ClusterReport;
 use shepherd_core::config::Config;
 use shepherd_core::gate::{GateItem, GateItemKind, ItemResult};
 use shepherd_core::model::{AuthorKind, PrSnapshot, ReviewThread, TopLevelComment};
-use shepherd_core::report::{PublicFailure, RoleUsage};
+use shepherd_core::report::{PublicFailure, RoleUsage, ThreadsLook};
 use shepherd_core::{Decision, Ledger};
 use shepherd_forge::Forge;
 
@@ -442,10 +442,17 @@ impl Runner {
                 }
             };
         }
-        step!(self.stage_pr_state(round));
+        let pr_state = self.stage_pr_state(round).await?;
+        // What pr-state fetched is a look at the threads: a stop there (a
+        // pending review) or before the threads stage still reports them.
+        self.look_at_threads_of_snapshot(round)?;
+        if let Err(end) = pr_state {
+            return Ok(end);
+        }
         step!(self.stage_worktree(round));
         step!(self.setup_check_agents());
         step!(self.stage_threads(round));
+        self.looked_at_threads(round.n, "threads", round.classified.clone())?;
         step!(self.stage_triage(round));
         step!(self.stage_cluster(round));
         step!(self.stage_approval(round));
@@ -457,7 +464,48 @@ impl Runner {
         step!(self.stage_push(round));
         step!(self.stage_replies(round));
         step!(self.stage_ci(round));
-        self.stage_converge(round).await
+        let end = self.stage_converge(round).await?;
+        if matches!(end, RoundEnd::Converged | RoundEnd::Next { .. }) {
+            // The post-CI re-fetch classified the threads anew.
+            let classified = self.run.last_open_items.clone();
+            self.looked_at_threads(round.n, ThreadsLook::CONVERGE, classified)?;
+        }
+        Ok(end)
+    }
+
+    /// Record that round `n`'s `stage` saw `classified` as the PR's open
+    /// feedback: what the report's "Review threads clear" is based on.
+    fn looked_at_threads(
+        &mut self,
+        n: u32,
+        stage: &str,
+        classified: Vec<Classified>,
+    ) -> Result<()> {
+        self.run.last_open_items = classified;
+        self.run.threads_look = Some(ThreadsLook {
+            round: n,
+            stage: stage.to_owned(),
+        });
+        self.save_run()
+    }
+
+    /// Classify the snapshot pr-state fetched, if it fetched one.
+    fn look_at_threads_of_snapshot(&mut self, round: &Round) -> Result<()> {
+        let Some(snapshot) = round.snapshot.as_ref() else {
+            return Ok(());
+        };
+        let (_, classified, _) = self.classify_snapshot(snapshot)?;
+        for c in &classified {
+            self.run.items.insert(
+                c.item_id.clone(),
+                crate::run::files::ItemInfo {
+                    kind: c.kind,
+                    path: c.path.clone(),
+                    line: c.line,
+                },
+            );
+        }
+        self.looked_at_threads(round.n, "pr-state", classified)
     }
 }
 
