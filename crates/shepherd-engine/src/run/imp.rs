@@ -706,9 +706,32 @@ pub fn approve_run(
                     change.item_id
                 ),
             })?;
+        // A changed decision needs a reply written for it: an earlier
+        // override (written for the old decision) does not carry over.
+        let decision = change.decision.unwrap_or(base.decision);
+        let kept_reply = base
+            .reply_override
+            .clone()
+            .filter(|_| decision == base.decision);
+        let reply_override = change.reply.clone().or(kept_reply);
+        let triaged = triage
+            .iter()
+            .find(|d| d.id == change.item_id)
+            .map_or(base.decision, |d| d.decision);
+        if crate::round::approval::changed_decision_needs_reply(triaged, decision)
+            && reply_override
+                .as_deref()
+                .is_none_or(|t| t.trim().is_empty())
+        {
+            return Err(EngineError::ReplyNeeded {
+                item: change.item_id.clone(),
+                triaged: crate::round::decision_name(triaged),
+                decision: crate::round::decision_name(decision),
+            });
+        }
         store.put_approval(&Approval {
-            decision: change.decision.unwrap_or(base.decision),
-            reply_override: change.reply.clone().or(base.reply_override.clone()),
+            decision,
+            reply_override,
             approver: Some(approver.to_owned()),
             state: ApprovalState::Approved,
             updated_at: now,

@@ -2,8 +2,14 @@
 //! seen (issue 11): the review threads' summary of runs that stopped early,
 //! on both forges, checked against the emulator's final state.
 
+use std::sync::Arc;
+
+use shepherd_core::Decision;
 use shepherd_emulator::{Act, ActThread};
-use shepherd_engine::{reject_run, run_report, RunStatus};
+use shepherd_engine::{
+    approve_run, reject_run, run_report, ApprovalChange, ApprovalRequest, ApprovalVerdict,
+    Approver, EngineOptions, RunStatus,
+};
 
 use crate::common::*;
 
@@ -102,3 +108,139 @@ async fn a_run_that_fails_before_replying_says_the_threads_are_not_clear(forge: 
     assert_not_clear(&outcome, unresolved(&setup));
 }
 both_forges!(a_run_that_fails_before_replying_says_the_threads_are_not_clear);
+
+/// The demo thread about token expiry (the builtin triages it needs-human)
+/// and its id.
+fn expiry_thread(setup: &Setup) -> (String, serde_json::Value) {
+    let t = setup
+        .threads()
+        .into_iter()
+        .find(|t| {
+            t["comments"][0]["body"]
+                .as_str()
+                .unwrap()
+                .contains("expire")
+        })
+        .expect("the expiry thread");
+    (setup.thread_id(&t), t)
+}
+
+fn thread_by_id(setup: &Setup, id: &str) -> serde_json::Value {
+    setup
+        .threads()
+        .into_iter()
+        .find(|t| setup.thread_id(t) == id)
+        .expect("the thread")
+}
+
+fn marker_bodies(thread: &serde_json::Value) -> Vec<String> {
+    thread["comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["body"].as_str().unwrap().to_owned())
+        .filter(|b| shepherd_core::Marker::find(b).is_some())
+        .collect()
+}
+
+async fn a_changed_decision_without_a_reply_is_refused_and_the_approvers_reply_is_posted(
+    forge: ForgeKind,
+) {
+    let setup = setup_on(forge, demo()).await;
+    let outcome = setup.run("[approve]\nmode = \"prompt\"\n").await;
+    assert_eq!(outcome.status, RunStatus::Paused, "{:?}", outcome.reason);
+    let (id, _) = expiry_thread(&setup);
+
+    // `shepherd approve RUN --thread ID --decision invalid` alone: refused,
+    // nothing approved, nothing posted.
+    let err = approve_run(
+        &setup.state_dir(),
+        &outcome.run_id,
+        &[ApprovalChange {
+            item_id: id.clone(),
+            decision: Some(Decision::Invalid),
+            reply: None,
+        }],
+        "tester",
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, shepherd_engine::EngineError::ReplyNeeded { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--reply"), "{err}");
+    let store = shepherd_engine::Store::open_in(&setup.state_dir()).unwrap();
+    assert!(store
+        .approvals(&outcome.run_id, 1)
+        .unwrap()
+        .iter()
+        .all(|a| a.state == shepherd_engine::ApprovalState::Pending));
+    drop(store);
+
+    // With the approver's reply: that reply is posted and, for invalid, the
+    // thread is resolved.
+    approve_run(
+        &setup.state_dir(),
+        &outcome.run_id,
+        &[ApprovalChange {
+            item_id: id.clone(),
+            decision: Some(Decision::Invalid),
+            reply: Some("Tokens do expire: see TOKEN_TTL in token.sh.".into()),
+        }],
+        "tester",
+    )
+    .unwrap();
+    let resumed = setup.engine().resume(&outcome.run_id).await.unwrap();
+    assert_eq!(resumed.status, RunStatus::Converged, "{:?}", resumed.reason);
+    setup.assert_clean();
+    let thread = thread_by_id(&setup, &id);
+    let replies = marker_bodies(&thread);
+    assert_eq!(replies.len(), 1, "{thread}");
+    assert!(replies[0].contains("TOKEN_TTL"), "{}", replies[0]);
+    assert!(!replies[0].contains("maintainer"), "{}", replies[0]);
+    assert_eq!(thread["resolved"], true, "{thread}");
+}
+both_forges!(a_changed_decision_without_a_reply_is_refused_and_the_approvers_reply_is_posted);
+
+/// An approver (the terminal prompt, the dashboard) that changes the
+/// expiry thread's decision to `invalid` and gives no reply.
+struct ChangesWithoutReply(String);
+
+impl Approver for ChangesWithoutReply {
+    fn review(&self, _: &ApprovalRequest) -> ApprovalVerdict {
+        ApprovalVerdict::Approve(vec![ApprovalChange {
+            item_id: self.0.clone(),
+            decision: Some(Decision::Invalid),
+            reply: None,
+        }])
+    }
+}
+
+async fn a_decision_changed_at_the_prompt_without_a_reply_posts_nothing(forge: ForgeKind) {
+    let setup = setup_on(forge, demo()).await;
+    let head = setup.emu.head_sha(PR).unwrap();
+    let (id, _) = expiry_thread(&setup);
+    let opts = EngineOptions {
+        approver: Some(Arc::new(ChangesWithoutReply(id.clone()))),
+        ..setup.options()
+    };
+    let outcome = setup
+        .engine_with(opts)
+        .start(setup.spec("[approve]\nmode = \"prompt\"\n"))
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, RunStatus::Paused, "{:?}", outcome.reason);
+    let reason = outcome.reason.clone().unwrap();
+    assert!(
+        reason.contains(&id) && reason.contains("--reply"),
+        "{reason}"
+    );
+    // Nothing public: no reply (least of all the stale needs-human text),
+    // no resolve, no push.
+    assert!(marker_replies(&setup.pr()).is_empty());
+    assert_eq!(thread_by_id(&setup, &id)["resolved"], false);
+    assert_eq!(setup.pr()["head_sha"], head.as_str());
+    let md = read(&outcome.run_dir.join("report.md"));
+    assert!(md.contains("needs a reply that fits it"), "{md}");
+}
+both_forges!(a_decision_changed_at_the_prompt_without_a_reply_posts_nothing);
