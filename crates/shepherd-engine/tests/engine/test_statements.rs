@@ -244,3 +244,34 @@ async fn a_decision_changed_at_the_prompt_without_a_reply_posts_nothing(forge: F
     assert!(md.contains("needs a reply that fits it"), "{md}");
 }
 both_forges!(a_decision_changed_at_the_prompt_without_a_reply_posts_nothing);
+
+/// A path with an ESC sequence (clear screen), a BEL and a right-to-left
+/// override: the kinds of characters that rewrite a terminal or hide what
+/// a name says.
+pub const EVIL_PATH: &str = "src/\u{1b}[2J\u{7}evil\u{202e}txt.sh";
+
+async fn control_characters_in_paths_never_reach_the_report_raw(forge: ForgeKind) {
+    use crate::test_agents::{project, thread};
+    let mut s = project(vec![thread(EVIL_PATH, 1, "Is this file needed?")], vec![]);
+    s.head.insert(
+        EVIL_PATH.into(),
+        shepherd_emulator::FileSpec::text("echo hi\n"),
+    );
+    let setup = setup_on(forge, s).await;
+    assert!(
+        setup.threads().iter().any(|t| t["path"] == EVIL_PATH),
+        "the forge has the thread on the raw path"
+    );
+    let outcome = setup.run("[approve]\nmode = \"prompt\"\n").await;
+    let md = read(&outcome.run_dir.join("report.md"));
+    let raw: Vec<char> = md
+        .chars()
+        .filter(|c| *c != '\n' && shepherd_core::escape::is_unsafe(*c))
+        .collect();
+    assert!(raw.is_empty(), "raw control characters {raw:?} in\n{md}");
+    assert!(
+        md.contains("src/\\x1b[2J\\x07evil\\u{202e}txt.sh"),
+        "the path is shown with visible escapes:\n{md}"
+    );
+}
+both_forges!(control_characters_in_paths_never_reach_the_report_raw);

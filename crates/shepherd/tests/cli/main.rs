@@ -10,4 +10,5 @@ mod test_run_approval;
 mod test_run_demo;
 mod test_run_kill;
 mod test_run_tty;
+mod test_statements;
 mod test_threads_cmd;
