@@ -64,6 +64,15 @@ impl UnitResult {
             metadata_applied: false,
         }
     }
+
+    /// Not fixed: the public reply says `public` (which names nothing the
+    /// thread is not about), the local record keeps `detail`.
+    pub(crate) fn blocked_privately(public: &str, detail: &str) -> Self {
+        UnitResult {
+            summary: detail.to_owned(),
+            ..UnitResult::blocked(public)
+        }
+    }
 }
 
 impl Runner {

@@ -275,3 +275,88 @@ async fn control_characters_in_paths_never_reach_the_report_raw(forge: ForgeKind
     );
 }
 both_forges!(control_characters_in_paths_never_reach_the_report_raw);
+
+/// A file of the PR's head on the emulator.
+fn head_file(setup: &Setup, path: &str) -> String {
+    let sha = setup.emu.head_sha(PR).unwrap();
+    crate::test_agents::git_out(
+        &setup.emu.repository_path(),
+        &["show", &format!("{sha}:{path}")],
+    )
+}
+
+fn file_at(setup: &Setup, sha: &str, path: &str) -> String {
+    crate::test_agents::git_out(
+        &setup.emu.repository_path(),
+        &["show", &format!("{sha}:{path}")],
+    )
+}
+
+/// The demo's auth cluster (suggestion blocks on several `src/auth/` files)
+/// with `src/auth/login.sh` protected: only that file's item is blocked.
+async fn a_protected_file_blocks_only_its_own_item_of_a_cluster(forge: ForgeKind) {
+    const LOGIN: &str = "src/auth/login.sh";
+    let setup = setup_on(forge, demo()).await;
+    let head_before = setup.emu.head_sha(PR).unwrap();
+    let login_before = head_file(&setup, LOGIN);
+    let suggested: Vec<(String, String)> = setup
+        .threads()
+        .iter()
+        .filter(|t| {
+            t["path"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("src/auth/"))
+                && t["comments"][0]["body"]
+                    .as_str()
+                    .is_some_and(|b| b.contains("```suggestion"))
+        })
+        .map(|t| (setup.thread_id(t), t["path"].as_str().unwrap().to_owned()))
+        .collect();
+    assert!(
+        suggested.iter().any(|(_, p)| p == LOGIN) && suggested.iter().any(|(_, p)| p != LOGIN),
+        "the scenario has fixes on login.sh and on other auth files: {suggested:?}"
+    );
+    let outcome = setup
+        .run(&format!("[paths]\nprotected = [\"{LOGIN}\"]\n"))
+        .await;
+    assert_ne!(outcome.status, RunStatus::Failed, "{:?}", outcome.reason);
+    setup.assert_clean();
+
+    // Pushed: the unprotected fixes; login.sh as it was.
+    assert_ne!(setup.emu.head_sha(PR).unwrap(), head_before, "fixes pushed");
+    assert_eq!(head_file(&setup, LOGIN), login_before, "login.sh untouched");
+    for (id, path) in &suggested {
+        let thread = thread_by_id(&setup, id);
+        let replies = marker_bodies(&thread);
+        assert_eq!(replies.len(), 1, "{thread}");
+        if path == LOGIN {
+            assert!(
+                replies[0].contains("refusing to commit protected path src/auth/login.sh"),
+                "{}",
+                replies[0]
+            );
+            assert_eq!(thread["resolved"], false, "{thread}");
+        } else {
+            assert!(replies[0].contains("Fixed in "), "{path}: {}", replies[0]);
+            assert_eq!(thread["resolved"], true, "{thread}");
+            assert_ne!(
+                head_file(&setup, path),
+                file_at(&setup, &head_before, path),
+                "{path} fixed"
+            );
+        }
+    }
+    // No public reply names a path its thread is not about.
+    for thread in setup.threads() {
+        let own = thread["path"].as_str().unwrap_or("");
+        for body in marker_bodies(&thread) {
+            if own != LOGIN {
+                assert!(
+                    !body.contains(LOGIN) && !body.contains("protected"),
+                    "a reply on {own} names the protected file: {body}"
+                );
+            }
+        }
+    }
+}
+both_forges!(a_protected_file_blocks_only_its_own_item_of_a_cluster);
