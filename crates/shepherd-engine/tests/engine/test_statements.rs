@@ -360,3 +360,86 @@ async fn a_protected_file_blocks_only_its_own_item_of_a_cluster(forge: ForgeKind
     }
 }
 both_forges!(a_protected_file_blocks_only_its_own_item_of_a_cluster);
+
+/// The title and body edit lands, the labels call fails: the edit is
+/// undone and the reply says so; the pull request is as it was.
+async fn a_partial_metadata_edit_is_undone_and_the_reply_says_so(forge: ForgeKind) {
+    use crate::test_agents::{default_script, project, Lab, BODY};
+    use serde_json::json;
+    use shepherd_emulator::{FaultSpec, IssueCommentSpec};
+
+    let mut s = project(
+        vec![],
+        vec![IssueCommentSpec::new(
+            "reviewer",
+            "Please add a Testing section to the description, and label it as tested.",
+        )],
+    );
+    // The labels call fails once (GitLab: labels go through the second PUT
+    // of the merge request, after the description's).
+    s.faults.push(
+        match forge {
+            ForgeKind::GitHub => {
+                FaultSpec::nth("POST /repos/{owner}/{repo}/issues/{number}/labels", 1)
+            }
+            ForgeKind::GitLab => {
+                FaultSpec::nth("PUT /api/v4/projects/{id}/merge_requests/{iid}", 2)
+            }
+        }
+        .with_status(500, None),
+    );
+    let lab = Lab::new_on(forge, s).await;
+    let title = lab.setup.pr()["title"].as_str().unwrap().to_owned();
+    lab.script(
+        "default",
+        default_script(
+            "metadata-change",
+            json!({"fix": {"attempts": [[{"fix": {
+                "edits": [
+                    {"path": ".shepherd-pr/title.txt", "content": "A better title\n"},
+                    {"path": ".shepherd-pr/body.md", "append": "\n## Testing\n\nRun `sh verify.sh`.\n"},
+                    {"path": ".shepherd-pr/labels.txt", "append": "tested\n"}
+                ],
+                "default": {"status": "fixed", "summary": "added Testing", "reply": "Added a Testing section."}
+            }}]]}}),
+        ),
+    );
+    let outcome = lab
+        .run("[review]\nenabled = false\n[loop]\nmax_rounds = 1\non_exhaust = \"fail\"\n")
+        .await;
+    assert_ne!(outcome.status, RunStatus::Failed, "{:?}", outcome.reason);
+
+    // The forge: exactly as before.
+    let pr = lab.setup.pr();
+    assert_eq!(pr["title"], title.as_str(), "the title is restored");
+    assert_eq!(
+        pr["body"].as_str().unwrap().trim_end(),
+        BODY.trim_end(),
+        "the description is restored"
+    );
+    assert!(
+        !pr["labels"].to_string().contains("tested"),
+        "{}",
+        pr["labels"]
+    );
+    // The reply: not fixed, and says the partial edit was undone.
+    let replies: Vec<String> = pr["issue_comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["body"].as_str().unwrap().to_owned())
+        .filter(|b| shepherd_core::Marker::find(b).is_some())
+        .collect();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    let reply = &replies[0];
+    assert!(reply.contains("could not fix"), "{reply}");
+    assert!(
+        reply.contains("was undone, so the pull request is as it was"),
+        "{reply}"
+    );
+    assert!(
+        !reply.contains("Shepherd edited the pull request"),
+        "{reply}"
+    );
+}
+both_forges!(a_partial_metadata_edit_is_undone_and_the_reply_says_so);
