@@ -167,6 +167,9 @@ pub(crate) struct Round {
     /// Threads whose authorized resolve has not succeeded.
     pub(crate) resolve_retry: Vec<WorkItem>,
     pub(crate) triage: BTreeMap<String, TriageDecision>,
+    /// Items a Shepherd commit already on the PR fixes (an earlier run
+    /// whose reply was lost), with that commit.
+    pub(crate) earlier_fixes: BTreeMap<String, String>,
     pub(crate) approved: BTreeMap<String, Decision>,
     pub(crate) reply_override: BTreeMap<String, String>,
     pub(crate) clusters: Option<ClusterReport>,
@@ -201,6 +204,7 @@ impl Round {
             carried: Vec::new(),
             resolve_retry: Vec::new(),
             triage: BTreeMap::new(),
+            earlier_fixes: BTreeMap::new(),
             approved: BTreeMap::new(),
             reply_override: BTreeMap::new(),
             clusters: None,
@@ -454,6 +458,7 @@ impl Runner {
         step!(self.stage_threads(round));
         self.looked_at_threads(round.n, "threads", round.classified.clone())?;
         step!(self.stage_triage(round));
+        self.adopt_earlier_fixes(round).await?;
         step!(self.stage_cluster(round));
         step!(self.stage_approval(round));
         step!(self.stage_fix(round));

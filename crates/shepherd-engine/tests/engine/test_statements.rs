@@ -443,3 +443,80 @@ async fn a_partial_metadata_edit_is_undone_and_the_reply_says_so(forge: ForgeKin
     );
 }
 both_forges!(a_partial_metadata_edit_is_undone_and_the_reply_says_so);
+
+/// The `Shepherd-Item` trailers of the commits `from..to` on the emulator.
+fn item_trailers(setup: &Setup, from: &str, to: &str) -> Vec<(String, String)> {
+    let log = crate::test_agents::git_out(
+        &setup.emu.repository_path(),
+        &[
+            "log",
+            "--format=%H %(trailers:key=Shepherd-Item,valueonly,separator=%x20)",
+            &format!("{from}..{to}"),
+        ],
+    );
+    log.lines()
+        .flat_map(|l| {
+            let mut parts = l.split_whitespace();
+            let sha = parts.next().unwrap_or("").to_owned();
+            parts
+                .map(|id| (sha.clone(), id.to_owned()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A run pushes its fixes but every thread reply fails; a re-run from an
+/// empty state directory (another CI runner) replies to those fixes,
+/// citing the pushed commits, and does not fix them again.
+async fn a_stateless_rerun_replies_to_a_pushed_fix_instead_of_redoing_it(forge: ForgeKind) {
+    use shepherd_emulator::FaultSpec;
+    let mut s = demo();
+    s.faults
+        .push(FaultSpec::every(Mutation::Reply.target(forge)).with_status(500, None));
+    let setup = setup_on(forge, s).await;
+    let start = setup.emu.head_sha(PR).unwrap();
+    let first = setup.run("[loop]\nmax_rounds = 1\n").await;
+    assert_eq!(first.status, RunStatus::Paused, "{:?}", first.reason);
+    let pushed = setup.emu.head_sha(PR).unwrap();
+    assert_ne!(pushed, start, "the first run pushed its fixes");
+    let fixed = item_trailers(&setup, &start, &pushed);
+    assert!(!fixed.is_empty(), "the pushed commits name their items");
+    for (_, id) in &fixed {
+        let thread = thread_by_id(&setup, id);
+        assert!(
+            marker_bodies(&thread).is_empty(),
+            "no reply got through: {thread}"
+        );
+    }
+    setup.emu.clear_faults();
+
+    // Another machine: an empty state directory.
+    let fresh = tempfile::tempdir().unwrap();
+    let engine = shepherd_engine::Engine::new(
+        setup.forge(),
+        shepherd_engine::StateDir::at(fresh.path()),
+        setup.git(),
+        setup.options(),
+    );
+    let second = engine.start(setup.spec("")).await.unwrap();
+    assert_ne!(second.status, RunStatus::Failed, "{:?}", second.reason);
+    setup.assert_clean();
+    let end = setup.emu.head_sha(PR).unwrap();
+    let redone: Vec<_> = item_trailers(&setup, &pushed, &end)
+        .into_iter()
+        .filter(|(_, id)| fixed.iter().any(|(_, f)| f == id))
+        .collect();
+    assert!(redone.is_empty(), "fixes made again: {redone:?}");
+    for (sha, id) in &fixed {
+        let thread = thread_by_id(&setup, id);
+        let replies = marker_bodies(&thread);
+        assert_eq!(replies.len(), 1, "{thread}");
+        assert!(
+            replies[0].contains(&format!("Fixed in {sha}")),
+            "the reply cites the pushed commit {sha}: {}",
+            replies[0]
+        );
+        assert_eq!(thread["resolved"], true, "{thread}");
+    }
+}
+both_forges!(a_stateless_rerun_replies_to_a_pushed_fix_instead_of_redoing_it);
