@@ -731,12 +731,18 @@ impl Report {
                     }
                     note.push_str("stalled: same state as the previous round");
                 }
+                // Commits made locally and never pushed are not on the
+                // forge: the table says so.
+                let commits = match (r.commits, &r.pushed) {
+                    (0, _) | (_, Some(_)) => r.commits.to_string(),
+                    (n, None) => format!("{n} (not pushed)"),
+                };
                 out.push_str(&format!(
                     "| {} | {} | {} | {} | {} | {} | {} |\n",
                     r.number,
                     md(&r.stage),
                     r.new_items,
-                    r.commits,
+                    commits,
                     r.pushed
                         .as_deref()
                         .map_or("-".to_owned(), |s| format!("`{}`", short(s))),
@@ -1218,6 +1224,27 @@ mod tests {
         );
         assert!(!md.contains("Cluster gate"), "{md}");
         assert!(!md.contains("Escalated"), "{md}");
+    }
+
+    #[test]
+    fn commits_never_pushed_are_marked_in_the_rounds_table() {
+        let mut i = input();
+        i.rounds.push(RoundSummary {
+            number: 2,
+            stage: "push".into(),
+            new_items: 2,
+            commits: 2,
+            pushed: None,
+            ci: None,
+            stalled: false,
+            note: Some("the push was rejected".into()),
+        });
+        let md = build(&i).to_markdown();
+        assert!(
+            md.contains("| 1 | converge | 3 | 1 | `0123456789ab` |"),
+            "{md}"
+        );
+        assert!(md.contains("| 2 | push | 2 | 2 (not pushed) | - |"), "{md}");
     }
 
     #[test]

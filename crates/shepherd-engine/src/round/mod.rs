@@ -466,7 +466,15 @@ impl Runner {
         step!(self.stage_review(round));
         step!(self.stage_revalidate(round));
         step!(self.stage_gate(round));
-        step!(self.stage_push(round));
+        let pushed = self.stage_push(round).await?;
+        if let Err(end) = pushed {
+            if matches!(end, RoundEnd::Restart { .. }) {
+                // Someone else pushed first: nothing of this attempt is on
+                // the forge, and the report must not say it is.
+                self.abandon_unpushed(round)?;
+            }
+            return Ok(end);
+        }
         step!(self.stage_replies(round));
         step!(self.stage_ci(round));
         let end = self.stage_converge(round).await?;
@@ -476,6 +484,37 @@ impl Runner {
             self.looked_at_threads(round.n, ThreadsLook::CONVERGE, classified)?;
         }
         Ok(end)
+    }
+
+    /// After a rejected push: every result the gate recorded for this
+    /// attempt (commits that were not pushed, replies that were not posted)
+    /// is superseded in the ledger by an entry that claims nothing, so the
+    /// report lists neither, and a reply another runner posted with the same
+    /// marker is never taken for this run's. Metadata edits (already public)
+    /// keep their entries.
+    fn abandon_unpushed(&mut self, round: &Round) -> Result<()> {
+        let now = Timestamp::now();
+        for (_, p) in round.planned.iter().filter(|(_, p)| !p.carried) {
+            if p.result.metadata_applied {
+                continue;
+            }
+            self.store().append_ledger(&crate::store::LedgerRecord {
+                run_id: self.run.run_id.clone(),
+                entry: shepherd_core::LedgerEntry::new(&p.result.item_id, round.n),
+                fix_kind: None,
+                reply_body: None,
+                at: now,
+            })?;
+        }
+        self.event(
+            Some(round.n),
+            "attempt-abandoned",
+            serde_json::json!({
+                "reason": "push rejected",
+                "unpushed_commits": round.commits,
+            }),
+        )?;
+        Ok(())
     }
 
     /// Record that round `n`'s `stage` saw `classified` as the PR's open

@@ -520,3 +520,90 @@ async fn a_stateless_rerun_replies_to_a_pushed_fix_instead_of_redoing_it(forge: 
     }
 }
 both_forges!(a_stateless_rerun_replies_to_a_pushed_fix_instead_of_redoing_it);
+
+/// Two runners (separate state directories, the same account) race on
+/// one PR; the slower one's push is rejected. Its report states only what
+/// it did and saw: no commit it did not push, no reply it did not post.
+async fn the_loser_of_a_race_reports_only_what_it_did(forge: ForgeKind) {
+    let setup = setup_on(forge, demo()).await;
+    let state_b = tempfile::tempdir().unwrap();
+    let engine_b = shepherd_engine::Engine::new(
+        setup.forge(),
+        shepherd_engine::StateDir::at(state_b.path()),
+        setup.git(),
+        setup.options(),
+    );
+    // B verifies slowly: A pushes (and replies) while B is still verifying.
+    let spec_b = setup.spec("[verify]\ncommand = \"sleep 4 && sh verify.sh\"\n");
+    let (a, b) = tokio::join!(setup.run(""), engine_b.start(spec_b));
+    let b = b.unwrap();
+    assert_ne!(a.status, RunStatus::Failed, "{:?}", a.reason);
+    let rejected = b
+        .report
+        .rounds
+        .first()
+        .and_then(|r| r.note.as_deref())
+        .is_some_and(|n| n.contains("rejected"));
+    assert!(
+        rejected,
+        "B's first push was rejected: {:?}",
+        b.report.rounds
+    );
+    setup.assert_clean();
+
+    // Every commit B's report names is on the forge's branch, and B
+    // replied with it.
+    let head = setup.emu.head_sha(PR).unwrap();
+    let on_branch =
+        crate::test_agents::git_out(&setup.emu.repository_path(), &["log", "--format=%H", &head]);
+    let b_pushed: Vec<&str> = b
+        .report
+        .rounds
+        .iter()
+        .filter_map(|r| r.pushed.as_deref())
+        .collect();
+    for group in &b.report.outcomes {
+        for item in &group.items {
+            if let Some(commit) = &item.commit {
+                assert!(
+                    on_branch.lines().any(|l| l == commit),
+                    "B's report names {commit} for {}, which is not on the branch",
+                    item.item_id
+                );
+                assert!(!b_pushed.is_empty(), "B pushed nothing, yet cites {commit}");
+            }
+            if item.replied {
+                let thread = thread_by_id(&setup, &item.item_id);
+                let bodies = marker_bodies(&thread);
+                assert!(
+                    item.commit
+                        .as_ref()
+                        .is_none_or(|c| bodies.iter().any(|b| b.contains(c.as_str()))),
+                    "B says it replied on {} citing {:?}: {bodies:?}",
+                    item.item_id,
+                    item.commit
+                );
+            }
+        }
+    }
+    // In particular, nothing of B's rejected attempt is reported as fixed.
+    let a_fixed: Vec<String> = a
+        .report
+        .outcomes
+        .iter()
+        .flat_map(|g| g.items.iter())
+        .filter(|i| i.commit.is_some())
+        .map(|i| i.item_id.clone())
+        .collect();
+    assert!(!a_fixed.is_empty(), "A fixed something");
+    for group in &b.report.outcomes {
+        for item in group.items.iter().filter(|i| a_fixed.contains(&i.item_id)) {
+            assert!(
+                item.commit.is_none() && !item.replied,
+                "B claims A's work on {}: {item:?}",
+                item.item_id
+            );
+        }
+    }
+}
+both_forges!(the_loser_of_a_race_reports_only_what_it_did);
