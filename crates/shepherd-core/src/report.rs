@@ -1297,7 +1297,16 @@ mod tests {
             r.entry.resolved = resolved;
             r
         };
-        let cases: Vec<(&str, Vec<Classified>, Vec<ItemRecord>, ThreadsLook, &str)> = vec![
+        /// What, the look's classification, the ledger after it, the look,
+        /// the expected sentence.
+        type Case = (
+            &'static str,
+            Vec<Classified>,
+            Vec<ItemRecord>,
+            ThreadsLook,
+            &'static str,
+        );
+        let cases: Vec<Case> = vec![
             (
                 "paused at approval: eight new threads",
                 eight.clone(),

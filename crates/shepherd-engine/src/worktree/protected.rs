@@ -160,7 +160,8 @@ mod tests {
                 (&paths[2], ".github/workflows/**")
             ]
         );
-        let (allowed, refused) = ProtectedPaths::none().partition(&paths);
+        let none = ProtectedPaths::none();
+        let (allowed, refused) = none.partition(&paths);
         assert_eq!(allowed.len(), 4);
         assert!(refused.is_empty());
     }

@@ -49,7 +49,10 @@ async fn control_characters_in_paths_are_escaped_in_every_output() {
     let (out, err) = run(&["status", "--json"]);
     let runs: serde_json::Value = serde_json::from_str(&out).expect(&err);
     let id = runs[0]["run_id"].as_str().unwrap().to_owned();
+    let (out, _) = run(&["threads", "7", "--repo", "acme/widgets"]);
+    assert!(out.contains("evil\\u{202e}txt.rs"), "{out}");
     for args in [
+        vec!["threads", "7", "--repo", "acme/widgets"],
         vec!["report", id.as_str()],
         vec!["status", id.as_str()],
         vec!["status"],
