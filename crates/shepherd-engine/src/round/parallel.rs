@@ -546,16 +546,27 @@ impl Runner {
                 "the fixer reported a fix but changed no file",
             )));
         }
-        // Protected paths: only the items whose own file is protected are
-        // blocked (their reply names that file, which is what the thread is
-        // about); the other items keep their fixes, committed without the
-        // protected files, and their replies name no protected path.
+        // Protected paths. A unit of one item: blocked, its reply names the
+        // path its fix touched. A cluster: only the items whose own file is
+        // protected are blocked (their reply names that file, which is what
+        // the thread is about); the other items keep their fixes, committed
+        // without the protected files, and their replies name no protected
+        // path.
         let (allowed, refused) = protected.partition(&out.changed);
         let files: Vec<String> = allowed.into_iter().cloned().collect();
         let refused: Vec<(String, String)> = refused
             .into_iter()
             .map(|(p, pat)| (p.clone(), pat.to_owned()))
             .collect();
+        if let (Some((path, pattern)), [_]) = (refused.first(), unit.items.as_slice()) {
+            // One item: the whole diff is its fix, protected part included;
+            // it is handed to a person, nothing is committed.
+            let err = crate::worktree::WorktreeError::ProtectedPath {
+                path: path.clone(),
+                pattern: pattern.clone(),
+            };
+            return Ok(Merge::Done(blocked_all(unit, &err.to_string())));
+        }
         if !refused.is_empty() {
             self.event(
                 Some(round.n),

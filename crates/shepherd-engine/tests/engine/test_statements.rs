@@ -527,15 +527,29 @@ both_forges!(a_stateless_rerun_replies_to_a_pushed_fix_instead_of_redoing_it);
 async fn the_loser_of_a_race_reports_only_what_it_did(forge: ForgeKind) {
     let setup = setup_on(forge, demo()).await;
     let state_b = tempfile::tempdir().unwrap();
+    // B commits as another identity (its commits differ from A's), and its
+    // verify command waits until A's run is over: A pushes (and replies)
+    // while B is still verifying, so B's push is rejected.
     let engine_b = shepherd_engine::Engine::new(
         setup.forge(),
         shepherd_engine::StateDir::at(state_b.path()),
         setup.git(),
-        setup.options(),
+        EngineOptions {
+            identity: Some(("Runner B".into(), "runner-b@example.invalid".into())),
+            ..setup.options()
+        },
     );
-    // B verifies slowly: A pushes (and replies) while B is still verifying.
-    let spec_b = setup.spec("[verify]\ncommand = \"sleep 4 && sh verify.sh\"\n");
-    let (a, b) = tokio::join!(setup.run(""), engine_b.start(spec_b));
+    let flag = state_b.path().join("a-finished");
+    let spec_b = setup.spec(&format!(
+        "[verify]\ncommand = \"while [ ! -f '{}' ]; do sleep 0.1; done; sh verify.sh\"\n",
+        flag.display()
+    ));
+    let run_a = async {
+        let a = setup.run("").await;
+        std::fs::write(&flag, "").unwrap();
+        a
+    };
+    let (a, b) = tokio::join!(run_a, engine_b.start(spec_b));
     let b = b.unwrap();
     assert_ne!(a.status, RunStatus::Failed, "{:?}", a.reason);
     let rejected = b
