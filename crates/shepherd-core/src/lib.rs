@@ -11,6 +11,7 @@ pub mod classify;
 pub mod cluster;
 pub mod config;
 pub mod converge;
+pub mod escape;
 pub mod gate;
 pub mod glob;
 pub mod ledger;

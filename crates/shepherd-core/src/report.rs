@@ -138,8 +138,14 @@ pub struct ReportInput {
     pub rounds: Vec<RoundSummary>,
     /// The latest ledger entry of every item the run touched.
     pub items: Vec<ItemRecord>,
-    /// The last classification of the PR's unresolved feedback.
+    /// The last classification of the PR's unresolved feedback (meaningful
+    /// only with `threads_look`).
     pub open_items: Vec<Classified>,
+    /// When the run last looked at the PR's review threads (`open_items` is
+    /// that look); `None` when it never did, and then whether the threads
+    /// are clear is unknown.
+    #[serde(default)]
+    pub threads_look: Option<ThreadsLook>,
     /// The last CI verdict.
     pub ci: Option<CiVerdict>,
     /// Clusters formed over the run.
@@ -152,6 +158,21 @@ pub struct ReportInput {
     pub agent: AgentUsage,
     /// Where the worktree was kept, when it was.
     pub worktree_kept: Option<String>,
+}
+
+/// When a run last looked at the PR's review threads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadsLook {
+    /// The round (1-based).
+    pub round: u32,
+    /// The stage that looked: `pr-state` (a stop before classification),
+    /// `threads` (the round's start), or `converge` (the post-CI re-fetch).
+    pub stage: String,
+}
+
+impl ThreadsLook {
+    /// The stage of the post-CI re-fetch: the last look of a full round.
+    pub const CONVERGE: &'static str = "converge";
 }
 
 /// What the cluster gate saw and did in one round whose gate opened (a
@@ -234,17 +255,40 @@ pub struct ThreadPath {
     pub path: Option<String>,
 }
 
-/// Whether the PR's review threads are clear.
+/// Whether the PR's review threads are clear, as of the run's last look.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThreadsClear {
-    /// No unresolved review thread at all.
+    /// Whether the run looked at the threads at all; when not, `clear` is
+    /// false and the summary says `unknown`.
+    #[serde(default = "yes")]
+    pub known: bool,
+    /// No unresolved review thread at all (as last seen).
     pub clear: bool,
     /// Threads Shepherd answered and deliberately left open.
     pub deliberately_open: Vec<ThreadPath>,
     /// Other unresolved threads (not acted on, or still new).
     pub other_open: Vec<ThreadPath>,
-    /// The sentence: `yes`, or `no, N deliberately-open threads: paths`.
+    /// Of `other_open`: threads nobody has handled yet (the last word is
+    /// not Shepherd's, and this run did not reply after its look).
+    #[serde(default)]
+    pub not_handled: Vec<ThreadPath>,
+    /// Of `other_open`: threads this run replied to after its last look
+    /// and left unresolved.
+    #[serde(default)]
+    pub replied_since: Vec<ThreadPath>,
+    /// Of `other_open`: threads whose authorized resolve has not succeeded.
+    #[serde(default)]
+    pub resolve_pending: Vec<ThreadPath>,
+    /// The look it is based on.
+    #[serde(default)]
+    pub as_of: Option<ThreadsLook>,
+    /// The sentence: `yes`; `no, N deliberately-open threads: paths; N
+    /// threads not handled yet: paths; ...`; or `unknown: ...`.
     pub summary: String,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The report's JSON twin.
@@ -442,57 +486,7 @@ pub fn build(input: &ReportInput) -> Report {
             .collect(),
     );
 
-    let open_threads: Vec<&Classified> = input
-        .open_items
-        .iter()
-        .filter(|c| c.kind == ItemKind::ReviewThread)
-        .collect();
-    let deliberately_open = thread_paths(
-        open_threads
-            .iter()
-            .filter(|c| c.class == Class::AwaitingReviewer)
-            .map(|c| classified_path(c))
-            .collect(),
-    );
-    let other_open = thread_paths(
-        open_threads
-            .iter()
-            .filter(|c| c.class != Class::AwaitingReviewer)
-            .map(|c| classified_path(c))
-            .collect(),
-    );
-    let clear = open_threads.is_empty();
-    let summary = if clear {
-        "yes".to_owned()
-    } else {
-        let mut parts = Vec::new();
-        if !deliberately_open.is_empty() {
-            let paths: BTreeSet<&str> = deliberately_open
-                .iter()
-                .filter_map(|t| t.path.as_deref())
-                .collect();
-            parts.push(format!(
-                "{} deliberately-open thread{}: {}",
-                deliberately_open.len(),
-                plural(deliberately_open.len()),
-                paths.into_iter().collect::<Vec<_>>().join(", ")
-            ));
-        }
-        if !other_open.is_empty() {
-            let paths: BTreeSet<&str> = other_open
-                .iter()
-                .filter_map(|t| t.path.as_deref())
-                .collect();
-            parts.push(format!(
-                "{} other unresolved thread{}: {}",
-                other_open.len(),
-                plural(other_open.len()),
-                paths.into_iter().collect::<Vec<_>>().join(", ")
-            ));
-        }
-        format!("no, {}", parts.join("; "))
-    };
-
+    let review_threads = threads_clear(input, &items);
     let mut clusters = input.clusters.clone();
     clusters.sort_by(|a, b| (a.theme, &a.area, &a.item_ids).cmp(&(b.theme, &b.area, &b.item_ids)));
     clusters.dedup();
@@ -529,12 +523,7 @@ pub fn build(input: &ReportInput) -> Report {
         awaiting_reviewer,
         authorized_unresolved,
         ci: input.ci.clone(),
-        review_threads: ThreadsClear {
-            clear,
-            deliberately_open,
-            other_open,
-            summary,
-        },
+        review_threads,
         cluster_rounds: Vec::new(),
         clusters,
         escalations,
@@ -543,6 +532,119 @@ pub fn build(input: &ReportInput) -> Report {
         worktree_kept: input.worktree_kept.clone(),
         stalled_rounds,
         note: MERGEABILITY_NOTE.to_owned(),
+    }
+}
+
+/// Whether the review threads are clear, from the run's last look at them
+/// and what the run did after it (a reply posted after the look leaves the
+/// thread open; a resolve that succeeded after it closes it).
+fn threads_clear(input: &ReportInput, items: &[&ItemRecord]) -> ThreadsClear {
+    let Some(look) = &input.threads_look else {
+        return ThreadsClear {
+            known: false,
+            clear: false,
+            deliberately_open: Vec::new(),
+            other_open: Vec::new(),
+            not_handled: Vec::new(),
+            replied_since: Vec::new(),
+            resolve_pending: Vec::new(),
+            as_of: None,
+            summary: "unknown: the run stopped before it looked at the review threads".to_owned(),
+        };
+    };
+    let after_look = |id: &str| {
+        items
+            .iter()
+            .find(|r| r.entry.item_id == id && r.entry.round >= look.round)
+            .map(|r| &r.entry)
+    };
+    let path = |c: &Classified| ThreadPath {
+        item_id: c.item_id.clone(),
+        path: c.path.clone(),
+    };
+    let mut deliberately_open = Vec::new();
+    let mut not_handled = Vec::new();
+    let mut replied_since = Vec::new();
+    let mut resolve_pending = Vec::new();
+    for c in input
+        .open_items
+        .iter()
+        .filter(|c| c.kind == ItemKind::ReviewThread)
+    {
+        let since = after_look(&c.item_id);
+        if since.is_some_and(|e| e.resolved) {
+            // Resolved by this run after the look: the forge said so.
+            continue;
+        }
+        match c.class {
+            Class::AwaitingReviewer => deliberately_open.push(path(c)),
+            Class::ResolveRetry => resolve_pending.push(path(c)),
+            Class::New if since.is_some_and(|e| e.replied) => {
+                if since.is_some_and(|e| e.resolve_authorized) {
+                    resolve_pending.push(path(c));
+                } else {
+                    replied_since.push(path(c));
+                }
+            }
+            Class::New => not_handled.push(path(c)),
+        }
+    }
+    let deliberately_open = thread_paths(deliberately_open);
+    let not_handled = thread_paths(not_handled);
+    let replied_since = thread_paths(replied_since);
+    let resolve_pending = thread_paths(resolve_pending);
+    let other_open = thread_paths(
+        not_handled
+            .iter()
+            .chain(&replied_since)
+            .chain(&resolve_pending)
+            .cloned()
+            .collect(),
+    );
+    let clear = deliberately_open.is_empty() && other_open.is_empty();
+    let mut summary = if clear {
+        "yes".to_owned()
+    } else {
+        let mut parts = Vec::new();
+        for (list, what) in [
+            (&deliberately_open, "deliberately-open thread"),
+            (&not_handled, "thread not handled yet"),
+            (&replied_since, "thread replied to, left open"),
+            (&resolve_pending, "thread whose resolve has not succeeded"),
+        ] {
+            if list.is_empty() {
+                continue;
+            }
+            let paths: BTreeSet<&str> = list.iter().filter_map(|t| t.path.as_deref()).collect();
+            let noun = if list.len() == 1 {
+                what.to_owned()
+            } else {
+                what.replacen("thread", "threads", 1)
+            };
+            parts.push(format!(
+                "{} {noun}: {}",
+                list.len(),
+                paths.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        format!("no, {}", parts.join("; "))
+    };
+    if look.stage != ThreadsLook::CONVERGE {
+        summary.push_str(&format!(
+            " (as seen at the {} stage of round {}; not looked at since)",
+            look.stage, look.round
+        ));
+    }
+    ThreadsClear {
+        known: true,
+        clear,
+        deliberately_open,
+        other_open,
+        not_handled,
+        replied_since,
+        resolve_pending,
+        as_of: Some(look.clone()),
+        summary,
     }
 }
 
@@ -559,26 +661,15 @@ fn short(sha: &str) -> &str {
 }
 
 /// Markdown-safe text: untrusted strings (paths, ids, titles) cannot open
-/// HTML, links or emphasis.
+/// HTML, links or emphasis, nor carry terminal or bidi controls.
 fn md(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::escape::markdown(text)
 }
 
 fn where_(path: &Option<String>, line: Option<u32>) -> String {
     match (path, line) {
-        (Some(p), Some(l)) => format!("`{}:{l}`", p.replace('`', "'")),
-        (Some(p), None) => format!("`{}`", p.replace('`', "'")),
+        (Some(p), Some(l)) => crate::escape::code_span(&format!("{p}:{l}")),
+        (Some(p), None) => crate::escape::code_span(p),
         (None, _) => "(PR conversation)".to_owned(),
     }
 }
@@ -623,10 +714,7 @@ impl Report {
             md(&self.review_threads.summary)
         ));
         if let Some(dir) = &self.worktree_kept {
-            out.push_str(&format!(
-                "- Worktree kept at: `{}`\n",
-                dir.replace('`', "'")
-            ));
+            out.push_str(&format!("- Worktree kept at: {}\n", code(dir)));
         }
 
         out.push_str("\n## Rounds\n\n");
@@ -643,12 +731,18 @@ impl Report {
                     }
                     note.push_str("stalled: same state as the previous round");
                 }
+                // Commits made locally and never pushed are not on the
+                // forge: the table says so.
+                let commits = match (r.commits, &r.pushed) {
+                    (0, _) | (_, Some(_)) => r.commits.to_string(),
+                    (n, None) => format!("{n} (not pushed)"),
+                };
                 out.push_str(&format!(
                     "| {} | {} | {} | {} | {} | {} | {} |\n",
                     r.number,
                     md(&r.stage),
                     r.new_items,
-                    r.commits,
+                    commits,
                     r.pushed
                         .as_deref()
                         .map_or("-".to_owned(), |s| format!("`{}`", short(s))),
@@ -790,7 +884,7 @@ impl Report {
 }
 
 fn code(text: &str) -> String {
-    format!("`{}`", text.replace('`', "'"))
+    crate::escape::code_span(text)
 }
 
 fn count(n: usize, word: &str) -> String {
@@ -951,6 +1045,10 @@ mod tests {
                 open("IC_1", None, Class::AwaitingReviewer),
                 open("T3", Some("src/c.sh"), Class::ResolveRetry),
             ],
+            threads_look: Some(ThreadsLook {
+                round: 1,
+                stage: ThreadsLook::CONVERGE.into(),
+            }),
             ci: None,
             clusters: vec![Cluster {
                 theme: Theme::ErrorHandling,
@@ -1008,7 +1106,7 @@ mod tests {
         assert!(!report.review_threads.clear);
         assert_eq!(
             report.review_threads.summary,
-            "no, 1 deliberately-open thread: src/b.sh; 1 other unresolved thread: src/c.sh"
+            "no, 1 deliberately-open thread: src/b.sh; 1 thread whose resolve has not succeeded: src/c.sh"
         );
         assert!(report.converged);
     }
@@ -1129,6 +1227,27 @@ mod tests {
     }
 
     #[test]
+    fn commits_never_pushed_are_marked_in_the_rounds_table() {
+        let mut i = input();
+        i.rounds.push(RoundSummary {
+            number: 2,
+            stage: "push".into(),
+            new_items: 2,
+            commits: 2,
+            pushed: None,
+            ci: None,
+            stalled: false,
+            note: Some("the push was rejected".into()),
+        });
+        let md = build(&i).to_markdown();
+        assert!(
+            md.contains("| 1 | converge | 3 | 1 | `0123456789ab` |"),
+            "{md}"
+        );
+        assert!(md.contains("| 2 | push | 2 | 2 (not pushed) | - |"), "{md}");
+    }
+
+    #[test]
     fn clear_threads_say_yes() {
         let mut i = input();
         i.open_items.clear();
@@ -1136,5 +1255,200 @@ mod tests {
         assert!(report.review_threads.clear);
         assert_eq!(report.review_threads.summary, "yes");
         assert!(report.to_markdown().contains("Review threads clear: yes"));
+    }
+
+    fn new_thread(id: &str, path: &str) -> Classified {
+        Classified {
+            replied_round: None,
+            ..open(id, Some(path), Class::New)
+        }
+    }
+
+    /// A run that stopped before it ever saw the threads (a failure at
+    /// pr-state) knows nothing: the summary says so, never `yes`.
+    #[test]
+    fn without_a_look_at_the_threads_clear_is_unknown() {
+        let mut i = input();
+        i.open_items.clear();
+        i.threads_look = None;
+        let report = build(&i);
+        assert!(!report.review_threads.known);
+        assert!(!report.review_threads.clear);
+        assert!(report.review_threads.summary.starts_with("unknown"));
+        assert!(report
+            .to_markdown()
+            .contains("Review threads clear: unknown: the run stopped before"));
+    }
+
+    /// Table: what the run last saw, what it did after, and the sentence.
+    #[test]
+    fn the_summary_states_what_was_seen_and_done_after_the_look() {
+        let at_threads = ThreadsLook {
+            round: 2,
+            stage: "threads".into(),
+        };
+        let eight: Vec<Classified> = (1..=8)
+            .map(|n| new_thread(&format!("T{n}"), &format!("src/f{}.sh", n % 3)))
+            .collect();
+        let replied_after = |id: &str, round: u32, authorized: bool, resolved: bool| {
+            let mut r = record(id, Some("src/f1.sh"), Decision::Question, Outcome::Replied);
+            r.entry.round = round;
+            r.entry.resolve_authorized = authorized;
+            r.entry.resolved = resolved;
+            r
+        };
+        /// What, the look's classification, the ledger after it, the look,
+        /// the expected sentence.
+        type Case = (
+            &'static str,
+            Vec<Classified>,
+            Vec<ItemRecord>,
+            ThreadsLook,
+            &'static str,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "paused at approval: eight new threads",
+                eight.clone(),
+                vec![],
+                at_threads.clone(),
+                "no, 8 threads not handled yet: src/f0.sh, src/f1.sh, src/f2.sh \
+                 (as seen at the threads stage of round 2; not looked at since)",
+            ),
+            (
+                "a reply after the look leaves the thread open",
+                vec![new_thread("T1", "src/f1.sh")],
+                vec![replied_after("T1", 2, false, false)],
+                at_threads.clone(),
+                "no, 1 thread replied to, left open: src/f1.sh \
+                 (as seen at the threads stage of round 2; not looked at since)",
+            ),
+            (
+                "an authorized resolve that failed after the look",
+                vec![new_thread("T1", "src/f1.sh")],
+                vec![replied_after("T1", 2, true, false)],
+                at_threads.clone(),
+                "no, 1 thread whose resolve has not succeeded: src/f1.sh \
+                 (as seen at the threads stage of round 2; not looked at since)",
+            ),
+            (
+                "a resolve that succeeded after the look closes it",
+                vec![new_thread("T1", "src/f1.sh")],
+                vec![replied_after("T1", 2, true, true)],
+                at_threads.clone(),
+                "yes (as seen at the threads stage of round 2; not looked at since)",
+            ),
+            (
+                "a reply of an earlier round does not count as handled now",
+                vec![new_thread("T1", "src/f1.sh")],
+                vec![replied_after("T1", 1, false, false)],
+                at_threads.clone(),
+                "no, 1 thread not handled yet: src/f1.sh \
+                 (as seen at the threads stage of round 2; not looked at since)",
+            ),
+            (
+                "a pending-review stop still counts what pr-state saw",
+                vec![new_thread("T1", "src/f1.sh"), new_thread("T2", "src/f2.sh")],
+                vec![],
+                ThreadsLook {
+                    round: 1,
+                    stage: "pr-state".into(),
+                },
+                "no, 2 threads not handled yet: src/f1.sh, src/f2.sh \
+                 (as seen at the pr-state stage of round 1; not looked at since)",
+            ),
+            (
+                "the post-CI re-fetch saw nothing open",
+                vec![],
+                vec![],
+                ThreadsLook {
+                    round: 3,
+                    stage: ThreadsLook::CONVERGE.into(),
+                },
+                "yes",
+            ),
+        ];
+        for (what, open_items, items, look, expected) in cases {
+            let mut i = input();
+            i.open_items = open_items;
+            i.items = items;
+            i.threads_look = Some(look);
+            let report = build(&i);
+            assert_eq!(report.review_threads.summary, expected, "{what}");
+            assert_eq!(
+                report.review_threads.clear,
+                expected.starts_with("yes"),
+                "{what}"
+            );
+            assert!(report.review_threads.known, "{what}");
+        }
+    }
+
+    /// Property: whatever the look and the ledger, `yes` is said only when
+    /// no thread of the look is left open, and every open thread of the look
+    /// that the run did not resolve is counted.
+    #[test]
+    fn yes_only_when_every_seen_thread_is_closed() {
+        let classes = [Class::New, Class::ResolveRetry, Class::AwaitingReviewer];
+        for n in 0..3usize.pow(4) * 4 {
+            let mut i = input();
+            i.items.clear();
+            i.open_items.clear();
+            let mut open_left = 0;
+            for k in 0..4 {
+                let class = classes[(n / 3usize.pow(k)) % 3];
+                let id = format!("T{k}");
+                i.open_items.push(open(&id, Some("src/x.sh"), class));
+                let resolved_after = (n / 81) == k as usize;
+                if resolved_after {
+                    let mut r = record(
+                        &id,
+                        Some("src/x.sh"),
+                        Decision::Invalid,
+                        Outcome::NotAddressing,
+                    );
+                    r.entry.round = 1;
+                    r.entry.resolve_authorized = true;
+                    r.entry.resolved = true;
+                    i.items.push(r);
+                } else {
+                    open_left += 1;
+                }
+            }
+            let report = build(&i);
+            let t = &report.review_threads;
+            assert_eq!(
+                t.deliberately_open.len() + t.other_open.len(),
+                open_left,
+                "{n}"
+            );
+            assert_eq!(t.clear, open_left == 0, "{n}");
+            assert_eq!(t.summary.starts_with("yes"), open_left == 0, "{n}");
+        }
+    }
+
+    #[test]
+    fn control_characters_in_paths_are_escaped_in_markdown() {
+        let mut i = input();
+        i.items = vec![record(
+            "T\u{7}1",
+            Some("src/\u{1b}[2Jevil\u{202e}hs.sh"),
+            Decision::Question,
+            Outcome::Replied,
+        )];
+        i.open_items = vec![open(
+            "T\u{7}1",
+            Some("src/\u{1b}[2Jevil\u{202e}hs.sh"),
+            Class::AwaitingReviewer,
+        )];
+        i.title = "title \u{202e}evil".into();
+        i.worktree_kept = Some("/tmp/\u{1b}]0;x\u{7}".into());
+        let md = build(&i).to_markdown();
+        assert!(
+            !md.chars().any(|c| c != '\n' && crate::escape::is_unsafe(c)),
+            "{md:?}"
+        );
+        assert!(md.contains("`src/\\x1b[2Jevil\\u{202e}hs.sh:3`"), "{md}");
+        assert!(md.contains("title \\\\u{202e}evil"), "{md}");
     }
 }

@@ -40,17 +40,46 @@ pub(crate) fn default_reply(decision: Decision) -> &'static str {
     }
 }
 
+/// Whether an approver who changed `triaged` into `approved` must also give
+/// the reply: triage's hint was written for the old decision (a builtin
+/// "needs a maintainer's decision" must never be posted, let alone resolve,
+/// as an `invalid`), and a default sentence cannot cite the evidence or the
+/// harm the new decision asserts. A change to `needs-human` keeps its
+/// default (it claims nothing about the code); a change to a fix decision
+/// gets the fixer's reply.
+pub fn changed_decision_needs_reply(triaged: Decision, approved: Decision) -> bool {
+    approved != triaged && is_reply_only(approved) && approved != Decision::NeedsHuman
+}
+
 impl Runner {
     /// The reply drafted for an item: the approver's text, else triage's
-    /// hint, else a default.
+    /// hint when the decision is still triage's, else the decision's default.
     pub(crate) fn drafted_reply(&self, round: &Round, id: &str, decision: Decision) -> String {
         if let Some(text) = round.reply_override.get(id) {
             return text.clone();
         }
         match round.triage.get(id) {
-            Some(d) if !d.reply_hint.trim().is_empty() => d.reply_hint.clone(),
+            Some(d) if d.decision == decision && !d.reply_hint.trim().is_empty() => {
+                d.reply_hint.clone()
+            }
             _ => default_reply(decision).to_owned(),
         }
+    }
+
+    /// The items whose approved decision differs from triage's and needs the
+    /// approver's reply, which is missing ([`changed_decision_needs_reply`]).
+    fn missing_replies(&self, round: &Round) -> Vec<(String, Decision)> {
+        round
+            .approved
+            .iter()
+            .filter(|(id, approved)| {
+                round.triage.get(*id).is_some_and(|t| {
+                    changed_decision_needs_reply(t.decision, **approved)
+                        && !round.reply_override.contains_key(*id)
+                })
+            })
+            .map(|(id, d)| (id.clone(), *d))
+            .collect()
     }
 
     pub(crate) async fn stage_approval(&mut self, round: &mut Round) -> Result<Flow> {
@@ -203,6 +232,29 @@ impl Runner {
                 }
             }
         }
+        // A changed decision without a reply that fits it: nothing is
+        // posted; the item goes back to the approver for its reply.
+        let missing = if end.is_none() {
+            self.missing_replies(round)
+        } else {
+            Vec::new()
+        };
+        if !missing.is_empty() {
+            let now = Timestamp::now();
+            for a in approvals
+                .iter()
+                .filter(|a| missing.iter().any(|(id, _)| *id == a.item_id))
+            {
+                self.store().put_approval(&Approval {
+                    state: ApprovalState::Pending,
+                    approver: None,
+                    updated_at: now,
+                    ..a.clone()
+                })?;
+            }
+            end = Some(self.reply_needed_pause(&missing));
+        }
+        let approvals = self.store().approvals(&run_id, round.n)?;
         self.artifact(
             round,
             "approval.json",
@@ -217,6 +269,10 @@ impl Runner {
             "nothing to approve".to_owned()
         } else {
             match &end {
+                Some(RoundEnd::Paused { .. }) if !missing.is_empty() => format!(
+                    "{} changed decision(s) need a reply before anything is posted",
+                    missing.len()
+                ),
                 Some(RoundEnd::Paused { .. }) => {
                     format!("{} reply-only decision(s) await approval", reply_only.len())
                 }
@@ -241,6 +297,30 @@ impl Runner {
             reason: format!(
                 "{count} reply-only decision(s) await approval: run `shepherd approve {run}` (or \
                  `shepherd reject {run}`), then `shepherd resume {run}`"
+            ),
+        }
+    }
+
+    fn reply_needed_pause(&self, missing: &[(String, Decision)]) -> RoundEnd {
+        let run = &self.run.run_id;
+        let items: Vec<String> = missing
+            .iter()
+            .map(|(id, d)| format!("{id} (changed to {})", super::decision_name(*d)))
+            .collect();
+        let (first, d) = &missing[0];
+        RoundEnd::Paused {
+            kind: PauseKind::Approval,
+            reason: format!(
+                "a changed decision needs a reply that fits it, and {} had none: {}; nothing \
+                 was posted. Give it with `shepherd approve {run} --thread {first} --decision \
+                 {} --reply TEXT`, then `shepherd resume {run}`",
+                if missing.len() == 1 {
+                    "this item"
+                } else {
+                    "these items"
+                },
+                items.join(", "),
+                super::decision_name(*d),
             ),
         }
     }

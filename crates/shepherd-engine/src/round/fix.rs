@@ -64,6 +64,15 @@ impl UnitResult {
             metadata_applied: false,
         }
     }
+
+    /// Not fixed: the public reply says `public` (which names nothing the
+    /// thread is not about), the local record keeps `detail`.
+    pub(crate) fn blocked_privately(public: &str, detail: &str) -> Self {
+        UnitResult {
+            summary: detail.to_owned(),
+            ..UnitResult::blocked(public)
+        }
+    }
 }
 
 impl Runner {
@@ -78,6 +87,18 @@ impl Runner {
             .iter()
             .filter(|w| round.approved.get(w.id()) == Some(&Decision::CodeChange))
             .cloned()
+            .collect();
+        // Fixes an earlier run already pushed (its reply was lost and its
+        // state directory is gone): replied to, not redone.
+        let earlier: BTreeMap<String, UnitResult> = round
+            .earlier_fixes
+            .iter()
+            .filter(|(id, _)| code.iter().any(|w| w.id() == id.as_str()))
+            .map(|(id, sha)| (id.clone(), earlier_fix_result(sha)))
+            .collect();
+        let code: Vec<WorkItem> = code
+            .into_iter()
+            .filter(|w| !earlier.contains_key(w.id()))
             .collect();
         let mut used: BTreeSet<String> = BTreeSet::new();
         let mut units: Vec<FixUnit> = Vec::new();
@@ -126,7 +147,7 @@ impl Runner {
         }));
 
         // Metadata units, when they can run at all.
-        let mut results: BTreeMap<String, UnitResult> = BTreeMap::new();
+        let mut results: BTreeMap<String, UnitResult> = earlier;
         let meta: Vec<WorkItem> = round
             .work
             .iter()
@@ -454,6 +475,84 @@ impl Runner {
         }
     }
 
+    /// Find the items of the round that a Shepherd commit in the PR's
+    /// history already fixes, and act on them as fixed by that commit
+    /// (after triage, which a fresh state directory could not skip): the
+    /// commit's `Shepherd-Item` trailer names the item, it was committed by
+    /// the identity Shepherd commits as, it changes the item's file, and the
+    /// account Shepherd posts as has not replied on the item (after a reply,
+    /// a later comment is new feedback on that fix). The item's decision
+    /// becomes `code-change`, the fix stage replies citing the commit, and
+    /// nothing is fixed or pushed again.
+    pub(crate) async fn adopt_earlier_fixes(&mut self, round: &mut Round) -> Result<()> {
+        let viewer = round.snapshot().viewer.clone();
+        let candidates: Vec<WorkItem> = round
+            .work
+            .iter()
+            .filter(|w| {
+                w.classified.path.is_some()
+                    && w.thread.is_some()
+                    && !has_own_reply(w, &viewer)
+                    && round.triage.contains_key(w.id())
+            })
+            .cloned()
+            .collect();
+        if candidates.is_empty() {
+            return Ok(());
+        }
+        let git = self.git.clone();
+        let (commits, email) = self
+            .git(move |wt| {
+                let commits = crate::worktree::trailer_commits(
+                    &git,
+                    wt.path(),
+                    ITEM_TRAILER,
+                    TRAILER_SEARCH_DEPTH,
+                )?;
+                let email = crate::worktree::committer_email(&git, wt.path())?;
+                Ok((commits, email))
+            })
+            .await?;
+        for item in candidates {
+            let Some(commit) = commits.iter().find(|c| {
+                !email.is_empty()
+                    && c.committer_email == email
+                    && c.values.iter().any(|v| v == item.id())
+            }) else {
+                continue;
+            };
+            let sha = commit.sha.0.clone();
+            let files = {
+                let sha = sha.clone();
+                self.git(move |wt| wt.files_of_commit(&sha)).await?
+            };
+            if !item
+                .classified
+                .path
+                .as_ref()
+                .is_some_and(|p| files.contains(p))
+            {
+                continue;
+            }
+            if let Some(d) = round.triage.get_mut(item.id()) {
+                d.decision = Decision::CodeChange;
+                d.reasoning = format!(
+                    "Already fixed by Shepherd's commit {sha} on the pull request (its \
+                     {ITEM_TRAILER} trailer names this item); that run's reply was lost. \
+                     Triage said: {}",
+                    d.reasoning
+                );
+            }
+            self.event(
+                Some(round.n),
+                "earlier-fix-adopted",
+                serde_json::json!({ "item": item.id(), "commit": sha }),
+            )?;
+            round.earlier_fixes.insert(item.id().to_owned(), sha);
+        }
+        Ok(())
+    }
+
     /// Apply an isolated item's suggestion block in the run's worktree (the
     /// builtin provider) and commit it.
     async fn fix_suggestion(
@@ -602,5 +701,48 @@ pub(crate) fn commit_message(unit: &FixUnit, outcomes: &[ThreadOutcome]) -> Stri
             body.push_str(&format!("- {}: {line}\n", o.id));
         }
     }
-    format!("{subject}\n\nReview threads: {}\n\n{body}", ids.join(", "))
+    // One trailer per item the commit fixes: a re-run on a fresh state
+    // directory (a CI runner) finds the pushed fix of an item whose reply
+    // was lost, and replies instead of fixing again.
+    let trailers: String = outcomes
+        .iter()
+        .filter(|o| o.status != FixStatus::Blocked)
+        .map(|o| format!("{ITEM_TRAILER}: {}\n", o.id))
+        .collect();
+    format!(
+        "{subject}\n\nReview threads: {}\n\n{body}\n{trailers}",
+        ids.join(", ")
+    )
+}
+
+/// The result of an item fixed by `sha`, a commit of an earlier run.
+fn earlier_fix_result(sha: &str) -> UnitResult {
+    UnitResult {
+        status: FixStatus::Fixed,
+        reply: "Shepherd fixed this in an earlier run; that run's reply did not reach this thread."
+            .to_owned(),
+        summary: format!("already fixed by {sha} (found by its {ITEM_TRAILER} trailer)"),
+        commit: Some(sha.to_owned()),
+        metadata_applied: false,
+    }
+}
+
+/// The commit trailer naming an item a Shepherd commit fixes.
+pub(crate) const ITEM_TRAILER: &str = "Shepherd-Item";
+
+/// How many commits of the PR's history are searched for an earlier fix.
+const TRAILER_SEARCH_DEPTH: usize = 500;
+
+/// Whether the account Shepherd posts as has replied on `item` with its
+/// marker (then a later comment makes the item new again, and a pushed fix
+/// is not an answer to it).
+fn has_own_reply(item: &WorkItem, viewer: &str) -> bool {
+    let comments = match (&item.thread, &item.comment) {
+        (Some(t), _) => t.comments.as_slice(),
+        _ => return false,
+    };
+    comments.iter().any(|c| {
+        c.author.as_ref().is_some_and(|a| a.login == viewer)
+            && shepherd_core::Marker::is_for(&c.body, item.id())
+    })
 }

@@ -391,6 +391,7 @@ impl Runner {
         };
         let adopted = is_applied(&current, item.id(), edit);
         let mut errors: Vec<String> = Vec::new();
+        let mut sent_body: Option<String> = None;
         if !adopted {
             let title = edit.title.as_deref().filter(|t| current.title.trim() != *t);
             let body = edit
@@ -407,6 +408,7 @@ impl Runner {
                     errors.push(e.to_string());
                 }
             }
+            sent_body = body;
             let add: Vec<String> = edit
                 .add_labels
                 .iter()
@@ -429,31 +431,179 @@ impl Runner {
             }
         }
         // Read back: the edit counts only when the forge shows it.
-        let shown = match self.read_pr_fields().await {
-            Ok(f) => is_applied(&f, item.id(), edit),
+        let (shown, after) = match self.read_pr_fields().await {
+            Ok(f) => (is_applied(&f, item.id(), edit), Some(f)),
             Err(why) => {
                 errors.push(why);
-                false
+                (false, None)
             }
+        };
+        // Not all of it: a part that landed is undone, so that the pull
+        // request is either fully edited or as it was, and the reply says
+        // which.
+        let undo = match (&after, shown) {
+            (Some(after), false) => Some(
+                self.undo_partial_edit(edit, &current, after, sent_body.as_deref())
+                    .await,
+            ),
+            _ => None,
         };
         self.event(
             Some(round.n),
             "metadata-edit-finished",
-            serde_json::json!({ "item": item.id(), "applied": shown, "already_there": adopted, "errors": errors }),
+            serde_json::json!({
+                "item": item.id(),
+                "applied": shown,
+                "already_there": adopted,
+                "errors": errors,
+                "left_after_undo": undo.as_ref().map(|u| u.left.clone()),
+                "undo_errors": undo.as_ref().map(|u| u.errors.clone()),
+            }),
         )?;
         if shown {
-            Ok(Ok(adopted))
-        } else {
-            Ok(Err(format!(
-                "the pull request does not show the edit after the forge calls{}",
-                if errors.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", errors.join("; "))
-                }
-            )))
+            return Ok(Ok(adopted));
+        }
+        let mut why = format!(
+            "the pull request does not show the whole edit after the forge calls{}",
+            if errors.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", errors.join("; "))
+            }
+        );
+        match undo {
+            None => why.push_str(
+                "; the pull request could not be read back, so whether part of the edit is on it \
+                 is unknown",
+            ),
+            Some(u) if u.undone.is_empty() && u.left.is_empty() => {
+                why.push_str("; nothing of it was applied")
+            }
+            Some(u) if u.left.is_empty() => why.push_str(&format!(
+                "; the part that had been applied ({}) was undone, so the pull request is as it was",
+                u.undone.join("; ")
+            )),
+            Some(u) => why.push_str(&format!(
+                "; part of the edit is still on the pull request and could not be undone: {}",
+                u.left.join("; ")
+            )),
+        }
+        Ok(Err(why))
+    }
+
+    /// Undo the parts of `edit` that `after` shows (against `before`, the
+    /// pull request before the calls): the title and the description only
+    /// when they are still what Shepherd set (`sent_body`), the labels the
+    /// edit added or removed. Reads the pull request back to say what is
+    /// left.
+    async fn undo_partial_edit(
+        &self,
+        edit: &MetadataEdit,
+        before: &PrFields,
+        after: &PrFields,
+        sent_body: Option<&str>,
+    ) -> Undo {
+        let number = self.run.target.number;
+        let mut errors = Vec::new();
+        let title = edit
+            .title
+            .as_deref()
+            .filter(|t| after.title.trim() == *t && before.title.trim() != *t)
+            .map(|_| before.title.as_str());
+        let body = sent_body
+            .filter(|b| after.body == *b)
+            .map(|_| before.body.as_str());
+        if title.is_some() || body.is_some() {
+            if let Err(e) = self.forge.update_pull_request(number, title, body).await {
+                errors.push(e.to_string());
+            }
+        }
+        let added: Vec<String> = edit
+            .add_labels
+            .iter()
+            .filter(|l| after.labels.contains(l) && !before.labels.contains(l))
+            .cloned()
+            .collect();
+        for label in &added {
+            if let Err(e) = self.forge.remove_label(number, label).await {
+                errors.push(e.to_string());
+            }
+        }
+        let removed: Vec<String> = edit
+            .remove_labels
+            .iter()
+            .filter(|l| !after.labels.contains(l) && before.labels.contains(l))
+            .cloned()
+            .collect();
+        if !removed.is_empty() {
+            if let Err(e) = self.forge.add_labels(number, &removed).await {
+                errors.push(e.to_string());
+            }
+        }
+        let tried = partial_parts(edit, before, after);
+        let left = match self.read_pr_fields().await {
+            Ok(now) => partial_parts(edit, before, &now),
+            Err(why) => {
+                errors.push(why);
+                // Not read back: nothing is known to be undone.
+                tried.clone()
+            }
+        };
+        let undone = tried.into_iter().filter(|p| !left.contains(p)).collect();
+        Undo {
+            undone,
+            left,
+            errors,
         }
     }
+}
+
+/// What undoing a partial metadata edit did.
+struct Undo {
+    /// The parts that were on the pull request and are no longer.
+    undone: Vec<String>,
+    /// The parts still on it.
+    left: Vec<String>,
+    /// The errors of the undo calls.
+    errors: Vec<String>,
+}
+
+/// The parts of `edit` that `now` shows and `before` did not, as a person
+/// reads them (`set the title`, `added the label(s) docs`).
+pub(crate) fn partial_parts(edit: &MetadataEdit, before: &PrFields, now: &PrFields) -> Vec<String> {
+    let mut parts = Vec::new();
+    if edit
+        .title
+        .as_deref()
+        .is_some_and(|t| now.title.trim() == t && before.title.trim() != t)
+    {
+        parts.push("the new title".to_owned());
+    }
+    if edit.section.is_some() && normalize(&now.body) != normalize(&before.body) {
+        parts.push("the description's change".to_owned());
+    }
+    let added: Vec<&str> = edit
+        .add_labels
+        .iter()
+        .filter(|l| now.labels.contains(l) && !before.labels.contains(l))
+        .map(String::as_str)
+        .collect();
+    if !added.is_empty() {
+        parts.push(format!("the added label(s) {}", added.join(", ")));
+    }
+    let removed: Vec<&str> = edit
+        .remove_labels
+        .iter()
+        .filter(|l| !now.labels.contains(l) && before.labels.contains(l))
+        .map(String::as_str)
+        .collect();
+    if !removed.is_empty() {
+        parts.push(format!(
+            "the removal of the label(s) {}",
+            removed.join(", ")
+        ));
+    }
+    parts
 }
 
 #[cfg(test)]
@@ -517,6 +667,27 @@ mod tests {
             plan_edit(&before, &fields("New title", "The author's words.\n", &[])).unwrap();
         assert_eq!(retitled.title.as_deref(), Some("New title"));
         assert_eq!(retitled.section, None);
+    }
+
+    #[test]
+    fn partial_parts_name_what_landed() {
+        let before = fields("T", "Body", &["keep", "old"]);
+        let edit = MetadataEdit {
+            title: Some("New".into()),
+            section: Some("More".into()),
+            add_labels: vec!["docs".into()],
+            remove_labels: vec!["old".into()],
+        };
+        assert!(partial_parts(&edit, &before, &before).is_empty());
+        let body = body_with_section("Body", "IC_1", "More");
+        assert_eq!(
+            partial_parts(&edit, &before, &fields("New", &body, &["keep", "old"])),
+            ["the new title", "the description's change"]
+        );
+        assert_eq!(
+            partial_parts(&edit, &before, &fields("T", "Body", &["keep", "docs"])),
+            ["the added label(s) docs", "the removal of the label(s) old"]
+        );
     }
 
     #[test]

@@ -41,7 +41,7 @@ use shepherd_core::cluster::ClusterReport;
 use shepherd_core::config::Config;
 use shepherd_core::gate::{GateItem, GateItemKind, ItemResult};
 use shepherd_core::model::{AuthorKind, PrSnapshot, ReviewThread, TopLevelComment};
-use shepherd_core::report::{PublicFailure, RoleUsage};
+use shepherd_core::report::{PublicFailure, RoleUsage, ThreadsLook};
 use shepherd_core::{Decision, Ledger};
 use shepherd_forge::Forge;
 
@@ -167,6 +167,9 @@ pub(crate) struct Round {
     /// Threads whose authorized resolve has not succeeded.
     pub(crate) resolve_retry: Vec<WorkItem>,
     pub(crate) triage: BTreeMap<String, TriageDecision>,
+    /// Items a Shepherd commit already on the PR fixes (an earlier run
+    /// whose reply was lost), with that commit.
+    pub(crate) earlier_fixes: BTreeMap<String, String>,
     pub(crate) approved: BTreeMap<String, Decision>,
     pub(crate) reply_override: BTreeMap<String, String>,
     pub(crate) clusters: Option<ClusterReport>,
@@ -201,6 +204,7 @@ impl Round {
             carried: Vec::new(),
             resolve_retry: Vec::new(),
             triage: BTreeMap::new(),
+            earlier_fixes: BTreeMap::new(),
             approved: BTreeMap::new(),
             reply_override: BTreeMap::new(),
             clusters: None,
@@ -440,11 +444,19 @@ impl Runner {
                 }
             };
         }
-        step!(self.stage_pr_state(round));
+        let pr_state = self.stage_pr_state(round).await?;
+        // What pr-state fetched is a look at the threads: a stop there (a
+        // pending review) or before the threads stage still reports them.
+        self.look_at_threads_of_snapshot(round)?;
+        if let Err(end) = pr_state {
+            return Ok(end);
+        }
         step!(self.stage_worktree(round));
         step!(self.setup_check_agents());
         step!(self.stage_threads(round));
+        self.looked_at_threads(round.n, "threads", round.classified.clone())?;
         step!(self.stage_triage(round));
+        self.adopt_earlier_fixes(round).await?;
         step!(self.stage_cluster(round));
         step!(self.stage_approval(round));
         step!(self.stage_fix(round));
@@ -452,10 +464,90 @@ impl Runner {
         step!(self.stage_review(round));
         step!(self.stage_revalidate(round));
         step!(self.stage_gate(round));
-        step!(self.stage_push(round));
+        let pushed = self.stage_push(round).await?;
+        if let Err(end) = pushed {
+            if matches!(end, RoundEnd::Restart { .. }) {
+                // Someone else pushed first: nothing of this attempt is on
+                // the forge, and the report must not say it is.
+                self.abandon_unpushed(round)?;
+            }
+            return Ok(end);
+        }
         step!(self.stage_replies(round));
         step!(self.stage_ci(round));
-        self.stage_converge(round).await
+        let end = self.stage_converge(round).await?;
+        if matches!(end, RoundEnd::Converged | RoundEnd::Next { .. }) {
+            // The post-CI re-fetch classified the threads anew.
+            let classified = self.run.last_open_items.clone();
+            self.looked_at_threads(round.n, ThreadsLook::CONVERGE, classified)?;
+        }
+        Ok(end)
+    }
+
+    /// After a rejected push: every result the gate recorded for this
+    /// attempt (commits that were not pushed, replies that were not posted)
+    /// is superseded in the ledger by an entry that claims nothing, so the
+    /// report lists neither, and a reply another runner posted with the same
+    /// marker is never taken for this run's. Metadata edits (already public)
+    /// keep their entries.
+    fn abandon_unpushed(&mut self, round: &Round) -> Result<()> {
+        let now = Timestamp::now();
+        for (_, p) in round.planned.iter().filter(|(_, p)| !p.carried) {
+            if p.result.metadata_applied {
+                continue;
+            }
+            self.store().append_ledger(&crate::store::LedgerRecord {
+                run_id: self.run.run_id.clone(),
+                entry: shepherd_core::LedgerEntry::new(&p.result.item_id, round.n),
+                fix_kind: None,
+                reply_body: None,
+                at: now,
+            })?;
+        }
+        self.event(
+            Some(round.n),
+            "attempt-abandoned",
+            serde_json::json!({
+                "reason": "push rejected",
+                "unpushed_commits": round.commits,
+            }),
+        )?;
+        Ok(())
+    }
+
+    /// Record that round `n`'s `stage` saw `classified` as the PR's open
+    /// feedback: what the report's "Review threads clear" is based on.
+    fn looked_at_threads(
+        &mut self,
+        n: u32,
+        stage: &str,
+        classified: Vec<Classified>,
+    ) -> Result<()> {
+        self.run.last_open_items = classified;
+        self.run.threads_look = Some(ThreadsLook {
+            round: n,
+            stage: stage.to_owned(),
+        });
+        self.save_run()
+    }
+
+    /// Classify the snapshot pr-state fetched, if it fetched one.
+    fn look_at_threads_of_snapshot(&mut self, round: &Round) -> Result<()> {
+        let Some(snapshot) = round.snapshot.as_ref() else {
+            return Ok(());
+        };
+        let (_, classified, _) = self.classify_snapshot(snapshot)?;
+        for c in &classified {
+            self.run.items.insert(
+                c.item_id.clone(),
+                crate::run::files::ItemInfo {
+                    kind: c.kind,
+                    path: c.path.clone(),
+                    line: c.line,
+                },
+            );
+        }
+        self.looked_at_threads(round.n, "pr-state", classified)
     }
 }
 

@@ -428,10 +428,20 @@ impl Runner {
             self.account_calls(&out.calls);
             match self.merge(round, &units[i], out, protected).await? {
                 Merge::Done(r) => results.extend(r),
-                Merge::Retry(detail) => results.extend(blocked_all(
-                    &units[i],
-                    &format!("its change conflicts with the other fixes of this round ({detail})"),
-                )),
+                // git's conflict detail names files of other items: it
+                // stays in the local record, out of the public replies.
+                Merge::Retry(detail) => results.extend(units[i].items.iter().map(|w| {
+                    (
+                        w.id().to_owned(),
+                        UnitResult::blocked_privately(
+                            "its change conflicts with the other fixes of this round",
+                            &format!(
+                                "its change conflicts with the other fixes of this round \
+                                 ({detail})"
+                            ),
+                        ),
+                    )
+                })),
             }
         }
         tracing::debug!(units = n, peak, "parallel fixers done");
@@ -536,13 +546,63 @@ impl Runner {
                 "the fixer reported a fix but changed no file",
             )));
         }
-        if let Some((path, pattern)) = out
-            .changed
-            .iter()
-            .find_map(|p| protected.matching(p).map(|pat| (p.clone(), pat.to_owned())))
-        {
-            let err = crate::worktree::WorktreeError::ProtectedPath { path, pattern };
+        // Protected paths. A unit of one item: blocked, its reply names the
+        // path its fix touched. A cluster: only the items whose own file is
+        // protected are blocked (their reply names that file, which is what
+        // the thread is about); the other items keep their fixes, committed
+        // without the protected files, and their replies name no protected
+        // path.
+        let (allowed, refused) = protected.partition(&out.changed);
+        let files: Vec<String> = allowed.into_iter().cloned().collect();
+        let refused: Vec<(String, String)> = refused
+            .into_iter()
+            .map(|(p, pat)| (p.clone(), pat.to_owned()))
+            .collect();
+        if let (Some((path, pattern)), [_]) = (refused.first(), unit.items.as_slice()) {
+            // One item: the whole diff is its fix, protected part included;
+            // it is handed to a person, nothing is committed.
+            let err = crate::worktree::WorktreeError::ProtectedPath {
+                path: path.clone(),
+                pattern: pattern.clone(),
+            };
             return Ok(Merge::Done(blocked_all(unit, &err.to_string())));
+        }
+        if !refused.is_empty() {
+            self.event(
+                Some(round.n),
+                "protected-refused",
+                serde_json::json!({ "unit": unit.label, "paths": refused }),
+            )?;
+            for item in &unit.items {
+                let Some(r) = results.get_mut(item.id()) else {
+                    continue;
+                };
+                if r.status == FixStatus::Blocked {
+                    continue;
+                }
+                let own = item.classified.path.as_deref();
+                if let Some((path, pattern)) = refused.iter().find(|(p, _)| Some(p.as_str()) == own)
+                {
+                    let err = crate::worktree::WorktreeError::ProtectedPath {
+                        path: path.clone(),
+                        pattern: pattern.clone(),
+                    };
+                    *r = UnitResult::blocked(&err.to_string());
+                } else if files.is_empty() {
+                    *r = UnitResult::blocked_privately(
+                        "its fix would only change protected paths (`[paths] protected`), which \
+                         Shepherd never commits",
+                        &format!(
+                            "the fix changed only protected paths: {}",
+                            refused
+                                .iter()
+                                .map(|(p, _)| p.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    );
+                }
+            }
         }
         let not_addressed: BTreeMap<String, String> = out
             .validation
@@ -563,6 +623,11 @@ impl Runner {
         let keep: Vec<&String> = fixed
             .iter()
             .filter(|id| !not_addressed.contains_key(*id))
+            .filter(|id| {
+                results
+                    .get(*id)
+                    .is_some_and(|r| r.status != FixStatus::Blocked)
+            })
             .collect();
         if keep.is_empty() {
             return Ok(Merge::Done(results));
@@ -588,13 +653,16 @@ impl Runner {
             .cloned()
             .collect();
         let message = commit_message(unit, &kept_outcomes);
-        let files = out.changed.clone();
+        let commit_paths = files.clone();
         let protected = protected.clone();
         let git = self.git.clone();
+        let leftover = !refused.is_empty();
         let committed = self
             .git(move |wt| {
-                let r = wt.commit_files(&message, &files, &protected);
-                if r.is_err() {
+                let r = wt.commit_files(&message, &commit_paths, &protected);
+                // A failed commit, or protected changes left out of it: the
+                // worktree goes back to exactly HEAD.
+                if r.is_err() || leftover {
                     reset_hard(&git, wt.path(), "HEAD")?;
                 }
                 Ok(r)
@@ -614,7 +682,7 @@ impl Runner {
         self.event(
             Some(round.n),
             "commit",
-            serde_json::json!({ "sha": sha, "items": keep, "files": out.changed, "unit": unit.label }),
+            serde_json::json!({ "sha": sha, "items": keep, "files": files, "unit": unit.label }),
         )?;
         for id in keep {
             if let Some(r) = results.get_mut(id) {

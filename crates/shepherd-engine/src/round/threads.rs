@@ -195,7 +195,13 @@ impl Runner {
         mine: &BTreeMap<String, LedgerRecord>,
     ) -> Result<()> {
         for c in classified.iter().filter(|c| c.class != Class::New) {
-            let Some(record) = mine.get(&c.item_id).filter(|r| !r.entry.replied) else {
+            // Only a reply this run meant to post (a planned entry with its
+            // body) is adopted: after an abandoned attempt, a reply with the
+            // same marker is another runner's.
+            let Some(record) = mine
+                .get(&c.item_id)
+                .filter(|r| !r.entry.replied && r.reply_body.is_some())
+            else {
                 continue;
             };
             let reply = snapshot

@@ -88,6 +88,21 @@ pub enum EngineError {
         /// The item named.
         item: String,
     },
+    /// An approval changed an item's decision without a reply that fits
+    /// the new decision.
+    #[error(
+        "item {item} was triaged {triaged} and is changed to {decision}: a changed decision needs \
+         its own reply (add --reply TEXT after --decision); the drafted reply was written for \
+         {triaged}"
+    )]
+    ReplyNeeded {
+        /// The item.
+        item: String,
+        /// Triage's decision.
+        triaged: String,
+        /// The approver's decision.
+        decision: String,
+    },
     /// A background task panicked or was cancelled.
     #[error("internal task failed: {0}")]
     Task(String),

@@ -114,6 +114,10 @@ pub struct RunFile {
     pub last_gate_state: Option<GateState>,
     /// The last classification of the PR's feedback (for reports).
     pub last_open_items: Vec<Classified>,
+    /// When `last_open_items` was seen; `None` while the run has not
+    /// looked at the threads (the report then says it does not know).
+    #[serde(default)]
+    pub threads_look: Option<shepherd_core::report::ThreadsLook>,
     /// The last CI verdict.
     pub last_ci: Option<CiVerdict>,
     /// Where each item the run saw lives.

@@ -234,6 +234,7 @@ impl Engine {
             cluster_rounds: Vec::new(),
             last_gate_state: None,
             last_open_items: Vec::new(),
+            threads_look: None,
             last_ci: None,
             items: Default::default(),
             pr_url: String::new(),
@@ -622,6 +623,7 @@ fn empty_input(run: &RunFile, status: &str, reason: Option<String>) -> ReportInp
         rounds: run.rounds.clone(),
         items: Vec::new(),
         open_items: run.last_open_items.clone(),
+        threads_look: run.threads_look.clone(),
         ci: run.last_ci.clone(),
         clusters: run.clusters.clone(),
         escalations: run.escalations.clone(),
@@ -744,9 +746,32 @@ pub fn approve_run(
                     change.item_id
                 ),
             })?;
+        // A changed decision needs a reply written for it: an earlier
+        // override (written for the old decision) does not carry over.
+        let decision = change.decision.unwrap_or(base.decision);
+        let kept_reply = base
+            .reply_override
+            .clone()
+            .filter(|_| decision == base.decision);
+        let reply_override = change.reply.clone().or(kept_reply);
+        let triaged = triage
+            .iter()
+            .find(|d| d.id == change.item_id)
+            .map_or(base.decision, |d| d.decision);
+        if crate::round::approval::changed_decision_needs_reply(triaged, decision)
+            && reply_override
+                .as_deref()
+                .is_none_or(|t| t.trim().is_empty())
+        {
+            return Err(EngineError::ReplyNeeded {
+                item: change.item_id.clone(),
+                triaged: crate::round::decision_name(triaged),
+                decision: crate::round::decision_name(decision),
+            });
+        }
         store.put_approval(&Approval {
-            decision: change.decision.unwrap_or(base.decision),
-            reply_override: change.reply.clone().or(base.reply_override.clone()),
+            decision,
+            reply_override,
             approver: Some(approver.to_owned()),
             state: ApprovalState::Approved,
             updated_at: now,

@@ -24,5 +24,6 @@ pub use git::{Git, GitError, HttpCredentials};
 pub use imp::{CommitSha, PushOutcome, SyncOutcome, Worktree};
 pub use protected::{ProtectedPaths, DEFAULT_PROTECTED};
 pub use scratch::{
-    apply_patch, commits_between, diff_between, reset_hard, ApplyOutcome, ScratchWorktree,
+    apply_patch, commits_between, committer_email, diff_between, reset_hard, trailer_commits,
+    ApplyOutcome, ScratchWorktree, TrailerCommit,
 };

@@ -43,6 +43,20 @@ impl ProtectedPaths {
     pub fn matching(&self, path: &str) -> Option<&str> {
         self.globs.covering(path)
     }
+
+    /// `paths` split into the ones Shepherd may commit and the protected
+    /// ones, each with the first pattern it matches (in the given order).
+    pub fn partition<'a>(&self, paths: &'a [String]) -> (Vec<&'a String>, Vec<(&'a String, &str)>) {
+        let mut allowed = Vec::new();
+        let mut refused = Vec::new();
+        for path in paths {
+            match self.matching(path) {
+                Some(pattern) => refused.push((path, pattern)),
+                None => allowed.push(path),
+            }
+        }
+        (allowed, refused)
+    }
 }
 
 impl Default for ProtectedPaths {
@@ -87,6 +101,33 @@ mod tests {
         assert_eq!(p.matching("secrets/deep/a.key"), None);
         assert_eq!(p.matching("crates/x/Cargo.lock"), Some("**/Cargo.lock"));
         assert_eq!(p.matching("Cargo.lock"), Some("**/Cargo.lock"));
+    }
+
+    #[test]
+    fn partition_keeps_the_order_and_names_the_pattern() {
+        let p = ProtectedPaths::new(&["src/auth/login.sh", ".github/workflows/**"]).unwrap();
+        let paths: Vec<String> = [
+            "src/auth/session.sh",
+            "src/auth/login.sh",
+            ".github/workflows/ci.yml",
+            "src/auth/token.sh",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        let (allowed, refused) = p.partition(&paths);
+        assert_eq!(allowed, [&paths[0], &paths[3]]);
+        assert_eq!(
+            refused,
+            [
+                (&paths[1], "src/auth/login.sh"),
+                (&paths[2], ".github/workflows/**")
+            ]
+        );
+        let none = ProtectedPaths::none();
+        let (allowed, refused) = none.partition(&paths);
+        assert_eq!(allowed.len(), 4);
+        assert!(refused.is_empty());
     }
 
     #[test]

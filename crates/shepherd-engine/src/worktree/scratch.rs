@@ -272,6 +272,63 @@ pub fn commits_between(
         .collect())
 }
 
+/// One commit of HEAD's history that carries trailers of a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrailerCommit {
+    /// The commit.
+    pub sha: CommitSha,
+    /// Its committer's email.
+    pub committer_email: String,
+    /// The values of the trailer (`Shepherd-Item: ID` gives `ID`).
+    pub values: Vec<String>,
+}
+
+/// The commits among the last `limit` of HEAD in the worktree at `dir`
+/// that carry a `key:` trailer, newest first.
+pub fn trailer_commits(
+    git: &Git,
+    dir: &Path,
+    key: &str,
+    limit: usize,
+) -> Result<Vec<TrailerCommit>> {
+    let count = format!("-n{limit}");
+    let format =
+        format!("--format=%H%x00%ce%x00%(trailers:key={key},valueonly,separator=%x2C)%x1e");
+    let out = git.run(dir, &["log", count.as_str(), format.as_str(), "HEAD"], None)?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .split('\u{1e}')
+        .filter_map(|record| {
+            let mut fields = record.trim_start_matches('\n').splitn(3, '\0');
+            let sha = fields.next()?.trim();
+            let email = fields.next()?.trim();
+            let values: Vec<String> = fields
+                .next()?
+                .split(',')
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+                .collect();
+            (!sha.is_empty() && !values.is_empty()).then(|| TrailerCommit {
+                sha: CommitSha(sha.to_owned()),
+                committer_email: email.to_owned(),
+                values,
+            })
+        })
+        .collect())
+}
+
+/// The email git commits with in the worktree at `dir` (`git var
+/// GIT_COMMITTER_IDENT`).
+pub fn committer_email(git: &Git, dir: &Path) -> Result<String> {
+    let out = git.run(dir, &["var", "GIT_COMMITTER_IDENT"], None)?;
+    let ident = String::from_utf8_lossy(&out.stdout);
+    Ok(ident
+        .split_once('<')
+        .and_then(|(_, rest)| rest.split_once('>'))
+        .map(|(email, _)| email.trim().to_owned())
+        .unwrap_or_default())
+}
+
 /// `git diff base..head` in the worktree at `dir`, and the paths it changes.
 pub fn diff_between(
     git: &Git,

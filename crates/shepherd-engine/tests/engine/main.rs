@@ -16,3 +16,4 @@ mod test_guards;
 mod test_limits;
 mod test_markers;
 mod test_rounds;
+mod test_statements;

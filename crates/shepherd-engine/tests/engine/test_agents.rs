@@ -157,8 +157,13 @@ pub struct Lab {
 
 impl Lab {
     pub async fn new(s: Scenario) -> Lab {
+        Lab::new_on(ForgeKind::GitHub, s).await
+    }
+
+    /// [`Lab::new`] with the emulator serving `forge`.
+    pub async fn new_on(forge: ForgeKind, s: Scenario) -> Lab {
         let lab = Lab {
-            setup: setup(s).await,
+            setup: setup_on(forge, s).await,
             dir: tempfile::tempdir().expect("temp dir"),
         };
         // The command provider runs this wrapper: it picks the script by the

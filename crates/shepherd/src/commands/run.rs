@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::anyhow;
 use clap::Args;
 use shepherd_core::config::{ApproveMode, Overrides};
+use shepherd_core::escape::visible;
 use shepherd_core::target::Target;
 use shepherd_core::{Decision, ForgeKind};
 use shepherd_engine::{
@@ -183,8 +184,9 @@ impl Progress for LineProgress {
                 target,
                 resumed,
             } => format!(
-                "{} {target} (run {run_id})",
-                s.bold(if *resumed { "Resuming" } else { "Shepherding" })
+                "{} {} (run {run_id})",
+                s.bold(if *resumed { "Resuming" } else { "Shepherding" }),
+                visible(&target.to_string())
             ),
             ProgressEvent::RoundStarted { round } => s.bold(&format!("Round {round}")),
             ProgressEvent::Stage {
@@ -196,7 +198,9 @@ impl Progress for LineProgress {
                 format!(
                     "  {mark} {} {}",
                     s.cyan(&format!("{round}/{:<10}", stage.as_str())),
-                    summary
+                    // Stage summaries and reasons quote forge text (paths,
+                    // ids): visible escapes, never raw controls.
+                    visible(summary)
                 )
             }
             ProgressEvent::Waiting { round, what } => {
@@ -204,10 +208,12 @@ impl Progress for LineProgress {
                 format!(
                     "  {mark} {} {}",
                     s.dim(&format!("{round}/waiting   ")),
-                    s.dim(what)
+                    s.dim(&visible(what))
                 )
             }
-            ProgressEvent::Note { message } => format!("  {} {message}", s.yellow("note:")),
+            ProgressEvent::Note { message } => {
+                format!("  {} {}", s.yellow("note:"), visible(message))
+            }
             ProgressEvent::RunFinished { status, reason, .. } => {
                 let word = match status {
                     RunStatus::Converged => s.green("converged"),
@@ -215,7 +221,7 @@ impl Progress for LineProgress {
                     other => s.yellow(other.as_str()),
                 };
                 match reason {
-                    Some(r) => format!("{} {word}: {r}", s.bold("Run")),
+                    Some(r) => format!("{} {word}: {}", s.bold("Run"), visible(r)),
                     None => format!("{} {word}", s.bold("Run")),
                 }
             }
@@ -288,18 +294,23 @@ impl Approver for TtyApprover {
             for (i, item) in request.items.iter().enumerate() {
                 let change = changes.iter().find(|c| c.item_id == item.item_id);
                 let decision = change.and_then(|c| c.decision).unwrap_or(item.decision);
-                let reply = change
-                    .and_then(|c| c.reply.clone())
-                    .unwrap_or_else(|| item.reply.clone());
+                let reply = match change.and_then(|c| c.reply.clone()) {
+                    Some(text) => text,
+                    // The drafted reply was written for the triaged decision.
+                    None if decision != item.decision => "(a reply is needed)".to_owned(),
+                    None => item.reply.clone(),
+                };
+                // Paths, logins, reasons and replies are untrusted: no raw
+                // control or bidi character reaches the terminal.
                 let place = match (&item.path, item.line) {
-                    (Some(p), Some(l)) => format!("{p}:{l}"),
-                    (Some(p), None) => p.clone(),
+                    (Some(p), Some(l)) => visible(&format!("{p}:{l}")),
+                    (Some(p), None) => visible(p),
                     (None, _) => "(PR conversation)".to_owned(),
                 };
                 eprintln!(
                     "  [{}] {place} by @{} -> {}{}",
                     i + 1,
-                    item.author.as_deref().unwrap_or("ghost"),
+                    visible(item.author.as_deref().unwrap_or("ghost")),
                     decision_word(decision),
                     if item.needs_approval {
                         "  (needs approval)"
@@ -309,9 +320,12 @@ impl Approver for TtyApprover {
                 );
                 eprintln!(
                     "      why:   {}",
-                    item.reasoning.lines().next().unwrap_or("")
+                    visible(item.reasoning.lines().next().unwrap_or(""))
                 );
-                eprintln!("      reply: {}", reply.lines().next().unwrap_or(""));
+                eprintln!(
+                    "      reply: {}",
+                    visible(reply.lines().next().unwrap_or(""))
+                );
             }
             let Some(choice) = read_line(
                 "[a]pprove all, [c]hange a decision, [e]dit a reply, [r]eject, [l]ater: ",
@@ -349,6 +363,29 @@ impl Approver for TtyApprover {
                             .as_deref()
                             .and_then(parse_decision)
                         {
+                            Some(d)
+                                if entry.reply.is_none()
+                                    && shepherd_engine::changed_decision_needs_reply(
+                                        n.decision, d,
+                                    ) =>
+                            {
+                                // The drafted reply was written for the old
+                                // decision: the new one needs its own.
+                                match read_line(&format!(
+                                    "reply for {} (one line; required): ",
+                                    decision_word(d)
+                                ))
+                                .filter(|t| !t.is_empty())
+                                {
+                                    Some(text) => {
+                                        entry.decision = Some(d);
+                                        entry.reply = Some(text);
+                                    }
+                                    None => eprintln!(
+                                        "a changed decision needs its own reply; decision not changed"
+                                    ),
+                                }
+                            }
                             Some(d) => entry.decision = Some(d),
                             None => eprintln!("not a decision"),
                         }
@@ -374,6 +411,7 @@ pub(crate) fn engine_error(err: EngineError) -> CliError {
         EngineError::PausedRunExists { .. } => CliError::failure(err),
         EngineError::Store(StoreError::RunNotFound { .. } | StoreError::InvalidRunId { .. })
         | EngineError::NothingToApprove { .. }
+        | EngineError::ReplyNeeded { .. }
         | EngineError::UnknownItem { .. } => CliError::usage(err),
         other => CliError::failure(other),
     }

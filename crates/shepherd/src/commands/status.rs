@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::anyhow;
 use clap::Args;
 use serde::Serialize;
+use shepherd_core::escape::visible;
 use shepherd_engine::{effective_status, Approval, ApprovalState, RunStatus, Store};
 
 use crate::error::{CliError, CliResult};
@@ -89,7 +90,7 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
                 l.round.unwrap_or(0),
                 l.reason
                     .as_deref()
-                    .map(|r| format!("  ({})", r.lines().next().unwrap_or("")))
+                    .map(|r| format!("  ({})", visible(r.lines().next().unwrap_or(""))))
                     .unwrap_or_default()
             );
         }
@@ -117,10 +118,12 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
         return json(&detail);
     }
     let l = &detail.line;
-    println!("Run {} of {}", l.run_id, detail.target);
+    // Reasons, targets and item ids carry forge text: no raw control or
+    // bidi character reaches the terminal.
+    println!("Run {} of {}", l.run_id, visible(&detail.target));
     println!("  status: {}", l.status.as_str());
     if let Some(reason) = &l.reason {
-        println!("  reason: {reason}");
+        println!("  reason: {}", visible(reason));
     }
     println!(
         "  round:  {} (updated {})",
@@ -144,7 +147,7 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default();
-            println!("    {}  {word}", a.item_id);
+            println!("    {}  {word}", visible(&a.item_id));
         }
         println!(
             "  approve with `shepherd approve {id}` (or reject with `shepherd reject {id}`), then `shepherd resume {id}`"
@@ -152,7 +155,10 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
     }
     println!("  files:  {}", detail.run_dir.display());
     if let Some(kept) = &detail.worktree_kept {
-        println!("  worktree kept at {}", kept.display());
+        println!(
+            "  worktree kept at {}",
+            visible(&kept.display().to_string())
+        );
     }
     if let Some(lock) = &detail.lock_holder {
         println!(

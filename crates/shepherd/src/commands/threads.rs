@@ -7,6 +7,7 @@ use shepherd_core::cluster::{
     evaluate_gate, group, ClusterGateInput, ClusterItem, GateDecision, Grouping,
 };
 use shepherd_core::config::Config;
+use shepherd_core::escape::visible;
 use shepherd_core::target::Target;
 use shepherd_core::theme::{classify_theme, Theme};
 use shepherd_core::{AuthorKind, Ledger, PrSnapshot};
@@ -183,16 +184,16 @@ fn print_text(target: &Target, snapshot: &PrSnapshot, items: &[Classified], coun
     let short_sha: String = pr.head_sha.chars().take(7).collect();
     println!(
         "{} {}",
-        style.bold(&format!("{target}")),
-        style.dim(&format!("\"{}\"", pr.title))
+        style.bold(&visible(&target.to_string())),
+        style.dim(&format!("\"{}\"", visible(&pr.title)))
     );
     println!(
         "  state {:?}, head {} at {}, base {}, viewer @{}{}{}",
         pr.state,
-        pr.head_ref,
+        visible(&pr.head_ref),
         short_sha,
-        pr.base_ref,
-        snapshot.viewer,
+        visible(&pr.base_ref),
+        visible(&snapshot.viewer),
         if pr.is_cross_repository {
             ", head in a FORK (shepherd run refuses fork PRs)"
         } else {
@@ -218,13 +219,13 @@ fn print_text(target: &Target, snapshot: &PrSnapshot, items: &[Classified], coun
             Class::AwaitingReviewer => style.green("awaiting-reviewer"),
         };
         let location = match (&item.path, item.line) {
-            (Some(path), Some(line)) => format!("{path}:{line}"),
-            (Some(path), None) => path.clone(),
+            (Some(path), Some(line)) => visible(&format!("{path}:{line}")),
+            (Some(path), None) => visible(path),
             (None, _) => format!("({})", kind_label(item.kind)),
         };
         let author = match &item.author {
-            Some(a) if a.kind == AuthorKind::Bot => format!("@{} [bot]", a.login),
-            Some(a) => format!("@{}", a.login),
+            Some(a) if a.kind == AuthorKind::Bot => format!("@{} [bot]", visible(&a.login)),
+            Some(a) => format!("@{}", visible(&a.login)),
             None => "@ghost".to_owned(),
         };
         println!();
@@ -232,10 +233,10 @@ fn print_text(target: &Target, snapshot: &PrSnapshot, items: &[Classified], coun
             "{class}  {}  {}  {}{}",
             style.bold(&location),
             author,
-            style.dim(&item.item_id),
+            style.dim(&visible(&item.item_id)),
             if item.outdated { "  (outdated)" } else { "" }
         );
-        println!("    {}", item.reason);
+        println!("    {}", visible(&item.reason));
     }
 }
 
@@ -287,13 +288,13 @@ fn print_clusters(clusters: &Clusters) {
         println!(
             "  {} in {}: {} items",
             cluster.theme,
-            cluster.area,
+            visible(&cluster.area),
             cluster.item_ids.len()
         );
         for id in &cluster.item_ids {
-            println!("    {}", style.dim(id));
+            println!("    {}", style.dim(&visible(id)));
         }
-        println!("    {}", cluster.hypothesis);
+        println!("    {}", visible(&cluster.hypothesis));
     }
     if !clusters.grouping.isolated.is_empty() {
         println!(

@@ -11,4 +11,5 @@ mod test_run_config;
 mod test_run_demo;
 mod test_run_kill;
 mod test_run_tty;
+mod test_statements;
 mod test_threads_cmd;
