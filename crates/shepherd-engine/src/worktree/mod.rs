@@ -13,6 +13,7 @@
 
 mod error;
 mod git;
+mod guard;
 mod imp;
 mod locks;
 mod protected;
@@ -23,6 +24,7 @@ mod tests;
 
 pub use error::WorktreeError;
 pub use git::{Git, GitError, HttpCredentials};
+pub use guard::{restore, undo_agent_commits, GitState};
 pub use imp::{CommitSha, PushOutcome, SyncOutcome, Worktree};
 pub use locks::{clear_stale_git_locks, LockSweep};
 pub use protected::{ProtectedPaths, DEFAULT_PROTECTED};
