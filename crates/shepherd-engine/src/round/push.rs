@@ -4,7 +4,8 @@
 //! remote head before anything else happens, so a push that landed is never
 //! repeated. A push interrupted on the way (a 5xx, a rate limit, the network)
 //! is sent again, at most 4 times in all, with backoff or after the
-//! remote's `Retry-After` (`push.json`).
+//! remote's `Retry-After`. Before anything is sent, the commits from the
+//! round's start to HEAD must be exactly the round's own (`push.json`).
 
 use std::time::Duration;
 
@@ -62,6 +63,27 @@ impl Runner {
                 },
             )?;
             return Ok(Ok(()));
+        }
+        // Only Shepherd's own commits of this round go out: an agent's
+        // commit that slipped past the guards stops the round here.
+        if let Err(reason) = self.check_commits_to_push(round).await? {
+            self.emit(ProgressEvent::Note {
+                message: reason.clone(),
+            });
+            self.artifact(
+                round,
+                "push.json",
+                &PushArtifact {
+                    pushed: false,
+                    head_ref: &head_ref,
+                    from: &round.start_sha,
+                    sha: None,
+                    commits: &round.commits,
+                    outcome: reason.clone(),
+                    retries: &[],
+                },
+            )?;
+            return Ok(Err(RoundEnd::Failed { reason }));
         }
         let local = self.git(|wt| wt.head_sha()).await?.0;
         let mut retries: Vec<String> = Vec::new();

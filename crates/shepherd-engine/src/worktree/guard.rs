@@ -149,6 +149,58 @@ impl GitState {
     }
 }
 
+/// What a read-only call changed, and whether the worktree is back as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// What changed, one sentence each.
+    pub changes: Vec<String>,
+    /// `Ok` when the worktree was restored to its state before the call,
+    /// else why not.
+    pub restored: std::result::Result<(), String>,
+}
+
+impl Violation {
+    /// The sentence a person reads: what the `role` agent changed, and what
+    /// became of it.
+    pub fn describe(&self, role: &str) -> String {
+        format!(
+            "the {role} agent changed the worktree, which a read-only role must not do ({}); \
+             the call failed closed, {}, and nothing is pushed",
+            self.changes.join("; "),
+            match &self.restored {
+                Ok(()) => "the worktree was restored".to_owned(),
+                Err(why) => format!("the worktree could not be restored ({why})"),
+            }
+        )
+    }
+}
+
+/// After a read-only call in the worktree at `dir`: `None` when nothing
+/// changed since `before`; else restore it ([`restore`]), check again, and
+/// say what happened.
+pub fn check_read_only(git: &Git, dir: &Path, before: &GitState) -> Option<Violation> {
+    let changes = match GitState::capture(git, dir) {
+        Ok(after) => before.changes(&after),
+        Err(err) => vec![format!("the worktree cannot be read after the call: {err}")],
+    };
+    if changes.is_empty() {
+        return None;
+    }
+    let restored = restore(git, dir, before)
+        .map_err(|e| e.to_string())
+        .and_then(|()| {
+            let now = GitState::capture(git, dir).map_err(|e| e.to_string())?;
+            let left = before.changes(&now);
+            if left.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("still: {}", left.join("; ")))
+            }
+        });
+    tracing::error!(dir = %dir.display(), ?changes, ?restored, "a read-only agent changed the worktree");
+    Some(Violation { changes, restored })
+}
+
 /// Put the worktree at `dir` back to `before` after a read-only call changed
 /// it: refs as they were, HEAD detached at its commit (or on its branch),
 /// tracked files as in that commit, untracked files the call added deleted.

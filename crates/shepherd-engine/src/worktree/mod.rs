@@ -24,7 +24,7 @@ mod tests;
 
 pub use error::WorktreeError;
 pub use git::{Git, GitError, HttpCredentials};
-pub use guard::{restore, undo_agent_commits, GitState};
+pub use guard::{check_read_only, restore, undo_agent_commits, GitState, Violation};
 pub use imp::{CommitSha, PushOutcome, SyncOutcome, Worktree};
 pub use locks::{clear_stale_git_locks, LockSweep};
 pub use protected::{ProtectedPaths, DEFAULT_PROTECTED};
