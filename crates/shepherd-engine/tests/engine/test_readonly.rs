@@ -222,3 +222,58 @@ async fn a_fixer_that_commits_itself_does_not_get_its_commit_pushed() {
     let t = lab.thread_on("src/a.txt");
     assert_eq!(t["resolved"], true, "{t}");
 }
+
+/// A writer in the run's worktree (the repair of a fix that broke the
+/// verify command) that commits itself: its commit is taken back, the
+/// files it changed are committed by Shepherd, and only Shepherd's commits
+/// reach the forge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repair_agent_that_commits_itself_is_taken_back_and_committed_by_shepherd() {
+    let lab = lab().await;
+    let base = lab.setup.emu.head_sha(PR).unwrap();
+    lab.script("default", default_script("code-change", json!({})));
+    lab.script(
+        "fix-src_a_txt",
+        fix_script(
+            0,
+            json!([{"path": "src/a.txt", "content": A_TXT.replace("alpha two", "alpha two BROKEN")}]),
+            "Fixed alpha.",
+        ),
+    );
+    lab.script(
+        "repair",
+        json!({"fix": {"attempts": [[
+            {"fix": {"edits": [{"path": "src/a.txt", "content": A_TXT.replace("alpha two", "alpha 2")}],
+                     "default": {"status": "fixed", "summary": "repaired", "reply": "Repaired."}}},
+            sh("git -c user.name=agent -c user.email=agent@example.invalid commit -qam 'agent commit'"),
+        ]]}}),
+    );
+    let outcome = lab.run("[review]\nenabled = false\n").await;
+    assert_eq!(outcome.status, RunStatus::Converged, "{:?}", outcome.reason);
+    assert_eq!(
+        lab.head_file("src/a.txt"),
+        A_TXT.replace("alpha two", "alpha 2")
+    );
+    let subjects = lab.pushed_subjects(&base);
+    assert!(
+        !subjects.iter().any(|s| s == "agent commit") && subjects.len() == 2,
+        "the fix and Shepherd's repair commit only: {subjects:?}"
+    );
+    let notes: Vec<String> = lab
+        .setup
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            ProgressEvent::Note { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("the repair agent committed or changed refs itself")),
+        "{notes:?}"
+    );
+}
