@@ -2,9 +2,11 @@
 //! decision, stall detection, the round limit, and what `mergeability.json`
 //! says.
 //!
-//! - A run **converges** exactly when CI is `PASS`, the post-CI re-fetch shows
-//!   no new item, no resolve is pending retry, and no reply or resolve failed
-//!   in the round. `UNKNOWN` is never a pass.
+//! - A run **converges** exactly when the post-CI re-fetch shows the PR still
+//!   open, CI is `PASS`, the re-fetch shows no new item, no resolve is
+//!   pending retry, and no reply or resolve failed in the round. `UNKNOWN` is
+//!   never a pass; a PR closed or merged while CI ran never converges (the
+//!   run ends: [`Convergence::ended`]).
 //! - A round is **stalled** when its [`GateState`] (the head commit, the CI
 //!   verdict, and every open item with its class and last comment) equals the
 //!   previous round's: nothing moved, and another round would see the same.
@@ -21,11 +23,14 @@ use serde::{Deserialize, Serialize};
 use crate::ci::CiStatus;
 use crate::classify::{Class, Classified, ItemKind};
 use crate::config::OnExhaust;
-use crate::model::PrSnapshot;
+use crate::model::{PrSnapshot, PrStatus};
 
 /// What the convergence check reads, after the post-CI re-fetch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConvergenceInput {
+    /// The PR's state in the post-CI re-fetch: it may have been closed or
+    /// merged while CI ran.
+    pub pr_state: PrStatus,
     /// The CI verdict of the head commit.
     pub ci: CiStatus,
     /// Items the re-fetch classified as new (acted-on feedback only).
@@ -41,6 +46,10 @@ pub struct ConvergenceInput {
 pub struct Convergence {
     /// Whether the run converged.
     pub converged: bool,
+    /// The PR is no longer open (closed or merged during the round): the run
+    /// ends, neither converged nor with another round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<PrStatus>,
     /// Why not (one sentence per unmet condition); a single sentence saying
     /// why it did when it did.
     pub reasons: Vec<String>,
@@ -49,6 +58,14 @@ pub struct Convergence {
 /// The convergence check (SPEC section 3, step 17).
 pub fn check(input: &ConvergenceInput) -> Convergence {
     let mut reasons = Vec::new();
+    let ended = (input.pr_state != PrStatus::Open).then_some(input.pr_state);
+    if let Some(state) = ended {
+        let word = match state {
+            PrStatus::Merged => "merged",
+            _ => "closed",
+        };
+        reasons.push(format!("the PR was {word} during the round"));
+    }
     if input.ci != CiStatus::Pass {
         reasons.push(format!("CI is {}, not PASS", input.ci));
     }
@@ -80,7 +97,11 @@ pub fn check(input: &ConvergenceInput) -> Convergence {
     if converged {
         reasons.push("CI is PASS, nothing new, no resolve pending".to_owned());
     }
-    Convergence { converged, reasons }
+    Convergence {
+        converged,
+        ended,
+        reasons,
+    }
 }
 
 /// One open item as the gate state records it.
@@ -295,6 +316,7 @@ mod tests {
 
     fn input(ci: CiStatus, new: &[&str], pending: &[&str], failures: usize) -> ConvergenceInput {
         ConvergenceInput {
+            pr_state: PrStatus::Open,
             ci,
             new_items: new.iter().map(|s| (*s).to_owned()).collect(),
             resolve_pending: pending.iter().map(|s| (*s).to_owned()).collect(),
@@ -317,6 +339,25 @@ mod tests {
         assert!(!c.converged && c.reasons[0].contains("T3"));
         let c = check(&input(CiStatus::Pass, &[], &[], 1));
         assert!(!c.converged && c.reasons[0].contains("failed"));
+        assert!(check(&input(CiStatus::Pass, &[], &[], 0)).ended.is_none());
+    }
+
+    #[test]
+    fn a_pr_closed_or_merged_during_the_round_never_converges() {
+        for state in [PrStatus::Closed, PrStatus::Merged] {
+            let c = check(&ConvergenceInput {
+                pr_state: state,
+                ..input(CiStatus::Pass, &[], &[], 0)
+            });
+            assert!(!c.converged, "{state:?}");
+            assert_eq!(c.ended, Some(state));
+            let word = if state == PrStatus::Merged {
+                "merged"
+            } else {
+                "closed"
+            };
+            assert!(c.reasons[0].contains(word), "{:?}", c.reasons);
+        }
     }
 
     proptest! {
@@ -325,6 +366,7 @@ mod tests {
             let ids: Vec<String> = (0..new).map(|i| format!("N{i}")).collect();
             let res: Vec<String> = (0..pending).map(|i| format!("R{i}")).collect();
             let c = check(&ConvergenceInput {
+                pr_state: PrStatus::Open,
                 ci: CiStatus::Unknown,
                 new_items: ids,
                 resolve_pending: res,

@@ -11,10 +11,12 @@
 //!
 //! Retries go through `backon`: its `adjust` hook lets a `Retry-After` or a
 //! rate-limit reset replace the computed delay, which `reqwest-retry` cannot do
-//! (its policy never sees the response). Only reads are retried blindly. A
+//! (its policy never sees the response). Reads are retried on a 5xx, a
+//! network error, a rate limit and a GraphQL error that is not the query's
+//! fault (untyped, or `INTERNAL`-like); they are the only calls retried blindly. A
 //! mutation is sent once: it is retried only when the forge refused it with a
-//! rate limit (a refusal means it was not processed), never after a 5xx or a
-//! network error, after which it may have landed; the caller checks on the
+//! rate limit (a refusal means it was not processed), never after a 5xx, a
+//! GraphQL error or a network error, after which it may have landed; the caller checks on the
 //! forge (for replies: looks for the marker) before sending it again.
 //!
 //! Polled GETs can be conditional: the transport keeps the `ETag` of each URL
@@ -752,10 +754,27 @@ impl Transport {
                     retry_after,
                 ));
             }
-            return Err(Failure::Fatal(ForgeError::GraphQl {
+            // GitHub answers a query it could not finish (a timeout, a bug on
+            // its side) with an untyped error: worth another try, like a 5xx.
+            // A typed error (`NOT_FOUND`, `FORBIDDEN`, ...) is final. Only
+            // queries resend on it: a mutation is never resent after an error
+            // its forge may have raised after processing it.
+            let transient = errors
+                .iter()
+                .all(|e| e.kind.as_deref().is_none_or(transient_graphql_type));
+            let error = ForgeError::GraphQl {
                 operation: operation.to_owned(),
                 messages: errors.into_iter().map(|e| self.scrub(&e.message)).collect(),
-            }));
+            };
+            return Err(if transient {
+                Failure::Retry {
+                    error,
+                    after: None,
+                    rejected: false,
+                }
+            } else {
+                Failure::Fatal(error)
+            });
         }
         match envelope.data {
             Some(data) if !data.is_null() => Ok(data),
@@ -775,6 +794,15 @@ impl Transport {
             text.replace(secret, "***")
         }
     }
+}
+
+/// GraphQL error types that say the forge failed, not the query: retried
+/// (reads only), as an untyped error is.
+fn transient_graphql_type(kind: &str) -> bool {
+    matches!(
+        kind,
+        "INTERNAL" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE" | "TIMEOUT"
+    )
 }
 
 /// A rate-limit failure: retried after the forge's wait when one is known.

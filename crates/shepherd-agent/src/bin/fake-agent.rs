@@ -33,7 +33,10 @@
 //! - `{"save_request": PATH}` writes the request as received;
 //!   `{"write_pid": PATH}` writes this process's id.
 //! - `{"spawn": {"program", "args", "pid_file"}}` starts a child that keeps
-//!   the output pipes and is not waited for (it would outlive this process).
+//!   the output pipes and is not waited for (it would outlive this process);
+//!   `{"run": {"program", "args"}}` runs a command in the working directory
+//!   and waits for it (its output to stderr; a failure fails the agent): what
+//!   a prompt-injected agent's `git commit -qam ...` looks like.
 //! - `{"exit": CODE}`.
 //! - `{"fix_validation": {...}}`: answer a fix-validation task with `default`
 //!   and per-id `items` entries (`verdict`, `reasons`), then `drop`, `extra`.
@@ -112,6 +115,11 @@ enum Step {
         #[serde(default)]
         args: Vec<String>,
         pid_file: Option<PathBuf>,
+    },
+    Run {
+        program: String,
+        #[serde(default)]
+        args: Vec<String>,
     },
     Exit(u8),
 }
@@ -316,6 +324,20 @@ fn run() -> Result<u8, String> {
                 }
                 // Deliberately not waited for: dropping a Child neither kills nor reaps it.
                 drop(child);
+            }
+            Step::Run { program, args } => {
+                // Its output goes to stderr: stdout carries the answer.
+                let out = std::process::Command::new(&program)
+                    .args(&args)
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                    .map_err(|e| format!("run {program}: {e}"))?;
+                let mut stderr = std::io::stderr();
+                let _ = stderr.write_all(&out.stdout);
+                let _ = stderr.write_all(&out.stderr);
+                if !out.status.success() {
+                    return Err(format!("{program} {args:?} failed: {}", out.status));
+                }
             }
             Step::Exit(code) => return Ok(code),
         }

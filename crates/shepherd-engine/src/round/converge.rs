@@ -1,12 +1,14 @@
 //! Stages 16 and 17: the post-CI re-fetch (bots comment while CI runs) and
-//! the convergence check: converged exactly when CI is `PASS`, the re-fetch
-//! shows no new item and no resolve is pending retry. Every check writes
-//! `mergeability.json`. The round's gate state is recorded for stall
+//! the convergence check: converged exactly when the PR is still open, CI is
+//! `PASS`, the re-fetch shows no new item and no resolve is pending retry. A
+//! PR closed or merged while CI ran ends the run (not converged, exit 1).
+//! Every check writes `mergeability.json`. The round's gate state is recorded for stall
 //! detection.
 
 use shepherd_core::ci::CiStatus;
 use shepherd_core::classify::Class;
 use shepherd_core::converge::{check, is_stalled, mergeability, ConvergenceInput, GateState};
+use shepherd_core::model::PrStatus;
 
 use super::pr_state::{pr_noun, short};
 use super::{Round, RoundEnd, Runner};
@@ -45,6 +47,7 @@ impl Runner {
             .collect();
         let ci = round.ci.as_ref().map_or(CiStatus::Unknown, |v| v.status);
         let convergence = check(&ConvergenceInput {
+            pr_state: snapshot.pr.state,
             ci,
             new_items: new_items.clone(),
             resolve_pending,
@@ -68,8 +71,9 @@ impl Runner {
         self.run.last_open_items = classified.clone();
 
         let state = GateState::from_snapshot(&snapshot, &scoped, ci);
-        round.stalled =
-            !convergence.converged && is_stalled(self.run.last_gate_state.as_ref(), &state);
+        round.stalled = !convergence.converged
+            && convergence.ended.is_none()
+            && is_stalled(self.run.last_gate_state.as_ref(), &state);
         let state_json = serde_json::to_value(&state).unwrap_or(serde_json::Value::Null);
         self.store().finish_round(
             &self.run.run_id,
@@ -94,7 +98,20 @@ impl Runner {
             s
         };
         self.stage_done(round, Stage::Converge, summary.clone())?;
-        Ok(if convergence.converged {
+        Ok(if let Some(state) = convergence.ended {
+            let word = if state == PrStatus::Merged {
+                "merged"
+            } else {
+                "closed"
+            };
+            RoundEnd::Ended {
+                reason: format!(
+                    "the {} was {word} during the round (at {}); nothing more to do",
+                    pr_noun(self.run.target.forge),
+                    short(&snapshot.pr.head_sha)
+                ),
+            }
+        } else if convergence.converged {
             RoundEnd::Converged
         } else {
             RoundEnd::Next { note: summary }

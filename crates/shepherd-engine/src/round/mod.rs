@@ -17,6 +17,7 @@ pub(crate) mod cluster;
 pub(crate) mod converge;
 pub(crate) mod fix;
 pub(crate) mod gate;
+pub(crate) mod guard;
 pub(crate) mod metadata;
 pub(crate) mod parallel;
 pub(crate) mod pr_state;

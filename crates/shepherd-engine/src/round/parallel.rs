@@ -93,6 +93,10 @@ pub(crate) struct FixValidationRecord {
     pub(crate) verdicts: Vec<ItemValidation>,
     /// Why there are no verdicts (unsupported, failed).
     pub(crate) note: Option<String>,
+    /// What the validator changed in the worktree (a read-only role): the
+    /// round stops before the push (see `round::guard`).
+    #[serde(skip)]
+    pub(crate) read_only_violation: Option<crate::worktree::Violation>,
 }
 
 /// One agent call, for the run's usage.
@@ -260,7 +264,35 @@ async fn work(job: &Job, scratch: Arc<ScratchWorktree>) -> JobOutput {
     if let (Some(validator), UnitKind::Code, true, false) =
         (&job.validator, job.kind, fixed_any, patch.is_empty())
     {
-        let (record, call) = validate(job, validator.as_ref(), &answer, &patch).await;
+        // A read-only role: checked, failed closed on any change.
+        let (git, dir) = (job.git.clone(), job.task.worktree.clone());
+        let before = blocking(move || crate::worktree::GitState::capture(&git, &dir)).await;
+        let (mut record, call) = validate(job, validator.as_ref(), &answer, &patch).await;
+        let (git, dir) = (job.git.clone(), job.task.worktree.clone());
+        let violation = match before {
+            Ok(Ok(before)) => {
+                blocking(move || crate::worktree::check_read_only(&git, &dir, &before))
+                    .await
+                    .unwrap_or_else(|e| {
+                        Some(crate::worktree::Violation {
+                            changes: vec![e],
+                            restored: Ok(()),
+                        })
+                    })
+            }
+            Ok(Err(e)) => Some(crate::worktree::Violation {
+                changes: vec![format!("cannot record the worktree before the call: {e}")],
+                restored: Ok(()),
+            }),
+            Err(e) => Some(crate::worktree::Violation {
+                changes: vec![e],
+                restored: Ok(()),
+            }),
+        };
+        if let Some(v) = violation {
+            record.verdicts.clear();
+            record.read_only_violation = Some(v);
+        }
         calls.push(call);
         validation = Some(record);
     }
@@ -306,6 +338,7 @@ async fn validate(
         provider: validator.name().to_owned(),
         verdicts: Vec::new(),
         note: None,
+        read_only_violation: None,
     };
     match got {
         Ok(v) => match check_fix_validation_answer(&task, &v) {

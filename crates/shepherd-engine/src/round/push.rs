@@ -2,15 +2,20 @@
 //! A rejected push (someone pushed meanwhile) re-syncs and re-runs the round;
 //! it never overwrites. A push whose answer was lost is checked against the
 //! remote head before anything else happens, so a push that landed is never
-//! repeated (`push.json`).
+//! repeated. A push interrupted on the way (a 5xx, a rate limit, the network)
+//! is sent again, at most 4 times in all, with backoff or after the
+//! remote's `Retry-After`. Before anything is sent, the commits from the
+//! round's start to HEAD must be exactly the round's own (`push.json`).
+
+use std::time::Duration;
 
 use serde::Serialize;
 
 use super::pr_state::short;
 use super::{Flow, Round, RoundEnd, Runner};
-use crate::run::error::Result;
+use crate::run::error::{EngineError, Result};
 use crate::run::options::{ProgressEvent, Stage};
-use crate::worktree::PushOutcome;
+use crate::worktree::{PushOutcome, WorktreeError};
 
 #[derive(Serialize)]
 struct PushArtifact<'a> {
@@ -20,6 +25,24 @@ struct PushArtifact<'a> {
     sha: Option<String>,
     commits: &'a [String],
     outcome: String,
+    /// The retries of a push interrupted on the way (a 5xx, a rate limit,
+    /// the network), one note each.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    retries: &'a [String],
+}
+
+/// How many times a push is sent when it fails on the way, the first included.
+const PUSH_ATTEMPTS: u32 = 4;
+/// The wait before the second attempt; it doubles for each later one.
+const PUSH_BACKOFF: Duration = Duration::from_millis(500);
+/// The longest computed wait between two attempts.
+const PUSH_MAX_BACKOFF: Duration = Duration::from_secs(8);
+/// The longest `Retry-After` a push waits for; beyond it the push fails.
+const PUSH_MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+
+/// The first line of an error (git's stderr runs over several).
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or(text)
 }
 
 impl Runner {
@@ -36,18 +59,88 @@ impl Runner {
                     sha: None,
                     commits: &round.commits,
                     outcome: "nothing to push".to_owned(),
+                    retries: &[],
                 },
             )?;
             return Ok(Ok(()));
         }
+        // Only Shepherd's own commits of this round go out: an agent's
+        // commit that slipped past the guards stops the round here.
+        if let Err(reason) = self.check_commits_to_push(round).await? {
+            self.emit(ProgressEvent::Note {
+                message: reason.clone(),
+            });
+            self.artifact(
+                round,
+                "push.json",
+                &PushArtifact {
+                    pushed: false,
+                    head_ref: &head_ref,
+                    from: &round.start_sha,
+                    sha: None,
+                    commits: &round.commits,
+                    outcome: reason.clone(),
+                    retries: &[],
+                },
+            )?;
+            return Ok(Err(RoundEnd::Failed { reason }));
+        }
         let local = self.git(|wt| wt.head_sha()).await?.0;
+        let mut retries: Vec<String> = Vec::new();
         self.event(
             Some(round.n),
             "push-started",
             serde_json::json!({ "sha": local, "head_ref": head_ref }),
         )?;
-        let target = head_ref.clone();
-        let outcome = self.git(move |wt| wt.push(&target)).await;
+        let mut attempt = 1u32;
+        let outcome = loop {
+            let target = head_ref.clone();
+            let outcome = self.git(move |wt| wt.push(&target)).await;
+            let Err(EngineError::Worktree(WorktreeError::PushInterrupted { retry_after, .. })) =
+                &outcome
+            else {
+                break outcome;
+            };
+            if attempt >= PUSH_ATTEMPTS {
+                break outcome;
+            }
+            // A push that landed with its answer lost is not sent again.
+            let target = head_ref.clone();
+            if let Ok(remote) = self.git(move |wt| wt.remote_head(&target)).await {
+                if remote.0 == local {
+                    break outcome;
+                }
+            }
+            let computed = PUSH_BACKOFF * 2u32.saturating_pow(attempt - 1);
+            let wait = match retry_after {
+                Some(wait) if *wait > PUSH_MAX_RETRY_AFTER => break outcome,
+                Some(wait) => *wait,
+                None => computed.min(PUSH_MAX_BACKOFF),
+            };
+            let error = outcome
+                .as_ref()
+                .err()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            let note = format!(
+                "the push to {head_ref} failed on the way ({}); retrying in {} ms (attempt {} of {PUSH_ATTEMPTS})",
+                first_line(&error),
+                wait.as_millis(),
+                attempt + 1
+            );
+            tracing::warn!(%error, wait_ms = wait.as_millis() as u64, "push interrupted; retrying");
+            self.emit(ProgressEvent::Note {
+                message: note.clone(),
+            });
+            self.event(
+                Some(round.n),
+                "push-retry",
+                serde_json::json!({ "attempt": attempt, "wait_ms": wait.as_millis() as u64, "error": error }),
+            )?;
+            retries.push(note);
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        };
         let (pushed, text, end) = match outcome {
             Ok(PushOutcome::Pushed { sha }) => (Some(sha.0), "pushed".to_owned(), None),
             Ok(PushOutcome::Rejected { stderr }) => {
@@ -94,6 +187,7 @@ impl Runner {
                 sha: pushed.clone(),
                 commits: &round.commits,
                 outcome: text.clone(),
+                retries: &retries,
             },
         )?;
         self.event(

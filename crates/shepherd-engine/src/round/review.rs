@@ -40,7 +40,7 @@ use shepherd_agent::{
 
 use super::parallel::path_safe;
 use super::validate::run_command;
-use super::{Flow, Round, Runner};
+use super::{Flow, Round, RoundEnd, Runner};
 use crate::run::error::{EngineError, Result};
 use crate::run::files::write_text;
 use crate::run::options::{is_builtin, Stage};
@@ -226,8 +226,21 @@ impl Runner {
         let usage = UsageLog::new();
         let ctx = Self::agent_ctx(round, "review", &usage);
         let started = Instant::now();
-        let got = reviewer.review(&task, &ctx).await;
+        // A read-only role: a change to the worktree fails it closed, and
+        // the round stops before the push.
+        let dir = task.worktree.clone();
+        let guarded = self
+            .read_only_call(round, "review", dir, reviewer.review(&task, &ctx))
+            .await?;
         self.account_agent("review", reviewer.name(), started.elapsed(), &usage);
+        let got = match guarded {
+            Ok(got) => got,
+            Err(reason) => {
+                artifact.error = Some(reason.clone());
+                self.write_review(round, &artifact)?;
+                return Ok(Err(RoundEnd::Failed { reason }));
+            }
+        };
         let answer = match got {
             Ok(a) => a,
             Err(err) => {
@@ -334,7 +347,9 @@ impl Runner {
         let usage = UsageLog::new();
         let ctx = Self::agent_ctx(round, "apply-review", &usage);
         let started = Instant::now();
-        let got = agent.apply_review(&task, &ctx).await;
+        let got = self
+            .writing_call(round, "apply-review", agent.apply_review(&task, &ctx))
+            .await?;
         self.account_agent("apply-review", agent.name(), started.elapsed(), &usage);
         let answer = match got.map_err(|e| e.to_string()).and_then(|a| {
             check_apply_review_answer(&task, &a)

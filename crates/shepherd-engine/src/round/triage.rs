@@ -64,8 +64,16 @@ impl Runner {
             let usage = UsageLog::new();
             let ctx = Self::agent_ctx(round, "triage", &usage);
             let started = Instant::now();
-            let got = agent.triage(&task, &ctx).await;
+            // A read-only role: a change to the worktree fails it closed.
+            let dir = task.worktree.clone();
+            let guarded = self
+                .read_only_call(round, "triage", dir, agent.triage(&task, &ctx))
+                .await?;
             self.account_agent("triage", agent.name(), started.elapsed(), &usage);
+            let got = match guarded {
+                Ok(got) => got,
+                Err(reason) => return Ok(Err(RoundEnd::Failed { reason })),
+            };
             let checked = got.map_err(|e| e.to_string()).and_then(|a| {
                 check_triage_answer(&task, &a)
                     .map(|()| a)

@@ -401,6 +401,9 @@ impl Runner {
     }
 
     pub(crate) async fn stage_validate(&mut self, round: &mut Round) -> Result<Flow> {
+        if let Err(reason) = self.check_fix_validations(round)? {
+            return Ok(Err(RoundEnd::Failed { reason }));
+        }
         if round.commits.is_empty() {
             let artifact = ValidateArtifact {
                 skipped: Some("the round made no commit".to_owned()),
@@ -653,7 +656,9 @@ impl Runner {
         let usage = UsageLog::new();
         let ctx = Self::agent_ctx(round, "repair", &usage);
         let started = Instant::now();
-        let got = agent.fix(&task, &ctx).await;
+        let got = self
+            .writing_call(round, "repair", agent.fix(&task, &ctx))
+            .await?;
         self.account_agent(role, agent.name(), started.elapsed(), &usage);
         let mut record = Repair {
             provider: agent.name().to_owned(),

@@ -15,7 +15,9 @@ use crate::run::config::RepoFile;
 use crate::run::error::{EngineError, Result};
 use crate::run::files::{write_json, write_text};
 use crate::run::options::{Agents, ProgressEvent, Stage};
-use crate::worktree::{Git, SyncOutcome, Worktree, WorktreeError};
+use crate::worktree::{
+    clear_stale_git_locks, Git, LockSweep, SyncOutcome, Worktree, WorktreeError,
+};
 
 #[derive(Serialize)]
 struct WorktreeArtifact<'a> {
@@ -37,22 +39,30 @@ impl Runner {
             let dir = self.run.worktree_dir.clone();
             let url = self.run.git_url.clone();
             let head = head_ref.clone();
-            let made = tokio::task::spawn_blocking(move || -> Result<(Worktree, bool)> {
+            let made = tokio::task::spawn_blocking(move || -> Result<(Worktree, bool, LockSweep)> {
                 Worktree::init_bare(&git, &cache)?;
+                // The first git command of this process on the run: none of
+                // ours is running, and the PR lock says no other Shepherd
+                // works on this run. Locks a killed process left go first.
+                let sweep = clear_stale_git_locks(&cache, &dir)?;
                 if dir.exists() {
                     match Worktree::open(&git, &cache, &dir, &url) {
-                        Ok(wt) => return Ok((wt, false)),
+                        Ok(wt) => return Ok((wt, false, sweep)),
                         Err(err) => {
                             tracing::warn!(%err, dir = %dir.display(), "recreating the worktree");
                             let _ = std::fs::remove_dir_all(&dir);
                         }
                     }
                 }
-                Ok((Worktree::create(&git, &cache, &dir, &url, &head)?, true))
+                Ok((
+                    Worktree::create(&git, &cache, &dir, &url, &head)?,
+                    true,
+                    sweep,
+                ))
             })
             .await
             .map_err(|e| EngineError::Task(e.to_string()))?;
-            let (wt, fresh) = match made {
+            let (wt, fresh, sweep) = match made {
                 Ok(made) => made,
                 Err(err) => {
                     return Ok(Err(RoundEnd::Failed {
@@ -60,6 +70,7 @@ impl Runner {
                     }))
                 }
             };
+            self.report_lock_sweep(round, &sweep)?;
             created = fresh;
             self.worktree = Some(Arc::new(wt));
         }
@@ -126,6 +137,50 @@ impl Runner {
         }
         self.stage_done(round, Stage::Worktree, summary)?;
         Ok(Ok(()))
+    }
+
+    /// Say what the sweep of stale git locks did: a progress note and an
+    /// event when it removed locks, or found some it had to leave.
+    fn report_lock_sweep(&mut self, round: &Round, sweep: &LockSweep) -> Result<()> {
+        let shown = |locks: &[std::path::PathBuf]| {
+            locks
+                .iter()
+                .map(|l| l.display().to_string())
+                .collect::<Vec<_>>()
+        };
+        let (message, payload) = match sweep {
+            LockSweep::Clean => return Ok(()),
+            LockSweep::Removed { locks } => (
+                format!(
+                    "removed {} stale git lock(s) left by a process that is gone: {}",
+                    locks.len(),
+                    shown(locks).join(", ")
+                ),
+                serde_json::json!({ "action": "removed", "locks": shown(locks) }),
+            ),
+            LockSweep::Busy { locks, pids } => (
+                format!(
+                    "git lock(s) {} are there while process(es) {} work in the repository: \
+                     left alone (they may be held)",
+                    shown(locks).join(", "),
+                    pids.iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                serde_json::json!({ "action": "busy", "locks": shown(locks), "pids": pids }),
+            ),
+            LockSweep::Unknown { locks } => (
+                format!(
+                    "git lock(s) {} are there and this system cannot tell whether a process \
+                     holds them: left alone; remove them if no git command runs there",
+                    shown(locks).join(", ")
+                ),
+                serde_json::json!({ "action": "unknown", "locks": shown(locks) }),
+            ),
+        };
+        self.emit(ProgressEvent::Note { message });
+        self.event(Some(round.n), "git-locks", payload)
     }
 
     /// Read the repository files the run's configuration still lacks: the

@@ -10,6 +10,17 @@ pub enum WorktreeError {
     /// A git command failed or could not start.
     #[error(transparent)]
     Git(#[from] GitError),
+    /// A push failed on the way (a 5xx, a rate limit, the network): nothing
+    /// says the remote refused it, so it may be tried again (it is never
+    /// forced, and a push that landed is recognized by the remote head).
+    #[error("{source} (transient)")]
+    PushInterrupted {
+        /// Git's failure, redacted.
+        #[source]
+        source: GitError,
+        /// The `Retry-After` the remote asked for, if any.
+        retry_after: Option<std::time::Duration>,
+    },
     /// A branch name git would not accept (or that could be read as an option).
     #[error("invalid branch name {name:?}")]
     InvalidBranch {

@@ -237,16 +237,32 @@ impl Git {
         args: &[S],
         auth_url: Option<&str>,
     ) -> Result<Output, GitError> {
+        self.output_with_env(dir, args, auth_url, &[])
+    }
+
+    /// [`Git::output`] with extra environment for this one command (a
+    /// trace file). `GIT_CONFIG_*` entries are ignored, as in [`Git::with_env`].
+    pub(crate) fn output_with_env<S: AsRef<OsStr>>(
+        &self,
+        dir: &Path,
+        args: &[S],
+        auth_url: Option<&str>,
+        env: &[(&str, &OsStr)],
+    ) -> Result<Output, GitError> {
         let args: Vec<OsString> = args.iter().map(|a| a.as_ref().to_os_string()).collect();
         let shown = self.redact(&join_args(&args));
         // Never log `cmd` itself: its Debug shows the environment.
         tracing::debug!(dir = %dir.display(), args = %shown, authenticated = auth_url.is_some() && self.credentials.is_some(), "git");
-        self.command(dir, &args, auth_url)
-            .output()
-            .map_err(|source| GitError::Spawn {
-                program: self.program.display().to_string(),
-                source,
-            })
+        let mut cmd = self.command(dir, &args, auth_url);
+        for (key, value) in env {
+            if !key.starts_with("GIT_CONFIG_") {
+                cmd.env(key, value);
+            }
+        }
+        cmd.output().map_err(|source| GitError::Spawn {
+            program: self.program.display().to_string(),
+            source,
+        })
     }
 
     /// Run git in `dir`; a non-zero exit is [`GitError::Failed`].

@@ -315,9 +315,25 @@ impl Worktree {
             self.remote.as_str(),
             refspec.as_str(),
         ];
-        let out = self
-            .git
-            .output(&self.dir, &args, self.auth_url.as_deref())?;
+        // git does not report the HTTP status or `Retry-After` of a failed
+        // push; its curl trace (headers only, credentials redacted by git)
+        // does. The file lives in the worktree's private git directory and
+        // is removed right after.
+        let trace = self.push_trace_path()?;
+        let _ = std::fs::remove_file(&trace);
+        let out = self.git.output_with_env(
+            &self.dir,
+            &args,
+            self.auth_url.as_deref(),
+            &[
+                ("GIT_TRACE_CURL", trace.as_os_str()),
+                ("GIT_TRACE_CURL_NO_DATA", std::ffi::OsStr::new("1")),
+                ("GIT_TRACE_REDACT", std::ffi::OsStr::new("1")),
+            ],
+        );
+        let traced = std::fs::read_to_string(&trace).unwrap_or_default();
+        let _ = std::fs::remove_file(&trace);
+        let out = out?;
         if out.status.success() {
             tracing::debug!(sha = %sha, head_ref, "pushed");
             return Ok(PushOutcome::Pushed { sha });
@@ -330,7 +346,15 @@ impl Worktree {
             .filter(|l| l.starts_with('!') && l.contains("\t[rejected]"))
             .collect();
         if rejected.is_empty() {
-            return Err(self.git.failed(&args, &out).into());
+            let source = self.git.failed(&args, &out);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            return Err(match transient_push_failure(&traced, &stderr) {
+                Some(retry_after) => WorktreeError::PushInterrupted {
+                    source,
+                    retry_after,
+                },
+                None => source.into(),
+            });
         }
         let report = format!(
             "{}\n{}",
@@ -340,6 +364,14 @@ impl Worktree {
         Ok(PushOutcome::Rejected {
             stderr: self.git.redact(report.trim()),
         })
+    }
+
+    /// Where a push's curl trace goes: the worktree's own git directory.
+    fn push_trace_path(&self) -> Result<PathBuf> {
+        let git_dir = self
+            .git
+            .stdout(&self.dir, &["rev-parse", "--absolute-git-dir"])?;
+        Ok(PathBuf::from(git_dir).join("shepherd-push.trace"))
     }
 
     /// Delete the worktree (even with changes in it), prune git's record of
@@ -582,6 +614,69 @@ impl Worktree {
     }
 }
 
+/// Whether a failed push is worth another try, from git's curl trace and
+/// stderr: the remote answered 5xx or a rate limit (429, or a 403 with
+/// `Retry-After`), or the network failed. `Some(wait)` when it is, with the
+/// `Retry-After` the remote asked for, if any; `None` for anything else (no
+/// access, a hook or protected branch declining it, a TLS failure).
+pub(crate) fn transient_push_failure(
+    trace: &str,
+    stderr: &str,
+) -> Option<Option<std::time::Duration>> {
+    let mut status = None;
+    let mut retry_after = None;
+    for line in trace.lines() {
+        let Some((_, header)) = line.split_once("<= Recv header:") else {
+            continue;
+        };
+        let header = header.trim();
+        if let Some(rest) = header.strip_prefix("HTTP/") {
+            // A new response: its own status, its own headers.
+            status = rest
+                .split_whitespace()
+                .nth(1)
+                .and_then(|code| code.parse::<u16>().ok());
+            retry_after = None;
+        } else if let Some((name, value)) = header.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("retry-after") {
+                retry_after = value
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .map(std::time::Duration::from_secs);
+            }
+        }
+    }
+    // Without a trace, git's own words: `RPC failed; HTTP 502`,
+    // `The requested URL returned error: 429`.
+    let status = status.filter(|s| *s >= 400).or_else(|| {
+        ["HTTP ", "returned error: "].iter().find_map(|prefix| {
+            stderr.split(prefix).skip(1).find_map(|rest| {
+                rest.get(..3)
+                    .and_then(|code| code.parse::<u16>().ok())
+                    .filter(|code| *code >= 400)
+            })
+        })
+    });
+    let http_transient = match status {
+        Some(code) if (500..=599).contains(&code) || code == 429 => true,
+        Some(403) => retry_after.is_some(),
+        _ => false,
+    };
+    const NETWORK: &[&str] = &[
+        "Could not resolve host",
+        "Failed to connect",
+        "Connection refused",
+        "Connection reset",
+        "Connection timed out",
+        "Operation timed out",
+        "Empty reply from server",
+        "transfer closed with outstanding read data remaining",
+    ];
+    let network = NETWORK.iter().any(|needle| stderr.contains(needle));
+    (http_transient || network).then_some(retry_after)
+}
+
 fn rev_parse(git: &Git, dir: &Path, rev: &str) -> Result<CommitSha> {
     check_rev(rev)?;
     Ok(CommitSha(git.stdout(dir, &["rev-parse", "--verify", rev])?))
@@ -694,6 +789,68 @@ mod unit_tests {
                 "{bad:?} accepted"
             );
         }
+    }
+
+    #[test]
+    fn transient_push_failures_are_told_from_final_ones() {
+        use std::time::Duration;
+        let trace = |status: &str, extra: &str| {
+            format!(
+                "12:00:00.000000 http.c:700 <= Recv header: HTTP/1.1 200 OK\n\
+                 12:00:00.000000 http.c:700 <= Recv header: retry-after: 9\n\
+                 12:00:00.000001 http.c:700 => Send header: Authorization: Basic <redacted>\n\
+                 12:00:00.000002 http.c:700 <= Recv header: HTTP/1.1 {status}\n\
+                 {extra}"
+            )
+        };
+        let retry = "12:00:00.000003 http.c:700 <= Recv header: Retry-After: 1\n";
+        assert_eq!(
+            transient_push_failure(&trace("429 Too Many Requests", retry), ""),
+            Some(Some(Duration::from_secs(1)))
+        );
+        assert_eq!(
+            transient_push_failure(&trace("502 Bad Gateway", ""), ""),
+            Some(None),
+            "the Retry-After of an earlier answer does not count"
+        );
+        assert_eq!(
+            transient_push_failure(&trace("403 Forbidden", retry), ""),
+            Some(Some(Duration::from_secs(1))),
+            "a 403 with Retry-After is a rate limit"
+        );
+        assert_eq!(
+            transient_push_failure(&trace("403 Forbidden", ""), ""),
+            None
+        );
+        assert_eq!(
+            transient_push_failure(&trace("401 Unauthorized", ""), ""),
+            None
+        );
+        assert_eq!(
+            transient_push_failure(
+                "",
+                "error: RPC failed; HTTP 503 curl 22 The requested URL returned error: 503"
+            ),
+            Some(None)
+        );
+        assert_eq!(
+            transient_push_failure(
+                "",
+                "fatal: unable to access 'http://h/r.git/': Failed to connect to h port 80"
+            ),
+            Some(None)
+        );
+        assert_eq!(
+            transient_push_failure("", "remote: error: GH006: Protected branch update failed"),
+            None
+        );
+        assert_eq!(
+            transient_push_failure(
+                "",
+                "fatal: unable to access 'https://h/': SSL certificate problem"
+            ),
+            None
+        );
     }
 
     #[test]

@@ -8,11 +8,14 @@
 //! credentials in per-command environment only, redacted logs and errors.
 //! Parallel fixers and review reproductions get [`ScratchWorktree`]s:
 //! temporary linked worktrees whose diffs are applied back in order
-//! ([`apply_patch`]).
+//! ([`apply_patch`]). Git locks a killed process left behind are removed
+//! by [`clear_stale_git_locks`] once nothing can be holding them.
 
 mod error;
 mod git;
+mod guard;
 mod imp;
+mod locks;
 mod protected;
 mod scratch;
 
@@ -21,7 +24,9 @@ mod tests;
 
 pub use error::WorktreeError;
 pub use git::{Git, GitError, HttpCredentials};
+pub use guard::{check_read_only, restore, undo_agent_commits, GitState, Violation};
 pub use imp::{CommitSha, PushOutcome, SyncOutcome, Worktree};
+pub use locks::{clear_stale_git_locks, LockSweep};
 pub use protected::{ProtectedPaths, DEFAULT_PROTECTED};
 pub use scratch::{
     apply_patch, commits_between, committer_email, diff_between, reset_hard, trailer_commits,

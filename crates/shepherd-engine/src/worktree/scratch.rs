@@ -23,6 +23,10 @@ pub struct ScratchWorktree {
     git: Git,
     repo_dir: PathBuf,
     dir: PathBuf,
+    /// The commit it was added at: what the fixer's work is measured
+    /// against, even if the fixer committed (an agent's commit is never
+    /// taken as it is: its changes become Shepherd's own commit).
+    base: String,
     removed: bool,
 }
 
@@ -96,6 +100,7 @@ impl ScratchWorktree {
             git: git.clone(),
             repo_dir: repo_dir.to_path_buf(),
             dir: dir.to_path_buf(),
+            base: sha.to_owned(),
             removed: false,
         })
     }
@@ -105,15 +110,48 @@ impl ScratchWorktree {
         &self.dir
     }
 
-    /// Modified, deleted and untracked (not ignored) paths.
+    /// Modified, deleted and untracked (not ignored) paths since the commit
+    /// the worktree was added at (so also those of commits a fixer made).
     pub fn changed_paths(&self) -> Result<Vec<String>> {
-        changed_paths(&self.git, &self.dir)
+        let mut paths = changed_paths(&self.git, &self.dir)?;
+        let head = self
+            .git
+            .stdout(&self.dir, &["rev-parse", "--verify", "HEAD"])?;
+        if head != self.base {
+            tracing::warn!(
+                dir = %self.dir.display(),
+                base = %self.base,
+                head = %head,
+                "the fixer moved HEAD (a commit of its own): its changes are taken as files"
+            );
+            let out = self.git.run(
+                &self.dir,
+                &[
+                    "diff",
+                    "--name-only",
+                    "-z",
+                    "--no-renames",
+                    self.base.as_str(),
+                    "HEAD",
+                    "--",
+                ],
+                None,
+            )?;
+            for path in out.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+                let path = String::from_utf8_lossy(path).into_owned();
+                if !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+        }
+        Ok(paths)
     }
 
     /// Every change made in the worktree (untracked files included) as a
-    /// binary diff against its HEAD, with full blob ids so that a three-way
-    /// merge can use them. Stages everything in the scratch index (never
-    /// committed).
+    /// binary diff against the commit it was added at (not its HEAD: a
+    /// fixer's own commits are part of its change, never kept as commits),
+    /// with full blob ids so that a three-way merge can use them. Stages
+    /// everything in the scratch index (never committed).
     pub fn diff(&self) -> Result<Vec<u8>> {
         self.git.run(&self.dir, &["add", "--all"], None)?;
         let out = self.git.run(
@@ -126,7 +164,7 @@ impl ScratchWorktree {
                 "--no-renames",
                 "--no-color",
                 "--no-ext-diff",
-                "HEAD",
+                self.base.as_str(),
             ],
             None,
         )?;

@@ -239,6 +239,11 @@ impl Setup {
             retry: RetryPolicy::none(),
             ..ClientConfig::default()
         };
+        self.forge_with(token, config)
+    }
+
+    /// A client of the emulator for `token` with `config` (its retries).
+    pub fn forge_with(&self, token: &str, config: ClientConfig) -> Arc<dyn Forge> {
         match self.kind {
             ForgeKind::GitHub => {
                 let endpoints = GitHubEndpoints::from_api_url(&self.api_url()).expect("endpoints");

@@ -15,5 +15,6 @@ mod test_faults;
 mod test_guards;
 mod test_limits;
 mod test_markers;
+mod test_readonly;
 mod test_rounds;
 mod test_statements;

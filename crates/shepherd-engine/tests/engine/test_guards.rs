@@ -174,3 +174,93 @@ async fn a_failing_verify_command_refuses_the_push(forge: ForgeKind) {
     assert!(outcome.report.to_markdown().contains("Worktree kept at"));
 }
 both_forges!(a_failing_verify_command_refuses_the_push);
+
+/// Closes the PR (GitLab: the MR) through the forge's API, as its author.
+async fn close_pr(forge: ForgeKind, api_url: String, project_id: u64) {
+    let http = reqwest::Client::new();
+    let request = match forge {
+        ForgeKind::GitHub => http
+            .patch(format!("{api_url}/repos/demo/authkit/pulls/{PR}"))
+            .json(&serde_json::json!({ "state": "closed" })),
+        ForgeKind::GitLab => http
+            .put(format!(
+                "{api_url}/projects/{project_id}/merge_requests/{PR}"
+            ))
+            .json(&serde_json::json!({ "state_event": "close" })),
+    };
+    let response = request.bearer_auth(DEV_TOKEN).send().await.unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+}
+
+/// Closes the PR as soon as the CI stage starts waiting (the replies stage
+/// of round 1 has finished), from the runtime the run lives on.
+struct CloseDuringCi {
+    forge: ForgeKind,
+    api_url: String,
+    project_id: u64,
+    closed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    done: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl shepherd_engine::Progress for CloseDuringCi {
+    fn event(&self, event: &shepherd_engine::ProgressEvent) {
+        use std::sync::atomic::Ordering;
+        let replies_done = matches!(
+            event,
+            shepherd_engine::ProgressEvent::Stage {
+                round: 1,
+                stage: shepherd_engine::Stage::Replies,
+                ..
+            }
+        );
+        if replies_done && !self.closed.swap(true, Ordering::SeqCst) {
+            let (forge, url, id, done) = (
+                self.forge,
+                self.api_url.clone(),
+                self.project_id,
+                self.done.clone(),
+            );
+            tokio::runtime::Handle::current().spawn(async move {
+                close_pr(forge, url, id).await;
+                done.notify_one();
+            });
+        }
+    }
+}
+
+/// Issue 11.5b: a PR closed while the last round's CI runs is not
+/// "converged": the post-CI re-fetch sees it closed and the run ends (exit
+/// 1), with nothing more posted after the close.
+async fn a_pr_closed_during_the_last_ci_wait_does_not_converge(forge: ForgeKind) {
+    let mut s = demo();
+    // No bot: round 1 would converge (CI passes, nothing new).
+    s.bots.clear();
+    let setup = setup_on(forge, s).await;
+    let done = std::sync::Arc::new(tokio::sync::Notify::new());
+    let mut opts = setup.options();
+    opts.progress = std::sync::Arc::new(CloseDuringCi {
+        forge,
+        api_url: setup.api_url(),
+        project_id: match forge {
+            ForgeKind::GitHub => 0,
+            ForgeKind::GitLab => setup.emu.gitlab_project_id(),
+        },
+        closed: std::sync::Arc::default(),
+        done: done.clone(),
+    });
+    let outcome = setup.engine_with(opts).start(setup.spec("")).await.unwrap();
+    // The close went through before the run's re-fetch, or the test proves nothing.
+    tokio::time::timeout(std::time::Duration::from_secs(5), done.notified())
+        .await
+        .expect("the PR was closed during the run");
+    assert_eq!(setup.pr()["status"], "closed");
+    assert_eq!(outcome.status, RunStatus::Failed, "{:?}", outcome.reason);
+    assert_eq!(outcome.exit_code(), 1);
+    let reason = outcome.reason.unwrap();
+    assert!(reason.contains("closed during the round"), "{reason}");
+    assert_eq!(outcome.report.rounds.len(), 1, "no second round");
+    let mergeability = read(&outcome.run_dir.join("rounds/1/mergeability.json"));
+    assert!(mergeability.contains("closed"), "{mergeability}");
+    setup.assert_clean();
+}
+both_forges!(a_pr_closed_during_the_last_ci_wait_does_not_converge);

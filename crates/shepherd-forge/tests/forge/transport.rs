@@ -205,6 +205,46 @@ async fn graphql_errors_in_a_200_are_errors() {
     }
 }
 
+/// Issue 11.6: GitHub's untyped "Something went wrong" on a query is
+/// transient: the read is retried, with backoff, and succeeds.
+#[tokio::test]
+async fn an_untyped_graphql_error_on_a_read_is_retried() {
+    let server = Responder::start(vec![
+        Reply::json(
+            200,
+            json!({ "data": null, "errors": [{ "message": "Something went wrong while executing your query. This may be the result of a timeout, or it could be a GitHub bug." }] }),
+        ),
+        pr_state_ok(),
+    ])
+    .await;
+    let pr = client_at(&server.url()).pull_request(42).await.unwrap();
+    assert_eq!(pr.number, 42);
+    assert_eq!(server.count(), 2, "one failure, one retry");
+}
+
+/// A mutation answered with a GraphQL error may have been carried out: it
+/// is never resent blindly.
+#[tokio::test]
+async fn an_untyped_graphql_error_on_a_mutation_is_not_retried() {
+    let server = Responder::start(vec![
+        Reply::json(
+            200,
+            json!({ "data": null, "errors": [{ "message": "Something went wrong while executing your query." }] }),
+        ),
+        Reply::json(
+            200,
+            json!({ "data": { "resolveReviewThread": { "thread": { "id": "T", "isResolved": true } } } }),
+        ),
+    ])
+    .await;
+    let err = client_at(&server.url())
+        .resolve_thread("PRRT_x")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ForgeError::GraphQl { .. }), "{err:?}");
+    assert_eq!(server.count(), 1, "a mutation is sent once");
+}
+
 #[tokio::test]
 async fn a_graphql_rate_limit_is_retried_after_its_wait() {
     let server = Responder::start(vec![

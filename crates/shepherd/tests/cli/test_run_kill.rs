@@ -100,3 +100,126 @@ async fn killed_right_after_the_push_then_resumed() {
     // fixes on the forge and nothing replied.
     kill_and_resume(REPLY, 1, false).await;
 }
+
+/// Every `index.lock` under `dir` (the state directory's cache clones).
+fn index_locks(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(index_locks(&path));
+        } else if path.file_name().is_some_and(|n| n == "index.lock") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Issue 11.4: the whole process group of a run (Shepherd, git, git's
+/// filter) is SIGKILLed while git holds the run worktree's `index.lock`.
+/// The lock stays behind; `resume` sees its owner is gone, removes it, says
+/// so, and converges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_git_holds_the_index_lock_then_resumed() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+
+    let emu = start_demo().await;
+    let api = emu.api_url();
+    let sh = Shepherd::new();
+    let home = sh.home.path().to_path_buf();
+    // A clean filter that, while `slow` exists, stops git (index lock held)
+    // when it hashes the fixed `src/auth/login.sh` in the run's worktree.
+    let slow = home.join("slow");
+    let sleeping = home.join("sleeping");
+    let filter = home.join("slow-filter.sh");
+    std::fs::write(
+        &filter,
+        format!(
+            "#!/bin/sh\ntmp=$(mktemp)\ncat > \"$tmp\"\n\
+             case \"$PWD\" in */runs/*/worktree)\n\
+               if [ -e '{slow}' ] && [ \"$1\" = src/auth/login.sh ] && grep -q 'return 1' \"$tmp\"; then\n\
+                 touch '{sleeping}'; sleep 120\n\
+               fi;;\nesac\ncat \"$tmp\"\nrm -f \"$tmp\"\n",
+            slow = slow.display(),
+            sleeping = sleeping.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&filter, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        home.join(".gitconfig"),
+        format!(
+            "[filter \"slow\"]\n\tclean = {} %f\n\tsmudge = cat\n",
+            filter.display()
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.join(".config/git")).unwrap();
+    std::fs::write(home.join(".config/git/attributes"), "*.sh filter=slow\n").unwrap();
+    std::fs::write(&slow, "").unwrap();
+
+    let mut child = sh
+        .run_cmd(
+            &api,
+            &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
+        )
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !sleeping.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "git never reached the fixed file"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let locks = index_locks(&sh.state_dir().join("cache"));
+    assert_eq!(locks.len(), 1, "git holds the run worktree's index lock");
+    // SIGKILL to the whole group, as a cancelled CI job or the OOM killer.
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    child.wait().unwrap();
+    std::fs::remove_file(&slow).unwrap();
+    // Wait for the group to be gone (the sleeping filter included).
+    let start = Instant::now();
+    while std::process::Command::new("kill")
+        .args(["-0", "--", &format!("-{}", child.id())])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the group lives on"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(locks[0].exists(), "the killed git left its lock behind");
+
+    let run = sh.latest_run(&api);
+    let out = tokio::task::block_in_place(|| sh.run_cmd(&api, &["resume", &run]).output().unwrap());
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("took over the stale lock"), "{stderr}");
+    assert!(
+        stderr.contains("removed 1 stale git lock(s) left by a process that is gone")
+            && stderr.contains("index.lock"),
+        "{stderr}"
+    );
+    assert!(!locks[0].exists());
+    emu.wait_idle(Duration::from_secs(30)).await;
+    assert_honest_end_state(&emu, 42, 10);
+    assert_eq!(shepherd_replies(&emu, 42).len(), 10);
+}

@@ -1,0 +1,203 @@
+//! The agent guard of every stage (SPEC section 7): read-only roles change
+//! nothing, whatever the provider's CLI allows, and agent-made commits never
+//! reach the forge as they are. The state compared is
+//! [`GitState`](crate::worktree::GitState)'s; this module runs the checks
+//! around an agent call and records what they found.
+//!
+//! - [`Runner::read_only_call`] (triage, fix-validation, review): the state
+//!   of the worktree before and after the call; any change (a commit, a ref,
+//!   a file) fails the call closed: the worktree is restored, a
+//!   `read-only-violation` event and a progress note say what changed, and
+//!   the caller ends the round before anything is pushed.
+//! - [`Runner::writing_call`] (repair, apply-review: writers in the run's
+//!   worktree): commits and ref changes the agent made are taken back, its
+//!   files kept for Shepherd to stage and commit (`agent-commits-undone`).
+//! - [`Runner::check_commits_to_push`] (the push stage): the commits from
+//!   the round's start to HEAD must be exactly the round's own commits.
+
+use std::future::Future;
+use std::path::PathBuf;
+
+use super::{Round, Runner};
+use crate::run::error::{EngineError, Result};
+use crate::run::options::ProgressEvent;
+use crate::worktree::{check_read_only, commits_between, undo_agent_commits, GitState, Violation};
+
+impl Runner {
+    /// The state of the worktree at `dir`, off the async threads.
+    async fn capture_state(&self, dir: PathBuf) -> Result<GitState> {
+        let git = self.git.clone();
+        tokio::task::spawn_blocking(move || GitState::capture(&git, &dir))
+            .await
+            .map_err(|e| EngineError::Task(e.to_string()))?
+            .map_err(Into::into)
+    }
+
+    /// Run `call`, an agent call of read-only `role` working in `dir`, and
+    /// check that it changed nothing there. `Ok(Err(reason))` when it did (or
+    /// when the state could not be read): the call failed closed, the
+    /// worktree was restored, and the round must stop before any push.
+    pub(crate) async fn read_only_call<T>(
+        &mut self,
+        round: &Round,
+        role: &str,
+        dir: PathBuf,
+        call: impl Future<Output = T>,
+    ) -> Result<std::result::Result<T, String>> {
+        let before = match self.capture_state(dir.clone()).await {
+            Ok(state) => state,
+            Err(err) => {
+                return Ok(Err(format!(
+                    "cannot record the worktree before the {role} call (read-only roles are \
+                     checked): {err}"
+                )))
+            }
+        };
+        let out = call.await;
+        let git = self.git.clone();
+        let d = dir.clone();
+        let verdict = tokio::task::spawn_blocking(move || check_read_only(&git, &d, &before))
+            .await
+            .map_err(|e| EngineError::Task(e.to_string()))?;
+        let Some(violation) = verdict else {
+            return Ok(Ok(out));
+        };
+        let reason = violation.describe(role);
+        self.record_violation(round, role, &dir.display().to_string(), &violation)?;
+        Ok(Err(reason))
+    }
+
+    /// Say that a read-only `role` changed the worktree `place` names (a
+    /// path, or a fixer's unit): a progress note and a `read-only-violation`
+    /// event.
+    pub(crate) fn record_violation(
+        &mut self,
+        round: &Round,
+        role: &str,
+        place: &str,
+        violation: &Violation,
+    ) -> Result<()> {
+        self.emit(ProgressEvent::Note {
+            message: violation.describe(role),
+        });
+        self.event(
+            Some(round.n),
+            "read-only-violation",
+            serde_json::json!({
+                "role": role,
+                "worktree": place,
+                "changes": violation.changes,
+                "restored": violation.restored.is_ok(),
+                "restore_error": violation.restored.as_ref().err(),
+            }),
+        )
+    }
+
+    /// Run `call`, an agent call of writing `role` in the run's worktree,
+    /// then take back any commit or ref change it made (its files stay, for
+    /// Shepherd to stage and commit).
+    pub(crate) async fn writing_call<T>(
+        &mut self,
+        round: &Round,
+        role: &str,
+        call: impl Future<Output = T>,
+    ) -> Result<T> {
+        let dir = self.wt().path().to_path_buf();
+        let before = self.capture_state(dir.clone()).await?;
+        let out = call.await;
+        let git = self.git.clone();
+        let undone = tokio::task::spawn_blocking(move || undo_agent_commits(&git, &dir, &before))
+            .await
+            .map_err(|e| EngineError::Task(e.to_string()))??;
+        if !undone.is_empty() {
+            self.emit(ProgressEvent::Note {
+                message: format!(
+                    "the {role} agent committed or changed refs itself ({}); taken back: \
+                     Shepherd commits only the files it stages",
+                    undone.join("; ")
+                ),
+            });
+            self.event(
+                Some(round.n),
+                "agent-commits-undone",
+                serde_json::json!({ "role": role, "undone": undone }),
+            )?;
+        }
+        Ok(out)
+    }
+
+    /// After the fix stage: a fix-validation call (in a fixer's worktree)
+    /// that changed its worktree stops the round before anything is pushed.
+    pub(crate) fn check_fix_validations(
+        &mut self,
+        round: &Round,
+    ) -> Result<std::result::Result<(), String>> {
+        let violations: Vec<(String, Violation)> = round
+            .fix_validations
+            .iter()
+            .filter_map(|r| r.read_only_violation.clone().map(|v| (r.unit.clone(), v)))
+            .collect();
+        let mut reasons = Vec::new();
+        for (unit, violation) in &violations {
+            self.record_violation(round, "fix-validation", unit, violation)?;
+            reasons.push(format!("{unit}: {}", violation.describe("fix-validation")));
+        }
+        if reasons.is_empty() {
+            Ok(Ok(()))
+        } else {
+            Ok(Err(reasons.join("; ")))
+        }
+    }
+
+    /// The push stage's last check: the commits between the round's start
+    /// and HEAD are exactly those Shepherd made in this round. `Err(reason)`
+    /// names the strangers (or the missing ones).
+    pub(crate) async fn check_commits_to_push(
+        &mut self,
+        round: &Round,
+    ) -> Result<std::result::Result<(), String>> {
+        let git = self.git.clone();
+        let start = round.start_sha.clone();
+        let listed = self
+            .git(move |wt| {
+                let head = wt.head_sha()?;
+                commits_between(&git, wt.path(), &start, head.as_str())
+            })
+            .await?;
+        let found: Vec<String> = listed.into_iter().map(|(sha, _)| sha.0).collect();
+        let strangers: Vec<&str> = found
+            .iter()
+            .filter(|c| !round.commits.contains(c))
+            .map(String::as_str)
+            .collect();
+        let missing: Vec<&str> = round
+            .commits
+            .iter()
+            .filter(|c| !found.contains(c))
+            .map(String::as_str)
+            .collect();
+        if strangers.is_empty() && missing.is_empty() {
+            return Ok(Ok(()));
+        }
+        let mut why = Vec::new();
+        if !strangers.is_empty() {
+            why.push(format!(
+                "commit(s) Shepherd did not make in this round: {}",
+                strangers.join(", ")
+            ));
+        }
+        if !missing.is_empty() {
+            why.push(format!(
+                "Shepherd's commit(s) no longer on HEAD: {}",
+                missing.join(", ")
+            ));
+        }
+        let reason = format!("refusing to push: {}", why.join("; "));
+        self.event(
+            Some(round.n),
+            "push-refused",
+            serde_json::json!({ "strangers": strangers, "missing": missing }),
+        )?;
+        Ok(Err(reason))
+    }
+}
