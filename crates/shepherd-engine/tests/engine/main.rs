@@ -11,6 +11,7 @@ mod test_clusters;
 mod test_decisions;
 mod test_demo;
 mod test_faults;
+mod test_forged;
 mod test_guards;
 mod test_limits;
 mod test_markers;
