@@ -1269,8 +1269,6 @@ impl State {
     }
 }
 
-/// GitHub refuses empty comment bodies.
-
 /// A one-line hunk for a comment on a line outside the diff (GitHub only
 /// allows lines in the diff; scenarios are less strict).
 fn fallback_hunk(scenario: &Scenario, path: &str, line: u32, left: bool) -> String {
