@@ -721,16 +721,16 @@ mod tests {
                     Some(2),
                     3,
                     "This should propagate the error instead of unwrap():\n```suggestion\nl2?\n```",
-                )),
-                TaskItem::from_thread(&thread("T2", "src/a.rs", None, 4, "Why is this here?")),
-                TaskItem::from_thread(&outdated),
+                ), "shepherd"),
+                TaskItem::from_thread(&thread("T2", "src/a.rs", None, 4, "Why is this here?"), "shepherd"),
+                TaskItem::from_thread(&outdated, "shepherd"),
                 TaskItem::from_thread(&thread(
                     "T4",
                     "src/changed.rs",
                     None,
                     5,
                     "```suggestion\nx\n```",
-                )),
+                ), "shepherd"),
                 top_level("IC1", "Please add tests.\n```suggestion\nx\n```"),
             ],
         );
@@ -776,13 +776,16 @@ mod tests {
     #[test]
     fn fix_applies_the_suggestion_to_the_worktree() {
         let dir = worktree(&[("src/a.rs", FILE)]);
-        let item = TaskItem::from_thread(&thread(
-            "T1",
-            "src/a.rs",
-            Some(2),
-            3,
-            "```suggestion\ntwo\nand\nthree\n```",
-        ));
+        let item = TaskItem::from_thread(
+            &thread(
+                "T1",
+                "src/a.rs",
+                Some(2),
+                3,
+                "```suggestion\ntwo\nand\nthree\n```",
+            ),
+            "shepherd",
+        );
         let task = FixTask::single(pr(), dir.path().to_owned(), item);
         let answer = fix(&task).unwrap();
         check_fix_answer(&task, &answer).unwrap();
@@ -801,13 +804,10 @@ mod tests {
     fn fix_refuses_when_the_anchored_lines_changed() {
         let changed = FILE.replace("l3", "l3 // edited");
         let dir = worktree(&[("src/a.rs", &changed)]);
-        let item = TaskItem::from_thread(&thread(
-            "T1",
-            "src/a.rs",
-            Some(2),
-            3,
-            "```suggestion\nx\n```",
-        ));
+        let item = TaskItem::from_thread(
+            &thread("T1", "src/a.rs", Some(2), 3, "```suggestion\nx\n```"),
+            "shepherd",
+        );
         let answer = fix(&FixTask::single(pr(), dir.path().to_owned(), item)).unwrap();
         let o = &answer.outcomes[0];
         assert_eq!(o.status, FixStatus::Blocked);
@@ -839,22 +839,28 @@ mod tests {
         let dir = worktree(&[("src/a.rs", FILE), ("src/b.rs", FILE)]);
         let items = vec![
             // Grows line 2 into three lines: were it applied first, T2's lines would move.
-            TaskItem::from_thread(&thread(
-                "T1",
-                "src/a.rs",
-                None,
-                2,
-                "```suggestion\n2a\n2b\n2c\n```",
-            )),
-            TaskItem::from_thread(&thread(
-                "T2",
-                "src/a.rs",
-                Some(8),
-                9,
-                "```suggestion\neight-nine\n```",
-            )),
-            TaskItem::from_thread(&thread("T3", "src/b.rs", None, 1, "```suggestion\n```")),
-            TaskItem::from_thread(&thread("T4", "src/b.rs", None, 5, "rename this")),
+            TaskItem::from_thread(
+                &thread("T1", "src/a.rs", None, 2, "```suggestion\n2a\n2b\n2c\n```"),
+                "shepherd",
+            ),
+            TaskItem::from_thread(
+                &thread(
+                    "T2",
+                    "src/a.rs",
+                    Some(8),
+                    9,
+                    "```suggestion\neight-nine\n```",
+                ),
+                "shepherd",
+            ),
+            TaskItem::from_thread(
+                &thread("T3", "src/b.rs", None, 1, "```suggestion\n```"),
+                "shepherd",
+            ),
+            TaskItem::from_thread(
+                &thread("T4", "src/b.rs", None, 5, "rename this"),
+                "shepherd",
+            ),
         ];
         let task = FixTask::cluster(
             pr(),
@@ -900,20 +906,14 @@ mod tests {
     fn overlapping_suggestions_are_not_both_applied() {
         let dir = worktree(&[("src/a.rs", FILE)]);
         let items = vec![
-            TaskItem::from_thread(&thread(
-                "T1",
-                "src/a.rs",
-                Some(3),
-                5,
-                "```suggestion\nfirst\n```",
-            )),
-            TaskItem::from_thread(&thread(
-                "T2",
-                "src/a.rs",
-                Some(5),
-                6,
-                "```suggestion\nsecond\n```",
-            )),
+            TaskItem::from_thread(
+                &thread("T1", "src/a.rs", Some(3), 5, "```suggestion\nfirst\n```"),
+                "shepherd",
+            ),
+            TaskItem::from_thread(
+                &thread("T2", "src/a.rs", Some(5), 6, "```suggestion\nsecond\n```"),
+                "shepherd",
+            ),
         ];
         let task = FixTask::cluster(
             pr(),
@@ -953,7 +953,10 @@ mod tests {
             ("link.rs", "resolves outside"),
             ("/etc/passwd", "not a relative path inside"),
         ] {
-            let item = TaskItem::from_thread(&thread("T1", path, None, 2, "```suggestion\nx\n```"));
+            let item = TaskItem::from_thread(
+                &thread("T1", path, None, 2, "```suggestion\nx\n```"),
+                "shepherd",
+            );
             let answer = fix(&FixTask::single(pr(), dir.path().to_owned(), item)).unwrap();
             assert_eq!(answer.outcomes[0].status, FixStatus::Blocked, "{path}");
             assert!(
@@ -980,13 +983,10 @@ mod tests {
         let dir = worktree(&[("src/a.rs", FILE)]);
         let agent: std::sync::Arc<dyn Agent> = std::sync::Arc::new(BuiltinAgent::new());
         assert_eq!(agent.name(), "builtin");
-        let item = TaskItem::from_thread(&thread(
-            "T1",
-            "src/a.rs",
-            None,
-            1,
-            "```suggestion\none\n```",
-        ));
+        let item = TaskItem::from_thread(
+            &thread("T1", "src/a.rs", None, 1, "```suggestion\none\n```"),
+            "shepherd",
+        );
         let ctx = AgentContext::default();
         let triaged = agent
             .triage(&triage_task(dir.path(), vec![item.clone()]), &ctx)
@@ -1023,13 +1023,16 @@ mod tests {
     }
 
     fn suggested(id: &str) -> TaskItem {
-        TaskItem::from_thread(&thread(
-            id,
-            "src/a.rs",
-            Some(2),
-            3,
-            "```suggestion\ntwo\nand\nthree\n```",
-        ))
+        TaskItem::from_thread(
+            &thread(
+                id,
+                "src/a.rs",
+                Some(2),
+                3,
+                "```suggestion\ntwo\nand\nthree\n```",
+            ),
+            "shepherd",
+        )
     }
 
     #[test]
@@ -1074,7 +1077,8 @@ mod tests {
                 answer.items[0]
             );
         }
-        let no_suggestion = TaskItem::from_thread(&thread("T2", "src/a.rs", None, 2, "rename"));
+        let no_suggestion =
+            TaskItem::from_thread(&thread("T2", "src/a.rs", None, 2, "rename"), "shepherd");
         let answer = validate_fix(&validation_task(
             vec![no_suggestion],
             diff_replacing_2_3(&["two"], ""),
@@ -1085,13 +1089,10 @@ mod tests {
 
     #[test]
     fn two_suggestions_in_one_hunk_are_both_addressed() {
-        let second = TaskItem::from_thread(&thread(
-            "T2",
-            "src/a.rs",
-            None,
-            5,
-            "```suggestion\nfive\n```",
-        ));
+        let second = TaskItem::from_thread(
+            &thread("T2", "src/a.rs", None, 5, "```suggestion\nfive\n```"),
+            "shepherd",
+        );
         let diff = "--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,7 +1,8 @@\n l1\n-l2\n-l3\n+two\n+and\n+three\n l4\n-l5\n+five\n l6\n l7\n";
         let answer = validate_fix(&validation_task(vec![suggested("T1"), second], diff.into()));
         let verdicts: Vec<FixVerdict> = answer.items.iter().map(|v| v.verdict).collect();
@@ -1175,12 +1176,15 @@ mod tests {
                 "made for GitLab",
                 threads
                     .iter()
-                    .map(|t| TaskItem::from_thread_on(t, ForgeKind::GitLab))
+                    .map(|t| TaskItem::from_thread_on(t, ForgeKind::GitLab, "shepherd"))
                     .collect::<Vec<_>>(),
             ),
             (
                 "made with GitHub's reading",
-                threads.iter().map(TaskItem::from_thread).collect(),
+                threads
+                    .iter()
+                    .map(|t| TaskItem::from_thread(t, "shepherd"))
+                    .collect(),
             ),
         ] {
             let task = TriageTask {
@@ -1210,7 +1214,7 @@ mod tests {
 
         let items: Vec<TaskItem> = threads
             .iter()
-            .map(|t| TaskItem::from_thread_on(t, ForgeKind::GitLab))
+            .map(|t| TaskItem::from_thread_on(t, ForgeKind::GitLab, "shepherd"))
             .collect();
         let task = FixTask::cluster(
             gitlab_pr(&head),
@@ -1259,6 +1263,7 @@ mod tests {
         let item = TaskItem::from_thread_on(
             &gitlab_thread("D1", "src/a.rs", None, 4, "```suggestion:-0+0\nfour\n```"),
             ForgeKind::GitLab,
+            "shepherd",
         );
         // An earlier fix of the round added a line above: line 4 is now l3.
         let moved = format!("l0\n{FILE}");
@@ -1297,7 +1302,7 @@ mod tests {
                 "not a commit id",
             ),
         ] {
-            let item = TaskItem::from_thread(&thread);
+            let item = TaskItem::from_thread(&thread, "shepherd");
             let triaged = triage(&TriageTask {
                 pr: gitlab_pr(head),
                 worktree: dir.path().to_owned(),
@@ -1329,10 +1334,10 @@ mod tests {
         file.subject_type = SubjectType::File;
         threads.push(file);
         for t in &threads {
-            let item = TaskItem::from_thread(t);
+            let item = TaskItem::from_thread(t, "shepherd");
             assert_eq!(
                 item.gitlab_suggestion(),
-                SuggestionState::of_thread_on(t, ForgeKind::GitLab),
+                SuggestionState::of_thread_on(t, ForgeKind::GitLab, "shepherd"),
                 "{}",
                 t.id
             );
@@ -1340,8 +1345,8 @@ mod tests {
         // GitHub's reading is untouched by the forge-aware constructor.
         let t = thread("T1", "src/a.rs", None, 2, "```suggestion\nx\n```");
         assert_eq!(
-            TaskItem::from_thread_on(&t, ForgeKind::GitHub),
-            TaskItem::from_thread(&t)
+            TaskItem::from_thread_on(&t, ForgeKind::GitHub, "shepherd"),
+            TaskItem::from_thread(&t, "shepherd")
         );
     }
 

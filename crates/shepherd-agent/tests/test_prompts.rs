@@ -41,14 +41,14 @@ fn items() -> Vec<TaskItem> {
                 ),
                 comment("PRRC_2", "shepherd-bot", AuthorKind::Bot, &reply, None),
             ],
-        )),
+        ), "shepherd-bot"),
         TaskItem::from_thread(&thread(
             "PRRT_2",
             "src/auth/session \"x\".rs",
             None,
             3,
             vec![comment("PRRC_3", "mallory", AuthorKind::User, HOSTILE, None)],
-        )),
+        ), "shepherd-bot"),
         TaskItem::from_top_level(&top_level("PRR_9", TopLevelKind::ReviewBody, "Overall: please add tests.")),
     ]
 }

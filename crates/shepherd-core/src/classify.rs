@@ -4,8 +4,8 @@
 //! [`PrSnapshot`] is classified against the [`Ledger`]:
 //!
 //! - **new**: the last word is not ours. Any comment after our reply, by
-//!   anyone (the viewer's own login included, when it carries no marker),
-//!   makes a thread new again. A thread Shepherd resolved that someone
+//!   anyone (the viewer's own login included, when it carries no marker;
+//!   anyone else whatever markers it carries), makes a thread new again. A thread Shepherd resolved that someone
 //!   unresolved is new ("reopened after Shepherd resolved it"). A thread with
 //!   no comments at all is new too: an unresolved thread nobody can read must
 //!   block convergence rather than pass silently (a person sees it in triage).
@@ -14,23 +14,27 @@
 //! - **awaiting reviewer**: our reply is the last word and the thread was left
 //!   open on purpose (a question, needs-human, an unauthorized resolve).
 //!
-//! Shepherd's replies are recognized by their [`Marker`] for the item, never
-//! by login: Shepherd may run as the same account as a reviewer.
+//! Shepherd's replies are the viewer's comments carrying its [`Marker`] for
+//! the item ([`Marker::find_own`]): the login alone is not enough (Shepherd
+//! may run as the same account as a reviewer), nor is the marker alone.
 //!
-//! **Security rule.** With no ledger entry that describes the reply (a fresh
-//! machine, a stateless CI runner), the state is rebuilt from the marker, and
-//! the marker's `resolve=yes` authorizes a resolve *only if the comment
-//! carrying it was written by the viewer* (the account Shepherd runs as).
-//! Markers are plain text in untrusted comments: anyone can paste one, and a
-//! pasted marker must never make Shepherd resolve a thread. A ledger entry
-//! whose `reply_id` names another comment than the marker's is likewise not
-//! trusted, and the marker rule applies.
+//! **Security rule.** Markers are plain text: anyone who can comment can
+//! paste one. A marker counts only in a comment written by the viewer (the
+//! account Shepherd runs as); in anyone else's comment it is ordinary text,
+//! and the comment is feedback like any other: it makes its thread new, it
+//! is a top-level item of its own, it never enters a rebuilt ledger, and
+//! its `resolve=yes` authorizes nothing. With no ledger entry that
+//! describes the reply (a fresh machine, a stateless CI runner), the state
+//! is rebuilt from the viewer's markers. A ledger entry whose `reply_id`
+//! names another comment than the marker's is not trusted, and the marker
+//! rule applies.
 //!
 //! Top-level comments and review bodies can be replied to but not resolved:
-//! each is new until a later top-level comment carries our marker for its id,
-//! or the ledger records a reply. Comments carrying any marker are Shepherd's
-//! replies, not items; empty bodies and pending (draft) reviews are not items
-//! either. Resolved threads are not items.
+//! each is new until a later top-level comment of the viewer carries our
+//! marker for its id, or the ledger records a reply. The viewer's comments
+//! carrying a marker are Shepherd's replies, not items; empty bodies and
+//! pending (draft) reviews are not items either. Resolved threads are not
+//! items.
 //!
 //! Classification reads the ledger through an index built once, so a round
 //! with N threads costs O(N + entries).
@@ -153,7 +157,7 @@ pub fn classify(snapshot: &PrSnapshot, ledger: &Ledger) -> Vec<Classified> {
 }
 
 /// [`classify`] on the parts of a snapshot. `viewer` is the login Shepherd
-/// runs as; it matters only for trusting a marker's `resolve=yes`.
+/// runs as: only its comments' markers are Shepherd's.
 pub fn classify_items(
     threads: &[ReviewThread],
     comments: &[TopLevelComment],
@@ -167,23 +171,22 @@ pub fn classify_items(
             .iter()
             .filter_map(|t| classify_thread(t, viewer, &index)),
     );
-    out.extend(classify_top_level(comments, &index));
+    out.extend(classify_top_level(comments, viewer, &index));
     out
 }
 
 /// Rebuild ledger entries from the markers on the forge, for a fresh state
-/// directory: one entry per item that has a reply of ours, its latest reply
-/// (`replied`, `reply_id` = that comment's id, `round` from the marker).
-/// `resolve_authorized` holds only for a thread whose marker says
-/// `resolve=yes` and was written by `viewer` (see the module's security
-/// rule); `resolved` is true for such a thread that is resolved now.
+/// directory: one entry per item that has a reply of ours (a comment of
+/// `viewer` with the item's marker; see the module's security rule), its
+/// latest reply (`replied`, `reply_id` = that comment's id, `round` from the
+/// marker). `resolve_authorized` holds for a thread whose marker says
+/// `resolve=yes`; `resolved` is true for such a thread that is resolved now.
 /// Decisions and outcomes are unknown and left empty.
 pub fn rebuild_ledger_from_markers(snapshot: &PrSnapshot, viewer: &str) -> Vec<LedgerEntry> {
     let mut out = Vec::new();
     for thread in &snapshot.threads {
-        if let Some((_, comment, marker)) = last_reply(thread) {
-            let authorized =
-                marker.resolve_authorized && is_viewer(comment.author.as_ref(), viewer);
+        if let Some((_, comment, marker)) = last_reply(thread, viewer) {
+            let authorized = marker.resolve_authorized;
             out.push(LedgerEntry {
                 reply_id: Some(comment.id.clone()),
                 resolve_authorized: authorized,
@@ -193,9 +196,9 @@ pub fn rebuild_ledger_from_markers(snapshot: &PrSnapshot, viewer: &str) -> Vec<L
             });
         }
     }
-    let replies = top_level_replies(&snapshot.comments);
+    let replies = top_level_replies(&snapshot.comments, viewer);
     for (i, comment) in snapshot.comments.iter().enumerate() {
-        if Marker::find(&comment.body).is_some() {
+        if is_own_reply(comment, viewer) {
             continue;
         }
         if let Some(reply) = replies.get(comment.id.as_str()).filter(|r| r.index > i) {
@@ -239,7 +242,7 @@ fn classify_thread(
             None,
         ));
     };
-    let Some((pos, reply, marker)) = last_reply(thread) else {
+    let Some((pos, _, marker)) = last_reply(thread, viewer) else {
         let reason = if thread.comments.len() == 1 {
             format!("opened by {}; no reply from Shepherd yet", who(last))
         } else {
@@ -269,6 +272,7 @@ fn classify_thread(
         );
         return Some(item(Class::New, reason, round));
     }
+    let reply = &thread.comments[pos];
     if let Some(e) = entry.filter(|e| e.replied && reply_id_matches(e, reply)) {
         let (class, reason) = if e.resolve_authorized {
             (
@@ -290,44 +294,37 @@ fn classify_thread(
         return Some(item(class, reason, round));
     }
 
-    // No ledger entry describes this reply: rebuild from the marker.
-    let by_viewer = is_viewer(reply.author.as_ref(), viewer);
-    let (class, reason) = match (marker.resolve_authorized, by_viewer) {
-        (true, true) => (
+    // No ledger entry describes this reply: rebuild from the marker, which
+    // is the viewer's own (`last_reply`).
+    let (class, reason) = if marker.resolve_authorized {
+        (
             Class::ResolveRetry,
             format!(
                 "our reply in round {} is the last word and its marker authorizes resolving; \
                  the resolve has not succeeded",
                 marker.round
             ),
-        ),
-        (true, false) => (
-            Class::AwaitingReviewer,
-            format!(
-                "our reply in round {} is the last word, but its resolve=yes marker was posted by {}, \
-                 not by @{viewer}, so it does not authorize resolving",
-                marker.round,
-                who(reply)
-            ),
-        ),
-        (false, _) => (
+        )
+    } else {
+        (
             Class::AwaitingReviewer,
             format!(
                 "our reply in round {} is the last word; the thread is left open for the reviewer",
                 marker.round
             ),
-        ),
+        )
     };
     Some(item(class, reason, round))
 }
 
 fn classify_top_level<'c>(
     comments: &'c [TopLevelComment],
+    viewer: &'c str,
     index: &'c LedgerIndex<'_>,
 ) -> impl Iterator<Item = Classified> + 'c {
-    let replies = top_level_replies(comments);
+    let replies = top_level_replies(comments, viewer);
     comments.iter().enumerate().filter_map(move |(i, c)| {
-        if !is_top_level_item(c) {
+        if !is_top_level_item(c, viewer) {
             return None;
         }
         let what = match c.kind {
@@ -383,18 +380,25 @@ fn classify_top_level<'c>(
     })
 }
 
-/// Whether a top-level comment is feedback: not Shepherd's own reply (any
-/// marker), not empty, not a draft review.
-fn is_top_level_item(c: &TopLevelComment) -> bool {
+/// Whether a top-level comment is feedback: not Shepherd's own reply (the
+/// viewer's, with any marker), not empty, not a draft review.
+fn is_top_level_item(c: &TopLevelComment, viewer: &str) -> bool {
     !c.body.trim().is_empty()
         && c.review_state != Some(ReviewState::Pending)
-        && Marker::find(&c.body).is_none()
+        && !is_own_reply(c, viewer)
 }
 
-/// Our latest reply in a thread: its position, the comment, and its marker.
-fn last_reply(thread: &ReviewThread) -> Option<(usize, &Comment, Marker)> {
+/// Whether a top-level comment is one of Shepherd's replies: the viewer's,
+/// with a marker.
+fn is_own_reply(c: &TopLevelComment, viewer: &str) -> bool {
+    Marker::find_own(&c.body, c.author.as_ref(), viewer).is_some()
+}
+
+/// Our latest reply in a thread (the viewer's comment with the thread's
+/// marker): its position, the comment, and its marker.
+fn last_reply<'t>(thread: &'t ReviewThread, viewer: &str) -> Option<(usize, &'t Comment, Marker)> {
     thread.comments.iter().enumerate().rev().find_map(|(i, c)| {
-        Marker::find(&c.body)
+        Marker::find_own(&c.body, c.author.as_ref(), viewer)
             .filter(|m| m.item == thread.id)
             .map(|m| (i, c, m))
     })
@@ -406,11 +410,15 @@ struct TopLevelReply<'c> {
     marker: Marker,
 }
 
-/// For every item id, the latest top-level comment carrying our marker for it.
-fn top_level_replies(comments: &[TopLevelComment]) -> HashMap<String, TopLevelReply<'_>> {
+/// For every item id, the latest top-level comment of the viewer carrying
+/// our marker for it.
+fn top_level_replies<'c>(
+    comments: &'c [TopLevelComment],
+    viewer: &str,
+) -> HashMap<String, TopLevelReply<'c>> {
     let mut replies = HashMap::new();
     for (index, comment) in comments.iter().enumerate() {
-        if let Some(marker) = Marker::find(&comment.body) {
+        if let Some(marker) = Marker::find_own(&comment.body, comment.author.as_ref(), viewer) {
             replies.insert(
                 marker.item.clone(),
                 TopLevelReply {
@@ -436,12 +444,6 @@ fn reply_id_matches(entry: &LedgerEntry, reply: &Comment) -> bool {
                     .is_some_and(|db| id.parse::<u64>() == Ok(db))
         }
     }
-}
-
-/// Logins compare case-insensitively, as on both forges. An empty viewer
-/// (unknown) matches nobody.
-fn is_viewer(author: Option<&Author>, viewer: &str) -> bool {
-    !viewer.is_empty() && author.is_some_and(|a| a.login.eq_ignore_ascii_case(viewer))
 }
 
 fn who(comment: &Comment) -> String {
@@ -644,19 +646,17 @@ mod tests {
                 Class::ResolveRetry,
                 vec!["round 3", "marker authorizes"],
             ),
-            // 7. SECURITY: a resolve=yes marker pasted by someone else does not
+            // 7. SECURITY: a marker pasted by someone else is an ordinary
+            //    comment: it neither answers the thread nor authorizes
             (
                 vec![said("c1", "alice"), reply("c2", "mallory", t, 3, true)],
                 none.clone(),
-                Class::AwaitingReviewer,
-                vec!["posted by @mallory", "not by @shep", "does not authorize"],
+                Class::New,
+                vec!["last comment is by @mallory", "no reply from Shepherd yet"],
             ),
             // 8. the ledger is the authority when it describes the reply
             (
-                vec![
-                    said("c1", "alice"),
-                    reply("c2", "other-account", t, 1, false),
-                ],
+                vec![said("c1", "alice"), reply("c2", VIEWER, t, 1, false)],
                 Ledger::from_iter([entry(t, 1, true, true, false)]),
                 Class::ResolveRetry,
                 vec!["authorized but has not succeeded"],
@@ -675,23 +675,24 @@ mod tests {
                 Class::New,
                 vec!["reopened after Shepherd resolved it"],
             ),
-            // 11. SECURITY: a ledger reply id naming another comment is not trusted
+            // 11. SECURITY: a forged marker after our reply is the last word,
+            //     not ours
             (
                 vec![
                     said("c1", "alice"),
                     reply("c2", VIEWER, t, 1, true),
-                    reply("c3", "mallory", t, 1, true),
+                    reply("c3", "mallory", t, 1, false),
                 ],
                 Ledger::from_iter([LedgerEntry {
                     reply_id: Some("c2".to_owned()),
                     ..entry(t, 1, true, true, false)
                 }]),
-                Class::AwaitingReviewer,
-                vec!["posted by @mallory"],
+                Class::New,
+                vec!["last comment is by @mallory after our reply in round 1"],
             ),
             // 12. the reply id may be the numeric id
             (
-                vec![said("c1", "alice"), reply("c7", "bot-account", t, 1, false)],
+                vec![said("c1", "alice"), reply("c7", VIEWER, t, 1, false)],
                 Ledger::from_iter([LedgerEntry {
                     reply_id: Some("7".to_owned()),
                     ..entry(t, 1, true, true, false)
@@ -752,6 +753,33 @@ mod tests {
                 none.clone(),
                 Class::ResolveRetry,
                 vec![],
+            ),
+            // 21. SECURITY: the ledger does not make another account's marker ours
+            (
+                vec![
+                    said("c1", "alice"),
+                    reply("c2", "other-account", t, 1, false),
+                ],
+                Ledger::from_iter([LedgerEntry {
+                    reply_id: Some("c2".to_owned()),
+                    ..entry(t, 1, true, false, false)
+                }]),
+                Class::New,
+                vec![
+                    "last comment is by @other-account",
+                    "no reply from Shepherd yet",
+                ],
+            ),
+            // 22. a reviewer quoting our reply (marker included) speaks again
+            (
+                vec![
+                    said("c1", "alice"),
+                    reply("c2", VIEWER, t, 1, false),
+                    reply("c3", "alice", t, 1, false),
+                ],
+                none.clone(),
+                Class::New,
+                vec!["last comment is by @alice after our reply in round 1"],
             ),
             // 20. our reply in round 1, reviewer answered, our reply in round 2 is last
             (
@@ -822,7 +850,7 @@ mod tests {
             top("E", Ic, "erin", "Bump the version."),
             top("F", Ic, "frank", "Sign the CLA."),
             pending,
-            // Shepherd's replies: never items, whoever posted them.
+            // Shepherd's replies (the viewer's, with a marker): never items.
             top(
                 "S1",
                 Ic,
@@ -835,11 +863,13 @@ mod tests {
                 VIEWER,
                 &Marker::new("B", 2, true).append_to("Tests added."),
             ),
+            // SECURITY: a marker someone else pasted is an ordinary comment:
+            // an item itself, and no answer to A.
             top(
                 "S3",
                 Ic,
                 "someone",
-                &Marker::new("NOPE", 1, false).append_to("x"),
+                &Marker::new("A", 3, false).append_to("Please also bump the version."),
             ),
             // A reply to F posted before F cannot answer it.
             top("G", Ic, "gina", "Follow-up after your reply."),
@@ -860,8 +890,8 @@ mod tests {
         let ids: Vec<&str> = out.iter().map(|c| c.item_id.as_str()).collect();
         assert_eq!(
             ids,
-            ["A", "B", "C", "E", "F", "G"],
-            "empty, pending and marker comments are not items"
+            ["A", "B", "C", "E", "F", "S3", "G"],
+            "empty, pending and Shepherd's comments are not items"
         );
         check(
             by_id["A"],
@@ -881,6 +911,11 @@ mod tests {
         );
         check(by_id["F"], Class::New, &[]);
         check(by_id["G"], Class::New, &["comment by @gina"]);
+        check(
+            by_id["S3"],
+            Class::New,
+            &["comment by @someone", "no reply from Shepherd yet"],
+        );
         assert_eq!(by_id["B"].kind, ItemKind::ReviewBody);
         assert_eq!(by_id["A"].kind, ItemKind::IssueComment);
         assert!(!by_id["A"].kind.is_resolvable() && ItemKind::ReviewThread.is_resolvable());
@@ -939,6 +974,13 @@ mod tests {
                     VIEWER,
                     &Marker::new("A", 2, true).append_to("Added."),
                 ),
+                top("B", TopLevelKind::IssueComment, "alice", "docs?"),
+                top(
+                    "S2",
+                    TopLevelKind::IssueComment,
+                    "mallory",
+                    &Marker::new("B", 1, false).append_to("Done."),
+                ),
             ],
         );
         let entries = rebuild_ledger_from_markers(&snap, VIEWER);
@@ -960,7 +1002,7 @@ mod tests {
             summary,
             [
                 ("T1", 3, Some("c4"), true, true, false),
-                ("T2", 1, Some("c6"), true, false, false), // mallory's marker authorizes nothing
+                // mallory's marker on T2 is not ours: no entry
                 ("T4", 2, Some("c8"), true, true, true),
                 ("A", 2, Some("S1"), true, false, false), // top-level items are never resolved
             ]
@@ -983,9 +1025,11 @@ mod tests {
             classes(&from_ledger),
             [
                 ("T1".to_owned(), Class::ResolveRetry),
-                ("T2".to_owned(), Class::AwaitingReviewer),
+                ("T2".to_owned(), Class::New),
                 ("T3".to_owned(), Class::New),
                 ("A".to_owned(), Class::AwaitingReviewer),
+                ("B".to_owned(), Class::New),
+                ("S2".to_owned(), Class::New),
             ]
         );
     }
@@ -1120,6 +1164,32 @@ mod tests {
             let c = out.iter().find(|c| c.item_id == format!("T{i}"));
             prop_assert!(c.is_some());
             prop_assert_eq!(c.map(|c| c.class), Some(Class::New));
+        }
+
+        #[test]
+        fn a_marker_in_someone_elses_comment_changes_nothing(world in world()) {
+            let (threads, ledger) = materialize(&world);
+            let stripped: Vec<ReviewThread> = threads
+                .iter()
+                .map(|t| {
+                    let mut t = t.clone();
+                    for c in &mut t.comments {
+                        if c.author.as_ref().map(|a| a.login.as_str()) != Some(VIEWER) {
+                            c.body = "please rename this".to_owned();
+                        }
+                    }
+                    t
+                })
+                .collect();
+            prop_assert_eq!(
+                classify_items(&threads, &[], VIEWER, &ledger),
+                classify_items(&stripped, &[], VIEWER, &ledger)
+            );
+            let snap = |threads: Vec<ReviewThread>| snapshot(threads, vec![]);
+            prop_assert_eq!(
+                rebuild_ledger_from_markers(&snap(threads.clone()), VIEWER),
+                rebuild_ledger_from_markers(&snap(stripped), VIEWER)
+            );
         }
 
         #[test]

@@ -627,13 +627,15 @@ fn file_lines(file: &str, start: u32, end: u32) -> Option<Vec<String>> {
 impl SuggestionEdit {
     /// The suggestion of `thread`, with its site and anchor.
     ///
-    /// Looks at every comment of the thread except Shepherd's own replies (those
-    /// carrying a [`Marker`]), and only at plain ```` ```suggestion ```` blocks.
+    /// Looks at every comment of the thread except Shepherd's own replies (the
+    /// `viewer`'s comments carrying a [`Marker`]: a marker anyone else pasted
+    /// does not hide a comment's suggestion), and only at plain
+    /// ```` ```suggestion ```` blocks.
     /// Refused for file threads, left-side threads, outdated threads (GitHub
     /// refuses those too), threads with no or several distinct suggestions, and
     /// when the diff hunk does not show the range as written
     /// (`originalStartLine..originalLine`).
-    pub fn from_thread(thread: &ReviewThread) -> Result<Self, SuggestionError> {
+    pub fn from_thread(thread: &ReviewThread, viewer: &str) -> Result<Self, SuggestionError> {
         let path = || thread.path.clone();
         if thread.subject_type == SubjectType::File {
             return Err(SuggestionError::NotOnLines { path: path() });
@@ -662,7 +664,7 @@ impl SuggestionEdit {
         for comment in thread
             .comments
             .iter()
-            .filter(|c| Marker::find(&c.body).is_none())
+            .filter(|c| Marker::find_own(&c.body, c.author.as_ref(), viewer).is_none())
         {
             for suggestion in extract_suggestions(&comment.body) {
                 if suggestion.is_range() && !distinct.iter().any(|(_, s)| *s == suggestion) {
@@ -723,11 +725,12 @@ impl SuggestionEdit {
     pub fn from_thread_with(
         thread: &ReviewThread,
         forge: ForgeKind,
+        viewer: &str,
         head_file: Option<&str>,
     ) -> Result<Self, SuggestionError> {
         match forge {
-            ForgeKind::GitHub => Self::from_thread(thread),
-            ForgeKind::GitLab => Self::from_gitlab_thread(thread, head_file),
+            ForgeKind::GitHub => Self::from_thread(thread, viewer),
+            ForgeKind::GitLab => Self::from_gitlab_thread(thread, viewer, head_file),
         }
     }
 
@@ -735,9 +738,11 @@ impl SuggestionEdit {
     /// the commented line (`thread.line`), anchored on `head_file`'s lines
     /// of the effective range, pending without it. Refused for file threads,
     /// left-side and outdated threads, threads with no or several distinct
-    /// suggestions, and ranges outside the file.
+    /// suggestions, and ranges outside the file. Shepherd's own replies (the
+    /// `viewer`'s comments with a marker) are skipped.
     pub fn from_gitlab_thread(
         thread: &ReviewThread,
+        viewer: &str,
         head_file: Option<&str>,
     ) -> Result<Self, SuggestionError> {
         if thread.subject_type == SubjectType::File {
@@ -756,6 +761,7 @@ impl SuggestionEdit {
         let comments = thread
             .comments
             .iter()
+            .filter(|c| Marker::find_own(&c.body, c.author.as_ref(), viewer).is_none())
             .map(|c| (c.id.as_str(), c.body.as_str()));
         Self::gitlab(
             &thread.path,
@@ -770,7 +776,8 @@ impl SuggestionEdit {
     /// GitLab's suggestion of a thread given by its parts: the file, side
     /// and current range `start_line..=end_line` of a thread that is not
     /// outdated, and its comments as `(id, body)` (Shepherd's replies, with
-    /// a marker, are skipped). `head_file` as in [`Self::from_gitlab_thread`].
+    /// a marker, are left out by the caller: only it knows who wrote them).
+    /// `head_file` as in [`Self::from_gitlab_thread`].
     pub fn gitlab<'a>(
         path: &str,
         side: DiffSide,
@@ -796,9 +803,6 @@ impl SuggestionEdit {
         }
         let mut distinct: Vec<(&str, Suggestion)> = Vec::new();
         for (id, body) in comments {
-            if Marker::find(body).is_some() {
-                continue;
-            }
             for suggestion in extract_suggestions(body) {
                 // GitLab's plain block is its `-0+0`.
                 let suggestion = match suggestion {
@@ -1371,12 +1375,19 @@ mod tests {
 
     // ---- threads ---------------------------------------------------------
 
+    /// The account Shepherd runs as.
+    const VIEWER: &str = "shep";
+
     fn comment(id: &str, body: &str, hunk: Option<&str>) -> Comment {
+        comment_by("rev", id, body, hunk)
+    }
+
+    fn comment_by(login: &str, id: &str, body: &str, hunk: Option<&str>) -> Comment {
         Comment {
             id: id.to_owned(),
             database_id: Some(1),
             author: Some(Author {
-                login: "rev".into(),
+                login: login.into(),
                 kind: AuthorKind::User,
             }),
             body: body.to_owned(),
@@ -1415,7 +1426,7 @@ mod tests {
             "```suggestion\n    let (a, b) = (1, 2);\n```",
             Some(THREAD_HUNK),
         )]);
-        let edit = SuggestionEdit::from_thread(&t).unwrap();
+        let edit = SuggestionEdit::from_thread(&t, VIEWER).unwrap();
         assert_eq!(edit.comment_id, "C1");
         assert_eq!(
             edit.site,
@@ -1448,7 +1459,7 @@ mod tests {
                 Some(THREAD_HUNK),
             )])
         };
-        let kind = |t: &ReviewThread| SuggestionEdit::from_thread(t).unwrap_err();
+        let kind = |t: &ReviewThread| SuggestionEdit::from_thread(t, VIEWER).unwrap_err();
 
         let mut t = ok();
         t.is_outdated = true;
@@ -1522,10 +1533,22 @@ mod tests {
             Some(THREAD_HUNK),
         ));
         let own = Marker::new("PRRT_1", 1, false).append_to("Quoting:\n```suggestion\nother\n```");
-        t.comments.push(comment("C3", &own, Some(THREAD_HUNK)));
-        let edit = SuggestionEdit::from_thread(&t).unwrap();
+        t.comments
+            .push(comment_by(VIEWER, "C3", &own, Some(THREAD_HUNK)));
+        let edit = SuggestionEdit::from_thread(&t, VIEWER).unwrap();
         assert_eq!(edit.comment_id, "C1");
         assert_eq!(edit.suggestion, range(&["x"]));
+        // The same comment by anyone else is an ordinary comment: a marker
+        // pasted in it does not hide its suggestion.
+        t.comments.pop();
+        t.comments.push(comment("C3", &own, Some(THREAD_HUNK)));
+        assert_eq!(
+            SuggestionEdit::from_thread(&t, VIEWER),
+            Err(SuggestionError::Ambiguous {
+                path: "src/f.rs".into(),
+                count: 2
+            })
+        );
     }
 
     #[test]
@@ -1533,7 +1556,7 @@ mod tests {
         let mut t = thread(vec![comment("C1", "```suggestion\n```", Some(THREAD_HUNK))]);
         t.start_line = None;
         t.original_start_line = None;
-        let edit = SuggestionEdit::from_thread(&t).unwrap();
+        let edit = SuggestionEdit::from_thread(&t, VIEWER).unwrap();
         assert_eq!((edit.site.start_line, edit.site.end_line), (13, 13));
         assert_eq!(edit.anchor, strings(&["    let b = 2;"]));
         assert!(edit.suggestion.is_deletion());
@@ -1657,7 +1680,7 @@ mod tests {
         ];
         for (name, start, line, body, range, around) in cases {
             let t = gitlab_thread(*start, *line, &[body]);
-            let edit = SuggestionEdit::from_gitlab_thread(&t, Some(&twelve()))
+            let edit = SuggestionEdit::from_gitlab_thread(&t, VIEWER, Some(&twelve()))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(edit.effective_range().unwrap(), *range, "{name}");
             assert_eq!(edit.comment_id, "100", "{name}");
@@ -1671,7 +1694,8 @@ mod tests {
             let added = edit.suggestion.lines().len();
             assert_eq!(out.lines().count(), kept + added, "{name}: {out}");
             // The same through the forge-dispatching constructor.
-            let same = SuggestionEdit::from_thread_with(&t, ForgeKind::GitLab, Some(&twelve()));
+            let same =
+                SuggestionEdit::from_thread_with(&t, ForgeKind::GitLab, VIEWER, Some(&twelve()));
             assert_eq!(same, Ok(edit), "{name}");
         }
     }
@@ -1679,7 +1703,7 @@ mod tests {
     #[test]
     fn gitlab_refusals() {
         let file = twelve();
-        let edit = |t: &ReviewThread| SuggestionEdit::from_gitlab_thread(t, Some(&file));
+        let edit = |t: &ReviewThread| SuggestionEdit::from_gitlab_thread(t, VIEWER, Some(&file));
         let block = "```suggestion:-1+0\nX\n```";
         type Case = (&'static str, ReviewThread, fn(&SuggestionError) -> bool);
         let cases: Vec<Case> = vec![
@@ -1771,14 +1795,23 @@ mod tests {
         // A repeat, and Shepherd's own reply quoting another block, are not
         // a second suggestion.
         let own = Marker::new("d", 1, false).append_to("```suggestion:-0+0\nZ\n```");
-        let t = gitlab_thread(None, 10, &[block, block, &own]);
+        let mut t = gitlab_thread(None, 10, &[block, block, &own]);
+        let pasted = t.clone();
+        if let Some(c) = t.comments.last_mut() {
+            c.author = comment_by(VIEWER, "x", "", None).author;
+        }
         assert_eq!(edit(&t).unwrap().suggestion.lines(), ["X"]);
+        // Pasted by someone else, the marker hides nothing.
+        assert!(matches!(
+            edit(&pasted),
+            Err(SuggestionError::Ambiguous { count: 2, .. })
+        ));
     }
 
     #[test]
     fn gitlab_lines_that_changed_after_the_head_are_refused() {
         let t = gitlab_thread(Some(8), 10, &["```suggestion:-2+0\nX\n```"]);
-        let edit = SuggestionEdit::from_gitlab_thread(&t, Some(&twelve())).unwrap();
+        let edit = SuggestionEdit::from_gitlab_thread(&t, VIEWER, Some(&twelve())).unwrap();
         // Someone changed a line of the range.
         let changed = twelve().replace("l9\n", "l9 changed\n");
         assert_eq!(
@@ -1803,7 +1836,7 @@ mod tests {
     #[test]
     fn gitlab_anchor_pending_until_pinned() {
         let t = gitlab_thread(None, 10, &["```suggestion:-1+0\nX\n```"]);
-        let pending = SuggestionEdit::from_gitlab_thread(&t, None).unwrap();
+        let pending = SuggestionEdit::from_gitlab_thread(&t, VIEWER, None).unwrap();
         assert!(pending.anchor_pending && pending.anchor.is_empty());
         assert_eq!(
             pending.apply(&twelve()),
@@ -1840,7 +1873,7 @@ mod tests {
             Some(THREAD_HUNK),
         )]);
         assert!(matches!(
-            SuggestionEdit::from_thread_with(&gitlab_form, ForgeKind::GitHub, Some("f")),
+            SuggestionEdit::from_thread_with(&gitlab_form, ForgeKind::GitHub, VIEWER, Some("f")),
             Err(SuggestionError::NoSuggestion { .. })
         ));
         // The same plain block: GitHub replaces the thread's range, GitLab
@@ -1850,11 +1883,13 @@ mod tests {
             "```suggestion\nx\n```",
             Some(THREAD_HUNK),
         )]);
-        let github = SuggestionEdit::from_thread_with(&plain, ForgeKind::GitHub, None).unwrap();
+        let github =
+            SuggestionEdit::from_thread_with(&plain, ForgeKind::GitHub, VIEWER, None).unwrap();
         assert_eq!(github.effective_range().unwrap(), (12, 13));
         let file: String = (1..=13).map(|i| format!("l{i}\n")).collect();
         let gitlab =
-            SuggestionEdit::from_thread_with(&plain, ForgeKind::GitLab, Some(&file)).unwrap();
+            SuggestionEdit::from_thread_with(&plain, ForgeKind::GitLab, VIEWER, Some(&file))
+                .unwrap();
         assert_eq!(gitlab.effective_range().unwrap(), (13, 13));
         assert_eq!(gitlab.anchor, strings(&["l13"]));
     }

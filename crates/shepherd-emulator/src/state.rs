@@ -747,7 +747,7 @@ impl State {
             .filter(|(t, c)| pr.review_visible_to(pr.threads[*t].comments[*c].review_id, author))
             .map(|(t, _)| t)
             .ok_or_else(|| WriteError::NotFound("Not Found".into()))?;
-        check_body(body)?;
+        self.check_body(body)?;
         let review_id = self.review_for_comment(p, author);
         Ok(self.push_reply(p, t, author, body, review_id))
     }
@@ -769,7 +769,7 @@ impl State {
                 pr.thread_visible_to(&pr.threads[*t], author)
             })
             .ok_or_else(|| WriteError::NotFound(String::new()))?;
-        check_body(body)?;
+        self.check_body(body)?;
         let review_id = match review_id {
             Some(id) => {
                 let pr = &self.pull_requests[p];
@@ -843,7 +843,7 @@ impl State {
                 pr.thread_published(&pr.threads[*t])
             })
             .ok_or_else(|| WriteError::NotFound(String::new()))?;
-        check_body(body)?;
+        self.check_body(body)?;
         let review_id = self.commented_review(p, author);
         Ok(self.push_reply(p, t, author, body, review_id))
     }
@@ -922,6 +922,24 @@ impl State {
             .count() as u64
     }
 
+    /// A comment body must not be blank, nor longer than the forge takes:
+    /// GitHub 65,536 characters, GitLab (notes) 1,000,000.
+    fn check_body(&self, body: &str) -> Result<(), WriteError> {
+        if body.trim().is_empty() {
+            return Err(WriteError::Unprocessable("Body cannot be blank".into()));
+        }
+        let (limit, what) = match self.forge {
+            EmulatedForge::GitHub => (65_536, "Body"),
+            EmulatedForge::GitLab => (1_000_000, "Note"),
+        };
+        if body.chars().count() > limit {
+            return Err(WriteError::Unprocessable(format!(
+                "{what} is too long (maximum is {limit} characters)"
+            )));
+        }
+        Ok(())
+    }
+
     /// A top-level (issue) comment; returns its database id.
     pub(crate) fn apply_issue_comment(
         &mut self,
@@ -930,7 +948,7 @@ impl State {
         body: &str,
     ) -> Result<u64, WriteError> {
         let p = self.pr_index(number)?;
-        check_body(body)?;
+        self.check_body(body)?;
         let database_id = self.next_id();
         let created_at = self.tick();
         let pr = &mut self.pull_requests[p];
@@ -1054,7 +1072,7 @@ impl State {
             ));
         }
         for thread in &threads {
-            check_body(&thread.body)?;
+            self.check_body(&thread.body)?;
         }
         let review_id = self.next_id();
         let created_at = self.tick();
@@ -1119,7 +1137,7 @@ impl State {
         thread: NewThread,
     ) -> Result<CreatedReview, WriteError> {
         let p = self.pr_index(number)?;
-        check_body(&thread.body)?;
+        self.check_body(&thread.body)?;
         let review_id = self.review_for_comment(p, author);
         let thread_id = self.next_id();
         let comment_id = self.next_id();
@@ -1248,15 +1266,6 @@ impl State {
         outcome.new_commits = commits.iter().filter(|c| !pr.commits.contains(c)).count();
         pr.commits = commits;
         outcome
-    }
-}
-
-/// GitHub refuses empty comment bodies.
-fn check_body(body: &str) -> Result<(), WriteError> {
-    if body.trim().is_empty() {
-        Err(WriteError::Unprocessable("Body cannot be blank".into()))
-    } else {
-        Ok(())
     }
 }
 

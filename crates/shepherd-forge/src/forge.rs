@@ -163,16 +163,20 @@ pub trait Forge: Send + Sync {
         unsupported("post_issue_comment")
     }
 
-    /// The latest comment carrying Shepherd's marker for `item`: in the
+    /// The latest comment of `viewer` (the account Shepherd posts as,
+    /// [`Forge::viewer`]) carrying Shepherd's marker for `item`: in the
     /// thread (resolved or not) for a thread, among the conversation comments
     /// of `number` for a top-level item. Called before any re-post, so that a
-    /// retried or crashed reply never doubles.
+    /// retried or crashed reply never doubles. Anyone else's comment is never
+    /// the reply, whatever marker it carries (markers are plain text: a
+    /// pasted one must not pass for a reply that was never posted).
     async fn find_marker_reply(
         &self,
         number: u64,
         item: &ItemRef,
+        viewer: &str,
     ) -> Result<Option<PostedComment>> {
-        let _ = (number, item);
+        let _ = (number, item, viewer);
         unsupported("find_marker_reply")
     }
 
@@ -444,7 +448,7 @@ mod tests {
             ..Recording::default()
         };
         let err = forge
-            .find_marker_reply(1, &ItemRef::Thread("PRRT_1".into()))
+            .find_marker_reply(1, &ItemRef::Thread("PRRT_1".into()), "me")
             .await
             .unwrap_err();
         assert!(

@@ -82,32 +82,38 @@ pub fn top_level(id: &str, kind: TopLevelKind, body: &str) -> TopLevelComment {
 /// Two plain threads, for tests that only need ids.
 pub fn simple_items() -> Vec<TaskItem> {
     vec![
-        TaskItem::from_thread(&thread(
-            "T1",
-            "src/a.rs",
-            None,
-            1,
-            vec![comment(
-                "C1",
-                "alice",
-                AuthorKind::User,
-                "rename this",
+        TaskItem::from_thread(
+            &thread(
+                "T1",
+                "src/a.rs",
                 None,
-            )],
-        )),
-        TaskItem::from_thread(&thread(
-            "T2",
-            "src/b.rs",
-            None,
-            2,
-            vec![comment(
-                "C2",
-                "bot",
-                AuthorKind::Bot,
-                "check the error",
+                1,
+                vec![comment(
+                    "C1",
+                    "alice",
+                    AuthorKind::User,
+                    "rename this",
+                    None,
+                )],
+            ),
+            "shepherd",
+        ),
+        TaskItem::from_thread(
+            &thread(
+                "T2",
+                "src/b.rs",
                 None,
-            )],
-        )),
+                2,
+                vec![comment(
+                    "C2",
+                    "bot",
+                    AuthorKind::Bot,
+                    "check the error",
+                    None,
+                )],
+            ),
+            "shepherd",
+        ),
     ]
 }
 

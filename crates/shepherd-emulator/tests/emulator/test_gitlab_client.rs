@@ -79,7 +79,7 @@ async fn the_client_reads_250_discussions_replies_and_resolves_once() {
     assert_eq!(posted.marker, Some(marker(&first.id)));
     assert_eq!(posted.author.as_ref().unwrap().login, "alice");
     let found = client
-        .find_marker_reply(1, &ItemRef::Thread(first.id.clone()))
+        .find_marker_reply(1, &ItemRef::Thread(first.id.clone()), "alice")
         .await
         .unwrap()
         .unwrap();
@@ -98,7 +98,7 @@ async fn the_client_reads_250_discussions_replies_and_resolves_once() {
     let body = marker(&item).append_to("Added.");
     let posted = client.post_issue_comment(1, &body).await.unwrap();
     let found = client
-        .find_marker_reply(1, &ItemRef::TopLevel(item))
+        .find_marker_reply(1, &ItemRef::TopLevel(item), "alice")
         .await
         .unwrap()
         .unwrap();

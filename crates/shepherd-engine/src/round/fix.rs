@@ -137,7 +137,7 @@ impl Runner {
         });
         let (suggested, agent_singles): (Vec<WorkItem>, Vec<WorkItem>) = singles
             .into_iter()
-            .partition(|w| has_applicable_suggestion(w, round.snapshot().forge));
+            .partition(|w| has_applicable_suggestion(w, round.snapshot()));
         units.extend(agent_singles.into_iter().map(|w| FixUnit {
             label: format!("fix-{}", w.id()),
             files: w.classified.path.iter().cloned().collect(),
@@ -429,7 +429,7 @@ impl Runner {
             .items
             .iter()
             .map(|w| {
-                let item = task_item(w, self.run.target.forge);
+                let item = task_item(w, snapshot);
                 match round.triage.get(w.id()) {
                     Some(d) => item.with_triage(TriageNote {
                         reasoning: d.reasoning.clone(),
@@ -459,7 +459,7 @@ impl Runner {
             (None, UnitKind::Code) => {
                 let item = items.into_iter().next().unwrap_or_else(|| {
                     // A unit always has an item: units are built from items.
-                    task_item(&unit.items[0], self.run.target.forge)
+                    task_item(&unit.items[0], snapshot)
                 });
                 (
                     FixTask::single(pr, dir, item),
@@ -657,10 +657,10 @@ impl Runner {
     }
 }
 
-fn has_applicable_suggestion(item: &WorkItem, forge: shepherd_core::ForgeKind) -> bool {
+fn has_applicable_suggestion(item: &WorkItem, snapshot: &shepherd_core::PrSnapshot) -> bool {
     item.thread.as_ref().is_some_and(|t| {
         matches!(
-            SuggestionState::of_thread_on(t, forge),
+            SuggestionState::of_thread_on(t, snapshot.forge, &snapshot.viewer),
             SuggestionState::Applicable { .. }
         )
     })

@@ -2,12 +2,17 @@
 //! Shepherd itself:
 //!
 //! - every result gets a reply carrying the hidden marker (fixes cite their
-//!   commit); before posting, the forge is searched for a reply of ours with
-//!   the item's marker that the round's snapshot did not show (a crash or a
-//!   "commit then fail" answer after the forge took it), and that reply is
-//!   adopted instead of posting a second one;
+//!   commit); before posting, the forge is searched for a reply of ours (the
+//!   viewer's, with the item's marker) that the round's snapshot did not
+//!   show (a crash or a "commit then fail" answer after the forge took it),
+//!   and that reply is adopted instead of posting a second one;
+//! - a reply longer than the forge takes is cut with a visible note, its
+//!   marker intact ([`Marker::append_within`]);
 //! - the ledger gets an entry before and after every call;
-//! - a reply that landed in a pending review is a failure;
+//! - a reply that landed in a pending review is a failure, and the replies
+//!   after it are not posted (they would land there too): each is recorded
+//!   (ledger entry, `replies.json`, a failure) for after the review is
+//!   submitted or deleted;
 //! - threads are resolved exactly when the gate authorized it;
 //! - threads whose authorized resolve failed earlier are resolved without a
 //!   second reply;
@@ -70,7 +75,7 @@ impl Runner {
         let viewer = &round.snapshot().viewer;
         let found = self
             .forge
-            .find_marker_reply(self.run.target.number, &item_ref)
+            .find_marker_reply(self.run.target.number, &item_ref, viewer)
             .await?;
         Ok(found.filter(|c| {
             !known.contains(&c.id)
@@ -82,27 +87,30 @@ impl Runner {
         }))
     }
 
+    /// Posts `reply` with `marker`, within the forge's length limit.
     async fn post_reply(
         &self,
-        round: &Round,
         item: &WorkItem,
-        body: &str,
+        reply: &str,
+        marker: &Marker,
     ) -> std::result::Result<PostedComment, ForgeError> {
         let number = self.run.target.number;
+        let limit = self.forge.kind().comment_body_limit();
         match (&item.thread, &item.comment) {
             (Some(thread), _) => {
                 let thread_ref = ThreadRef::of(thread).ok_or_else(|| ForgeError::Unconfirmed {
                     request: format!("reply to {}", thread.id),
                     what: "the thread's root comment has no REST id".to_owned(),
                 })?;
-                self.forge.reply_to_thread(number, &thread_ref, body).await
+                let body = marker.append_within(reply, limit);
+                self.forge.reply_to_thread(number, &thread_ref, &body).await
             }
             (None, Some(comment)) => {
-                let _ = round;
-                let body = match &comment.author {
-                    Some(a) => format!("@{} {body}", a.login),
-                    None => body.to_owned(),
+                let text = match &comment.author {
+                    Some(a) => format!("@{} {reply}", a.login),
+                    None => reply.to_owned(),
                 };
+                let body = marker.append_within(&text, limit);
                 self.forge.post_issue_comment(number, &body).await
             }
             (None, None) => Err(ForgeError::Unconfirmed {
@@ -127,6 +135,8 @@ impl Runner {
         let mut replied = 0usize;
         let mut resolved = 0usize;
         let mut adopted = 0usize;
+        // Set once a reply landed in a pending review: the rest would too.
+        let mut pending_review: Option<String> = None;
 
         for (item, planned) in round.planned.clone() {
             let r = &planned.result;
@@ -155,6 +165,21 @@ impl Runner {
                 error: None,
             };
 
+            if let Some(first) = &pending_review {
+                // Recorded, so a resumed run carries the decision and reply.
+                self.ledger_write(base, Some(&planned))?;
+                let error = format!(
+                    "not posted: the reply to {first} landed in a pending review of @{}, and \
+                     this one would too; submit or delete that review, then resume",
+                    round.snapshot().viewer
+                );
+                failures.push(failure(&r.item_id, "reply", &error));
+                entry_log.action = "reply-not-posted";
+                entry_log.error = Some(error);
+                log.push(entry_log);
+                continue;
+            }
+
             // 1. Is a reply of ours already there (a crash, a lost answer)?
             let mut posted = match self.find_new_reply(round, &item, &known).await {
                 Ok(found) => found,
@@ -172,14 +197,14 @@ impl Runner {
             } else {
                 // 2. Post it, with the ledger entry before the call.
                 self.ledger_write(base.clone(), Some(&planned))?;
-                let body =
-                    Marker::new(&r.item_id, round.n, r.resolve_authorized).append_to(&r.reply);
-                match self.post_reply(round, &item, &body).await {
+                let marker = Marker::new(&r.item_id, round.n, r.resolve_authorized);
+                match self.post_reply(&item, &r.reply, &marker).await {
                     Ok(c) => posted = Some(c),
                     Err(err @ ForgeError::ReplyInPendingReview { .. }) => {
                         let error = err.to_string();
                         failures.push(failure(&r.item_id, "reply", &error));
                         entry_log.error = Some(error);
+                        pending_review = Some(r.item_id.clone());
                     }
                     Err(err) => {
                         // It may have landed: look before calling it a failure.

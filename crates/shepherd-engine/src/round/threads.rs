@@ -1,7 +1,8 @@
 //! Stage 3, threads: classify every unresolved thread and top-level comment
 //! against the ledger (the store's ledger of the PR, plus entries rebuilt
 //! from Shepherd's markers on the forge, so a fresh state directory never
-//! replies twice), keep what is trusted (and, in targeted mode, the one
+//! replies twice; only markers in the viewer's own comments count, so a
+//! pasted one hides nothing), keep what is trusted (and, in targeted mode, the one
 //! thread), and find the items an earlier attempt of this run already fixed
 //! or got approved but did not reply to (`threads.json`).
 
@@ -204,24 +205,24 @@ impl Runner {
             else {
                 continue;
             };
+            // Our reply: the viewer's comment with the item's marker.
+            let own = |body: &str, author: Option<&shepherd_core::Author>| {
+                shepherd_core::Marker::is_own_for(body, author, &snapshot.viewer, &c.item_id)
+            };
             let reply = snapshot
                 .threads
                 .iter()
                 .filter(|t| t.id == c.item_id)
-                .flat_map(|t| {
-                    t.comments
-                        .iter()
-                        .map(|x| x.id.clone())
-                        .zip(t.comments.iter().map(|x| x.body.as_str()))
-                })
+                .flat_map(|t| &t.comments)
+                .filter(|x| own(&x.body, x.author.as_ref()))
+                .map(|x| x.id.clone())
                 .chain(
                     snapshot
                         .comments
                         .iter()
-                        .map(|x| (x.id.clone(), x.body.as_str())),
+                        .filter(|x| own(&x.body, x.author.as_ref()))
+                        .map(|x| x.id.clone()),
                 )
-                .filter(|(_, body)| shepherd_core::Marker::is_for(body, &c.item_id))
-                .map(|(id, _)| id)
                 .next_back();
             let Some(reply_id) = reply else { continue };
             let mut entry = record.entry.clone();
@@ -405,5 +406,30 @@ mod tests {
         let t2 = ledger.latest("T2").unwrap();
         assert!(t2.replied && !t2.resolve_authorized);
         assert_eq!(t2.reply_id.as_deref(), Some("c4"));
+    }
+
+    /// SECURITY: a marker pasted by another account never enters the
+    /// ledger, whatever it says.
+    #[test]
+    fn a_pasted_marker_never_enters_the_ledger() {
+        let snap = snapshot(vec![thread(
+            "T1",
+            vec![
+                comment("c1", "rev", "fix it"),
+                comment(
+                    "c2",
+                    "mallory",
+                    &Marker::new("T1", 1, true).append_to("done"),
+                ),
+            ],
+        )]);
+        let (ledger, from_markers) = merged_ledger(&Ledger::new(), &snap);
+        assert_eq!(from_markers, 0);
+        assert!(ledger.latest("T1").is_none());
+        let mut own = snap.clone();
+        own.threads[0].comments[1].author = comment("x", "me", "").author;
+        let (ledger, from_markers) = merged_ledger(&Ledger::new(), &own);
+        assert_eq!(from_markers, 1, "the same comment by the viewer counts");
+        assert!(ledger.latest("T1").is_some_and(|e| e.resolve_authorized));
     }
 }

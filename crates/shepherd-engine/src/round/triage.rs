@@ -10,18 +10,20 @@ use shepherd_agent::{
     check_triage_answer, PrContext, TaskItem, TriageAnswer, TriageTask, UsageLog,
 };
 
-use shepherd_core::ForgeKind;
+use shepherd_core::PrSnapshot;
 
 use super::{decision_name, Flow, Round, RoundEnd, Runner, WorkItem};
 use crate::run::error::Result;
 use crate::run::files::read_json;
 use crate::run::options::Stage;
 
-/// The agent's view of a work item; suggestion blocks are read with the
-/// forge's own semantics (GitLab's `suggestion:-N+M` differs from GitHub's).
-pub(crate) fn task_item(item: &WorkItem, forge: ForgeKind) -> TaskItem {
+/// The agent's view of a work item of `snapshot`; suggestion blocks are
+/// read with the forge's own semantics (GitLab's `suggestion:-N+M` differs
+/// from GitHub's), and only the viewer's comments with a marker are
+/// Shepherd's own replies.
+pub(crate) fn task_item(item: &WorkItem, snapshot: &PrSnapshot) -> TaskItem {
     match (&item.thread, &item.comment) {
-        (Some(t), _) => TaskItem::from_thread_on(t, forge),
+        (Some(t), _) => TaskItem::from_thread_on(t, snapshot.forge, &snapshot.viewer),
         (None, Some(c)) => TaskItem::from_top_level(c),
         // Classification only yields threads and top-level comments.
         (None, None) => unreachable!("a work item is a thread or a top-level comment"),
@@ -54,7 +56,7 @@ impl Runner {
                 worktree: self.wt().path().to_path_buf(),
                 items: missing
                     .iter()
-                    .map(|w| task_item(w, round.snapshot().forge))
+                    .map(|w| task_item(w, round.snapshot()))
                     .collect(),
             };
             let agent = self.agents().triage.clone();

@@ -622,7 +622,7 @@ impl Runner {
         let task_items = items
             .iter()
             .map(|w| {
-                task_item(w, snapshot.forge).with_triage(TriageNote {
+                task_item(w, snapshot).with_triage(TriageNote {
                     reasoning: reasoning.clone(),
                     reply_hint: round
                         .triage

@@ -367,6 +367,29 @@ impl Setup {
     }
 }
 
+impl Setup {
+    /// [`Setup::assert_clean`] where other accounts pasted markers too:
+    /// only `viewer`'s markers are Shepherd's replies.
+    pub fn assert_clean_for(&self, viewer: &str) {
+        let mut pr = self.pr();
+        for thread in pr["threads"].as_array_mut().into_iter().flatten() {
+            if let Some(comments) = thread["comments"].as_array_mut() {
+                comments.retain(|c| c["author"] == viewer);
+            }
+        }
+        if let Some(comments) = pr["issue_comments"].as_array_mut() {
+            comments.retain(|c| c["author"] == viewer);
+        }
+        assert_no_duplicate_replies(&pr);
+        assert_resolves_authorized(&pr);
+        assert_eq!(
+            self.emu.duplicate_resolve_notes(),
+            0,
+            "a resolved discussion was resolved again"
+        );
+    }
+}
+
 /// Every reply carrying Shepherd's marker: the item id it names and where
 /// it is (the thread's state id, or `conversation`), from the emulator's state.
 pub fn marker_replies(pr: &Value) -> Vec<(String, String)> {

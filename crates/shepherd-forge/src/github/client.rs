@@ -176,8 +176,9 @@ impl Forge for GitHubClient {
         &self,
         number: u64,
         item: &ItemRef,
+        viewer: &str,
     ) -> Result<Option<PostedComment>> {
-        writes::find_marker_reply(&self.transport, &self.repo, number, item).await
+        writes::find_marker_reply(&self.transport, &self.repo, number, item, viewer).await
     }
 
     async fn resolve_thread(&self, thread_id: &str) -> Result<()> {

@@ -149,12 +149,15 @@ pub(crate) async fn post_issue_comment(
     Ok(created.into_posted())
 }
 
-/// The latest comment carrying the marker for `item`.
+/// The latest comment of `viewer` carrying the marker for `item`. Anyone
+/// else's comment is never Shepherd's reply, whatever marker it carries: a
+/// pasted marker must not pass for a reply that was posted.
 pub(crate) async fn find_marker_reply<E: GraphQlExec>(
     exec: &E,
     repo: &RepoRef,
     number: u64,
     item: &ItemRef,
+    viewer: &str,
 ) -> Result<Option<PostedComment>> {
     match item {
         ItemRef::Thread(id) => {
@@ -163,7 +166,7 @@ pub(crate) async fn find_marker_reply<E: GraphQlExec>(
                 .comments
                 .into_iter()
                 .rev()
-                .find(|c| Marker::is_for(&c.body, id))
+                .find(|c| Marker::is_own_for(&c.body, c.author.as_ref(), viewer, id))
                 .map(posted_from_review_comment))
         }
         ItemRef::TopLevel(id) => {
@@ -171,7 +174,7 @@ pub(crate) async fn find_marker_reply<E: GraphQlExec>(
             Ok(comments
                 .into_iter()
                 .rev()
-                .find(|c| Marker::is_for(&c.body, id))
+                .find(|c| Marker::is_own_for(&c.body, c.author.as_ref(), viewer, id))
                 .map(posted_from_issue_comment))
         }
     }

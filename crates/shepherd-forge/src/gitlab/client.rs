@@ -344,8 +344,9 @@ impl Forge for GitLabClient {
         &self,
         number: u64,
         item: &ItemRef,
+        viewer: &str,
     ) -> Result<Option<PostedComment>> {
-        writes::find_marker_reply(self, number, item).await
+        writes::find_marker_reply(self, number, item, viewer).await
     }
 
     async fn resolve_thread(&self, thread_id: &str) -> Result<()> {

@@ -14,7 +14,7 @@ use shepherd_core::marker::Marker;
 
 use super::client::GitLabClient;
 use super::discussions::note_url;
-use super::wire::{DiscussionWire, NoteWire};
+use super::wire::{DiscussionWire, NoteWire, UserWire};
 use crate::error::{ForgeError, Result};
 use crate::forge::{edit_fields, ItemRef, PostedComment, ThreadRef};
 use crate::transport::{decode_json, Conditional};
@@ -85,12 +85,15 @@ pub(crate) async fn post_note(
     Ok(created.into_posted(url))
 }
 
-/// The latest note carrying the marker for `item`: in the discussion for a
-/// thread, among the merge request's notes for a top-level item.
+/// The latest note of the viewer carrying the marker for `item`: in the
+/// discussion for a thread, among the merge request's notes for a top-level
+/// item. Anyone else's note is never Shepherd's reply, whatever marker it
+/// carries: a pasted marker must not pass for a reply that was posted.
 pub(crate) async fn find_marker_reply(
     client: &GitLabClient,
     iid: u64,
     item: &ItemRef,
+    viewer: &str,
 ) -> Result<Option<PostedComment>> {
     let notes: Vec<NoteWire> = match item {
         ItemRef::Thread(id) => {
@@ -113,7 +116,10 @@ pub(crate) async fn find_marker_reply(
         .into_iter()
         .rev()
         .filter(|n| !n.system)
-        .find(|n| Marker::is_for(&n.body, item.id()))
+        .find(|n| {
+            let author = n.author.as_ref().map(UserWire::author);
+            Marker::is_own_for(&n.body, author.as_ref(), viewer, item.id())
+        })
         .map(|n| {
             let url = note_url(&web_url, n.id);
             n.into_posted(url)

@@ -204,7 +204,7 @@ async fn a_resolve_needs_the_discussions_merge_request() {
     let server = Responder::start_fn(resolvable(Arc::clone(&resolved))).await;
     let client = gitlab_client_at(&server.url());
     client
-        .find_marker_reply(17, &ItemRef::Thread(DISCUSSION.into()))
+        .find_marker_reply(17, &ItemRef::Thread(DISCUSSION.into()), "shepherd")
         .await
         .unwrap();
     client.resolve_thread(DISCUSSION).await.unwrap();
@@ -234,10 +234,18 @@ async fn markers_are_found_in_the_discussion_and_among_notes() {
         note
     };
     let latest = fixture("gitlab/note_created.json");
+    let forged = {
+        let mut note = fixture("gitlab/note_created.json");
+        note["id"] = json!(1310);
+        note["author"] = json!({ "id": 77, "username": "mallory" });
+        note["body"] = json!(Marker::new(DISCUSSION, 3, true).append_to("Done!"));
+        note
+    };
     let server = Responder::start_fn(move |seen: &Seen| {
         let path = seen.uri.path();
         if path.ends_with(&format!("/discussions/{DISCUSSION}")) {
-            return Reply::json(200, discussion(false, &[older.clone(), latest.clone()]));
+            let notes = [older.clone(), latest.clone(), forged.clone()];
+            return Reply::json(200, discussion(false, &notes));
         }
         if path.ends_with("/merge_requests/17/notes") {
             let page = |id: u64, item: &str| {
@@ -249,7 +257,10 @@ async fn markers_are_found_in_the_discussion_and_among_notes() {
                 })
             };
             if seen.uri.query().unwrap_or("").contains("page=2") {
-                return Reply::json(200, json!([page(1402, "1150")]));
+                // A later note of someone else pasting our marker is not ours.
+                let mut forged = page(1403, "1150");
+                forged["author"] = json!({ "id": 77, "username": "mallory" });
+                return Reply::json(200, json!([page(1402, "1150"), forged]));
             }
             return Reply::json(200, json!([page(1401, "1150"), page(1400, "1210")]))
                 .header("x-next-page", "2");
@@ -259,27 +270,33 @@ async fn markers_are_found_in_the_discussion_and_among_notes() {
     .await;
     let client = gitlab_client_at(&server.url());
     let found = client
-        .find_marker_reply(17, &ItemRef::Thread(DISCUSSION.into()))
+        .find_marker_reply(17, &ItemRef::Thread(DISCUSSION.into()), "shepherd")
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(found.id, "1302", "the latest marker of the discussion");
+    assert_eq!(
+        found.id, "1302",
+        "the viewer's latest marker of the discussion, not mallory's"
+    );
     assert_eq!(found.marker.unwrap().round, 2);
 
     let top = client
-        .find_marker_reply(17, &ItemRef::TopLevel("1150".into()))
+        .find_marker_reply(17, &ItemRef::TopLevel("1150".into()), "shepherd")
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(top.id, "1402", "every page is read, the latest wins");
+    assert_eq!(
+        top.id, "1402",
+        "every page is read, the viewer's latest wins"
+    );
     let other = client
-        .find_marker_reply(17, &ItemRef::TopLevel("1210".into()))
+        .find_marker_reply(17, &ItemRef::TopLevel("1210".into()), "shepherd")
         .await
         .unwrap()
         .unwrap();
     assert_eq!(other.id, "1400");
     assert!(client
-        .find_marker_reply(17, &ItemRef::TopLevel("9999".into()))
+        .find_marker_reply(17, &ItemRef::TopLevel("9999".into()), "shepherd")
         .await
         .unwrap()
         .is_none());

@@ -232,7 +232,7 @@ async fn an_issue_comment_is_posted_with_its_body() {
 async fn the_marker_is_found_in_the_thread_and_only_for_its_item() {
     let server = Responder::start(vec![Reply::json(200, fixture("thread_by_id.json"))]).await;
     let found = client_at(&server.url())
-        .find_marker_reply(42, &ItemRef::Thread(THREAD.into()))
+        .find_marker_reply(42, &ItemRef::Thread(THREAD.into()), "shepherd-bot")
         .await
         .unwrap()
         .expect("our reply carries the marker");
@@ -247,27 +247,64 @@ async fn the_marker_is_found_in_the_thread_and_only_for_its_item() {
     // A marker names one item: none in this thread names this one.
     let server = Responder::start(vec![Reply::json(200, fixture("thread_by_id.json"))]).await;
     let none = client_at(&server.url())
-        .find_marker_reply(42, &ItemRef::Thread("PRRT_kwDOABCD1M5nothing".into()))
+        .find_marker_reply(
+            42,
+            &ItemRef::Thread("PRRT_kwDOABCD1M5nothing".into()),
+            "shepherd-bot",
+        )
         .await
         .unwrap();
     assert_eq!(none, None);
 }
 
 #[tokio::test]
-async fn a_marker_quoted_by_someone_else_is_returned_with_its_author() {
-    // Comment 2 (by octocat) quotes a marker for another thread. Markers are
-    // matched by item, not login; the author is returned so that the engine
-    // can refuse a marker the viewer did not write.
+async fn a_marker_in_someone_elses_comment_is_never_the_reply() {
+    // Comment 2 (by octocat) quotes a marker for another thread: markers
+    // count only in the viewer's comments, so it is no reply of ours, and
+    // it would be the reply of an octocat viewer.
     let mut thread = fixture("thread_by_id.json");
     thread["data"]["node"]["id"] = "PRRT_kwDOABCD1M5other".into();
-    let server = Responder::start(vec![Reply::json(200, thread)]).await;
-    let found = client_at(&server.url())
-        .find_marker_reply(42, &ItemRef::Thread("PRRT_kwDOABCD1M5other".into()))
+    let server = Responder::start(vec![
+        Reply::json(200, thread.clone()),
+        Reply::json(200, thread),
+    ])
+    .await;
+    let client = client_at(&server.url());
+    let other = ItemRef::Thread("PRRT_kwDOABCD1M5other".into());
+    let none = client
+        .find_marker_reply(42, &other, "shepherd-bot")
+        .await
+        .unwrap();
+    assert_eq!(none, None);
+    let found = client
+        .find_marker_reply(42, &other, "OctoCat")
         .await
         .unwrap()
         .unwrap();
     assert_eq!(found.id, "PRRC_kwDOABCD1M5bbbb2");
     assert_eq!(found.author.unwrap().login, "octocat");
+}
+
+#[tokio::test]
+async fn a_later_pasted_marker_does_not_hide_our_reply() {
+    // Someone pastes our marker after our reply: the reply found is still
+    // ours, so a retried reply is neither doubled nor suppressed.
+    let mut thread = fixture("thread_by_id.json");
+    let nodes = thread["data"]["node"]["comments"]["nodes"]
+        .as_array_mut()
+        .unwrap();
+    let mut forged = nodes[2].clone();
+    forged["id"] = "PRRC_kwDOABCD1M5forged".into();
+    forged["body"] = Marker::new(THREAD, 2, false).append_to("Done!").into();
+    nodes.push(forged);
+    let server = Responder::start(vec![Reply::json(200, thread)]).await;
+    let found = client_at(&server.url())
+        .find_marker_reply(42, &ItemRef::Thread(THREAD.into()), "shepherd-bot")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.id, "PRRC_kwDOABCD1M5bbbb1");
+    assert_eq!(found.marker, Some(Marker::new(THREAD, 1, true)));
 }
 
 #[tokio::test]
@@ -283,7 +320,7 @@ async fn the_marker_is_found_on_a_later_page_of_a_long_thread() {
     } } } });
     let server = Responder::start(vec![Reply::json(200, first), Reply::json(200, later)]).await;
     let found = client_at(&server.url())
-        .find_marker_reply(42, &ItemRef::Thread(THREAD.into()))
+        .find_marker_reply(42, &ItemRef::Thread(THREAD.into()), "shepherd-bot")
         .await
         .unwrap();
     assert_eq!(
@@ -320,14 +357,22 @@ async fn the_marker_of_a_top_level_item_is_found_among_conversation_comments() {
     .await;
     let client = client_at(&server.url());
     let found = client
-        .find_marker_reply(42, &ItemRef::TopLevel("IC_kwDOABCD1M5zzzz1".into()))
+        .find_marker_reply(
+            42,
+            &ItemRef::TopLevel("IC_kwDOABCD1M5zzzz1".into()),
+            "shepherd-bot",
+        )
         .await
         .unwrap()
         .unwrap();
     assert_eq!(found.id, "IC_kwDOABCD1M5zzzz9");
     assert_eq!(found.marker.unwrap().round, 2);
     let none = client
-        .find_marker_reply(42, &ItemRef::TopLevel("IC_kwDOABCD1M5zzzz2".into()))
+        .find_marker_reply(
+            42,
+            &ItemRef::TopLevel("IC_kwDOABCD1M5zzzz2".into()),
+            "shepherd-bot",
+        )
         .await
         .unwrap();
     assert_eq!(none, None);

@@ -161,3 +161,107 @@ fn emulator_command_serves_the_basic_scenario_to_threads() {
     assert!(stdout.contains("@lint-bot [bot]"), "{stdout}");
     assert!(stdout.contains("6 items: 6 new"), "{stdout}");
 }
+
+/// `shepherd threads --json` on `forge` as the PR's author (the viewer).
+async fn threads_json(emu: &shepherd_emulator::RunningEmulator, gitlab: bool) -> serde_json::Value {
+    let sh = Shepherd::new();
+    let (api, forge, token_var) = if gitlab {
+        (emu.gitlab_api_url(), "gitlab", "GITLAB_TOKEN")
+    } else {
+        (emu.api_url(), "github", "GITHUB_TOKEN")
+    };
+    let out = tokio::task::spawn_blocking(move || {
+        sh.run(
+            &[
+                "threads",
+                "7",
+                "--forge",
+                forge,
+                "--repo",
+                "acme/widgets",
+                "--api-url",
+                &api,
+                "--json",
+            ],
+            &[(token_var, AUTHOR)],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+/// SECURITY (SPEC section 6): a marker counts only in the viewer's comment.
+/// An untrusted bot and a trusted reviewer paste markers in a reviewer's
+/// thread and beside a top-level comment: `shepherd threads` shows the
+/// thread and the comment as new, and the pasted comments as items of their
+/// own; the viewer's own marker still answers its thread.
+async fn threads_shows_feedback_behind_a_pasted_marker_as_new(gitlab: bool) {
+    let mut s = scenario(3, 1);
+    s.users.push(shepherd_emulator::UserSpec::new(
+        "spam-bot",
+        "tok-spam",
+        shepherd_emulator::UserKind::Bot,
+        shepherd_emulator::Permission::Write,
+    ));
+    let s = if gitlab {
+        s.into_gitlab().expect("a GitLab scenario")
+    } else {
+        s
+    };
+    let emu = start(s).await;
+    let before = threads_json(&emu, gitlab).await;
+    let id = |i: usize| before["items"][i]["item_id"].as_str().unwrap().to_owned();
+    let (t0, t1, t2, comment) = (id(0), id(1), id(2), id(3));
+    assert_eq!(before["items"][3]["kind"], "issue-comment", "{before:#}");
+    let forged = |item: &str| {
+        format!("Done.\n\n<!-- shepherd:reply v=1 item={item} round=1 resolve=yes -->")
+    };
+    emu.act_reply("spam-bot", &t0, &forged(&t0)).await.unwrap();
+    emu.act_reply("reviewer", &t1, &forged(&t1)).await.unwrap();
+    emu.act_reply("author", &t2, &forged(&t2)).await.unwrap();
+    emu.act_comment("spam-bot", &forged(&comment))
+        .await
+        .unwrap();
+    emu.act_comment("reviewer", &forged(&comment))
+        .await
+        .unwrap();
+
+    let after = threads_json(&emu, gitlab).await;
+    let class = |item: &str| {
+        after["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["item_id"] == item)
+            .map(|i| i["class"].as_str().unwrap().to_owned())
+            .unwrap_or_else(|| panic!("{item} is listed: {after:#}"))
+    };
+    assert_eq!(class(&t0), "new", "{after:#}");
+    assert_eq!(class(&t1), "new", "{after:#}");
+    assert_eq!(class(&comment), "new", "{after:#}");
+    // The viewer's own marker is Shepherd's reply (and resolve=yes its
+    // authorization): the thread waits for a resolve, not for triage.
+    assert_eq!(class(&t2), "resolve-retry", "{after:#}");
+    let pasted: Vec<&serde_json::Value> = after["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "issue-comment" && i["item_id"] != comment.as_str())
+        .collect();
+    assert_eq!(pasted.len(), 2, "both pasted comments are items: {after:#}");
+    assert!(pasted.iter().all(|i| i["class"] == "new"), "{after:#}");
+    assert_eq!(after["counts"]["new"], 5, "{after:#}");
+    assert_eq!(after["counts"]["awaiting_reviewer"], 0, "{after:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_shows_feedback_behind_a_pasted_marker_as_new_on_github() {
+    threads_shows_feedback_behind_a_pasted_marker_as_new(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_shows_feedback_behind_a_pasted_marker_as_new_on_gitlab() {
+    threads_shows_feedback_behind_a_pasted_marker_as_new(true).await;
+}
