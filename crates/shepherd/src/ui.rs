@@ -1,6 +1,33 @@
 //! Terminal conventions: colour only on a TTY and never with `NO_COLOR`.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
+
+/// `println!` that treats a closed stdout as a normal end: `shepherd status |
+/// head -1` exits 0 quietly once `head` has read its line (as ripgrep does),
+/// instead of panicking with a backtrace.
+macro_rules! outln {
+    () => {
+        $crate::ui::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::ui::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+pub(crate) use outln;
+
+/// Write to stdout. A broken pipe ends the process with exit code 0 (the
+/// reader has what it wanted); any other write error ends it with 1, said on
+/// stderr.
+pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(err) = out.write_fmt(args).and_then(|()| out.flush()) {
+        if err.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(i32::from(crate::exit_codes::SUCCESS));
+        }
+        let _ = writeln!(std::io::stderr(), "cannot write to stdout: {err}");
+        std::process::exit(i32::from(crate::exit_codes::FAILURE));
+    }
+}
 
 /// Whether `NO_COLOR` asks for no colour (any non-empty value, per no-color.org).
 fn no_color() -> bool {

@@ -10,6 +10,7 @@ use crate::error::CliResult;
 use crate::exit_codes;
 
 use super::run::{engine_error, parse_decision, state_dir};
+use crate::ui::outln;
 
 /// The flags of `shepherd approve`. `--thread ID` starts a change; the
 /// `--decision` and `--reply` after it apply to that item. (Hand-written
@@ -138,9 +139,10 @@ pub(crate) fn cmd_approve(args: ApproveArgs) -> CliResult<u8> {
     let approver = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
     let n = shepherd_engine::approve_run(&state, &args.run, &args.changes, &approver)
         .map_err(engine_error)?;
-    println!(
+    outln!(
         "Approved {n} decision(s) of run {}. Continue with: shepherd resume {}",
-        args.run, args.run
+        args.run,
+        args.run
     );
     Ok(exit_codes::SUCCESS)
 }

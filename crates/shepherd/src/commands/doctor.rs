@@ -13,6 +13,7 @@ use shepherd_forge::{Token, TokenSource};
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
 use crate::forge_setup::{checkout_config, config_layers, origin_remote};
+use crate::ui::outln;
 
 /// Check git, the forge token, the agent CLIs and the configuration
 ///
@@ -127,7 +128,7 @@ pub(crate) fn cmd_doctor(args: DoctorArgs) -> CliResult<u8> {
     if args.json {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError::failure(anyhow::anyhow!(e)))?;
-        println!("{text}");
+        outln!("{text}");
     } else {
         print_text(&report);
     }
@@ -250,35 +251,35 @@ fn is_executable(path: &Path) -> bool {
 
 fn print_text(report: &Report) {
     let mark = |ok: bool| if ok { "ok  " } else { "FAIL" };
-    println!("{} git         {}", mark(report.git.ok), report.git.detail);
-    println!(
+    outln!("{} git         {}", mark(report.git.ok), report.git.detail);
+    outln!(
         "{} repository  {}",
         mark(report.repository.ok),
         report.repository.detail
     );
-    println!(
+    outln!(
         "{} token       {}",
         mark(report.token.ok),
         report.token.detail
     );
-    println!(
+    outln!(
         "{} config      {}",
         mark(report.config.ok),
         report.config.detail
     );
-    println!();
-    println!("Agent CLIs:");
+    outln!();
+    outln!("Agent CLIs:");
     for agent in &report.agents {
         match &agent.installed {
-            Some(path) => println!("  {:<9} installed at {}", agent.provider, path.display()),
-            None => println!("  {:<9} not installed", agent.provider),
+            Some(path) => outln!("  {:<9} installed at {}", agent.provider, path.display()),
+            None => outln!("  {:<9} not installed", agent.provider),
         }
     }
     if !report.roles.is_empty() {
-        println!();
-        println!("Configured roles:");
+        outln!();
+        outln!("Configured roles:");
         for role in &report.roles {
-            println!(
+            outln!(
                 "  {:<17} {}{}{}",
                 role.role,
                 role.provider,
@@ -294,8 +295,8 @@ fn print_text(report: &Report) {
             );
         }
     }
-    println!();
-    println!(
+    outln!();
+    outln!(
         "{}",
         if report.ok {
             "Ready."

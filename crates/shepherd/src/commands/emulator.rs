@@ -10,6 +10,7 @@ use shepherd_emulator::{EmulatedForge, Emulator, Scenario};
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
 use crate::forge_setup::{runtime, ForgeFlag};
+use crate::ui::outln;
 
 /// Serve the local forge emulator (GitHub or GitLab) for a scenario directory
 ///
@@ -57,8 +58,8 @@ pub(crate) fn cmd_emulator(args: EmulatorArgs) -> CliResult<u8> {
         let emulator = Emulator::start(scenario, bind)
             .await
             .map_err(CliError::failure)?;
-        println!("{}", emulator.banner());
-        println!("Press Ctrl-C to stop.");
+        outln!("{}", emulator.banner());
+        outln!("Press Ctrl-C to stop.");
         tokio::signal::ctrl_c()
             .await
             .map_err(|e| CliError::failure(anyhow!("cannot wait for Ctrl-C: {e}")))?;

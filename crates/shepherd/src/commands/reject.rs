@@ -8,6 +8,7 @@ use crate::error::CliResult;
 use crate::exit_codes;
 
 use super::run::{engine_error, state_dir};
+use crate::ui::outln;
 
 /// Reject the triage a paused run awaits approval for, or abandon a paused run
 ///
@@ -29,13 +30,13 @@ pub(crate) fn cmd_reject(args: RejectArgs) -> CliResult<u8> {
     let approver = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
     let n = shepherd_engine::reject_run(&state, &args.run, &approver).map_err(engine_error)?;
     if n == 0 {
-        println!(
+        outln!(
             "Abandoned paused run {}: it is marked failed; what it posted before it paused stays \
              on the forge.",
             args.run
         );
     } else {
-        println!(
+        outln!(
             "Rejected {n} pending approval(s) of run {}; nothing of them was posted and the run \
              is marked failed.",
             args.run

@@ -12,6 +12,7 @@ use crate::error::{CliError, CliResult};
 use crate::exit_codes;
 
 use super::run::{engine_error, state_dir};
+use crate::ui::outln;
 
 /// Show the runs, or one run in detail (pending approvals, rounds, where its files are)
 #[derive(Debug, Args)]
@@ -66,7 +67,7 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
         updated_at: run.updated_at.to_string(),
     };
     let json = |value: &dyn erased::Json| -> CliResult<u8> {
-        println!(
+        outln!(
             "{}",
             value.to_json().map_err(|e| CliError::failure(anyhow!(e)))?
         );
@@ -79,10 +80,10 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
             return json(&lines);
         }
         if lines.is_empty() {
-            println!("No runs yet. Start one with `shepherd run PR` or try `shepherd demo`.");
+            outln!("No runs yet. Start one with `shepherd run PR` or try `shepherd demo`.");
         }
         for l in &lines {
-            println!(
+            outln!(
                 "{}  {:<11}  {}  round {}{}",
                 l.run_id,
                 l.status.as_str(),
@@ -120,18 +121,18 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
     let l = &detail.line;
     // Reasons, targets and item ids carry forge text: no raw control or
     // bidi character reaches the terminal.
-    println!("Run {} of {}", l.run_id, visible(&detail.target));
-    println!("  status: {}", l.status.as_str());
+    outln!("Run {} of {}", l.run_id, visible(&detail.target));
+    outln!("  status: {}", l.status.as_str());
     if let Some(reason) = &l.reason {
-        println!("  reason: {}", visible(reason));
+        outln!("  reason: {}", visible(reason));
     }
-    println!(
+    outln!(
         "  round:  {} (updated {})",
         l.round.unwrap_or(0),
         l.updated_at
     );
     for r in &detail.rounds {
-        println!(
+        outln!(
             "    round {}: reached {}, {} new item(s), {} commit(s){}",
             r.number,
             r.stage,
@@ -141,29 +142,31 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
         );
     }
     if !detail.pending_approvals.is_empty() {
-        println!("  awaiting approval:");
+        outln!("  awaiting approval:");
         for a in &detail.pending_approvals {
             let word = serde_json::to_value(a.decision)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default();
-            println!("    {}  {word}", visible(&a.item_id));
+            outln!("    {}  {word}", visible(&a.item_id));
         }
-        println!(
+        outln!(
             "  approve with `shepherd approve {id}` (or reject with `shepherd reject {id}`), then `shepherd resume {id}`"
         );
     }
-    println!("  files:  {}", detail.run_dir.display());
+    outln!("  files:  {}", detail.run_dir.display());
     if let Some(kept) = &detail.worktree_kept {
-        println!(
+        outln!(
             "  worktree kept at {}",
             visible(&kept.display().to_string())
         );
     }
     if let Some(lock) = &detail.lock_holder {
-        println!(
+        outln!(
             "  lock:   held by run {} (pid {} on {})",
-            lock.run_id, lock.pid, lock.hostname
+            lock.run_id,
+            lock.pid,
+            lock.hostname
         );
     }
     Ok(exit_codes::SUCCESS)

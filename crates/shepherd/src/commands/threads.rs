@@ -15,6 +15,7 @@ use shepherd_core::{AuthorKind, Ledger, PrSnapshot};
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
 use crate::forge_setup::{connect, resolve_target, runtime, ForgeArgs};
+use crate::ui::outln;
 use crate::ui::Style;
 
 /// Show the unresolved feedback of a PR and how a round would classify it
@@ -150,7 +151,7 @@ pub(crate) fn cmd_threads(args: ThreadsArgs) -> CliResult<u8> {
         };
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError::failure(anyhow::anyhow!(e)))?;
-        println!("{text}");
+        outln!("{text}");
     } else {
         print_text(&target, &snapshot, &items, &counts);
         print_clusters(&clusters);
@@ -182,12 +183,12 @@ fn print_text(target: &Target, snapshot: &PrSnapshot, items: &[Classified], coun
     let style = Style::stdout();
     let pr = &snapshot.pr;
     let short_sha: String = pr.head_sha.chars().take(7).collect();
-    println!(
+    outln!(
         "{} {}",
         style.bold(&visible(&target.to_string())),
         style.dim(&format!("\"{}\"", visible(&pr.title)))
     );
-    println!(
+    outln!(
         "  state {:?}, head {} at {}, base {}, viewer @{}{}{}",
         pr.state,
         visible(&pr.head_ref),
@@ -205,7 +206,7 @@ fn print_text(target: &Target, snapshot: &PrSnapshot, items: &[Classified], coun
             ""
         }
     );
-    println!(
+    outln!(
         "  {} items: {} new, {} awaiting reviewer, {} resolve-retry",
         items.len(),
         counts.new,
@@ -228,15 +229,15 @@ fn print_text(target: &Target, snapshot: &PrSnapshot, items: &[Classified], coun
             Some(a) => format!("@{}", visible(&a.login)),
             None => "@ghost".to_owned(),
         };
-        println!();
-        println!(
+        outln!();
+        outln!(
             "{class}  {}  {}  {}{}",
             style.bold(&location),
             author,
             style.dim(&visible(&item.item_id)),
             if item.outdated { "  (outdated)" } else { "" }
         );
-        println!("    {}", visible(&item.reason));
+        outln!("    {}", visible(&item.reason));
     }
 }
 
@@ -253,7 +254,7 @@ fn print_clusters(clusters: &Clusters) {
     if clusters.themes.is_empty() {
         return;
     }
-    println!();
+    outln!();
     let signals: Vec<String> = clusters
         .gate
         .signals
@@ -269,35 +270,35 @@ fn print_clusters(clusters: &Clusters) {
         })
         .collect();
     if clusters.gate.open {
-        println!(
+        outln!(
             "{} (gate open: {})",
             style.bold("Clusters a round would form"),
             signals.join(", ")
         );
     } else {
-        println!(
+        outln!(
             "{} (gate closed: fewer new items than cluster.min_volume and no re-entry; \
              a run would not cluster, shown for information)",
             style.bold("Clusters these items would form")
         );
     }
     if clusters.grouping.clusters.is_empty() {
-        println!("  none: no two new items of one theme are close in the tree");
+        outln!("  none: no two new items of one theme are close in the tree");
     }
     for cluster in &clusters.grouping.clusters {
-        println!(
+        outln!(
             "  {} in {}: {} items",
             cluster.theme,
             visible(&cluster.area),
             cluster.item_ids.len()
         );
         for id in &cluster.item_ids {
-            println!("    {}", style.dim(&visible(id)));
+            outln!("    {}", style.dim(&visible(id)));
         }
-        println!("    {}", visible(&cluster.hypothesis));
+        outln!("    {}", visible(&cluster.hypothesis));
     }
     if !clusters.grouping.isolated.is_empty() {
-        println!(
+        outln!(
             "  isolated (one fix each): {}",
             clusters.grouping.isolated.len()
         );

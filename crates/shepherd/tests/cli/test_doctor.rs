@@ -185,3 +185,37 @@ fn an_invalid_protected_glob_is_refused_naming_the_key_and_the_file() {
         "refused before any request: {stderr}"
     );
 }
+
+/// `shepherd doctor | head` and `shepherd status | head -1`: a reader that
+/// goes away is a normal end (exit 0), never a panic with a backtrace.
+#[test]
+fn a_closed_stdout_is_a_normal_exit() {
+    let sh = Shepherd::new();
+    let (repo, path) = setup(&sh, "", &[]);
+    let state = sh.cwd().join("state");
+    for args in [
+        vec!["doctor"],
+        vec!["status", "--state-dir", state.to_str().unwrap()],
+        vec!["--help"],
+    ] {
+        let mut child = sh
+            .command()
+            .args(&args)
+            .current_dir(&repo)
+            .env("PATH", &path)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the read end before the command writes a byte.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = text(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(
+            matches!(out.status.code(), Some(0) | Some(1)),
+            "{args:?}: {:?} {stderr}",
+            out.status
+        );
+    }
+}
