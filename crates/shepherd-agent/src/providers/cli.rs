@@ -128,15 +128,43 @@ impl CliProvider {
                     "GOOGLE_CLOUD_PROJECT",
                     "GOOGLE_CLOUD_LOCATION",
                     "GOOGLE_GENAI_USE_VERTEXAI",
+                    // A self-hosted or proxy endpoint (the Gemini API's, Vertex AI's).
+                    "GOOGLE_GEMINI_BASE_URL",
+                    "GOOGLE_VERTEX_BASE_URL",
+                    "GEMINI_CLI_HOME",
                 ]);
                 credentials.extend(["GEMINI_API_KEY", "GOOGLE_API_KEY"]);
                 if is_set("GOOGLE_GENAI_USE_VERTEXAI") {
                     credentials.push("GOOGLE_APPLICATION_CREDENTIALS");
                 }
             }
-            // Copilot authenticates with its stored login under HOME; its
-            // token variables are forge credentials and never passed.
-            CliProvider::Copilot => {}
+            // Copilot authenticates with its stored login under HOME (its
+            // GitHub token variables are forge credentials and never
+            // passed), or, with a model provider of your own (BYOK,
+            // `COPILOT_PROVIDER_BASE_URL`), with that provider's key.
+            CliProvider::Copilot => {
+                pass.extend(["COPILOT_HOME", "COPILOT_MODEL", "COPILOT_OFFLINE"]);
+                if is_set("COPILOT_PROVIDER_BASE_URL") {
+                    pass.extend([
+                        "COPILOT_PROVIDER_BASE_URL",
+                        "COPILOT_PROVIDER_TYPE",
+                        "COPILOT_PROVIDER_WIRE_API",
+                        "COPILOT_PROVIDER_TRANSPORT",
+                        "COPILOT_PROVIDER_MODEL_ID",
+                        "COPILOT_PROVIDER_WIRE_MODEL",
+                        "COPILOT_PROVIDER_AZURE_API_VERSION",
+                    ]);
+                    credentials.extend([
+                        "COPILOT_PROVIDER_API_KEY",
+                        "COPILOT_PROVIDER_BEARER_TOKEN",
+                        "COPILOT_PROVIDER_API_KEY_COMMAND",
+                        "COPILOT_PROVIDER_HEADERS",
+                        // Limits, not secrets, but named like tokens.
+                        "COPILOT_PROVIDER_MAX_PROMPT_TOKENS",
+                        "COPILOT_PROVIDER_MAX_OUTPUT_TOKENS",
+                    ]);
+                }
+            }
             // opencode's keys depend on the model provider: the user names
             // them in `agent.env` (see CliConfig::from_settings).
             CliProvider::Opencode => {}
@@ -289,8 +317,11 @@ pub(crate) struct Invocation {
     pub stdin: Vec<u8>,
     /// Holds the scratch files; removed when dropped.
     pub scratch: Option<tempfile::TempDir>,
-    /// A file the CLI writes its answer to, read after it exits.
+    /// A file the CLI writes its answer (or its usage) to, read after it exits.
     pub answer_file: Option<PathBuf>,
+    /// Variables set for this call (Shepherd's own settings for the CLI;
+    /// token-like names are dropped like any fixed value).
+    pub env: Vec<(String, String)>,
 }
 
 impl Invocation {
@@ -300,6 +331,7 @@ impl Invocation {
             stdin,
             scratch: None,
             answer_file: None,
+            env: Vec::new(),
         }
     }
 }
@@ -350,18 +382,21 @@ impl Transport for CliAgent {
             stdin,
             scratch,
             answer_file,
+            env: call_env,
         } = match self.config.provider {
             CliProvider::Claude => claude::invocation(&request),
             CliProvider::Codex => codex::invocation(&request)?,
             CliProvider::Copilot => copilot::invocation(&request)?,
-            CliProvider::Gemini => gemini::invocation(&request),
-            CliProvider::Opencode => opencode::invocation(&request),
+            CliProvider::Gemini => gemini::invocation(&request)?,
+            CliProvider::Opencode => opencode::invocation(&request)?,
         };
+        let mut env = self.env_policy();
+        env.set.extend(call_env);
         let spec = ProcessSpec {
             program: self.config.program.clone(),
             args,
             cwd: call.worktree.to_owned(),
-            env: self.env_policy(),
+            env,
             stdin,
             total_timeout: self.config.total_timeout,
             idle_timeout: self.config.idle_timeout,
@@ -379,7 +414,7 @@ impl Transport for CliAgent {
         let parsed = match self.config.provider {
             CliProvider::Claude => claude::parse(&stdout),
             CliProvider::Codex => codex::parse(&stdout, answer_file.as_deref()),
-            CliProvider::Copilot => copilot::parse(&stdout),
+            CliProvider::Copilot => copilot::parse(&stdout, answer_file.as_deref()),
             CliProvider::Gemini => gemini::parse(&stdout),
             CliProvider::Opencode => opencode::parse(&stdout),
         }
@@ -432,8 +467,11 @@ mod tests {
         assert!(bedrock.contains(&"AWS_SECRET_ACCESS_KEY".to_owned()));
         assert!(pass.contains(&"AWS_REGION".to_owned()));
         assert!(!bedrock.contains(&"GOOGLE_APPLICATION_CREDENTIALS".to_owned()));
-        let (_, copilot) = CliProvider::Copilot.env_names(|_| true);
-        assert!(copilot.is_empty());
+        let (_, copilot) = CliProvider::Copilot.env_names(|_| false);
+        assert!(copilot.is_empty(), "no BYOK key without a BYOK endpoint");
+        let (pass, byok) = CliProvider::Copilot.env_names(|n| n == "COPILOT_PROVIDER_BASE_URL");
+        assert!(byok.contains(&"COPILOT_PROVIDER_API_KEY".to_owned()));
+        assert!(pass.contains(&"COPILOT_PROVIDER_BASE_URL".to_owned()));
     }
 
     #[test]
