@@ -1,12 +1,15 @@
 //! The Gemini API (`POST /v1beta/models/MODEL:generateContent` and
 //! `:streamGenerateContent?alt=sse`), as Gemini CLI uses it.
 //!
-//! TODO(agents-more): tool names follow Gemini CLI's built-in tools
-//! (`read_file` `absolute_path`, `replace` `file_path`/`old_string`/
-//! `new_string`, `write_file` `file_path`/`content`, `run_shell_command`
-//! `command`); check them against the pinned version. Gemini CLI also
-//! calls `:countTokens` and may ask a flash model to route or summarize:
-//! script those with `Match`es of their own.
+//! Checked against Gemini CLI 0.61.0 (`x-goog-api-key`, streamed with
+//! `alt=sse`: one `data:` event carrying the whole candidate is read like a
+//! stream). Tool calls are named as Gemini CLI names its tools: `read_file`
+//! `file_path`, `replace` `file_path`/`old_string`/`new_string`/
+//! `instruction`, `write_file` `file_path`/`content`, `run_shell_command`
+//! `command`. The working directory is the first of the "Workspace
+//! Directories" its session context lists. Without `--model`, Gemini CLI
+//! first asks a flash model (non-streamed `:generateContent`) to route the
+//! request: pass a model, or script that request with a `Match` of its own.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -36,6 +39,9 @@ pub(crate) fn conversation(body: &Value, path: &str) -> Conversation {
             if part.get("functionResponse").is_some() {
                 conv.tool_results += 1;
             } else if let (true, Some(t)) = (user, part.get("text").and_then(Value::as_str)) {
+                if conv.cwd.is_none() {
+                    conv.cwd = workspace_dir(t);
+                }
                 if !conv.user_text.is_empty() {
                     conv.user_text.push('\n');
                 }
@@ -43,19 +49,40 @@ pub(crate) fn conversation(body: &Value, path: &str) -> Conversation {
             }
         }
     }
+    conv.tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("functionDeclarations").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|f| f.get("name").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
     conv
+}
+
+/// The first directory under "Workspace Directories" in Gemini CLI's
+/// session context.
+fn workspace_dir(text: &str) -> Option<String> {
+    let start = text.find("Workspace Directories:")?;
+    text[start..]
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("- "))
+        .map(|d| d.trim().to_owned())
+        .filter(|d| d.starts_with('/'))
 }
 
 /// Gemini CLI's name and arguments for a tool call.
 pub fn tool(call: &ToolCall, conv: &Conversation) -> (String, Value) {
     match call {
-        ToolCall::Read { path } => (
-            "read_file".into(),
-            json!({"absolute_path": conv.resolve(path)}),
-        ),
+        ToolCall::Read { path } => ("read_file".into(), json!({"file_path": conv.resolve(path)})),
         ToolCall::Edit { path, old, new } => (
             "replace".into(),
-            json!({"file_path": conv.resolve(path), "old_string": old, "new_string": new}),
+            json!({"file_path": conv.resolve(path), "old_string": old, "new_string": new,
+                   "instruction": "Apply the scripted edit."}),
         ),
         ToolCall::Write { path, content } => (
             "write_file".into(),
@@ -109,4 +136,41 @@ pub(crate) fn error_body(status: StatusCode, message: &str) -> Value {
         _ => "INTERNAL",
     };
     json!({"error": {"code": status.as_u16(), "message": message, "status": name}})
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_prompt_steps_tools_and_workspace() {
+        let body = json!({
+            "contents": [
+                {"role": "user", "parts": [
+                    {"text": "<session_context>\n- **Workspace Directories:**\n  - /wt/g\n- **Directory Structure:**\n</session_context>"},
+                    {"text": "You are the triage agent"}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "read_file", "response": {}}}]}
+            ],
+            "tools": [{"functionDeclarations": [{"name": "read_file"}, {"name": "glob"}]}]
+        });
+        let conv = conversation(&body, "/v1beta/models/gemini-2.5-pro:streamGenerateContent");
+        assert!(conv.stream);
+        assert_eq!(conv.model.as_deref(), Some("gemini-2.5-pro"));
+        assert_eq!(conv.tool_results, 1);
+        assert!(conv.user_text.contains("You are the triage agent"));
+        assert_eq!(conv.cwd.as_deref(), Some("/wt/g"));
+        assert_eq!(conv.tools, ["read_file", "glob"]);
+        let (name, args) = tool(
+            &ToolCall::Read {
+                path: "src/a.rs".into(),
+            },
+            &conv,
+        );
+        assert_eq!(
+            (name.as_str(), &args),
+            ("read_file", &json!({"file_path": "/wt/g/src/a.rs"}))
+        );
+    }
 }

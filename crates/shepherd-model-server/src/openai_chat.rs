@@ -1,13 +1,18 @@
 //! The OpenAI Chat Completions API (`POST /v1/chat/completions`), used by
-//! opencode and Copilot CLI with an OpenAI-compatible provider: streamed
-//! `chat.completion.chunk` events ending in `data: [DONE]`, or one
-//! `chat.completion` object.
+//! opencode (an `@ai-sdk/openai-compatible` provider) and Copilot CLI (BYOK,
+//! `COPILOT_PROVIDER_BASE_URL`): streamed `chat.completion.chunk` events
+//! ending in `data: [DONE]`, or one `chat.completion` object. Both CLIs ask
+//! for streaming with `stream_options.include_usage`; the usage goes in the
+//! last chunk.
 //!
-//! TODO(agents-more): tool names follow opencode (`read` `filePath`,
-//! `edit` `filePath`/`oldString`/`newString`, `write` `filePath`/`content`,
-//! `bash` `command`); check them against the pinned opencode, and give
-//! Copilot CLI its own names (a [`ToolCall::Raw`] works meanwhile). The
-//! usage chunk is sent when `stream_options.include_usage` is asked for.
+//! Checked against opencode 1.18.33 and Copilot CLI 1.0.102. Tool calls are
+//! named as the asking CLI names its tools, told apart by the tools the
+//! request offers: Copilot's (`view` `path`, `edit` `path`/`old_str`/
+//! `new_str`, `create` `path`/`file_text`, `bash` `command`/`description`)
+//! when it offers `view`, else opencode's (`read` `filePath`, `edit`
+//! `filePath`/`oldString`/`newString`, `write` `filePath`/`content`, `bash`
+//! `command`). The working directory is read from the system prompt
+//! (opencode's `Working directory: `, Copilot's `Current working directory: `).
 
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
@@ -15,8 +20,22 @@ use serde_json::{json, Value};
 use crate::script::{Conversation, Reply, Step, ToolCall};
 use crate::{as_text, sse, structured};
 
+/// The text of a message's `content` (a string, or text parts).
+fn content_text(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
 /// What a Chat Completions request says: the text of its `user` messages,
-/// the number of `tool` messages.
+/// the number of `tool` messages, the tools offered, the working directory
+/// its system prompt states.
 pub(crate) fn conversation(body: &Value) -> Conversation {
     let mut conv = Conversation {
         model: body.get("model").and_then(Value::as_str).map(str::to_owned),
@@ -28,28 +47,65 @@ pub(crate) fn conversation(body: &Value) -> Conversation {
         match message.get("role").and_then(Value::as_str) {
             Some("tool") => conv.tool_results += 1,
             Some("user") => {
-                let text = match message.get("content") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(Value::Array(parts)) => parts
-                        .iter()
-                        .filter_map(|p| p.get("text").and_then(Value::as_str))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    _ => String::new(),
-                };
+                let text = content_text(message);
                 if !conv.user_text.is_empty() {
                     conv.user_text.push('\n');
                 }
                 conv.user_text.push_str(&text);
             }
+            Some("system") if conv.cwd.is_none() => {
+                let text = content_text(message);
+                conv.cwd = ["Current working directory: ", "Working directory: "]
+                    .iter()
+                    .find_map(|marker| line_after(&text, marker));
+            }
             _ => {}
         }
     }
+    conv.tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("function")?.get("name")?.as_str())
+        .map(str::to_owned)
+        .collect();
     conv
 }
 
-/// opencode's name and arguments for a tool call.
+/// The rest of the line after `marker` in plain text.
+fn line_after(text: &str, marker: &str) -> Option<String> {
+    let start = text.find(marker)? + marker.len();
+    let line = text[start..].lines().next()?.trim();
+    (!line.is_empty()).then(|| line.to_owned())
+}
+
+/// Whether the asking CLI is Copilot CLI (it offers `view`, opencode `read`).
+fn is_copilot(conv: &Conversation) -> bool {
+    conv.tools.iter().any(|t| t == "view")
+}
+
+/// The asking CLI's name and arguments for a tool call (opencode's, or
+/// Copilot CLI's when the request offers its tools).
 pub fn tool(call: &ToolCall, conv: &Conversation) -> (String, Value) {
+    if is_copilot(conv) {
+        return match call {
+            ToolCall::Read { path } => ("view".into(), json!({"path": conv.resolve(path)})),
+            ToolCall::Edit { path, old, new } => (
+                "edit".into(),
+                json!({"path": conv.resolve(path), "old_str": old, "new_str": new}),
+            ),
+            ToolCall::Write { path, content } => (
+                "create".into(),
+                json!({"path": conv.resolve(path), "file_text": content}),
+            ),
+            ToolCall::Shell { command } => (
+                "bash".into(),
+                json!({"command": command, "description": "Run a scripted command"}),
+            ),
+            ToolCall::Raw { name, input } => (name.clone(), input.clone()),
+        };
+    }
     match call {
         ToolCall::Read { path } => ("read".into(), json!({"filePath": conv.resolve(path)})),
         ToolCall::Edit { path, old, new } => (
@@ -60,10 +116,7 @@ pub fn tool(call: &ToolCall, conv: &Conversation) -> (String, Value) {
             "write".into(),
             json!({"filePath": conv.resolve(path), "content": content}),
         ),
-        ToolCall::Shell { command } => (
-            "bash".into(),
-            json!({"command": command, "description": "Run a scripted command"}),
-        ),
+        ToolCall::Shell { command } => ("bash".into(), json!({"command": command})),
         ToolCall::Raw { name, input } => (name.clone(), input.clone()),
     }
 }
@@ -105,22 +158,28 @@ pub(crate) fn respond(reply: &Reply, conv: &Conversation) -> Response {
         )
         .into_response();
     }
-    let chunk = |delta: Value, finish: Value, usage: Value| {
+    // As OpenAI streams: the role, the content or tool calls, the finish
+    // reason, then (asked for with `stream_options.include_usage`) a chunk
+    // with no choices and the usage.
+    let chunk = |delta: Value, finish: Value| {
         json!({"id": format!("chatcmpl-{id}"), "object": "chat.completion.chunk", "created": 0,
-               "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-               "usage": usage})
+               "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
     };
-    let mut delta = json!({"role": "assistant"});
+    let mut delta = json!({});
     if let Some(t) = &text {
         delta["content"] = json!(t);
     }
     if let Some(calls) = tool_calls {
         delta["tool_calls"] = calls;
     }
+    let usage_chunk = json!({"id": format!("chatcmpl-{id}"), "object": "chat.completion.chunk",
+                             "created": 0, "model": model, "choices": [], "usage": usage});
     let mut body = String::new();
     for data in [
-        chunk(delta, Value::Null, Value::Null),
-        chunk(json!({}), json!(finish), usage),
+        chunk(json!({"role": "assistant", "content": ""}), Value::Null),
+        chunk(delta, Value::Null),
+        chunk(json!({}), json!(finish)),
+        usage_chunk,
     ] {
         body.push_str(&format!("data: {data}\n\n"));
     }
@@ -144,5 +203,68 @@ mod tests {
         let conv = conversation(&body);
         assert_eq!(conv.user_text, "You are the fix agent");
         assert_eq!(conv.tool_results, 1);
+    }
+
+    fn offering(tools: &[&str], system: &str) -> Conversation {
+        let tools: Vec<Value> = tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t, "parameters": {}}}))
+            .collect();
+        conversation(
+            &json!({"model": "m", "stream": true, "tools": tools, "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": [{"type": "text", "text": "P"}]},
+            ]}),
+        )
+    }
+
+    #[test]
+    fn tools_are_named_as_the_asking_cli_names_them() {
+        let opencode = offering(
+            &["bash", "edit", "read", "write"],
+            "Here is some useful information about the environment you are running in:\n<env>\n  Working directory: /wt/oc\n  Workspace root folder: /wt/oc\n",
+        );
+        assert_eq!(opencode.cwd.as_deref(), Some("/wt/oc"));
+        let (name, args) = tool(
+            &ToolCall::Write {
+                path: "a.txt".into(),
+                content: "x".into(),
+            },
+            &opencode,
+        );
+        assert_eq!(
+            (name.as_str(), &args),
+            (
+                "write",
+                &json!({"filePath": "/wt/oc/a.txt", "content": "x"})
+            )
+        );
+        let copilot = offering(
+            &["bash", "view", "create", "edit"],
+            "* Current working directory: /wt/cp\n* Git repository root: /wt/cp\n",
+        );
+        assert_eq!(copilot.cwd.as_deref(), Some("/wt/cp"));
+        let (name, args) = tool(
+            &ToolCall::Edit {
+                path: "a.txt".into(),
+                old: "o".into(),
+                new: "n".into(),
+            },
+            &copilot,
+        );
+        assert_eq!(
+            (name.as_str(), &args),
+            (
+                "edit",
+                &json!({"path": "/wt/cp/a.txt", "old_str": "o", "new_str": "n"})
+            )
+        );
+        let (name, _) = tool(
+            &ToolCall::Read {
+                path: "/abs".into(),
+            },
+            &copilot,
+        );
+        assert_eq!(name, "view");
     }
 }

@@ -274,6 +274,10 @@ pub struct Conversation {
     pub model: Option<String>,
     /// Whether the answer is to be streamed.
     pub stream: bool,
+    /// The names of the tools the request offers (Chat Completions and
+    /// Gemini; empty where not read): which CLI is asking, and what it
+    /// allows the model.
+    pub tools: Vec<String>,
 }
 
 impl Conversation {

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod real_demo;
 mod test_agents;
 mod test_agents_checks;
 mod test_ci;
@@ -14,4 +15,5 @@ mod test_faults;
 mod test_guards;
 mod test_limits;
 mod test_markers;
+mod test_real_more;
 mod test_rounds;
