@@ -178,14 +178,31 @@ fn fixed_files(scenario: &Scenario) -> BTreeMap<String, String> {
     files
 }
 
+/// How the scripted fixer changes a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileEdits {
+    /// Writes the whole file (Gemini CLI's `write_file`, opencode's `write`).
+    Write,
+    /// Replaces its whole text (Copilot CLI's `create` refuses a file that
+    /// exists: its `edit`).
+    Edit,
+}
+
 /// The script of the demo (see the module docs); every answer reports
 /// [`INPUT_TOKENS`] and [`OUTPUT_TOKENS`].
-pub fn demo_script(scenario: &Scenario) -> Script {
+pub fn demo_script(scenario: &Scenario, edits: FileEdits) -> Script {
     let files = fixed_files(scenario);
     let write = |path: &str, content: &str| {
-        Step::Tool(ToolCall::Write {
-            path: path.to_owned(),
-            content: content.to_owned(),
+        Step::Tool(match edits {
+            FileEdits::Write => ToolCall::Write {
+                path: path.to_owned(),
+                content: content.to_owned(),
+            },
+            FileEdits::Edit => ToolCall::Edit {
+                path: path.to_owned(),
+                old: String::from_utf8(scenario.head[path].contents.clone()).expect("text"),
+                new: content.to_owned(),
+            },
         })
     };
     // The cluster of src/auth: the token.sh suggestion adds a TODO, which
@@ -353,20 +370,20 @@ pub fn assert_demo(setup: &Setup, server: &ModelServer, outcome: &RunOutcome, ke
             )
         })
         .collect();
-    assert_eq!(
-        outcome.status,
-        shepherd_engine::RunStatus::Converged,
-        "{:?}\n{}\nrequests:\n{}",
+    let results =
+        std::fs::read_to_string(outcome.run_dir.join("rounds/1/results.json")).unwrap_or_default();
+    let context = format!(
+        "{:?}\n{}\nrequests:\n{}\nround 1 results: {results}",
         outcome.reason,
         outcome.report.to_markdown(),
         summary.join("\n")
     );
     assert_eq!(
-        outcome.report.rounds.len(),
-        2,
-        "{}",
-        outcome.report.to_markdown()
+        outcome.status,
+        shepherd_engine::RunStatus::Converged,
+        "{context}"
     );
+    assert_eq!(outcome.report.rounds.len(), 2, "{context}");
     setup.assert_clean();
     let pr = setup.pr();
     let resolved = pr["threads"]
