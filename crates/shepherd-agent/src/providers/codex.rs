@@ -128,7 +128,8 @@ fn event_kind(v: &Value) -> Option<&str> {
 /// The HTTP status in one of codex's error messages (`unexpected status
 /// 401 Unauthorized: ...`).
 fn status_in(message: &str) -> Option<u16> {
-    let rest = &message[message.find("status ")? + "status ".len()..];
+    let rest = &message[message.find("status")? + "status".len()..];
+    let rest = rest.trim_start_matches([':', ' ']);
     rest.get(..3)?.parse().ok()
 }
 
@@ -354,6 +355,10 @@ mod tests {
         assert_eq!(own.status, Some(401));
         assert!(own.message.contains("bad key"), "{}", own.message);
         assert!(own_error("", "WARNING: proceeding, even though ...").is_none());
+        assert_eq!(
+            status_in("exceeded retry limit, last status: 429 Too Many Requests"),
+            Some(429)
+        );
     }
 
     #[test]
