@@ -222,7 +222,7 @@ async fn claude_triage_uses_structured_output_and_read_only_tools() {
         CliProvider::Claude,
         json!({
             "require": ["-p", "--json-schema", "--allowedTools", "--disallowedTools"],
-            "require_pairs": [["--output-format", "json"], ["--permission-mode", "default"],
+            "require_pairs": [["--output-format", "stream-json"], ["--permission-mode", "default"],
                               ["--model", "claude-sonnet-4-5"]],
             "answers": [triage_answer()],
             "style": "structured",
@@ -560,8 +560,8 @@ async fn the_fake_catches_a_missing_or_forbidden_argument() {
             .await
             .unwrap_err();
         match err {
-            AgentError::Failed { stderr_tail, .. } => {
-                assert!(stderr_tail.contains(expected), "{stderr_tail}")
+            AgentError::Cli { message, .. } => {
+                assert!(message.contains(expected), "{message}")
             }
             other => panic!("{other:?}"),
         }
@@ -579,17 +579,20 @@ async fn a_cli_failure_is_an_error_and_not_retried() {
         .review(&review_task(&fake.sb), &AgentContext::default())
         .await
         .unwrap_err();
-    match err {
-        AgentError::Failed {
+    // The CLI's own words reach the error, with its provider named.
+    match &err {
+        AgentError::Cli {
+            provider,
             status,
-            stderr_tail,
-            ..
+            message,
         } => {
+            assert_eq!(provider, "codex");
             assert!(status.contains('1'), "{status}");
-            assert!(stderr_tail.contains("401 Unauthorized"));
+            assert!(message.contains("401 Unauthorized"), "{message}");
         }
         other => panic!("{other:?}"),
     }
+    assert!(err.to_string().starts_with("codex: "), "{err}");
     assert_eq!(fake.calls(), 1);
 }
 

@@ -36,7 +36,9 @@ pub mod openai_responses;
 mod script;
 mod sse;
 
-pub use script::{Conversation, Exchange, Failure, Match, Script, Step, TokenUsage, ToolCall};
+pub use script::{
+    Conversation, Exchange, Failure, Match, Plan, Script, Step, TokenUsage, ToolCall,
+};
 
 use script::Reply;
 

@@ -184,9 +184,12 @@ impl Default for TokenUsage {
     }
 }
 
+/// A model computed from each request: the step to take, or `None` when
+/// the conversation is over (the model says "Done.").
+pub type Plan = Arc<dyn Fn(&Conversation) -> Option<Step> + Send + Sync>;
+
 /// One scripted conversation: which requests it answers, and what the model
 /// does at each step.
-#[derive(Debug)]
 pub struct Exchange {
     /// A name, recorded with every request it answered.
     pub label: String,
@@ -195,6 +198,8 @@ pub struct Exchange {
     /// What the model does at step 0, 1, ...; past the last step a short
     /// closing text ("Done.").
     pub steps: Vec<Step>,
+    /// Instead of `steps`: the step computed from the request.
+    pub plan: Option<Plan>,
     /// The first `n` requests it matches get this failure instead.
     pub fail_first: Option<(usize, Failure)>,
     /// Answer at most this many conversations (counted on step-0 requests
@@ -208,6 +213,19 @@ pub struct Exchange {
     started: AtomicUsize,
 }
 
+impl std::fmt::Debug for Exchange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exchange")
+            .field("label", &self.label)
+            .field("when", &self.when)
+            .field("steps", &self.steps)
+            .field("planned", &self.plan.is_some())
+            .field("fail_first", &self.fail_first)
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Exchange {
     /// An exchange `label` answering requests that match `when` with `steps`.
     pub fn new(label: impl Into<String>, when: Match, steps: Vec<Step>) -> Self {
@@ -215,6 +233,7 @@ impl Exchange {
             label: label.into(),
             when,
             steps,
+            plan: None,
             fail_first: None,
             limit: None,
             usage: TokenUsage::default(),
@@ -222,6 +241,18 @@ impl Exchange {
             failed: AtomicUsize::new(0),
             started: AtomicUsize::new(0),
         }
+    }
+
+    /// An exchange whose every step is computed from the request by `plan`
+    /// (which sees the step as [`Conversation::tool_results`]).
+    pub fn planned(
+        label: impl Into<String>,
+        when: Match,
+        plan: impl Fn(&Conversation) -> Option<Step> + Send + Sync + 'static,
+    ) -> Self {
+        let mut exchange = Exchange::new(label, when, Vec::new());
+        exchange.plan = Some(Arc::new(plan));
+        exchange
     }
 
     /// Requests whose user text contains `needle`.
@@ -349,9 +380,13 @@ impl Script {
         if conv.tool_results == 0 {
             exchange.started.fetch_add(1, Ordering::SeqCst);
         }
-        let reply = match exchange.steps.get(conv.tool_results) {
+        let step = match &exchange.plan {
+            Some(plan) => plan(conv),
+            None => exchange.steps.get(conv.tool_results).cloned(),
+        };
+        let reply = match step {
             Some(step) => Reply::Step {
-                step: step.clone(),
+                step,
                 usage: exchange.usage,
                 id,
             },

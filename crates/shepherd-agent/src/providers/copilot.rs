@@ -16,7 +16,7 @@
 use serde_json::Value;
 
 use crate::agent::AgentError;
-use crate::providers::cli::{sum_u64, Invocation, Parsed, Request};
+use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
 
 /// Allowed to every role: read-only git commands (reading files is allowed
@@ -114,6 +114,16 @@ pub(crate) fn error_message(stdout: &str, stderr: &str) -> Option<String> {
 /// the JSON Lines on stdout and the usage file. Plain text on stdout (an
 /// older CLI, or `--output-format text` in `extra_args`) is read as the
 /// answer.
+/// Copilot CLI's own error after a failed call ([`error_message`]), with the
+/// HTTP status it names.
+pub(crate) fn own_error(stdout: &str, stderr: &str) -> Option<CliFailure> {
+    let message = error_message(stdout, stderr)?;
+    let status = extract::http_status(&message)
+        .or_else(|| extract::http_status(stdout))
+        .or_else(|| extract::http_status(stderr));
+    Some(CliFailure { status, message })
+}
+
 pub(crate) fn parse(stdout: &str, usage_file: Option<&str>) -> Result<Parsed, String> {
     let events = events(stdout);
     let text = if events.is_empty() {

@@ -20,7 +20,7 @@
 use serde_json::{json, Value};
 
 use crate::agent::AgentError;
-use crate::providers::cli::{sum_u64, Invocation, Parsed, Request};
+use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
 
 /// The agent of read-only roles, defined in Shepherd's configuration.
@@ -163,6 +163,16 @@ pub(crate) fn error_message(stdout: &str, stderr: &str) -> Option<String> {
                 .map(str::to_owned)
         })
         .map(|m| crate::driver::tail(&m, 300))
+}
+
+/// opencode's own error after a failed call ([`error_message`]), with the
+/// HTTP status it names.
+pub(crate) fn own_error(stdout: &str, stderr: &str) -> Option<CliFailure> {
+    let message = error_message(stdout, stderr)?;
+    let status = extract::http_status(&message)
+        .or_else(|| extract::http_status(stdout))
+        .or_else(|| extract::http_status(stderr));
+    Some(CliFailure { status, message })
 }
 
 pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
