@@ -111,20 +111,51 @@ pub(crate) fn invocation(req: &Request<'_>) -> Result<Invocation, AgentError> {
     Ok(invocation)
 }
 
-/// The CLI's own error, from the JSON object it prints on stdout (also on
-/// a failed exit), else the last line of stderr that says `Error`.
+/// The `error` of the JSON object Gemini CLI prints: on stdout, or (after
+/// a failed call) pretty-printed at the end of stderr.
+fn error_object(text: &str) -> Option<Value> {
+    let whole = serde_json::from_str::<Value>(text.trim()).ok();
+    let at_end = || {
+        text.rmatch_indices("\n{")
+            .map(|(i, _)| i + 1)
+            .chain(text.starts_with('{').then_some(0))
+            .find_map(|i| serde_json::from_str::<Value>(text[i..].trim()).ok())
+    };
+    whole
+        .or_else(at_end)?
+        .get("error")
+        .filter(|e| !e.is_null())
+        .cloned()
+}
+
+/// The message of an error object; a message that is itself the API's
+/// JSON error body is unwrapped to its own message.
+fn message_of(error: &Value) -> String {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| error.to_string());
+    let api = serde_json::from_str::<Value>(&message).ok();
+    match api.as_ref().and_then(|v| v.get("error")) {
+        Some(inner) => {
+            let text = inner.get("message").and_then(Value::as_str).unwrap_or("");
+            match inner.get("code").and_then(Value::as_u64) {
+                Some(code) => format!("{text} (HTTP {code})"),
+                None => text.to_owned(),
+            }
+        }
+        None => message,
+    }
+}
+
+/// The CLI's own error: the JSON object it prints (on stdout, or at the
+/// end of stderr after a failed call), else the last line of stderr that
+/// says `Error`.
 pub(crate) fn error_message(stdout: &str, stderr: &str) -> Option<String> {
-    let from_json = serde_json::from_str::<Value>(stdout.trim())
-        .ok()
-        .and_then(|v| v.get("error").filter(|e| !e.is_null()).cloned())
-        .map(|error| {
-            error
-                .get("message")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .unwrap_or_else(|| error.to_string())
-        });
-    from_json
+    error_object(stdout)
+        .or_else(|| error_object(stderr))
+        .map(|e| message_of(&e))
         .or_else(|| {
             stderr
                 .lines()
@@ -251,6 +282,13 @@ mod tests {
             Some("Error when talking to Gemini API: 401")
         );
         assert_eq!(error_message("", "all fine"), None);
+        // After a failed call: pretty-printed at the end of stderr, the
+        // message being the API's own error body.
+        let stderr = "Error when talking to Gemini API: _ApiError: boom\n    at x (y.js:1)\n{\n  \"session_id\": \"s\",\n  \"error\": {\n    \"type\": \"Error\",\n    \"message\": \"{\\\"error\\\":{\\\"code\\\":401,\\\"message\\\":\\\"invalid api key\\\",\\\"status\\\":\\\"UNAUTHENTICATED\\\"}}\",\n    \"code\": 1\n  }\n}\n";
+        assert_eq!(
+            error_message("", stderr).as_deref(),
+            Some("invalid api key (HTTP 401)")
+        );
     }
 
     #[test]
