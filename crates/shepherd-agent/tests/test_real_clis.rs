@@ -302,7 +302,7 @@ async fn retries_without_progress_are_stopped(provider: CliProvider) {
     );
     let started = Instant::now();
     let err = real
-        .agent(|c| c.no_progress_timeout = Duration::from_secs(4))
+        .agent(|c| c.no_progress_timeout = Duration::from_secs(2))
         .triage(&triage_task(&real.sb.worktree()), &real.ctx())
         .await
         .unwrap_err();
