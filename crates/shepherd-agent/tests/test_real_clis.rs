@@ -302,7 +302,7 @@ async fn retries_without_progress_are_stopped(provider: CliProvider) {
     );
     let started = Instant::now();
     let err = real
-        .agent(|c| c.no_progress_timeout = Duration::from_secs(4))
+        .agent(|c| c.no_progress_timeout = Duration::from_secs(3))
         .triage(&triage_task(&real.sb.worktree()), &real.ctx())
         .await
         .unwrap_err();
@@ -312,7 +312,13 @@ async fn retries_without_progress_are_stopped(provider: CliProvider) {
     assert!(message.contains("without progress"), "{message}");
     assert!(message.contains("429"), "{message}");
     assert!(elapsed < Duration::from_secs(40), "{elapsed:?}");
-    assert!(real.model_requests().len() >= 2, "the CLI retried");
+    // The CLI said it was retrying (that is what started the clock).
+    let retrying = match provider {
+        CliProvider::Claude => "API retry",
+        _ => "Reconnecting",
+    };
+    assert!(message.contains(retrying), "{message}");
+    assert!(!real.model_requests().is_empty());
 }
 
 #[tokio::test]

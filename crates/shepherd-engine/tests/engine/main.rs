@@ -15,5 +15,6 @@ mod test_faults;
 mod test_guards;
 mod test_limits;
 mod test_markers;
+mod test_real_clis;
 mod test_real_more;
 mod test_rounds;
