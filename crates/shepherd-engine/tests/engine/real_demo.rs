@@ -359,7 +359,13 @@ pub fn files_text(dir: &Path) -> Vec<(PathBuf, String)> {
 /// the six suggestion threads fixed and resolved; no forge token in any
 /// request, transcript or file of the run; the CLI's key and base URL used;
 /// the read-only role's commit not pushed; tokens read from the CLI's output.
-pub fn assert_demo(setup: &Setup, server: &ModelServer, outcome: &RunOutcome, key: &str) {
+pub fn assert_demo(
+    setup: &Setup,
+    server: &ModelServer,
+    outcome: &RunOutcome,
+    key: &str,
+    own_vars: &[&str],
+) {
     let requests = server.requests();
     let summary: Vec<String> = requests
         .iter()
@@ -445,6 +451,13 @@ pub fn assert_demo(setup: &Setup, server: &ModelServer, outcome: &RunOutcome, ke
             );
         }
         assert!(!text.contains(key), "the key's value in {}", path.display());
+        for var in own_vars {
+            assert!(
+                text.contains(&format!("\"{var}\"")),
+                "{var} not passed: {}",
+                path.display()
+            );
+        }
     }
 
     // The read-only role's commit attempt reached neither the PR nor the

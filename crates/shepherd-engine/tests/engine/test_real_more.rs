@@ -44,7 +44,13 @@ async fn gemini_runs_every_role_of_the_demo() {
         server.requests().len(),
         started.elapsed()
     );
-    assert_demo(&setup, &server, &outcome, GEMINI_KEY);
+    assert_demo(
+        &setup,
+        &server,
+        &outcome,
+        GEMINI_KEY,
+        &["GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"],
+    );
     assert!(server
         .requests()
         .iter()
@@ -87,7 +93,13 @@ async fn opencode_runs_every_role_of_the_demo() {
         server.requests().len(),
         started.elapsed()
     );
-    assert_demo(&setup, &server, &outcome, OPENCODE_KEY);
+    assert_demo(
+        &setup,
+        &server,
+        &outcome,
+        OPENCODE_KEY,
+        &["SCRIPTED_API_KEY"],
+    );
     // Read-only roles were offered no tool that changes anything.
     for label in ["triage", "fix-validation", "review"] {
         for r in server.requests_of(label) {
@@ -137,5 +149,11 @@ async fn copilot_runs_every_role_of_the_demo() {
         server.requests().len(),
         started.elapsed()
     );
-    assert_demo(&setup, &server, &outcome, COPILOT_KEY);
+    assert_demo(
+        &setup,
+        &server,
+        &outcome,
+        COPILOT_KEY,
+        &["COPILOT_PROVIDER_API_KEY", "COPILOT_PROVIDER_BASE_URL"],
+    );
 }
