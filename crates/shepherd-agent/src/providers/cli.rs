@@ -210,8 +210,11 @@ impl CliProvider {
         match self {
             CliProvider::Claude => Some(claude::classify),
             CliProvider::Codex => Some(codex::classify),
-            // TODO(agents-more): gemini, opencode, copilot.
-            CliProvider::Copilot | CliProvider::Gemini | CliProvider::Opencode => None,
+            CliProvider::Copilot => Some(copilot::classify),
+            // Gemini CLI prints its JSON object only at the end; opencode's
+            // events say nothing about its retries: the total and idle
+            // timeouts apply.
+            CliProvider::Gemini | CliProvider::Opencode => None,
         }
     }
 

@@ -16,6 +16,7 @@
 use serde_json::Value;
 
 use crate::agent::AgentError;
+use crate::exec::{LineSignal, OutputStream};
 use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
 
@@ -79,6 +80,43 @@ fn of_type<'a>(events: &'a [Value], kind: &'a str) -> impl DoubleEndedIterator<I
         .filter(move |e| e.get("type").and_then(Value::as_str) == Some(kind))
 }
 
+/// How Copilot CLI's JSON Lines read while it runs: a turn, a message or a
+/// finished tool is progress; a failed model call is a retry, or, for a
+/// 401 or 403, a call that cannot succeed.
+pub(crate) fn classify(stream: OutputStream, line: &str) -> LineSignal {
+    if stream == OutputStream::Stderr {
+        return LineSignal::Neutral;
+    }
+    let Ok(event) = serde_json::from_str::<Value>(line) else {
+        return LineSignal::Neutral;
+    };
+    match event.get("type").and_then(Value::as_str) {
+        Some(
+            "assistant.message"
+            | "assistant.turn_start"
+            | "assistant.turn_end"
+            | "tool.execution_complete"
+            | "result",
+        ) => LineSignal::Progress,
+        Some("model.call_failure") => {
+            let data = event.get("data");
+            match data
+                .and_then(|d| d.get("statusCode"))
+                .and_then(Value::as_u64)
+            {
+                Some(code @ (401 | 403)) => LineSignal::Fatal(format!(
+                    "{code} ({})",
+                    data.and_then(|d| d.get("errorMessage"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("the model provider refused the key")
+                )),
+                _ => LineSignal::Retry,
+            }
+        }
+        _ => LineSignal::Neutral,
+    }
+}
+
 /// The CLI's own error: the message of the last failed model call or
 /// `session.error` event on stdout, else the last line of stderr that says
 /// `error`.
@@ -97,7 +135,15 @@ pub(crate) fn error_message(stdout: &str, stderr: &str) -> Option<String> {
             .and_then(Value::as_str)
             .map(str::to_owned)
             .unwrap_or_else(|| data.to_string());
-        Some(message)
+        // A message that is the API's JSON error body: its own message.
+        let api = serde_json::from_str::<Value>(&message).ok();
+        let inner = api
+            .as_ref()
+            .and_then(|v| v.get("error").or(Some(v)))
+            .and_then(|v| v.get("message"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Some(inner.unwrap_or(message))
     });
     from_events
         .or_else(|| {
@@ -265,6 +311,46 @@ mod tests {
         assert_eq!(
             error_message("", "x\nError: no model\n").as_deref(),
             Some("Error: no model")
+        );
+        let body = json!({"type": "model.call_failure", "data": {"statusCode": 401,
+            "errorMessage": "{\"code\":\"invalid_api_key\",\"message\":\"bad key\"}"}});
+        assert_eq!(
+            error_message(&body.to_string(), "").as_deref(),
+            Some("bad key")
+        );
+    }
+
+    #[test]
+    fn failed_model_calls_are_retries_and_a_401_is_fatal() {
+        let line = |v: serde_json::Value| v.to_string();
+        assert_eq!(
+            classify(
+                OutputStream::Stdout,
+                &line(json!({"type": "assistant.message", "data": {}}))
+            ),
+            LineSignal::Progress
+        );
+        assert_eq!(
+            classify(
+                OutputStream::Stdout,
+                &line(json!({"type": "model.call_failure", "data": {"statusCode": 429}}))
+            ),
+            LineSignal::Retry
+        );
+        assert!(matches!(
+            classify(
+                OutputStream::Stdout,
+                &line(json!({"type": "model.call_failure", "data": {"statusCode": 401}}))
+            ),
+            LineSignal::Fatal(m) if m.starts_with("401")
+        ));
+        assert_eq!(
+            classify(OutputStream::Stderr, "assistant.message"),
+            LineSignal::Neutral
+        );
+        assert_eq!(
+            classify(OutputStream::Stdout, "not json"),
+            LineSignal::Neutral
         );
     }
 }
