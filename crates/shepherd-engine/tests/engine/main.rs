@@ -14,5 +14,4 @@ mod test_faults;
 mod test_guards;
 mod test_limits;
 mod test_markers;
-mod test_real_clis;
 mod test_rounds;
