@@ -412,3 +412,40 @@ async fn claude_an_invalid_answer_is_asked_for_once_more_then_fails_closed() {
 async fn codex_an_invalid_answer_is_asked_for_once_more_then_fails_closed() {
     an_invalid_answer_is_asked_for_once_more_then_fails_closed(CliProvider::Codex).await;
 }
+
+async fn a_broken_model_response_is_retried_by_the_cli(provider: CliProvider) {
+    // A 200 whose event stream is not JSON, then good answers: both CLIs
+    // retry the request and go on.
+    let real = Real::new(
+        provider,
+        vec![reading_triage(triage_answer()).failing_first(1, Failure::Malformed)],
+    );
+    let answer = real
+        .agent(|_| {})
+        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .await
+        .unwrap();
+    assert_eq!(answer.items.len(), 2);
+    let replies: Vec<String> = real
+        .server
+        .requests_of("triage")
+        .into_iter()
+        .map(|r| r.reply)
+        .collect();
+    assert_eq!(
+        replies.first().map(String::as_str),
+        Some("malformed"),
+        "{replies:?}"
+    );
+    assert!(replies.iter().any(|r| r == "structured"), "{replies:?}");
+}
+
+#[tokio::test]
+async fn claude_a_broken_model_response_is_retried_by_the_cli() {
+    a_broken_model_response_is_retried_by_the_cli(CliProvider::Claude).await;
+}
+
+#[tokio::test]
+async fn codex_a_broken_model_response_is_retried_by_the_cli() {
+    a_broken_model_response_is_retried_by_the_cli(CliProvider::Codex).await;
+}

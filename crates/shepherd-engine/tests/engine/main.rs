@@ -4,7 +4,6 @@
 
 mod common;
 
-mod real_demo;
 mod test_agents;
 mod test_agents_checks;
 mod test_ci;
@@ -15,6 +14,4 @@ mod test_faults;
 mod test_guards;
 mod test_limits;
 mod test_markers;
-mod test_real_clis;
-mod test_real_more;
 mod test_rounds;
