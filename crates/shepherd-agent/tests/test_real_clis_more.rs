@@ -68,6 +68,8 @@ impl Real {
         let mut env: Vec<(&str, String)> = vec![
             ("PATH", std::env::var("PATH").unwrap_or_default()),
             ("HOME", self.home.path().display().to_string()),
+            // Gemini CLI writes its error reports there.
+            ("TMPDIR", self.home.path().display().to_string()),
             ("GITHUB_TOKEN", FORGE_TOKEN.into()),
             ("GH_TOKEN", FORGE_TOKEN.into()),
         ];
