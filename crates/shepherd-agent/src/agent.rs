@@ -111,6 +111,19 @@ pub enum AgentError {
         /// The end of its stderr.
         stderr_tail: String,
     },
+    /// An agent CLI failed and said why (its own error, from its JSON
+    /// events or its stderr): `claude: 401 Unauthorized from
+    /// https://api.anthropic.com: check ANTHROPIC_API_KEY (exit status: 1)`.
+    #[error("{provider}: {message} ({status})")]
+    Cli {
+        /// The provider (`claude`).
+        provider: String,
+        /// How it ended (`exit status: 1`, `stopped after 30s of retries
+        /// without progress`).
+        status: String,
+        /// The CLI's error, with what to check.
+        message: String,
+    },
     /// The agent ran too long, or was silent too long; its process group was killed.
     #[error("agent {program} timed out ({kind}, after {after:?}); its process group was killed")]
     Timeout {

@@ -257,6 +257,8 @@ pub(crate) async fn run_to_success(spec: &ProcessSpec) -> Result<ProcessOutput, 
             after: match kind {
                 TimeoutKind::Total => spec.total_timeout,
                 TimeoutKind::Idle => spec.idle_timeout,
+                // No watch here: a no-progress stop cannot happen.
+                TimeoutKind::NoProgress => spec.idle_timeout,
             },
         }),
         Termination::Exited(status) if !status.success() => Err(AgentError::Failed {

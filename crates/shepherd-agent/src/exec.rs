@@ -13,10 +13,18 @@
 //!   group is killed.
 //! - **Transcript:** stdin, stdout, stderr, exit status and duration are
 //!   written as JSON to the given path, whatever the outcome.
+//! - **Watching the output** ([`run_watched`], [`Watch`]): a provider may
+//!   read its CLI's output line by line while it runs. A line that says the
+//!   CLI is retrying (a 429, a reconnect) starts the no-progress clock: when
+//!   no progress line follows within [`Watch::no_progress`], the group is
+//!   killed ([`TimeoutKind::NoProgress`]), long before the total timeout. A
+//!   line that says the call cannot succeed (a 401) stops it at once
+//!   ([`ProcessOutput::stopped`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{killpg, Signal};
@@ -201,6 +209,8 @@ pub enum TimeoutKind {
     Total,
     /// The idle timeout (no output).
     Idle,
+    /// Retrying without progress for [`Watch::no_progress`].
+    NoProgress,
 }
 
 impl std::fmt::Display for TimeoutKind {
@@ -208,6 +218,7 @@ impl std::fmt::Display for TimeoutKind {
         f.write_str(match self {
             TimeoutKind::Total => "total",
             TimeoutKind::Idle => "idle",
+            TimeoutKind::NoProgress => "no progress",
         })
     }
 }
@@ -234,6 +245,119 @@ pub struct ProcessOutput {
     pub stdout_truncated: bool,
     /// How long it ran.
     pub duration: Duration,
+    /// Why it was stopped by its [`Watch`] ([`LineSignal::Fatal`]), if it was.
+    pub stopped: Option<String>,
+}
+
+/// Which output a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputStream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// What one line of a CLI's output says about its progress.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineSignal {
+    /// Work is being done (a model answer, a tool call): the no-progress
+    /// clock stops.
+    Progress,
+    /// The CLI is retrying or reconnecting: the no-progress clock runs (from
+    /// the last progress) unless it already does.
+    Retry,
+    /// The call cannot succeed (bad credentials): stop it now, for this reason.
+    Fatal(String),
+    /// Says nothing either way.
+    Neutral,
+}
+
+/// Classifies one line of output.
+pub type Classifier = Arc<dyn Fn(OutputStream, &str) -> LineSignal + Send + Sync>;
+
+/// A provider's reading of its CLI's output while it runs (see the module docs).
+#[derive(Clone)]
+pub struct Watch {
+    /// Classifies each complete line (without its newline).
+    pub classify: Classifier,
+    /// How long retries may go on without a progress line.
+    pub no_progress: Duration,
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch")
+            .field("no_progress", &self.no_progress)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Splits output into lines for a [`Watch`].
+#[derive(Default)]
+struct Lines {
+    pending: Vec<u8>,
+}
+
+/// A line longer than this is classified by its start only.
+const MAX_WATCHED_LINE: usize = 64 << 10;
+
+impl Lines {
+    /// The complete lines in `pending` + `bytes`.
+    fn feed(&mut self, bytes: &[u8]) -> Vec<String> {
+        self.pending.extend_from_slice(bytes);
+        let mut lines = Vec::new();
+        while let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let line = &line[..line.len() - 1];
+            let line = &line[..line.len().min(MAX_WATCHED_LINE)];
+            lines.push(String::from_utf8_lossy(line).trim_end().to_owned());
+        }
+        if self.pending.len() > MAX_WATCHED_LINE {
+            self.pending.truncate(MAX_WATCHED_LINE);
+        }
+        lines
+    }
+}
+
+/// The no-progress clock and a fatal stop, driven by a [`Watch`].
+struct Progress<'a> {
+    watch: Option<&'a Watch>,
+    /// Set while retries go on without progress: when they must stop.
+    deadline: Option<tokio::time::Instant>,
+    last_progress: tokio::time::Instant,
+    fatal: Option<String>,
+    out: Lines,
+    err: Lines,
+}
+
+impl Progress<'_> {
+    fn feed(&mut self, stream: OutputStream, bytes: &[u8]) {
+        let Some(watch) = self.watch else { return };
+        let lines = match stream {
+            OutputStream::Stdout => self.out.feed(bytes),
+            OutputStream::Stderr => self.err.feed(bytes),
+        };
+        for line in lines {
+            match (watch.classify)(stream, &line) {
+                LineSignal::Progress => {
+                    self.last_progress = tokio::time::Instant::now();
+                    self.deadline = None;
+                }
+                LineSignal::Retry => {
+                    if self.deadline.is_none() {
+                        self.deadline = Some(self.last_progress + watch.no_progress);
+                    }
+                }
+                LineSignal::Fatal(reason) => {
+                    if self.fatal.is_none() {
+                        self.fatal = Some(reason);
+                    }
+                }
+                LineSignal::Neutral => {}
+            }
+        }
+    }
 }
 
 /// Why a process could not be run.
@@ -310,6 +434,14 @@ impl Drop for GroupGuard {
 
 /// Runs `spec` to completion (see the module docs) and writes its transcript.
 pub async fn run(spec: &ProcessSpec) -> Result<ProcessOutput, ExecError> {
+    run_watched(spec, None).await
+}
+
+/// [`run`], with `watch` reading the output while it runs (see the module docs).
+pub async fn run_watched(
+    spec: &ProcessSpec,
+    watch: Option<&Watch>,
+) -> Result<ProcessOutput, ExecError> {
     let program = spec.program.display().to_string();
     let env = spec.env.resolve();
     let mut cmd = command(spec, &env);
@@ -356,6 +488,16 @@ pub async fn run(spec: &ProcessSpec) -> Result<ProcessOutput, ExecError> {
     let mut status: Option<ExitStatus> = None;
     let mut timed_out = None;
     let (mut obuf, mut ebuf) = (vec![0u8; 8192], vec![0u8; 8192]);
+    let mut progress = Progress {
+        watch,
+        deadline: None,
+        last_progress: tokio::time::Instant::now(),
+        fatal: None,
+        out: Lines::default(),
+        err: Lines::default(),
+    };
+    // Far enough never to fire: no retries seen.
+    let never = tokio::time::Instant::now() + spec.total_timeout + Duration::from_secs(3600);
 
     while status.is_none() || out_open || err_open {
         tokio::select! {
@@ -366,6 +508,10 @@ pub async fn run(spec: &ProcessSpec) -> Result<ProcessOutput, ExecError> {
                     let room = MAX_STDOUT.saturating_sub(stdout.len());
                     stdout_truncated |= n > room;
                     stdout.extend_from_slice(&obuf[..n.min(room)]);
+                    progress.feed(OutputStream::Stdout, &obuf[..n]);
+                    if progress.fatal.is_some() && status.is_none() {
+                        break;
+                    }
                 }
             },
             n = err.read(&mut ebuf), if err_open => match n {
@@ -374,6 +520,10 @@ pub async fn run(spec: &ProcessSpec) -> Result<ProcessOutput, ExecError> {
                     last_output = tokio::time::Instant::now();
                     let room = MAX_STDERR.saturating_sub(stderr.len());
                     stderr.extend_from_slice(&ebuf[..n.min(room)]);
+                    progress.feed(OutputStream::Stderr, &ebuf[..n]);
+                    if progress.fatal.is_some() && status.is_none() {
+                        break;
+                    }
                 }
             },
             s = child.wait(), if status.is_none() => {
@@ -391,7 +541,23 @@ pub async fn run(spec: &ProcessSpec) -> Result<ProcessOutput, ExecError> {
                 timed_out = Some(TimeoutKind::Idle);
                 break;
             },
+            _ = tokio::time::sleep_until(progress.deadline.unwrap_or(never)), if status.is_none() => {
+                timed_out = Some(TimeoutKind::NoProgress);
+                break;
+            },
         }
+    }
+    let stopped = progress.fatal.take().filter(|_| status.is_none());
+    if let Some(reason) = &stopped {
+        tracing::warn!(program = %program, %reason, "agent cannot succeed; killing its process group");
+        guard.kill(Signal::SIGTERM);
+        if tokio::time::timeout(spec.kill_grace, child.wait())
+            .await
+            .is_err()
+        {
+            guard.kill(Signal::SIGKILL);
+        }
+        status = child.wait().await.ok();
     }
 
     if status.is_some() && timed_out.is_some() {
@@ -429,6 +595,7 @@ pub async fn run(spec: &ProcessSpec) -> Result<ProcessOutput, ExecError> {
         stderr,
         stdout_truncated,
         duration: started.elapsed(),
+        stopped,
     };
     if let Some(path) = &spec.transcript {
         write_transcript(path, spec, &env, &output)?;
@@ -451,6 +618,8 @@ struct Transcript<'a> {
     stderr: std::borrow::Cow<'a, str>,
     exit: Option<ExitRecord>,
     timed_out: Option<TimeoutKind>,
+    /// Why its watch stopped it (a fatal error line), if it did.
+    stopped: Option<&'a str>,
     duration_ms: u128,
 }
 
@@ -494,6 +663,7 @@ fn write_transcript(
             Termination::TimedOut(kind) => Some(kind),
             Termination::Exited(_) => None,
         },
+        stopped: output.stopped.as_deref(),
         duration_ms: output.duration.as_millis(),
     };
     let err = |source| ExecError::Transcript {

@@ -100,6 +100,8 @@ pub fn cli_config(provider: CliProvider, settings: &AgentSettings) -> CliConfig 
     config.total_timeout = settings.timeout;
     config.idle_timeout = idle(settings);
     config.kill_grace = KILL_GRACE;
+    // Retries without progress stop a call no later than silence would.
+    config.no_progress_timeout = config.no_progress_timeout.min(config.idle_timeout);
     config
 }
 

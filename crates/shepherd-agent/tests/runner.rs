@@ -6,3 +6,5 @@ mod test_command;
 mod test_exec;
 mod test_prompts;
 mod test_providers;
+mod test_real_clis;
+mod test_real_clis_more;

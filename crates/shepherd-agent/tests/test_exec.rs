@@ -122,3 +122,62 @@ async fn a_child_that_leaves_its_group_does_not_hang_the_run() {
         .arg(p.to_string())
         .status();
 }
+
+fn watch(no_progress: Duration) -> shepherd_agent::exec::Watch {
+    use shepherd_agent::exec::{LineSignal, Watch};
+    Watch {
+        classify: std::sync::Arc::new(|_, line: &str| match line {
+            "retry" => LineSignal::Retry,
+            "work" => LineSignal::Progress,
+            "denied" => LineSignal::Fatal("denied".into()),
+            _ => LineSignal::Neutral,
+        }),
+        no_progress,
+    }
+}
+
+#[tokio::test]
+async fn retries_without_progress_are_stopped_before_the_idle_timeout() {
+    // Retries every 100 ms forever: never idle, never progressing.
+    let mut forever = spec("echo work; while true; do echo retry; sleep 0.1; done");
+    forever.idle_timeout = Duration::from_secs(30);
+    let started = std::time::Instant::now();
+    let out = shepherd_agent::exec::run_watched(&forever, Some(&watch(Duration::from_millis(700))))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.termination,
+        Termination::TimedOut(TimeoutKind::NoProgress)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    // Progress between the retries keeps it alive until it exits.
+    let progressing = spec("for i in 1 2 3 4 5 6; do echo retry; sleep 0.2; echo work; done");
+    let out =
+        shepherd_agent::exec::run_watched(&progressing, Some(&watch(Duration::from_millis(700))))
+            .await
+            .unwrap();
+    assert!(
+        matches!(out.termination, Termination::Exited(s) if s.success()),
+        "{:?}",
+        out.termination
+    );
+}
+
+#[tokio::test]
+async fn a_fatal_line_stops_the_process_at_once() {
+    let denied = spec("echo denied; sleep 20");
+    let started = std::time::Instant::now();
+    let out = shepherd_agent::exec::run_watched(&denied, Some(&watch(Duration::from_secs(60))))
+        .await
+        .unwrap();
+    assert_eq!(out.stopped.as_deref(), Some("denied"));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -222,7 +222,7 @@ async fn claude_triage_uses_structured_output_and_read_only_tools() {
         CliProvider::Claude,
         json!({
             "require": ["-p", "--json-schema", "--allowedTools", "--disallowedTools"],
-            "require_pairs": [["--output-format", "json"], ["--permission-mode", "default"],
+            "require_pairs": [["--output-format", "stream-json"], ["--permission-mode", "default"],
                               ["--model", "claude-sonnet-4-5"]],
             "answers": [triage_answer()],
             "style": "structured",
@@ -430,12 +430,15 @@ async fn gemini_fix_validation_reads_the_response_and_stats() {
 }
 
 #[tokio::test]
-async fn copilot_gets_the_prompt_as_an_argument_and_no_token_at_all() {
+async fn copilot_gets_the_prompt_on_stdin_and_no_token_at_all() {
     let fake = FakeCli::new(
         CliProvider::Copilot,
         json!({
-            "require": ["-s", "--no-ask-user", "--allow-tool", "--deny-tool"],
-            "answers": [triage_answer()]
+            "require": ["-s", "--no-ask-user", "--allow-tool", "--deny-tool", "--disable-builtin-mcps"],
+            "require_pairs": [["--output-format", "json"]],
+            "forbid": ["-p"],
+            "answers": [triage_answer()],
+            "usage": {"input": 500, "output": 20}
         }),
     );
     let agent = fake.agent(|_| {});
@@ -445,17 +448,21 @@ async fn copilot_gets_the_prompt_as_an_argument_and_no_token_at_all() {
     assert_eq!(answer.items.len(), 2);
     let call = fake.call(1);
     let args = argv(&call);
-    assert_eq!(args[0], "-p");
-    assert!(args[1].contains("<untrusted-comment id=\"C2\""));
+    assert!(call["stdin"]
+        .as_str()
+        .unwrap()
+        .contains("<untrusted-comment id=\"C2\""));
+    assert!(args.iter().all(|a| !a.contains("untrusted-comment")));
     assert!(after(&args, "--deny-tool").starts_with("write,"));
     assert!(after(&args, "--deny-tool").contains("shell(git push)"));
     // Copilot uses its stored login under HOME: no key and no token.
     assert_env(&call, &[]);
     assert_eq!(call["env"]["HOME"], json!(fake.sb.dir.path().join("home")));
     assert_transcripts_clean(&fake);
-    // It reports no tokens; the duration is still measured.
+    // Tokens from the usage file; no cost.
     let u = ctx.usage.total();
-    assert_eq!((u.input_tokens, u.cost_usd), (None, None));
+    assert_eq!((u.input_tokens, u.output_tokens), (Some(500), Some(20)));
+    assert_eq!(u.cost_usd, None);
     assert!(u.duration > Duration::ZERO);
 }
 
@@ -465,8 +472,7 @@ async fn opencode_fix_passes_the_configured_keys_but_never_a_forge_token() {
         CliProvider::Opencode,
         json!({
             "require": ["run"],
-            "require_pairs": [["--format", "json"], ["--model", "openrouter/anthropic/claude-sonnet-4"]],
-            "forbid": ["--agent"],
+            "require_pairs": [["--format", "json"], ["--model", "openrouter/anthropic/claude-sonnet-4"], ["--agent", "shepherd-edit"]],
             "answers": [{"outcomes": [{"id": "T1", "status": "blocked", "summary": "s",
                          "reply": "Needs a product decision.", "files": []}],
                          "cluster_assessment": null}],
@@ -493,10 +499,10 @@ async fn opencode_fix_passes_the_configured_keys_but_never_a_forge_token() {
 }
 
 #[tokio::test]
-async fn opencode_read_only_roles_use_the_plan_agent() {
+async fn opencode_read_only_roles_use_shepherds_read_only_agent() {
     let fake = FakeCli::new(
         CliProvider::Opencode,
-        json!({"require_pairs": [["--agent", "plan"]], "answers": [triage_answer()]}),
+        json!({"require_pairs": [["--agent", "shepherd-read-only"]], "answers": [triage_answer()]}),
     );
     let agent = fake.agent(|_| {});
     agent
@@ -554,8 +560,8 @@ async fn the_fake_catches_a_missing_or_forbidden_argument() {
             .await
             .unwrap_err();
         match err {
-            AgentError::Failed { stderr_tail, .. } => {
-                assert!(stderr_tail.contains(expected), "{stderr_tail}")
+            AgentError::Cli { message, .. } => {
+                assert!(message.contains(expected), "{message}")
             }
             other => panic!("{other:?}"),
         }
@@ -573,17 +579,20 @@ async fn a_cli_failure_is_an_error_and_not_retried() {
         .review(&review_task(&fake.sb), &AgentContext::default())
         .await
         .unwrap_err();
-    match err {
-        AgentError::Failed {
+    // The CLI's own words reach the error, with its provider named.
+    match &err {
+        AgentError::Cli {
+            provider,
             status,
-            stderr_tail,
-            ..
+            message,
         } => {
+            assert_eq!(provider, "codex");
             assert!(status.contains('1'), "{status}");
-            assert!(stderr_tail.contains("401 Unauthorized"));
+            assert!(message.contains("401 Unauthorized"), "{message}");
         }
         other => panic!("{other:?}"),
     }
+    assert!(err.to_string().starts_with("codex: "), "{err}");
     assert_eq!(fake.calls(), 1);
 }
 

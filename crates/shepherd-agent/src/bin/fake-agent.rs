@@ -719,7 +719,29 @@ fn cli_main(name: &str) -> Result<u8, String> {
             let body = json!({"response": format!("```json\n{text}\n```"), "stats": stats});
             out(&format!("{body}\n"))?;
         }
-        "copilot" => out(&format!("I read the code and checked it.\n\n{text}\n"))?,
+        "copilot" => {
+            if stdin.trim().is_empty() && !args.iter().any(|a| a == "-p") {
+                return Err("copilot got no prompt on stdin nor -p".to_owned());
+            }
+            if let Some(file) = value_after(&args, "--usage-output-file") {
+                let usage = json!({"modelMetrics": {"fake-copilot": {"requests": {"count": 1},
+                    "usage": {"inputTokens": u.input, "outputTokens": u.output,
+                              "cacheReadTokens": 0, "cacheWriteTokens": 0}}}});
+                std::fs::write(file, usage.to_string()).map_err(|e| e.to_string())?;
+            }
+            if value_after(&args, "--output-format") == Some("json") {
+                for event in [
+                    json!({"type": "user.message", "data": {"content": "(the prompt)"}}),
+                    json!({"type": "assistant.message", "data": {"content": "I read the code and checked it."}}),
+                    json!({"type": "assistant.message", "data": {"content": text}}),
+                    json!({"type": "result", "exitCode": 0}),
+                ] {
+                    out(&format!("{event}\n"))?;
+                }
+            } else {
+                out(&format!("I read the code and checked it.\n\n{text}\n"))?;
+            }
+        }
         "opencode" => {
             let step = |cost: f64, input: u64, output: u64| {
                 json!({"type": "step_finish", "sessionID": "ses_fake", "part": {"type": "step-finish",

@@ -1,22 +1,30 @@
-//! Claude Code: `claude -p`, headless.
+//! Claude Code: `claude -p`, headless (checked against 2.1.332).
 //!
-//! The prompt goes on stdin; `--output-format json` prints one result object
-//! (`result` text, `is_error`, `usage`, `total_cost_usd`, and with
-//! `--json-schema` the validated `structured_output`). Tools are limited per
-//! role with `--allowedTools`/`--disallowedTools`; in `-p` mode a tool that
-//! is not allowed is denied rather than asked for.
+//! The prompt goes on stdin; `--output-format stream-json --verbose` prints
+//! one JSON event per line while it works (`system` `init`, `assistant`
+//! and `user` turns, `system` `api_retry` while the API fails) and ends
+//! with the result object (`result` text, `is_error`, `usage`,
+//! `total_cost_usd`, and with `--json-schema` the `structured_output`,
+//! which the model gives by calling Claude Code's `StructuredOutput` tool).
+//! The events let Shepherd see retries without progress, and a 401, while
+//! it runs ([`classify`]). Tools are limited per role with
+//! `--allowedTools`/`--disallowedTools`, named as the pinned version names
+//! them (`Read`, `Glob`, `Grep`, `Edit`, `Write`, `NotebookEdit`, `Bash`,
+//! `WebFetch`, `WebSearch`; there is no `LS` or `MultiEdit`); in `-p` mode a
+//! tool that is not allowed is denied rather than asked for.
 
 use serde_json::Value;
 
-use crate::providers::cli::{sum_u64, Invocation, Parsed, Request};
+use crate::exec::{LineSignal, OutputStream};
+use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
 
 /// Read-only tools: reading files and read-only git commands.
-pub(crate) const READ_TOOLS: &str = "Read,Grep,Glob,LS,Bash(git diff:*),Bash(git log:*),\
+pub(crate) const READ_TOOLS: &str = "Read,Grep,Glob,Bash(git diff:*),Bash(git log:*),\
 Bash(git show:*),Bash(git status:*),Bash(git blame:*)";
 
 /// Writing roles also edit files.
-pub(crate) const WRITE_TOOLS: &str = "Read,Grep,Glob,LS,Edit,MultiEdit,Write,Bash(git diff:*),\
+pub(crate) const WRITE_TOOLS: &str = "Read,Grep,Glob,Edit,Write,Bash(git diff:*),\
 Bash(git log:*),Bash(git show:*),Bash(git status:*),Bash(git blame:*)";
 
 /// Denied to every role: git state changes and the network.
@@ -25,11 +33,22 @@ Bash(git checkout:*),Bash(git switch:*),Bash(git rebase:*),Bash(git merge:*),Bas
 Bash(git tag:*),Bash(git remote:*),WebFetch,WebSearch";
 
 /// Also denied to read-only roles.
-pub(crate) const DENIED_READ_ONLY: &str = "Edit,MultiEdit,Write,NotebookEdit";
+pub(crate) const DENIED_READ_ONLY: &str = "Edit,Write,NotebookEdit";
+
+/// The schema as `--json-schema` takes it: Claude Code compiles it without
+/// the draft meta-schemas, so a `$schema` keyword is refused ("no schema
+/// with key or ref https://json-schema.org/draft/2020-12/schema"): dropped.
+pub(crate) fn cli_schema(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+    }
+    schema
+}
 
 pub(crate) fn invocation(req: &Request<'_>) -> Invocation {
     let writes = req.role.writes();
-    let mut args: Vec<String> = ["-p", "--output-format", "json"]
+    let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"]
         .map(str::to_owned)
         .to_vec();
     if let Some(model) = req.model {
@@ -48,7 +67,7 @@ pub(crate) fn invocation(req: &Request<'_>) -> Invocation {
     // The tool lists take several values: they come last, after every other flag.
     args.extend([
         "--json-schema".to_owned(),
-        req.schema.to_string(),
+        cli_schema(req.schema).to_string(),
         "--allowedTools".to_owned(),
         if writes { WRITE_TOOLS } else { READ_TOOLS }.to_owned(),
         "--disallowedTools".to_owned(),
@@ -57,17 +76,104 @@ pub(crate) fn invocation(req: &Request<'_>) -> Invocation {
     Invocation::new(args, req.prompt.as_bytes().to_vec())
 }
 
-/// The result object: the whole output, else its last line that is one
-/// (anything printed before it is ignored).
-fn result_object(stdout: &str) -> Option<Value> {
-    let whole = serde_json::from_str::<Value>(stdout.trim()).ok();
-    whole.filter(Value::is_object).or_else(|| {
-        stdout
-            .lines()
-            .rev()
-            .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
-            .find(|v| v.get("type").and_then(Value::as_str) == Some("result"))
+fn kind(v: &Value) -> (Option<&str>, Option<&str>) {
+    (
+        v.get("type").and_then(Value::as_str),
+        v.get("subtype").and_then(Value::as_str),
+    )
+}
+
+/// What a line of `stream-json` output says: a turn or the result is
+/// progress; an `api_retry` is a retry, and with a 401 or 403 a call that
+/// cannot succeed (Claude Code would retry it ten times).
+pub(crate) fn classify(stream: OutputStream, line: &str) -> LineSignal {
+    if stream == OutputStream::Stderr {
+        return LineSignal::Neutral;
+    }
+    let Ok(v) = serde_json::from_str::<Value>(line) else {
+        return LineSignal::Neutral;
+    };
+    match kind(&v) {
+        (Some("assistant" | "user" | "result"), _) => LineSignal::Progress,
+        (Some("system"), Some("api_retry")) => {
+            let status = v.get("error_status").and_then(Value::as_u64);
+            match status {
+                Some(code @ (401 | 403)) => LineSignal::Fatal(format!(
+                    "{code} ({})",
+                    v.get("error").and_then(Value::as_str).unwrap_or("error")
+                )),
+                _ => LineSignal::Retry,
+            }
+        }
+        _ => LineSignal::Neutral,
+    }
+}
+
+fn events(stdout: &str) -> impl DoubleEndedIterator<Item = Value> + '_ {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+}
+
+/// Claude Code's own error: the result's error text, else its last API
+/// retry, else its stderr (a refused flag or schema).
+pub(crate) fn own_error(stdout: &str, stderr: &str) -> Option<CliFailure> {
+    let result = result_object(stdout);
+    let api_status = |v: &Value| {
+        v.get("api_error_status")
+            .or_else(|| v.get("error_status"))
+            .and_then(Value::as_u64)
+            .and_then(|c| u16::try_from(c).ok())
+    };
+    if let Some(r) = result.filter(|r| r.get("is_error").and_then(Value::as_bool) == Some(true)) {
+        let text = r
+            .get("result")
+            .and_then(Value::as_str)
+            .or_else(|| r.get("subtype").and_then(Value::as_str))
+            .unwrap_or("error");
+        return Some(CliFailure {
+            status: api_status(&r),
+            message: crate::driver::tail(text, 300),
+        });
+    }
+    if let Some(retry) = events(stdout)
+        .rev()
+        .find(|v| kind(v) == (Some("system"), Some("api_retry")))
+    {
+        return Some(CliFailure {
+            status: api_status(&retry),
+            message: format!(
+                "{} (API retry {} of {})",
+                retry
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error"),
+                retry.get("attempt").and_then(Value::as_u64).unwrap_or(0),
+                retry
+                    .get("max_retries")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+            ),
+        });
+    }
+    let stderr = crate::driver::tail(stderr, 300);
+    (!stderr.is_empty()).then_some(CliFailure {
+        status: None,
+        message: stderr,
     })
+}
+
+/// The result object: the last line whose `type` is `result`, else the
+/// whole output when it is one object (`--output-format json`).
+fn result_object(stdout: &str) -> Option<Value> {
+    events(stdout)
+        .rev()
+        .find(|v| kind(v).0 == Some("result"))
+        .or_else(|| {
+            serde_json::from_str::<Value>(stdout.trim())
+                .ok()
+                .filter(|v| v.is_object() && kind(v).0.is_none_or(|k| k == "result"))
+        })
 }
 
 pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
@@ -131,7 +237,10 @@ mod tests {
     fn read_only_roles_cannot_edit() {
         for role in [Role::Triage, Role::FixValidation, Role::Review] {
             let a = args(role);
-            assert_eq!(&a[..3], ["-p", "--output-format", "json"]);
+            assert_eq!(
+                &a[..4],
+                ["-p", "--output-format", "stream-json", "--verbose"]
+            );
             assert_eq!(after(&a, "--permission-mode"), "default");
             assert!(!after(&a, "--allowedTools").contains("Edit"));
             assert!(after(&a, "--disallowedTools").contains("Write"));
@@ -188,5 +297,82 @@ mod tests {
             "{e}"
         );
         assert!(parse("Not logged in").is_err());
+    }
+
+    #[test]
+    fn the_schema_loses_its_draft_and_the_tools_are_real_ones() {
+        let schema =
+            json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"});
+        assert_eq!(cli_schema(&schema), json!({"type": "object"}));
+        for list in [READ_TOOLS, WRITE_TOOLS, DENIED, DENIED_READ_ONLY] {
+            for tool in list.split(',') {
+                let name = tool.split('(').next().unwrap();
+                assert!(
+                    [
+                        "Read",
+                        "Grep",
+                        "Glob",
+                        "Edit",
+                        "Write",
+                        "NotebookEdit",
+                        "Bash",
+                        "WebFetch",
+                        "WebSearch"
+                    ]
+                    .contains(&name),
+                    "{tool} is not a tool of Claude Code 2.1"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn retries_are_not_progress_and_a_401_is_fatal() {
+        let retry = |status: u16| {
+            json!({"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 10,
+                   "error_status": status, "error": "authentication_failed"})
+            .to_string()
+        };
+        assert_eq!(
+            classify(OutputStream::Stdout, &retry(429)),
+            LineSignal::Retry
+        );
+        assert!(matches!(
+            classify(OutputStream::Stdout, &retry(401)),
+            LineSignal::Fatal(_)
+        ));
+        let turn = json!({"type": "assistant", "message": {}}).to_string();
+        assert_eq!(classify(OutputStream::Stdout, &turn), LineSignal::Progress);
+        assert_eq!(
+            classify(OutputStream::Stdout, "not json"),
+            LineSignal::Neutral
+        );
+        assert_eq!(classify(OutputStream::Stderr, &turn), LineSignal::Neutral);
+
+        let own = own_error(
+            &format!(
+                "{}\n{}",
+                json!({"type": "system", "subtype": "init"}),
+                retry(401)
+            ),
+            "",
+        )
+        .unwrap();
+        assert_eq!(own.status, Some(401));
+        assert!(
+            own.message.contains("authentication_failed"),
+            "{}",
+            own.message
+        );
+        let failed = json!({"type": "result", "is_error": true, "api_error_status": 429,
+                            "result": "API Error: rate limited"});
+        let own = own_error(&failed.to_string(), "").unwrap();
+        assert_eq!(
+            (own.status, own.message.as_str()),
+            (Some(429), "API Error: rate limited")
+        );
+        let own = own_error("", "Error: --json-schema is not a valid JSON Schema\n").unwrap();
+        assert_eq!(own.status, None);
+        assert!(own_error("", "").is_none());
     }
 }

@@ -13,6 +13,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -20,10 +21,13 @@ use shepherd_core::config::Provider;
 
 use crate::agent::{AgentContext, AgentError};
 use crate::driver::{
-    agent_through_driver, prompt_for, read_answer_file, run_to_success, stderr_tail, Call,
-    RawAnswer, Transport, DEFAULT_IDLE_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_TOTAL_TIMEOUT,
+    agent_through_driver, prompt_for, read_answer_file, stderr_tail, Call, RawAnswer, Transport,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_TOTAL_TIMEOUT,
 };
-use crate::exec::{EnvPolicy, ProcessSpec};
+use crate::exec::{
+    self, EnvPolicy, LineSignal, OutputStream, ProcessOutput, ProcessSpec, Termination,
+    TimeoutKind, Watch,
+};
 use crate::prompts::Prompts;
 use crate::providers::{claude, codex, copilot, gemini, opencode};
 use crate::task::Role;
@@ -99,7 +103,8 @@ impl CliProvider {
         match self {
             CliProvider::Claude => {
                 pass.extend(["ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR"]);
-                credentials.push("ANTHROPIC_API_KEY");
+                // A proxy's bearer token (LiteLLM and the like) is the model key too.
+                credentials.extend(["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]);
                 // Cloud credentials only when Claude Code is told to use that cloud.
                 if is_set("CLAUDE_CODE_USE_BEDROCK") {
                     pass.extend(["CLAUDE_CODE_USE_BEDROCK", "AWS_REGION", "AWS_PROFILE"]);
@@ -128,21 +133,158 @@ impl CliProvider {
                     "GOOGLE_CLOUD_PROJECT",
                     "GOOGLE_CLOUD_LOCATION",
                     "GOOGLE_GENAI_USE_VERTEXAI",
+                    // A self-hosted or proxy endpoint (the Gemini API's, Vertex AI's).
+                    "GOOGLE_GEMINI_BASE_URL",
+                    "GOOGLE_VERTEX_BASE_URL",
+                    "GEMINI_CLI_HOME",
                 ]);
                 credentials.extend(["GEMINI_API_KEY", "GOOGLE_API_KEY"]);
                 if is_set("GOOGLE_GENAI_USE_VERTEXAI") {
                     credentials.push("GOOGLE_APPLICATION_CREDENTIALS");
                 }
             }
-            // Copilot authenticates with its stored login under HOME; its
-            // token variables are forge credentials and never passed.
-            CliProvider::Copilot => {}
+            // Copilot authenticates with its stored login under HOME (its
+            // GitHub token variables are forge credentials and never
+            // passed), or, with a model provider of your own (BYOK,
+            // `COPILOT_PROVIDER_BASE_URL`), with that provider's key.
+            CliProvider::Copilot => {
+                pass.extend(["COPILOT_HOME", "COPILOT_MODEL", "COPILOT_OFFLINE"]);
+                if is_set("COPILOT_PROVIDER_BASE_URL") {
+                    pass.extend([
+                        "COPILOT_PROVIDER_BASE_URL",
+                        "COPILOT_PROVIDER_TYPE",
+                        "COPILOT_PROVIDER_WIRE_API",
+                        "COPILOT_PROVIDER_TRANSPORT",
+                        "COPILOT_PROVIDER_MODEL_ID",
+                        "COPILOT_PROVIDER_WIRE_MODEL",
+                        "COPILOT_PROVIDER_AZURE_API_VERSION",
+                    ]);
+                    credentials.extend([
+                        "COPILOT_PROVIDER_API_KEY",
+                        "COPILOT_PROVIDER_BEARER_TOKEN",
+                        "COPILOT_PROVIDER_API_KEY_COMMAND",
+                        "COPILOT_PROVIDER_HEADERS",
+                        // Limits, not secrets, but named like tokens.
+                        "COPILOT_PROVIDER_MAX_PROMPT_TOKENS",
+                        "COPILOT_PROVIDER_MAX_OUTPUT_TOKENS",
+                    ]);
+                }
+            }
             // opencode's keys depend on the model provider: the user names
             // them in `agent.env` (see CliConfig::from_settings).
             CliProvider::Opencode => {}
         }
         let own = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect();
         (own(pass), own(credentials))
+    }
+
+    /// Fixed variables this CLI gets: no auto-update, telemetry or other
+    /// traffic besides the model API during a run.
+    pub fn fixed_env(self) -> Vec<(String, String)> {
+        let pairs: &[(&str, &str)] = match self {
+            CliProvider::Claude => &[
+                ("DISABLE_AUTOUPDATER", "1"),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+                ("DISABLE_TELEMETRY", "1"),
+                ("DISABLE_ERROR_REPORTING", "1"),
+            ],
+            CliProvider::Copilot => &[("COPILOT_AUTO_UPDATE", "false")],
+            // codex: Shepherd's CODEX_HOME turns update checks and analytics
+            // off; gemini: Shepherd's system settings file; opencode: its
+            // configuration and variables (see their modules).
+            CliProvider::Codex | CliProvider::Gemini | CliProvider::Opencode => &[],
+        };
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    /// How this CLI's output is read while it runs: which lines are
+    /// progress, retries, or a call that cannot succeed. `None`: only the
+    /// total and idle timeouts apply.
+    ///
+    /// A provider module adds its own by writing a `classify(OutputStream,
+    /// &str) -> LineSignal` and naming it here.
+    pub fn classifier(self) -> Option<fn(OutputStream, &str) -> LineSignal> {
+        match self {
+            CliProvider::Claude => Some(claude::classify),
+            CliProvider::Codex => Some(codex::classify),
+            CliProvider::Copilot => Some(copilot::classify),
+            // Gemini CLI prints its JSON object only at the end; opencode's
+            // events say nothing about its retries: the total and idle
+            // timeouts apply.
+            CliProvider::Gemini | CliProvider::Opencode => None,
+        }
+    }
+
+    /// The CLI's own error in its output after a failed call, if it said one.
+    pub(crate) fn own_error(self, stdout: &str, stderr: &str) -> Option<CliFailure> {
+        match self {
+            CliProvider::Claude => claude::own_error(stdout, stderr),
+            CliProvider::Codex => codex::own_error(stdout, stderr),
+            CliProvider::Copilot => copilot::own_error(stdout, stderr),
+            CliProvider::Gemini => gemini::own_error(stdout, stderr),
+            CliProvider::Opencode => opencode::own_error(stdout, stderr),
+        }
+    }
+
+    /// The variable holding the CLI's model key, named in an error about
+    /// credentials.
+    pub fn key_variable(self) -> Option<&'static str> {
+        match self {
+            CliProvider::Claude => Some("ANTHROPIC_API_KEY"),
+            CliProvider::Codex => Some("OPENAI_API_KEY"),
+            CliProvider::Gemini => Some("GEMINI_API_KEY"),
+            CliProvider::Copilot => Some("COPILOT_PROVIDER_API_KEY (or the stored login)"),
+            // The key variable depends on opencode's model provider.
+            CliProvider::Opencode => None,
+        }
+    }
+
+    /// The variable that points the CLI at another endpoint, and the
+    /// endpoint it uses without it.
+    pub fn base_url_variable(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            CliProvider::Claude => Some(("ANTHROPIC_BASE_URL", "https://api.anthropic.com")),
+            CliProvider::Codex => Some(("OPENAI_BASE_URL", "https://api.openai.com/v1")),
+            CliProvider::Gemini => Some((
+                "GOOGLE_GEMINI_BASE_URL",
+                "https://generativelanguage.googleapis.com",
+            )),
+            CliProvider::Copilot => {
+                Some(("COPILOT_PROVIDER_BASE_URL", "GitHub Copilot's own endpoint"))
+            }
+            // The endpoint is in opencode's provider configuration.
+            CliProvider::Opencode => None,
+        }
+    }
+}
+
+/// A CLI's own account of a failed call: the HTTP status it got, if any,
+/// and its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CliFailure {
+    pub status: Option<u16>,
+    pub message: String,
+}
+
+/// The reason phrase of an HTTP status.
+fn reason_phrase(code: u16) -> &'static str {
+    match code {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        413 => "Payload Too Large",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        529 => "Overloaded",
+        _ => "error",
     }
 }
 
@@ -175,7 +317,14 @@ pub struct CliConfig {
     pub idle_timeout: Duration,
     /// Between SIGTERM and SIGKILL on timeout.
     pub kill_grace: Duration,
+    /// How long the CLI may retry (429s, reconnects) without progress
+    /// before it is stopped; only for CLIs whose output Shepherd reads
+    /// while they run ([`CliProvider::classifier`]).
+    pub no_progress_timeout: Duration,
 }
+
+/// The default longest a CLI may retry without progress.
+pub const DEFAULT_NO_PROGRESS_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 impl CliConfig {
     /// Runs `provider`'s executable from `PATH` with its default model, a
@@ -190,6 +339,7 @@ impl CliConfig {
             total_timeout: DEFAULT_TOTAL_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             kill_grace: DEFAULT_KILL_GRACE,
+            no_progress_timeout: DEFAULT_NO_PROGRESS_TIMEOUT,
         }
     }
 }
@@ -262,7 +412,126 @@ impl CliAgent {
         let (pass, credentials) = self.config.provider.env_names(is_set);
         env.pass.extend(pass);
         env.credentials.extend(credentials);
+        env.set.extend(self.config.provider.fixed_env());
         env
+    }
+
+    /// The value of `name` in the environment the agent is built from.
+    fn parent_value(&self, name: &str) -> Option<String> {
+        let value = match &self.config.env.parent {
+            Some(parent) => parent
+                .iter()
+                .find(|(k, _)| k.to_str() == Some(name))
+                .map(|(_, v)| v.clone()),
+            None => std::env::var_os(name),
+        };
+        value
+            .and_then(|v| v.into_string().ok())
+            .filter(|v| !v.trim().is_empty())
+    }
+
+    /// The endpoint the CLI talks to, for an error message.
+    fn endpoint(&self) -> Option<String> {
+        let (variable, default) = self.config.provider.base_url_variable()?;
+        Some(
+            self.parent_value(variable)
+                .unwrap_or_else(|| default.to_owned()),
+        )
+    }
+
+    /// A failed call as the user reads it: the CLI's own error, its
+    /// endpoint, and what to check.
+    fn failure(
+        &self,
+        status: String,
+        own: Option<CliFailure>,
+        output: &ProcessOutput,
+    ) -> AgentError {
+        let provider = self.config.provider;
+        let Some(own) = own else {
+            return AgentError::Failed {
+                program: self.config.program.display().to_string(),
+                status,
+                stderr_tail: stderr_tail(output),
+            };
+        };
+        let message = match own.status {
+            Some(code) => {
+                let mut m = format!("{code} {}", reason_phrase(code));
+                if let Some(endpoint) = self.endpoint() {
+                    m.push_str(&format!(" from {endpoint}"));
+                }
+                if matches!(code, 401 | 403) {
+                    if let Some(key) = provider.key_variable() {
+                        m.push_str(&format!(": check {key}"));
+                    }
+                }
+                format!("{m}; {provider} said: {}", own.message)
+            }
+            None => own.message,
+        };
+        AgentError::Cli {
+            provider: provider.name().to_owned(),
+            status,
+            message,
+        }
+    }
+
+    /// Runs `spec`, watching the output where the provider can; a timeout,
+    /// a stop or an unsuccessful exit is an error with the CLI's own words.
+    async fn run(&self, spec: &ProcessSpec) -> Result<ProcessOutput, AgentError> {
+        let provider = self.config.provider;
+        let watch = provider.classifier().map(|classify| Watch {
+            classify: Arc::new(classify),
+            no_progress: self.config.no_progress_timeout,
+        });
+        let output = exec::run_watched(spec, watch.as_ref()).await?;
+        let own = || {
+            provider.own_error(
+                &String::from_utf8_lossy(&output.stdout),
+                &String::from_utf8_lossy(&output.stderr),
+            )
+        };
+        if let Some(reason) = &output.stopped {
+            let own = own().or_else(|| {
+                Some(CliFailure {
+                    status: None,
+                    message: reason.clone(),
+                })
+            });
+            return Err(self.failure(
+                "stopped: the error is not one a retry fixes".to_owned(),
+                own,
+                &output,
+            ));
+        }
+        match output.termination {
+            Termination::TimedOut(TimeoutKind::NoProgress) => Err(self.failure(
+                format!(
+                    "stopped after {}s of retries without progress",
+                    self.config.no_progress_timeout.as_secs_f32()
+                ),
+                own().or_else(|| {
+                    Some(CliFailure {
+                        status: None,
+                        message: "retrying without progress".to_owned(),
+                    })
+                }),
+                &output,
+            )),
+            Termination::TimedOut(kind) => Err(AgentError::Timeout {
+                program: self.config.program.display().to_string(),
+                kind,
+                after: match kind {
+                    TimeoutKind::Idle => spec.idle_timeout,
+                    _ => spec.total_timeout,
+                },
+            }),
+            Termination::Exited(status) if !status.success() => {
+                Err(self.failure(status.to_string(), own(), &output))
+            }
+            Termination::Exited(_) => Ok(output),
+        }
     }
 }
 
@@ -289,8 +558,11 @@ pub(crate) struct Invocation {
     pub stdin: Vec<u8>,
     /// Holds the scratch files; removed when dropped.
     pub scratch: Option<tempfile::TempDir>,
-    /// A file the CLI writes its answer to, read after it exits.
+    /// A file the CLI writes its answer (or its usage) to, read after it exits.
     pub answer_file: Option<PathBuf>,
+    /// Variables set for this call (Shepherd's own settings for the CLI;
+    /// token-like names are dropped like any fixed value).
+    pub env: Vec<(String, String)>,
 }
 
 impl Invocation {
@@ -300,6 +572,7 @@ impl Invocation {
             stdin,
             scratch: None,
             answer_file: None,
+            env: Vec::new(),
         }
     }
 }
@@ -350,25 +623,41 @@ impl Transport for CliAgent {
             stdin,
             scratch,
             answer_file,
+            env: call_env,
         } = match self.config.provider {
             CliProvider::Claude => claude::invocation(&request),
             CliProvider::Codex => codex::invocation(&request)?,
             CliProvider::Copilot => copilot::invocation(&request)?,
-            CliProvider::Gemini => gemini::invocation(&request),
-            CliProvider::Opencode => opencode::invocation(&request),
+            CliProvider::Gemini => gemini::invocation(&request)?,
+            CliProvider::Opencode => opencode::invocation(&request)?,
         };
+        let mut env = self.env_policy();
+        env.set.extend(call_env);
+        if self.config.provider == CliProvider::Codex {
+            // codex ignores OPENAI_BASE_URL: a CODEX_HOME of Shepherd's declares it.
+            if let Some(base_url) = self.parent_value("OPENAI_BASE_URL") {
+                let dir = match (&ctx.transcript_dir, &scratch) {
+                    (Some(dir), _) => dir.clone(),
+                    (None, Some(scratch)) => scratch.path().to_owned(),
+                    (None, None) => std::env::temp_dir(),
+                };
+                let home = codex::prepare_home(&dir, &base_url)?;
+                env.set
+                    .push(("CODEX_HOME".to_owned(), home.display().to_string()));
+            }
+        }
         let spec = ProcessSpec {
             program: self.config.program.clone(),
             args,
             cwd: call.worktree.to_owned(),
-            env: self.env_policy(),
+            env,
             stdin,
             total_timeout: self.config.total_timeout,
             idle_timeout: self.config.idle_timeout,
             kill_grace: self.config.kill_grace,
             transcript: ctx.transcript_path(attempt.number),
         };
-        let output = run_to_success(&spec).await?;
+        let output = self.run(&spec).await?;
         let answer_file = match &answer_file {
             Some(path) => read_answer_file(path)?,
             None => None,
@@ -379,14 +668,14 @@ impl Transport for CliAgent {
         let parsed = match self.config.provider {
             CliProvider::Claude => claude::parse(&stdout),
             CliProvider::Codex => codex::parse(&stdout, answer_file.as_deref()),
-            CliProvider::Copilot => copilot::parse(&stdout),
+            CliProvider::Copilot => copilot::parse(&stdout, answer_file.as_deref()),
             CliProvider::Gemini => gemini::parse(&stdout),
             CliProvider::Opencode => opencode::parse(&stdout),
         }
-        .map_err(|reason| AgentError::Failed {
-            program: self.config.program.display().to_string(),
-            status: format!("exit status: 0, but {reason}"),
-            stderr_tail: stderr_tail(&output),
+        .map_err(|reason| AgentError::Cli {
+            provider: self.config.provider.name().to_owned(),
+            status: "exit status: 0".to_owned(),
+            message: reason,
         })?;
         Ok(RawAnswer {
             text: parsed.text,
@@ -427,13 +716,16 @@ mod tests {
     #[test]
     fn cloud_credentials_only_when_that_cloud_is_chosen() {
         let (_, plain) = CliProvider::Claude.env_names(|_| false);
-        assert_eq!(plain, ["ANTHROPIC_API_KEY"]);
+        assert_eq!(plain, ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]);
         let (pass, bedrock) = CliProvider::Claude.env_names(|n| n == "CLAUDE_CODE_USE_BEDROCK");
         assert!(bedrock.contains(&"AWS_SECRET_ACCESS_KEY".to_owned()));
         assert!(pass.contains(&"AWS_REGION".to_owned()));
         assert!(!bedrock.contains(&"GOOGLE_APPLICATION_CREDENTIALS".to_owned()));
-        let (_, copilot) = CliProvider::Copilot.env_names(|_| true);
-        assert!(copilot.is_empty());
+        let (_, copilot) = CliProvider::Copilot.env_names(|_| false);
+        assert!(copilot.is_empty(), "no BYOK key without a BYOK endpoint");
+        let (pass, byok) = CliProvider::Copilot.env_names(|n| n == "COPILOT_PROVIDER_BASE_URL");
+        assert!(byok.contains(&"COPILOT_PROVIDER_API_KEY".to_owned()));
+        assert!(pass.contains(&"COPILOT_PROVIDER_BASE_URL".to_owned()));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! OpenAI Codex CLI: `codex exec`, non-interactive.
+//! OpenAI Codex CLI: `codex exec`, non-interactive (checked against 0.171.0).
 //!
 //! The prompt goes on stdin (`-` as the prompt argument). The answer schema
 //! is written to a file for `--output-schema` (in the strict subset, see
@@ -6,12 +6,71 @@
 //! the `--output-last-message` file. `--json` turns stdout into JSON Lines
 //! events, whose `turn.completed` events carry the token usage. Read-only
 //! roles run in the `read-only` sandbox, writing roles in `workspace-write`.
+//!
+//! codex does not read `OPENAI_BASE_URL`: when it is set, Shepherd gives
+//! codex a `CODEX_HOME` of its own in the run directory whose `config.toml`
+//! declares a model provider at that URL (keyed by `OPENAI_API_KEY`,
+//! Responses API), and never touches the user's `~/.codex`.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::agent::AgentError;
-use crate::providers::cli::{sum_u64, Invocation, Parsed, Request};
+use crate::exec::{LineSignal, OutputStream};
+use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::strict::strict_schema;
+
+/// The model provider id Shepherd declares in its own `CODEX_HOME`.
+pub(crate) const PROVIDER_ID: &str = "shepherd";
+
+/// `s` as a TOML basic string.
+fn toml_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The `config.toml` of Shepherd's `CODEX_HOME`: one model provider at
+/// `base_url` (Responses API, key from `OPENAI_API_KEY`), no update check,
+/// no analytics.
+pub(crate) fn config_toml(base_url: &str) -> String {
+    format!(
+        "# Written by Shepherd for its codex calls; the user's ~/.codex is not used.\n\
+         model_provider = {id}\n\
+         check_for_update_on_startup = false\n\
+         \n\
+         [analytics]\n\
+         enabled = false\n\
+         \n\
+         [model_providers.{PROVIDER_ID}]\n\
+         name = {name}\n\
+         base_url = {url}\n\
+         env_key = \"OPENAI_API_KEY\"\n\
+         wire_api = \"responses\"\n",
+        id = toml_string(PROVIDER_ID),
+        name = toml_string("OPENAI_BASE_URL (set by Shepherd)"),
+        url = toml_string(base_url.trim_end_matches('/')),
+    )
+}
+
+/// Writes Shepherd's `CODEX_HOME` for `base_url` under `dir`; returns it.
+pub(crate) fn prepare_home(dir: &Path, base_url: &str) -> Result<PathBuf, AgentError> {
+    let home = dir.join("codex-home");
+    std::fs::create_dir_all(&home).map_err(|e| AgentError::io("creating", &home, e))?;
+    let config = home.join("config.toml");
+    std::fs::write(&config, config_toml(base_url))
+        .map_err(|e| AgentError::io("writing", &config, e))?;
+    Ok(home)
+}
 
 pub(crate) fn invocation(req: &Request<'_>) -> Result<Invocation, AgentError> {
     let scratch = tempfile::Builder::new()
@@ -60,6 +119,90 @@ fn message(v: &Value) -> String {
         .and_then(Value::as_str)
         .unwrap_or("no message");
     crate::driver::tail(m, 300)
+}
+
+fn event_kind(v: &Value) -> Option<&str> {
+    v.get("type").and_then(Value::as_str)
+}
+
+/// The HTTP status in one of codex's error messages (`unexpected status
+/// 401 Unauthorized: ...`).
+fn status_in(message: &str) -> Option<u16> {
+    let rest = &message[message.find("status")? + "status".len()..];
+    let rest = rest.trim_start_matches([':', ' ']);
+    rest.get(..3)?.parse().ok()
+}
+
+/// What a `--json` event line says: items and turns are progress; an
+/// `error` event "Reconnecting... n/m (...)" is a retry, and with a 401 or
+/// 403 a call that cannot succeed.
+pub(crate) fn classify(stream: OutputStream, line: &str) -> LineSignal {
+    if stream == OutputStream::Stderr {
+        return LineSignal::Neutral;
+    }
+    let Ok(v) = serde_json::from_str::<Value>(line) else {
+        return LineSignal::Neutral;
+    };
+    match event_kind(&v) {
+        Some("error") => {
+            let m = v.get("message").and_then(Value::as_str).unwrap_or("");
+            match status_in(m) {
+                Some(401 | 403) => LineSignal::Fatal(crate::driver::tail(m, 300)),
+                _ if m.starts_with("Reconnecting") => LineSignal::Retry,
+                _ => LineSignal::Neutral,
+            }
+        }
+        Some("item.completed") | Some("item.started") => {
+            let item = v
+                .get("item")
+                .and_then(|i| i.get("type"))
+                .and_then(Value::as_str);
+            if item == Some("error") {
+                LineSignal::Neutral
+            } else {
+                LineSignal::Progress
+            }
+        }
+        Some("turn.completed") => LineSignal::Progress,
+        _ => LineSignal::Neutral,
+    }
+}
+
+/// codex's own error: the failed turn's message, else the last `error`
+/// event (a final one over a "Reconnecting..."), else its stderr.
+pub(crate) fn own_error(stdout: &str, stderr: &str) -> Option<CliFailure> {
+    let events: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .collect();
+    let failed = events
+        .iter()
+        .rev()
+        .find(|e| event_kind(e) == Some("turn.failed"))
+        .map(message);
+    let errors: Vec<String> = events
+        .iter()
+        .filter(|e| event_kind(e) == Some("error"))
+        .map(message)
+        .collect();
+    let last_error = errors
+        .iter()
+        .rev()
+        .find(|m| !m.starts_with("Reconnecting"))
+        .or(errors.last())
+        .cloned();
+    let message = failed.or(last_error).or_else(|| {
+        // Its stderr, without the start-up warnings it always prints.
+        let kept: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with("WARNING: proceeding"))
+            .collect();
+        (!kept.is_empty()).then(|| crate::driver::tail(&kept.join("\n"), 300))
+    })?;
+    Some(CliFailure {
+        status: status_in(&message),
+        message,
+    })
 }
 
 pub(crate) fn parse(stdout: &str, last_message: Option<&str>) -> Result<Parsed, String> {
@@ -181,5 +324,55 @@ mod tests {
             .unwrap_err()
             .contains("usage limit"));
         assert!(parse("", None).is_err());
+    }
+
+    #[test]
+    fn reconnects_are_retries_a_401_is_fatal_and_the_turn_error_is_reported() {
+        let reconnect = |status: &str| {
+            json!({"type": "error", "message": format!("Reconnecting... 1/5 (unexpected status {status}: x, url: http://h/v1/responses)")})
+                .to_string()
+        };
+        assert_eq!(
+            classify(OutputStream::Stdout, &reconnect("429 Too Many Requests")),
+            LineSignal::Retry
+        );
+        assert!(matches!(
+            classify(OutputStream::Stdout, &reconnect("401 Unauthorized")),
+            LineSignal::Fatal(_)
+        ));
+        let item =
+            json!({"type": "item.completed", "item": {"type": "command_execution"}}).to_string();
+        assert_eq!(classify(OutputStream::Stdout, &item), LineSignal::Progress);
+        let warning = json!({"type": "item.completed", "item": {"type": "error", "message": "Model metadata"}}).to_string();
+        assert_eq!(
+            classify(OutputStream::Stdout, &warning),
+            LineSignal::Neutral
+        );
+
+        let failed = json!({"type": "turn.failed", "error": {"message": "unexpected status 401 Unauthorized: bad key"}});
+        let out = format!("{}\n{failed}", reconnect("401 Unauthorized"));
+        let own = own_error(&out, "WARNING: proceeding, even though ...").unwrap();
+        assert_eq!(own.status, Some(401));
+        assert!(own.message.contains("bad key"), "{}", own.message);
+        assert!(own_error("", "WARNING: proceeding, even though ...").is_none());
+        assert_eq!(
+            status_in("exceeded retry limit, last status: 429 Too Many Requests"),
+            Some(429)
+        );
+    }
+
+    #[test]
+    fn shepherds_codex_home_declares_the_base_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = prepare_home(dir.path(), "http://127.0.0.1:9/v1/").unwrap();
+        let config = std::fs::read_to_string(home.join("config.toml")).unwrap();
+        assert!(config.contains("model_provider = \"shepherd\""), "{config}");
+        assert!(config.contains("[model_providers.shepherd]"), "{config}");
+        assert!(
+            config.contains("base_url = \"http://127.0.0.1:9/v1\""),
+            "{config}"
+        );
+        assert!(config.contains("env_key = \"OPENAI_API_KEY\""), "{config}");
+        assert_eq!(toml_string("a\"b\\c"), r#""a\"b\\c""#);
     }
 }

@@ -1,19 +1,24 @@
-//! GitHub Copilot CLI: `copilot -p PROMPT`, programmatic mode.
+//! GitHub Copilot CLI: `copilot -s`, programmatic mode.
 //!
-//! The prompt is an argument (the CLI is not documented to read it from
-//! stdin), so it is limited to [`MAX_PROMPT_BYTES`]. `-s` prints only the
-//! agent's answer, parsed from the text. Tools are allowed and denied per
-//! role with `--allow-tool`/`--deny-tool`; `--allow-all-tools` is never
-//! used. Copilot authenticates with its stored login under `HOME`: no token
-//! variable is passed (they are forge credentials). It reports no usage.
+//! The prompt goes on stdin (without `-p`, the CLI reads it there; as an
+//! argument, Linux would refuse a prompt over 128 KiB). `--output-format
+//! json` prints JSON Lines events: the last `assistant.message` carries the
+//! answer's text, a `result` event the exit code. `--usage-output-file`
+//! makes the CLI write its usage (tokens per model) to a file, read after
+//! it exits. Tools are allowed and denied per role with
+//! `--allow-tool`/`--deny-tool`; `--allow-all-tools` is never used. The
+//! built-in MCP servers (GitHub's, which act with the user's login) are
+//! disabled, and so is auto-update. Copilot authenticates with its stored
+//! login under `HOME`, or with a model provider of your own (BYOK:
+//! `COPILOT_PROVIDER_BASE_URL`, `COPILOT_PROVIDER_API_KEY`, ...); no GitHub
+//! token variable is passed (they are forge credentials).
+
+use serde_json::Value;
 
 use crate::agent::AgentError;
-use crate::providers::cli::{Invocation, Parsed, Request};
+use crate::exec::{LineSignal, OutputStream};
+use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
-
-/// The longest prompt passed as one argument (Linux refuses a single
-/// argument over 128 KiB).
-pub const MAX_PROMPT_BYTES: usize = 120_000;
 
 /// Allowed to every role: read-only git commands (reading files is allowed
 /// by default).
@@ -25,20 +30,20 @@ shell(git checkout),shell(git switch),shell(git rebase),shell(git merge),shell(g
 shell(git tag),shell(git remote),url";
 
 pub(crate) fn invocation(req: &Request<'_>) -> Result<Invocation, AgentError> {
-    if req.prompt.len() > MAX_PROMPT_BYTES {
-        return Err(AgentError::InvalidTask {
-            role: req.role,
-            reason: format!(
-                "the prompt ({} bytes) is too long for copilot's command line (at most {MAX_PROMPT_BYTES})",
-                req.prompt.len()
-            ),
-        });
-    }
+    let scratch = tempfile::Builder::new()
+        .prefix("shepherd-copilot-")
+        .tempdir()
+        .map_err(|e| AgentError::io("creating", &std::env::temp_dir(), e))?;
+    let usage_file = scratch.path().join("usage.json");
     let mut args: Vec<String> = vec![
-        "-p".into(),
-        req.prompt.to_owned(),
         "-s".into(),
         "--no-ask-user".into(),
+        "--output-format".into(),
+        "json".into(),
+        "--usage-output-file".into(),
+        usage_file.display().to_string(),
+        "--no-auto-update".into(),
+        "--disable-builtin-mcps".into(),
     ];
     if let Some(model) = req.model {
         args.extend(["--model".to_owned(), model.to_owned()]);
@@ -55,16 +60,155 @@ pub(crate) fn invocation(req: &Request<'_>) -> Result<Invocation, AgentError> {
         "--deny-tool".to_owned(),
         denied,
     ]);
-    Ok(Invocation::new(args, Vec::new()))
+    let mut invocation = Invocation::new(args, req.prompt.as_bytes().to_vec());
+    invocation.scratch = Some(scratch);
+    invocation.answer_file = Some(usage_file);
+    Ok(invocation)
 }
 
-pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
-    if stdout.trim().is_empty() {
-        return Err("copilot printed no answer".to_owned());
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .filter(|e| e.get("type").is_some_and(Value::is_string))
+        .collect()
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &'a str) -> impl DoubleEndedIterator<Item = &'a Value> {
+    events
+        .iter()
+        .filter(move |e| e.get("type").and_then(Value::as_str) == Some(kind))
+}
+
+/// How Copilot CLI's JSON Lines read while it runs: a turn, a message or a
+/// finished tool is progress; a failed model call is a retry, or, for a
+/// 401 or 403, a call that cannot succeed.
+pub(crate) fn classify(stream: OutputStream, line: &str) -> LineSignal {
+    if stream == OutputStream::Stderr {
+        return LineSignal::Neutral;
     }
+    let Ok(event) = serde_json::from_str::<Value>(line) else {
+        return LineSignal::Neutral;
+    };
+    match event.get("type").and_then(Value::as_str) {
+        Some(
+            "assistant.message"
+            | "assistant.turn_start"
+            | "assistant.turn_end"
+            | "tool.execution_complete"
+            | "result",
+        ) => LineSignal::Progress,
+        Some("model.call_failure") => {
+            let data = event.get("data");
+            match data
+                .and_then(|d| d.get("statusCode"))
+                .and_then(Value::as_u64)
+            {
+                Some(code @ (401 | 403)) => LineSignal::Fatal(format!(
+                    "{code} ({})",
+                    data.and_then(|d| d.get("errorMessage"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("the model provider refused the key")
+                )),
+                _ => LineSignal::Retry,
+            }
+        }
+        _ => LineSignal::Neutral,
+    }
+}
+
+/// The CLI's own error: the message of the last failed model call or
+/// `session.error` event on stdout, else the last line of stderr that says
+/// `error`.
+pub(crate) fn error_message(stdout: &str, stderr: &str) -> Option<String> {
+    let events = events(stdout);
+    let from_events = events.iter().rev().find_map(|e| {
+        let kind = e.get("type").and_then(Value::as_str)?;
+        if !kind.ends_with("error") && !kind.ends_with("failure") {
+            return None;
+        }
+        let data = e.get("data")?;
+        let message = data
+            .get("message")
+            .or_else(|| data.get("errorMessage"))
+            .or_else(|| data.get("error").and_then(|x| x.get("message")))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| data.to_string());
+        // A message that is the API's JSON error body: its own message.
+        let api = serde_json::from_str::<Value>(&message).ok();
+        let inner = api
+            .as_ref()
+            .and_then(|v| v.get("error").or(Some(v)))
+            .and_then(|v| v.get("message"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Some(inner.unwrap_or(message))
+    });
+    from_events
+        .or_else(|| {
+            stderr
+                .lines()
+                .rev()
+                .find(|l| l.to_ascii_lowercase().contains("error"))
+                .map(str::to_owned)
+        })
+        .map(|m| crate::driver::tail(&m, 300))
+}
+
+/// The answer (the last assistant message with text) and the usage, from
+/// the JSON Lines on stdout and the usage file. Plain text on stdout (an
+/// older CLI, or `--output-format text` in `extra_args`) is read as the
+/// answer.
+/// Copilot CLI's own error after a failed call ([`error_message`]), with the
+/// HTTP status it names.
+pub(crate) fn own_error(stdout: &str, stderr: &str) -> Option<CliFailure> {
+    let message = error_message(stdout, stderr)?;
+    let status = extract::http_status(&message)
+        .or_else(|| extract::http_status(stdout))
+        .or_else(|| extract::http_status(stderr));
+    Some(CliFailure { status, message })
+}
+
+pub(crate) fn parse(stdout: &str, usage_file: Option<&str>) -> Result<Parsed, String> {
+    let events = events(stdout);
+    let text = if events.is_empty() {
+        if stdout.trim().is_empty() {
+            return Err("copilot printed no answer".to_owned());
+        }
+        extract::json_object(stdout)
+    } else {
+        let message = of_type(&events, "assistant.message")
+            .filter_map(|e| e.get("data")?.get("content")?.as_str())
+            .rfind(|t| !t.trim().is_empty());
+        match message {
+            Some(m) => extract::json_object(m),
+            None => {
+                return Err(match error_message(stdout, "") {
+                    Some(m) => format!("copilot reported an error: {m}"),
+                    None => "copilot printed no assistant message".to_owned(),
+                })
+            }
+        }
+    };
+    let usage: Option<Value> = usage_file.and_then(|u| serde_json::from_str(u).ok());
+    let models: Vec<&Value> = usage
+        .as_ref()
+        .and_then(|u| u.get("modelMetrics"))
+        .and_then(Value::as_object)
+        .map(|m| m.values().filter_map(|model| model.get("usage")).collect())
+        .unwrap_or_default();
     Ok(Parsed {
-        text: extract::json_object(stdout),
-        ..Parsed::default()
+        text,
+        input_tokens: sum_u64(models.iter().flat_map(|u| {
+            [
+                u.get("inputTokens"),
+                u.get("cacheReadTokens"),
+                u.get("cacheWriteTokens"),
+            ]
+        })),
+        output_tokens: sum_u64(models.iter().map(|u| u.get("outputTokens"))),
+        cost_usd: None,
     })
 }
 
@@ -73,8 +217,9 @@ pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
 mod tests {
     use super::*;
     use crate::task::Role;
+    use serde_json::json;
 
-    fn args(role: Role, prompt: &str) -> Result<Vec<String>, AgentError> {
+    fn invoke(role: Role, prompt: &str) -> Invocation {
         invocation(&Request {
             role,
             worktree: std::path::Path::new("/wt"),
@@ -83,16 +228,20 @@ mod tests {
             model: Some("gpt-5"),
             extra_args: &[],
         })
-        .map(|i| i.args)
+        .unwrap()
     }
 
     #[test]
     fn tools_follow_the_role() {
-        let read = args(Role::Triage, "P").unwrap();
-        assert_eq!(&read[..4], ["-p", "P", "-s", "--no-ask-user"]);
+        let read = invoke(Role::Triage, "P").args;
+        assert_eq!(
+            &read[..4],
+            ["-s", "--no-ask-user", "--output-format", "json"]
+        );
+        assert!(read.iter().any(|a| a == "--disable-builtin-mcps"));
         let denied = &read[read.iter().position(|a| a == "--deny-tool").unwrap() + 1];
         assert!(denied.starts_with("write,") && denied.contains("shell(git push)"));
-        let fix = args(Role::Fix, "P").unwrap();
+        let fix = invoke(Role::Fix, "P").args;
         let allowed = &fix[fix.iter().position(|a| a == "--allow-tool").unwrap() + 1];
         assert!(allowed.starts_with("write,"));
         let denied = &fix[fix.iter().position(|a| a == "--deny-tool").unwrap() + 1];
@@ -100,24 +249,108 @@ mod tests {
         for a in [&read, &fix] {
             assert!(!a
                 .iter()
-                .any(|x| x.starts_with("--allow-all") || x == "--yolo"));
+                .any(|x| x.starts_with("--allow-all") || x == "--yolo" || x == "-p"));
         }
     }
 
     #[test]
-    fn long_prompts_are_refused() {
-        let long = "x".repeat(MAX_PROMPT_BYTES + 1);
-        assert!(matches!(
-            args(Role::Triage, &long),
-            Err(AgentError::InvalidTask { .. })
-        ));
+    fn long_prompts_go_on_stdin() {
+        let long = "x".repeat(200_000);
+        let i = invoke(Role::Triage, &long);
+        assert_eq!(i.stdin.len(), 200_000);
+        assert!(i.args.iter().all(|a| a.len() < 1000));
+        let usage = i.answer_file.unwrap();
+        let flag = i
+            .args
+            .iter()
+            .position(|a| a == "--usage-output-file")
+            .unwrap();
+        assert_eq!(i.args[flag + 1], usage.display().to_string());
     }
 
     #[test]
-    fn the_answer_is_found_in_the_text() {
-        let p = parse("I looked at the code.\n\n{\"items\":[]}\n").unwrap();
+    fn reads_the_last_message_and_the_usage_file() {
+        let out = [
+            json!({"type": "user.message", "data": {"content": "P"}}),
+            json!({"type": "assistant.message", "data": {"content": "", "toolRequests": [{"name": "bash"}]}}),
+            json!({"type": "assistant.message", "data": {"content": "Done:\n{\"items\":[]}"}}),
+            json!({"type": "result", "exitCode": 0}),
+        ]
+        .map(|e| e.to_string())
+        .join("\n");
+        let usage = json!({"modelMetrics": {
+            "gpt-5": {"usage": {"inputTokens": 200, "outputTokens": 14, "cacheReadTokens": 50, "cacheWriteTokens": 0}},
+            "gpt-5-mini": {"usage": {"inputTokens": 10, "outputTokens": 1}}
+        }});
+        let p = parse(&out, Some(&usage.to_string())).unwrap();
         assert_eq!(p.text, "{\"items\":[]}");
+        assert_eq!((p.input_tokens, p.output_tokens), (Some(260), Some(15)));
+        let p = parse(&out, None).unwrap();
         assert_eq!(p.input_tokens, None);
-        assert!(parse("  \n").is_err());
+        // Plain text output.
+        let p = parse("I looked at the code.\n\n{\"items\":[]}\n", None).unwrap();
+        assert_eq!(p.text, "{\"items\":[]}");
+        assert!(parse("  \n", None).is_err());
+    }
+
+    #[test]
+    fn a_failed_model_call_is_the_error() {
+        let out = [
+            json!({"type": "model.call_failure", "data": {"statusCode": 401, "errorMessage": "401 Unauthorized: bad key"}}),
+            json!({"type": "session.error", "data": {"errorType": "authentication", "message": "Authentication failed (401)"}}),
+        ]
+        .map(|e| e.to_string())
+        .join("\n");
+        assert_eq!(
+            error_message(&out, "").as_deref(),
+            Some("Authentication failed (401)")
+        );
+        assert!(parse(&out, None)
+            .unwrap_err()
+            .contains("Authentication failed"));
+        assert_eq!(
+            error_message("", "x\nError: no model\n").as_deref(),
+            Some("Error: no model")
+        );
+        let body = json!({"type": "model.call_failure", "data": {"statusCode": 401,
+            "errorMessage": "{\"code\":\"invalid_api_key\",\"message\":\"bad key\"}"}});
+        assert_eq!(
+            error_message(&body.to_string(), "").as_deref(),
+            Some("bad key")
+        );
+    }
+
+    #[test]
+    fn failed_model_calls_are_retries_and_a_401_is_fatal() {
+        let line = |v: serde_json::Value| v.to_string();
+        assert_eq!(
+            classify(
+                OutputStream::Stdout,
+                &line(json!({"type": "assistant.message", "data": {}}))
+            ),
+            LineSignal::Progress
+        );
+        assert_eq!(
+            classify(
+                OutputStream::Stdout,
+                &line(json!({"type": "model.call_failure", "data": {"statusCode": 429}}))
+            ),
+            LineSignal::Retry
+        );
+        assert!(matches!(
+            classify(
+                OutputStream::Stdout,
+                &line(json!({"type": "model.call_failure", "data": {"statusCode": 401}}))
+            ),
+            LineSignal::Fatal(m) if m.starts_with("401")
+        ));
+        assert_eq!(
+            classify(OutputStream::Stderr, "assistant.message"),
+            LineSignal::Neutral
+        );
+        assert_eq!(
+            classify(OutputStream::Stdout, "not json"),
+            LineSignal::Neutral
+        );
     }
 }

@@ -92,6 +92,45 @@ fn balanced_objects(text: &str) -> Vec<&str> {
     spans
 }
 
+/// The first HTTP error status (400-599) a CLI's error text names:
+/// `"statusCode":401`, `status: 429`, `code: 401`, `[401]`, `401 Unauthorized`.
+pub(crate) fn http_status(text: &str) -> Option<u16> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i + 3 <= bytes.len() {
+        let is_code = bytes[i..i + 3].iter().all(u8::is_ascii_digit)
+            && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric())
+            && bytes.get(i + 3).is_none_or(|b| !b.is_ascii_alphanumeric());
+        if is_code {
+            let code: u16 = text[i..i + 3].parse().unwrap_or(0);
+            let before = text[..i].trim_end_matches([' ', ':', '"', '=', '[', '(']);
+            let lower = before.to_ascii_lowercase();
+            let named = ["status", "statuscode", "code", "http"]
+                .iter()
+                .any(|k| lower.ends_with(k));
+            let after = text[i + 3..].trim_start();
+            let phrase = [
+                "Unauthorized",
+                "Forbidden",
+                "Too Many",
+                "Internal",
+                "Bad ",
+                "Service",
+            ]
+            .iter()
+            .any(|p| after.starts_with(p));
+            let bracketed = text[..i].ends_with('[') && text[i + 3..].starts_with(']');
+            if (400..600).contains(&code) && (named || phrase || bracketed) {
+                return Some(code);
+            }
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +148,19 @@ mod tests {
         );
         assert_eq!(json_object("no json here"), "no json here");
         assert_eq!(json_object("[1,2]"), "[1,2]");
+    }
+
+    #[test]
+    fn finds_the_http_status_a_cli_names() {
+        assert_eq!(http_status(r#"{"statusCode":401,"x":1}"#), Some(401));
+        assert_eq!(
+            http_status("ApiError: got status: 429 Too Many Requests"),
+            Some(429)
+        );
+        assert_eq!(http_status("[API Error: boom (Status: 500)]"), Some(500));
+        assert_eq!(http_status("{ code: 401 }"), Some(401));
+        assert_eq!(http_status("401 Unauthorized"), Some(401));
+        assert_eq!(http_status("took 401 ms; line 404 of a.rs"), None);
+        assert_eq!(http_status("exit code 1"), None);
     }
 }

@@ -3,21 +3,88 @@
 //! The prompt goes on stdin; `-p` adds a one-line instruction after it (the
 //! CLI appends `-p` to its stdin input). `--output-format json` prints one
 //! object: `response` (the answer's text), `stats` (per-model token counts)
-//! and `error` on failure. Read-only roles run in the `default` approval
-//! mode (in headless mode, tools that need approval are not available);
-//! writing roles in `auto_edit` (file edits approved, shell commands not).
-//! `--yolo` is never used. It reports no cost.
+//! and `error` on failure (also on a non-zero exit). Read-only roles run in
+//! the `default` approval mode (in headless mode, tools that need approval
+//! are not offered: no edits, no shell); writing roles in `auto_edit` (file
+//! edits approved, shell commands not). `--yolo` is never used. It reports
+//! no cost.
+//!
+//! Shepherd's worktrees are new folders the CLI has never seen, and the CLI
+//! refuses to run headless in an untrusted folder (exit 55): `--skip-trust`
+//! trusts it for the call. A trusted folder's own `.gemini/` settings would
+//! then apply, so every call also gets a system settings file of Shepherd's
+//! ([`SYSTEM_SETTINGS`], through `GEMINI_CLI_SYSTEM_SETTINGS_PATH`; system
+//! settings override the user's and the workspace's): no MCP servers,
+//! extensions, skills, hooks or tool discovery commands, no shell tool, no
+//! YOLO mode, no `.env` of the worktree, no telemetry, no auto-update. A
+//! worktree with a `.gemini/.env` (read by a trusted CLI whatever the
+//! settings say) is refused.
 
-use serde_json::Value;
+use std::path::Path;
 
-use crate::providers::cli::{sum_u64, Invocation, Parsed, Request};
+use serde_json::{json, Value};
+
+use crate::agent::AgentError;
+use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
 
 /// The `-p` text, appended by the CLI to the prompt read from stdin.
 pub(crate) const INSTRUCTION: &str =
     "Follow the instructions above and answer with the JSON object they describe, and nothing else.";
 
-pub(crate) fn invocation(req: &Request<'_>) -> Invocation {
+/// The variable naming the system settings file, which overrides user and
+/// workspace settings.
+pub(crate) const SYSTEM_SETTINGS_VAR: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
+
+/// Shepherd's system settings for every call (see the module docs).
+pub(crate) fn system_settings() -> Value {
+    json!({
+        "admin": {
+            "secureModeEnabled": true,
+            "extensions": {"enabled": false},
+            "mcp": {"enabled": false},
+            "skills": {"enabled": false}
+        },
+        "hooksConfig": {"enabled": false},
+        "security": {"disableYoloMode": true},
+        "tools": {
+            "exclude": ["run_shell_command"],
+            "discoveryCommand": "",
+            "callCommand": ""
+        },
+        "advanced": {"ignoreLocalEnv": true},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false}
+    })
+}
+
+/// A `.gemini/.env` in the worktree or a folder above it: the CLI loads it
+/// in a trusted folder, whatever the settings say.
+fn workspace_env_file(worktree: &Path) -> Option<std::path::PathBuf> {
+    worktree
+        .ancestors()
+        .map(|dir| dir.join(".gemini").join(".env"))
+        .find(|p| p.is_file())
+}
+
+pub(crate) fn invocation(req: &Request<'_>) -> Result<Invocation, AgentError> {
+    if let Some(env_file) = workspace_env_file(req.worktree) {
+        return Err(AgentError::InvalidTask {
+            role: req.role,
+            reason: format!(
+                "{} exists: gemini would load it in the trusted worktree (it could point the CLI at another endpoint); remove it or use another provider",
+                env_file.display()
+            ),
+        });
+    }
+    let scratch = tempfile::Builder::new()
+        .prefix("shepherd-gemini-")
+        .tempdir()
+        .map_err(|e| AgentError::io("creating", &std::env::temp_dir(), e))?;
+    let settings = scratch.path().join("system-settings.json");
+    std::fs::write(&settings, system_settings().to_string())
+        .map_err(|e| AgentError::io("writing", &settings, e))?;
     let mode = if req.role.writes() {
         "auto_edit"
     } else {
@@ -28,13 +95,85 @@ pub(crate) fn invocation(req: &Request<'_>) -> Invocation {
         "json".into(),
         "--approval-mode".into(),
         mode.into(),
+        "--skip-trust".into(),
     ];
     if let Some(model) = req.model {
         args.extend(["--model".to_owned(), model.to_owned()]);
     }
     args.extend(req.extra_args.iter().cloned());
     args.extend(["-p".to_owned(), INSTRUCTION.to_owned()]);
-    Invocation::new(args, req.prompt.as_bytes().to_vec())
+    let mut invocation = Invocation::new(args, req.prompt.as_bytes().to_vec());
+    invocation.env = vec![(
+        SYSTEM_SETTINGS_VAR.to_owned(),
+        settings.display().to_string(),
+    )];
+    invocation.scratch = Some(scratch);
+    Ok(invocation)
+}
+
+/// The `error` of the JSON object Gemini CLI prints: on stdout, or (after
+/// a failed call) pretty-printed at the end of stderr.
+fn error_object(text: &str) -> Option<Value> {
+    let whole = serde_json::from_str::<Value>(text.trim()).ok();
+    let at_end = || {
+        text.rmatch_indices("\n{")
+            .map(|(i, _)| i + 1)
+            .chain(text.starts_with('{').then_some(0))
+            .find_map(|i| serde_json::from_str::<Value>(text[i..].trim()).ok())
+    };
+    whole
+        .or_else(at_end)?
+        .get("error")
+        .filter(|e| !e.is_null())
+        .cloned()
+}
+
+/// The message of an error object; a message that is itself the API's
+/// JSON error body is unwrapped to its own message.
+fn message_of(error: &Value) -> String {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| error.to_string());
+    let api = serde_json::from_str::<Value>(&message).ok();
+    match api.as_ref().and_then(|v| v.get("error")) {
+        Some(inner) => {
+            let text = inner.get("message").and_then(Value::as_str).unwrap_or("");
+            match inner.get("code").and_then(Value::as_u64) {
+                Some(code) => format!("{text} (HTTP {code})"),
+                None => text.to_owned(),
+            }
+        }
+        None => message,
+    }
+}
+
+/// The CLI's own error: the JSON object it prints (on stdout, or at the
+/// end of stderr after a failed call), else the last line of stderr that
+/// says `Error`.
+pub(crate) fn error_message(stdout: &str, stderr: &str) -> Option<String> {
+    error_object(stdout)
+        .or_else(|| error_object(stderr))
+        .map(|e| message_of(&e))
+        .or_else(|| {
+            stderr
+                .lines()
+                .rev()
+                .find(|l| l.contains("Error") || l.contains("error"))
+                .map(str::to_owned)
+        })
+        .map(|m| crate::driver::tail(&m, 300))
+}
+
+/// Gemini CLI's own error after a failed call ([`error_message`]), with the
+/// HTTP status it names.
+pub(crate) fn own_error(stdout: &str, stderr: &str) -> Option<CliFailure> {
+    let message = error_message(stdout, stderr)?;
+    let status = extract::http_status(&message)
+        .or_else(|| extract::http_status(stdout))
+        .or_else(|| extract::http_status(stderr));
+    Some(CliFailure { status, message })
 }
 
 pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
@@ -42,16 +181,9 @@ pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
         .ok()
         .filter(Value::is_object)
         .ok_or("gemini printed no JSON object")?;
-    if let Some(error) = v.get("error").filter(|e| !e.is_null()) {
-        let message = error
-            .get("message")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .unwrap_or_else(|| error.to_string());
-        return Err(format!(
-            "gemini reported an error: {}",
-            crate::driver::tail(&message, 300)
-        ));
+    if v.get("error").is_some_and(|e| !e.is_null()) {
+        let message = error_message(stdout, "").unwrap_or_default();
+        return Err(format!("gemini reported an error: {message}"));
     }
     let response = v
         .get("response")
@@ -92,16 +224,71 @@ mod tests {
                 schema: &json!({}),
                 model: Some("gemini-2.5-pro"),
                 extra_args: &[],
-            });
+            })
+            .unwrap();
             let a = &i.args;
             assert_eq!(
                 a[a.iter().position(|x| x == "--approval-mode").unwrap() + 1],
                 mode
             );
+            assert!(a.iter().any(|x| x == "--skip-trust"));
             assert_eq!(&a[a.len() - 2..], ["-p", INSTRUCTION]);
             assert_eq!(i.stdin, b"PROMPT");
             assert!(!a.iter().any(|x| x == "--yolo" || x == "yolo"));
+            // The system settings file exists while the call runs.
+            let (name, path) = &i.env[0];
+            assert_eq!(name, SYSTEM_SETTINGS_VAR);
+            let settings: Value =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            assert_eq!(settings["admin"]["mcp"]["enabled"], false);
+            assert_eq!(settings["tools"]["exclude"][0], "run_shell_command");
+            assert!(i
+                .scratch
+                .as_ref()
+                .unwrap()
+                .path()
+                .join("system-settings.json")
+                .is_file());
         }
+    }
+
+    #[test]
+    fn a_worktree_env_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".gemini")).unwrap();
+        let req = |wt| Request {
+            role: Role::Triage,
+            worktree: wt,
+            prompt: "P",
+            schema: &Value::Null,
+            model: None,
+            extra_args: &[],
+        };
+        assert!(invocation(&req(dir.path())).is_ok());
+        std::fs::write(dir.path().join(".gemini/.env"), "GOOGLE_GEMINI_BASE_URL=x").unwrap();
+        let err = invocation(&req(dir.path())).err().unwrap();
+        assert!(err.to_string().contains(".gemini/.env"), "{err}");
+    }
+
+    #[test]
+    fn the_cli_error_is_found_on_stdout_or_stderr() {
+        let out = json!({"session_id": "s", "error": {"type": "Error", "message": "API key not valid", "code": 1}});
+        assert_eq!(
+            error_message(&out.to_string(), "noise").as_deref(),
+            Some("API key not valid")
+        );
+        assert_eq!(
+            error_message("", "starting\nError when talking to Gemini API: 401\nbye").as_deref(),
+            Some("Error when talking to Gemini API: 401")
+        );
+        assert_eq!(error_message("", "all fine"), None);
+        // After a failed call: pretty-printed at the end of stderr, the
+        // message being the API's own error body.
+        let stderr = "Error when talking to Gemini API: _ApiError: boom\n    at x (y.js:1)\n{\n  \"session_id\": \"s\",\n  \"error\": {\n    \"type\": \"Error\",\n    \"message\": \"{\\\"error\\\":{\\\"code\\\":401,\\\"message\\\":\\\"invalid api key\\\",\\\"status\\\":\\\"UNAUTHENTICATED\\\"}}\",\n    \"code\": 1\n  }\n}\n";
+        assert_eq!(
+            error_message("", stderr).as_deref(),
+            Some("invalid api key (HTTP 401)")
+        );
     }
 
     #[test]

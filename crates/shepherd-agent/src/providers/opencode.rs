@@ -3,33 +3,180 @@
 //! The prompt goes on stdin (the CLI appends stdin to its message).
 //! `--format json` prints JSON Lines events: `text` events carry the
 //! answer's text, `step_finish` events the tokens and cost of each step,
-//! `error` events failures. Read-only roles use the built-in `plan` agent
-//! (`--agent plan`, which may not edit files); writing roles the default
-//! agent, whose permissions come from the user's opencode configuration.
+//! `error` events failures (also on a non-zero exit).
+//!
+//! Every call gets a configuration file of Shepherd's (`OPENCODE_CONFIG`,
+//! merged over the user's global configuration, which keeps the model
+//! providers) defining two agents, and runs one of them with `--agent`:
+//! [`READ_ONLY_AGENT`] for read-only roles (reading and searching files
+//! only: no bash, edit, write, web or sub-agent tool is offered) and
+//! [`EDIT_AGENT`] for writing roles (file edits, and only read-only git
+//! commands in bash). Everything not allowed is denied, never asked.
+//! `OPENCODE_DISABLE_PROJECT_CONFIG` keeps the worktree's own
+//! `opencode.json` (the pull request's) out; the title-generation call is
+//! disabled; auto-update, sharing and the models.dev fetch are off.
 //! `--dangerously-skip-permissions` is never used.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use crate::providers::cli::{sum_u64, Invocation, Parsed, Request};
+use crate::agent::AgentError;
+use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
 
-pub(crate) fn invocation(req: &Request<'_>) -> Invocation {
+/// The agent of read-only roles, defined in Shepherd's configuration.
+pub(crate) const READ_ONLY_AGENT: &str = "shepherd-read-only";
+
+/// The agent of writing roles, defined in Shepherd's configuration.
+pub(crate) const EDIT_AGENT: &str = "shepherd-edit";
+
+/// Read-only git commands the edit agent may run.
+const GIT_READS: [&str; 5] = [
+    "git diff*",
+    "git log*",
+    "git show*",
+    "git status*",
+    "git blame*",
+];
+
+/// Shepherd's opencode configuration (see the module docs).
+pub(crate) fn config() -> Value {
+    let read = |extra: Value| {
+        let mut permission = json!({
+            "*": "deny",
+            "read": "allow",
+            "glob": "allow",
+            "grep": "allow",
+            "list": "allow",
+        });
+        if let (Some(p), Some(extra)) = (permission.as_object_mut(), extra.as_object()) {
+            p.extend(extra.clone());
+        }
+        permission
+    };
+    let mut bash = serde_json::Map::new();
+    bash.insert("*".into(), json!("deny"));
+    for pattern in GIT_READS {
+        bash.insert(pattern.into(), json!("allow"));
+    }
+    json!({
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": false,
+        "share": "disabled",
+        "agent": {
+            READ_ONLY_AGENT: {
+                "mode": "primary",
+                "description": "Shepherd's read-only roles: read and search files, nothing else.",
+                "permission": read(json!({})),
+            },
+            EDIT_AGENT: {
+                "mode": "primary",
+                "description": "Shepherd's writing roles: edit files; read-only git commands.",
+                "permission": read(json!({"edit": "allow", "bash": bash})),
+            },
+            "title": {"disable": true},
+        },
+    })
+}
+
+/// Fixed variables of every call, besides `OPENCODE_CONFIG`.
+const FIXED_ENV: [(&str, &str); 5] = [
+    ("OPENCODE_DISABLE_PROJECT_CONFIG", "1"),
+    ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+    ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+    ("OPENCODE_DISABLE_SHARE", "1"),
+    ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
+];
+
+pub(crate) fn invocation(req: &Request<'_>) -> Result<Invocation, AgentError> {
+    let scratch = tempfile::Builder::new()
+        .prefix("shepherd-opencode-")
+        .tempdir()
+        .map_err(|e| AgentError::io("creating", &std::env::temp_dir(), e))?;
+    let config_file = scratch.path().join("opencode.json");
+    std::fs::write(&config_file, config().to_string())
+        .map_err(|e| AgentError::io("writing", &config_file, e))?;
     let mut args: Vec<String> = vec!["run".into(), "--format".into(), "json".into()];
     if let Some(model) = req.model {
         args.extend(["--model".to_owned(), model.to_owned()]);
     }
-    if !req.role.writes() {
-        args.extend(["--agent".to_owned(), "plan".to_owned()]);
-    }
+    let agent = if req.role.writes() {
+        EDIT_AGENT
+    } else {
+        READ_ONLY_AGENT
+    };
+    args.extend(["--agent".to_owned(), agent.to_owned()]);
     args.extend(req.extra_args.iter().cloned());
-    Invocation::new(args, req.prompt.as_bytes().to_vec())
+    let mut invocation = Invocation::new(args, req.prompt.as_bytes().to_vec());
+    invocation.env = FIXED_ENV
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .chain([(
+            "OPENCODE_CONFIG".to_owned(),
+            config_file.display().to_string(),
+        )])
+        .collect();
+    invocation.scratch = Some(scratch);
+    Ok(invocation)
+}
+
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .collect()
+}
+
+/// The CLI's own error: the message of the last `error` event on stdout
+/// (with the HTTP status when it names one), else the last line of stderr
+/// that says `error`.
+pub(crate) fn error_message(stdout: &str, stderr: &str) -> Option<String> {
+    let events = events(stdout);
+    let from_events = events
+        .iter()
+        .rev()
+        .find(|e| e.get("type").and_then(Value::as_str) == Some("error"))
+        .map(|e| {
+            let err = e.get("error").unwrap_or(e);
+            let data = err.get("data");
+            let message = data
+                .and_then(|d| d.get("message"))
+                .or_else(|| err.get("message"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| err.to_string());
+            match data
+                .and_then(|d| d.get("statusCode"))
+                .and_then(Value::as_u64)
+            {
+                Some(status) if !message.contains(&status.to_string()) => {
+                    format!("{message} (HTTP {status})")
+                }
+                _ => message,
+            }
+        });
+    from_events
+        .or_else(|| {
+            stderr
+                .lines()
+                .rev()
+                .find(|l| l.to_ascii_lowercase().contains("error"))
+                .map(str::to_owned)
+        })
+        .map(|m| crate::driver::tail(&m, 300))
+}
+
+/// opencode's own error after a failed call ([`error_message`]), with the
+/// HTTP status it names.
+pub(crate) fn own_error(stdout: &str, stderr: &str) -> Option<CliFailure> {
+    let message = error_message(stdout, stderr)?;
+    let status = extract::http_status(&message)
+        .or_else(|| extract::http_status(stdout))
+        .or_else(|| extract::http_status(stderr));
+    Some(CliFailure { status, message })
 }
 
 pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
-    let events: Vec<Value> = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
-        .collect();
+    let events = events(stdout);
     let of_type = |t: &'static str| {
         events
             .iter()
@@ -58,20 +205,8 @@ pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
             }
         }
         None => {
-            let error = of_type("error").next_back().map(|e| {
-                let err = e.get("error").unwrap_or(e);
-                err.get("data")
-                    .and_then(|d| d.get("message"))
-                    .or_else(|| err.get("message"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| err.to_string())
-            });
-            return Err(match error {
-                Some(m) => format!(
-                    "opencode reported an error: {}",
-                    crate::driver::tail(&m, 300)
-                ),
+            return Err(match error_message(stdout, "") {
+                Some(m) => format!("opencode reported an error: {m}"),
                 None => "opencode printed no text".to_owned(),
             });
         }
@@ -111,7 +246,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn read_only_roles_use_the_plan_agent() {
+    fn roles_run_shepherds_agents() {
         let req = |role| Request {
             role,
             worktree: std::path::Path::new("/wt"),
@@ -120,7 +255,7 @@ mod tests {
             model: Some("anthropic/claude-sonnet-4-5"),
             extra_args: &[],
         };
-        let read = invocation(&req(Role::Triage));
+        let read = invocation(&req(Role::Triage)).unwrap();
         assert_eq!(
             read.args,
             [
@@ -130,15 +265,48 @@ mod tests {
                 "--model",
                 "anthropic/claude-sonnet-4-5",
                 "--agent",
-                "plan"
+                READ_ONLY_AGENT
             ]
         );
         assert_eq!(read.stdin, b"PROMPT");
-        let write = invocation(&req(Role::Fix));
-        assert!(!write
-            .args
-            .iter()
-            .any(|a| a == "--agent" || a.contains("dangerously")));
+        let env: std::collections::BTreeMap<_, _> = read.env.iter().cloned().collect();
+        assert_eq!(env["OPENCODE_DISABLE_PROJECT_CONFIG"], "1");
+        let config: Value =
+            serde_json::from_str(&std::fs::read_to_string(&env["OPENCODE_CONFIG"]).unwrap())
+                .unwrap();
+        assert_eq!(config, super::config());
+        let write = invocation(&req(Role::Fix)).unwrap();
+        assert!(write.args.windows(2).any(|w| w == ["--agent", EDIT_AGENT]));
+        assert!(!write.args.iter().any(|a| a.contains("dangerously")));
+    }
+
+    #[test]
+    fn the_read_only_agent_has_no_tool_that_changes_anything() {
+        let config = config();
+        let read = &config["agent"][READ_ONLY_AGENT]["permission"];
+        assert_eq!(read["*"], "deny");
+        for tool in ["bash", "edit", "write", "patch", "webfetch", "task"] {
+            assert!(read.get(tool).is_none(), "{tool} is not allowed");
+        }
+        let edit = &config["agent"][EDIT_AGENT]["permission"];
+        assert_eq!(edit["edit"], "allow");
+        assert_eq!(edit["bash"]["*"], "deny");
+        assert!(edit["bash"].get("git commit*").is_none());
+        assert_eq!(edit["bash"]["git diff*"], "allow");
+        assert_eq!(config["agent"]["title"]["disable"], true);
+    }
+
+    #[test]
+    fn the_cli_error_names_the_status() {
+        let error = json!({"type": "error", "error": {"name": "APIError", "data": {"message": "Unauthorized", "statusCode": 401}}});
+        assert_eq!(
+            error_message(&error.to_string(), "").as_deref(),
+            Some("Unauthorized (HTTP 401)")
+        );
+        assert_eq!(
+            error_message("", "ok\nError: boom"),
+            Some("Error: boom".into())
+        );
     }
 
     #[test]

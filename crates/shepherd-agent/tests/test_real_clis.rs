@@ -1,0 +1,451 @@
+//! The real `claude` and `codex` (the versions pinned in
+//! `crates/shepherd-model-server/clis/`) against the scripted model server:
+//! one call each, and the failures a user must be able to act on (a 401, a
+//! 429, retries without progress, a hanging model, an invalid answer).
+//! The whole loop with every role is in the engine's `test_real_clis.rs`.
+
+use std::ffi::OsString;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use shepherd_agent::exec::TimeoutKind;
+use shepherd_agent::{Agent, AgentContext, AgentError, CliAgent, CliConfig, CliProvider, Prompts};
+use shepherd_model_server::clis::installed_cli;
+use shepherd_model_server::{Exchange, Failure, Match, ModelServer, Script, Step, ToolCall};
+
+use crate::common::*;
+
+/// The forge token in Shepherd's environment: it must reach no CLI.
+const FORGE_TOKEN: &str = "ghp_forge_token_that_must_not_leak";
+/// The CLI's own model key: it must reach the model server.
+const MODEL_KEY: &str = "sk-test-model-key-1234";
+
+struct Real {
+    provider: CliProvider,
+    server: ModelServer,
+    home: tempfile::TempDir,
+    sb: Sandbox,
+}
+
+impl Real {
+    fn new(provider: CliProvider, exchanges: Vec<Exchange>) -> Self {
+        let sb = Sandbox::new();
+        std::fs::write(sb.worktree().join("src/a.rs"), "fn a() {}\n").unwrap();
+        Real {
+            provider,
+            server: ModelServer::start(Script::new(exchanges)).unwrap(),
+            home: tempfile::tempdir().unwrap(),
+            sb,
+        }
+    }
+
+    /// Shepherd's environment as the agent is built from it: the forge
+    /// tokens set, and the CLI pointed at the model server.
+    fn parent_env(&self) -> Vec<(OsString, OsString)> {
+        let url = self.server.url();
+        let mut env: Vec<(&str, String)> = vec![
+            ("PATH", std::env::var("PATH").unwrap_or_default()),
+            ("HOME", self.home.path().display().to_string()),
+            ("GITHUB_TOKEN", FORGE_TOKEN.into()),
+            ("GH_TOKEN", FORGE_TOKEN.into()),
+            ("GITLAB_TOKEN", FORGE_TOKEN.into()),
+        ];
+        match self.provider {
+            CliProvider::Claude => env.extend([
+                ("ANTHROPIC_BASE_URL", url),
+                ("ANTHROPIC_API_KEY", MODEL_KEY.into()),
+            ]),
+            CliProvider::Codex => env.extend([
+                ("OPENAI_BASE_URL", format!("{url}/v1")),
+                ("OPENAI_API_KEY", MODEL_KEY.into()),
+            ]),
+            other => panic!("no real-CLI setup for {other} here"),
+        }
+        env.into_iter().map(|(k, v)| (k.into(), v.into())).collect()
+    }
+
+    fn agent(&self, tweak: impl FnOnce(&mut CliConfig)) -> CliAgent {
+        let mut config = CliConfig::new(self.provider);
+        config.program = installed_cli(self.provider.name());
+        config.env.parent = Some(self.parent_env());
+        config.total_timeout = Duration::from_secs(120);
+        config.idle_timeout = Duration::from_secs(60);
+        config.no_progress_timeout = Duration::from_secs(60);
+        config.kill_grace = Duration::from_millis(500);
+        tweak(&mut config);
+        CliAgent::new(config, Prompts::builtin()).unwrap()
+    }
+
+    fn ctx(&self) -> AgentContext {
+        AgentContext::new(self.sb.transcripts(), "triage")
+    }
+
+    /// The model requests (not `count_tokens` and the like).
+    fn model_requests(&self) -> Vec<shepherd_model_server::RecordedRequest> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|r| r.exchange.is_some() || r.reply == "unmatched")
+            .collect()
+    }
+
+    /// Every request carried the CLI's key and no forge token; no transcript
+    /// names or holds a forge token.
+    fn assert_key_passed_and_no_forge_token(&self) {
+        let requests = self.server.requests();
+        assert!(
+            !requests.is_empty(),
+            "the CLI never called the model server"
+        );
+        for r in &requests {
+            assert!(
+                !r.contains(FORGE_TOKEN),
+                "forge token sent to the model: {r:?}"
+            );
+        }
+        for r in self.model_requests() {
+            let key = r
+                .header("x-api-key")
+                .map(str::to_owned)
+                .or_else(|| r.header("authorization").map(|a| a.replace("Bearer ", "")));
+            assert_eq!(key.as_deref(), Some(MODEL_KEY), "{} {}", r.method, r.path);
+        }
+        for entry in std::fs::read_dir(self.sb.transcripts()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(!text.contains(FORGE_TOKEN), "{}", path.display());
+                let t: Value = serde_json::from_str(&text).unwrap();
+                let env: Vec<&str> = t["env"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap())
+                    .collect();
+                assert!(
+                    !env.iter().any(|n| n.contains("GITHUB")
+                        || n.starts_with("GH_")
+                        || n.contains("GITLAB")),
+                    "{env:?}"
+                );
+                let (key, url) = match self.provider {
+                    CliProvider::Claude => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+                    _ => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+                };
+                assert!(env.contains(&key) && env.contains(&url), "{env:?}");
+            }
+        }
+    }
+}
+
+fn triage_answer() -> Value {
+    let item = |id: &str| {
+        json!({"id": id, "decision": "needs-human", "theme": null,
+               "reasoning": "Read src/a.rs: a person should decide.",
+               "reply_hint": "A maintainer will look.", "pr_changed_evidence": false})
+    };
+    json!({"items": [item("T1"), item("T2")]})
+}
+
+/// Triage: read a file, then answer.
+fn reading_triage(answer: Value) -> Exchange {
+    Exchange::new(
+        "triage",
+        Match::Contains("You are the triage agent".into()),
+        vec![
+            Step::Tool(ToolCall::Read {
+                path: "src/a.rs".into(),
+            }),
+            Step::Structured(answer),
+        ],
+    )
+}
+
+async fn one_call_with_a_tool_reads_usage_and_passes_only_the_model_key(provider: CliProvider) {
+    let real = Real::new(
+        provider,
+        vec![reading_triage(triage_answer()).usage(120, 30)],
+    );
+    let ctx = real.ctx();
+    let started = Instant::now();
+    let answer = real
+        .agent(|_| {})
+        .triage(&triage_task(&real.sb.worktree()), &ctx)
+        .await
+        .unwrap();
+    eprintln!("{provider}: one triage call in {:?}", started.elapsed());
+    assert_eq!(answer.items.len(), 2);
+    // The tool ran: the second request carries its result.
+    let steps: Vec<usize> = real
+        .server
+        .requests_of("triage")
+        .iter()
+        .map(|r| r.step)
+        .collect();
+    assert!(steps.contains(&0) && steps.contains(&1), "{steps:?}");
+    let usage = ctx.usage.total();
+    let requests = real.server.requests_of("triage").len() as u64;
+    assert_eq!(usage.input_tokens, Some(120 * requests), "{usage:?}");
+    assert_eq!(usage.output_tokens, Some(30 * requests), "{usage:?}");
+    if provider == CliProvider::Claude {
+        assert!(usage.cost_usd.is_some_and(|c| c > 0.0), "{usage:?}");
+    }
+    real.assert_key_passed_and_no_forge_token();
+}
+
+#[tokio::test]
+async fn claude_one_call_with_a_tool_reads_usage_and_passes_only_the_model_key() {
+    one_call_with_a_tool_reads_usage_and_passes_only_the_model_key(CliProvider::Claude).await;
+}
+
+#[tokio::test]
+async fn codex_one_call_with_a_tool_reads_usage_and_passes_only_the_model_key() {
+    one_call_with_a_tool_reads_usage_and_passes_only_the_model_key(CliProvider::Codex).await;
+}
+
+async fn a_401_names_the_provider_the_endpoint_and_the_key(provider: CliProvider) {
+    let real = Real::new(
+        provider,
+        vec![Exchange::new(
+            "all",
+            Match::Any,
+            vec![Step::Fail(Failure::unauthorized())],
+        )],
+    );
+    let started = Instant::now();
+    let err = real
+        .agent(|_| {})
+        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    eprintln!("{provider} 401: {message}");
+    let (name, key) = match provider {
+        CliProvider::Claude => ("claude", "ANTHROPIC_API_KEY"),
+        _ => ("codex", "OPENAI_API_KEY"),
+    };
+    let expected = format!("{name}: 401 Unauthorized from {}", real.server.url());
+    assert!(message.starts_with(&expected), "{message}");
+    assert!(message.contains(&format!("check {key}")), "{message}");
+    assert!(matches!(err, AgentError::Cli { .. }), "{err:?}");
+    // Stopped at the first 401, not after the CLI's own ten retries.
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    // An error that is not the answer's fault is not retried by Shepherd.
+    assert_eq!(
+        real.model_requests()
+            .iter()
+            .filter(|r| r.step == 0)
+            .count()
+            .min(1),
+        1
+    );
+    real.assert_key_passed_and_no_forge_token();
+}
+
+#[tokio::test]
+async fn claude_a_401_names_the_provider_the_endpoint_and_the_key() {
+    a_401_names_the_provider_the_endpoint_and_the_key(CliProvider::Claude).await;
+}
+
+#[tokio::test]
+async fn codex_a_401_names_the_provider_the_endpoint_and_the_key() {
+    a_401_names_the_provider_the_endpoint_and_the_key(CliProvider::Codex).await;
+}
+
+async fn a_429_is_retried_by_the_cli(provider: CliProvider) {
+    let real = Real::new(
+        provider,
+        vec![reading_triage(triage_answer()).failing_first(1, Failure::rate_limited(1))],
+    );
+    let answer = real
+        .agent(|_| {})
+        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .await
+        .unwrap();
+    assert_eq!(answer.items.len(), 2);
+    let replies: Vec<String> = real
+        .server
+        .requests_of("triage")
+        .into_iter()
+        .map(|r| r.reply)
+        .collect();
+    assert_eq!(
+        replies.first().map(String::as_str),
+        Some("fail:429"),
+        "{replies:?}"
+    );
+    assert!(replies.iter().any(|r| r == "structured"), "{replies:?}");
+}
+
+#[tokio::test]
+async fn claude_a_429_is_retried_by_the_cli() {
+    a_429_is_retried_by_the_cli(CliProvider::Claude).await;
+}
+
+#[tokio::test]
+async fn codex_a_429_is_retried_by_the_cli() {
+    a_429_is_retried_by_the_cli(CliProvider::Codex).await;
+}
+
+async fn retries_without_progress_are_stopped(provider: CliProvider) {
+    let real = Real::new(
+        provider,
+        vec![Exchange::new(
+            "all",
+            Match::Any,
+            vec![Step::Fail(Failure::rate_limited(1))],
+        )],
+    );
+    let started = Instant::now();
+    let err = real
+        .agent(|c| c.no_progress_timeout = Duration::from_secs(3))
+        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .await
+        .unwrap_err();
+    let elapsed = started.elapsed();
+    let message = err.to_string();
+    eprintln!("{provider} after {elapsed:?}: {message}");
+    assert!(message.contains("without progress"), "{message}");
+    assert!(message.contains("429"), "{message}");
+    assert!(elapsed < Duration::from_secs(40), "{elapsed:?}");
+    // The CLI said it was retrying (that is what started the clock).
+    let retrying = match provider {
+        CliProvider::Claude => "API retry",
+        _ => "Reconnecting",
+    };
+    assert!(message.contains(retrying), "{message}");
+    assert!(!real.model_requests().is_empty());
+}
+
+#[tokio::test]
+async fn claude_retries_without_progress_are_stopped() {
+    retries_without_progress_are_stopped(CliProvider::Claude).await;
+}
+
+#[tokio::test]
+async fn codex_retries_without_progress_are_stopped() {
+    retries_without_progress_are_stopped(CliProvider::Codex).await;
+}
+
+async fn a_hanging_model_times_out(provider: CliProvider) {
+    let real = Real::new(
+        provider,
+        vec![Exchange::new(
+            "all",
+            Match::Any,
+            vec![Step::Fail(Failure::Hang)],
+        )],
+    );
+    let started = Instant::now();
+    let err = real
+        .agent(|c| c.idle_timeout = Duration::from_secs(4))
+        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            AgentError::Timeout {
+                kind: TimeoutKind::Idle,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(real.model_requests()[0].reply, "hang");
+}
+
+#[tokio::test]
+async fn claude_a_hanging_model_times_out() {
+    a_hanging_model_times_out(CliProvider::Claude).await;
+}
+
+#[tokio::test]
+async fn codex_a_hanging_model_times_out() {
+    a_hanging_model_times_out(CliProvider::Codex).await;
+}
+
+async fn an_invalid_answer_is_asked_for_once_more_then_fails_closed(provider: CliProvider) {
+    // Ids that are not the task's: valid JSON, refused by Shepherd.
+    let wrong = json!({"items": [{"id": "T9", "decision": "wontfix", "theme": null,
+        "reasoning": "x", "reply_hint": "x", "pr_changed_evidence": false}]});
+    let real = Real::new(provider, vec![reading_triage(wrong)]);
+    let err = real
+        .agent(|_| {})
+        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .await
+        .unwrap_err();
+    match &err {
+        AgentError::InvalidAnswer { attempts, .. } => assert_eq!(*attempts, 2),
+        other => panic!("{other:?}"),
+    }
+    let conversations: Vec<_> = real
+        .server
+        .requests_of("triage")
+        .into_iter()
+        .filter(|r| r.step == 0)
+        .collect();
+    assert!(conversations.len() >= 2, "{conversations:?}");
+    assert!(
+        conversations
+            .iter()
+            .any(|r| r.body.contains("Your previous answer was refused")),
+        "the retry shows the errors"
+    );
+}
+
+#[tokio::test]
+async fn claude_an_invalid_answer_is_asked_for_once_more_then_fails_closed() {
+    an_invalid_answer_is_asked_for_once_more_then_fails_closed(CliProvider::Claude).await;
+}
+
+#[tokio::test]
+async fn codex_an_invalid_answer_is_asked_for_once_more_then_fails_closed() {
+    an_invalid_answer_is_asked_for_once_more_then_fails_closed(CliProvider::Codex).await;
+}
+
+async fn a_broken_model_response_is_retried_by_the_cli(provider: CliProvider) {
+    // A 200 whose event stream is not JSON, then good answers: both CLIs
+    // retry the request and go on.
+    let real = Real::new(
+        provider,
+        vec![reading_triage(triage_answer()).failing_first(1, Failure::Malformed)],
+    );
+    let answer = real
+        .agent(|_| {})
+        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .await
+        .unwrap();
+    assert_eq!(answer.items.len(), 2);
+    let replies: Vec<String> = real
+        .server
+        .requests_of("triage")
+        .into_iter()
+        .map(|r| r.reply)
+        .collect();
+    assert_eq!(
+        replies.first().map(String::as_str),
+        Some("malformed"),
+        "{replies:?}"
+    );
+    assert!(replies.iter().any(|r| r == "structured"), "{replies:?}");
+}
+
+#[tokio::test]
+async fn claude_a_broken_model_response_is_retried_by_the_cli() {
+    a_broken_model_response_is_retried_by_the_cli(CliProvider::Claude).await;
+}
+
+#[tokio::test]
+async fn codex_a_broken_model_response_is_retried_by_the_cli() {
+    a_broken_model_response_is_retried_by_the_cli(CliProvider::Codex).await;
+}

@@ -1,0 +1,300 @@
+//! The real Gemini CLI, opencode and Copilot CLI (the versions pinned in
+//! `crates/shepherd-model-server/clis/`) against the scripted model server,
+//! one triage call each: the failures a user must be able to act on (a
+//! 401, a 429 the CLI retries, a hanging model, a malformed answer). Every
+//! role of a whole run through each is in the engine's `test_real_more.rs`.
+
+use std::ffi::OsString;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use shepherd_agent::exec::TimeoutKind;
+use shepherd_agent::{Agent, AgentContext, AgentError, CliAgent, CliConfig, CliProvider, Prompts};
+use shepherd_model_server::clis::installed_cli;
+use shepherd_model_server::{Exchange, Failure, Match, ModelServer, Script, Step};
+
+use crate::common::*;
+
+const FORGE_TOKEN: &str = "ghp_forge_token_that_must_not_leak_2";
+const MODEL_KEY: &str = "sk-test-model-key-5678";
+
+struct Real {
+    provider: CliProvider,
+    server: ModelServer,
+    home: tempfile::TempDir,
+    sb: Sandbox,
+}
+
+impl Real {
+    fn new(provider: CliProvider, exchanges: Vec<Exchange>) -> Self {
+        let sb = Sandbox::new();
+        std::fs::write(sb.worktree().join("src/a.rs"), "fn a() {}\n").unwrap();
+        let real = Real {
+            provider,
+            server: ModelServer::start(Script::new(exchanges)).unwrap(),
+            home: tempfile::tempdir().unwrap(),
+            sb,
+        };
+        let home = real.home.path();
+        match provider {
+            CliProvider::Gemini => {
+                std::fs::create_dir_all(home.join(".gemini")).unwrap();
+                std::fs::write(
+                    home.join(".gemini/settings.json"),
+                    r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+                )
+                .unwrap();
+            }
+            CliProvider::Opencode => {
+                std::fs::create_dir_all(home.join(".config/opencode")).unwrap();
+                let config = json!({"provider": {"scripted": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "options": {"baseURL": format!("{}/v1", real.server.url()),
+                                "apiKey": "{env:SCRIPTED_API_KEY}"},
+                    "models": {"m": {"name": "m"}}}}});
+                std::fs::write(
+                    home.join(".config/opencode/opencode.json"),
+                    config.to_string(),
+                )
+                .unwrap();
+            }
+            _ => {}
+        }
+        real
+    }
+
+    fn parent_env(&self) -> Vec<(OsString, OsString)> {
+        let url = self.server.url();
+        let mut env: Vec<(&str, String)> = vec![
+            ("PATH", std::env::var("PATH").unwrap_or_default()),
+            ("HOME", self.home.path().display().to_string()),
+            // Gemini CLI writes its error reports there.
+            ("TMPDIR", self.home.path().display().to_string()),
+            ("GITHUB_TOKEN", FORGE_TOKEN.into()),
+            ("GH_TOKEN", FORGE_TOKEN.into()),
+        ];
+        match self.provider {
+            CliProvider::Gemini => env.extend([
+                ("GOOGLE_GEMINI_BASE_URL", url),
+                ("GEMINI_API_KEY", MODEL_KEY.into()),
+            ]),
+            CliProvider::Opencode => env.push(("SCRIPTED_API_KEY", MODEL_KEY.into())),
+            CliProvider::Copilot => env.extend([
+                ("COPILOT_PROVIDER_BASE_URL", format!("{url}/v1")),
+                ("COPILOT_PROVIDER_API_KEY", MODEL_KEY.into()),
+                ("COPILOT_OFFLINE", "true".into()),
+            ]),
+            other => panic!("{other} is in test_real_clis.rs"),
+        }
+        env.into_iter().map(|(k, v)| (k.into(), v.into())).collect()
+    }
+
+    fn agent(&self, tweak: impl FnOnce(&mut CliConfig)) -> CliAgent {
+        let mut config = CliConfig::new(self.provider);
+        config.program = installed_cli(self.provider.name());
+        config.env.parent = Some(self.parent_env());
+        config.model = Some(
+            match self.provider {
+                CliProvider::Gemini => "gemini-2.5-pro",
+                CliProvider::Opencode => "scripted/m",
+                _ => "gpt-4.1",
+            }
+            .into(),
+        );
+        if self.provider == CliProvider::Opencode {
+            config.env.credentials = vec!["SCRIPTED_API_KEY".into()];
+        }
+        config.total_timeout = Duration::from_secs(120);
+        config.idle_timeout = Duration::from_secs(60);
+        config.no_progress_timeout = Duration::from_secs(60);
+        config.kill_grace = Duration::from_millis(500);
+        tweak(&mut config);
+        CliAgent::new(config, Prompts::builtin()).unwrap()
+    }
+
+    async fn triage(&self, tweak: impl FnOnce(&mut CliConfig)) -> Result<usize, AgentError> {
+        let ctx = AgentContext::new(self.sb.transcripts(), "triage");
+        let answer = self
+            .agent(tweak)
+            .triage(&triage_task(&self.sb.worktree()), &ctx)
+            .await?;
+        Ok(answer.items.len())
+    }
+
+    fn replies(&self) -> Vec<String> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|r| r.exchange.is_some())
+            .map(|r| r.reply)
+            .collect()
+    }
+
+    /// The CLI's key reached the server; the forge token reached nothing.
+    fn assert_key_and_no_forge_token(&self) {
+        let requests = self.server.requests();
+        assert!(
+            !requests.is_empty(),
+            "the CLI never called the model server"
+        );
+        for r in &requests {
+            assert!(
+                !r.contains(FORGE_TOKEN),
+                "forge token sent: {} {}",
+                r.method,
+                r.path
+            );
+            assert!(r.contains(MODEL_KEY), "no key: {} {}", r.method, r.path);
+        }
+        for entry in std::fs::read_dir(self.sb.transcripts()).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            assert!(!text.contains(FORGE_TOKEN) && !text.contains("\"GITHUB_TOKEN\""));
+        }
+    }
+}
+
+fn triage_answer() -> Value {
+    let item = |id: &str| {
+        json!({"id": id, "decision": "needs-human", "theme": null,
+               "reasoning": "A person should decide.",
+               "reply_hint": "A maintainer will look.", "pr_changed_evidence": false})
+    };
+    json!({"items": [item("T1"), item("T2")]})
+}
+
+fn all(step: Step) -> Vec<Exchange> {
+    vec![Exchange::new("all", Match::Any, vec![step])]
+}
+
+/// A 401: the message names the provider, the status and the CLI's own
+/// error, soon (no endless retries).
+async fn a_401_names_the_provider_and_the_status(provider: CliProvider) {
+    let real = Real::new(provider, all(Step::Fail(Failure::unauthorized())));
+    let started = Instant::now();
+    let err = real.triage(|_| {}).await.unwrap_err();
+    let message = err.to_string();
+    eprintln!("{provider} 401 after {:?}: {message}", started.elapsed());
+    assert!(matches!(err, AgentError::Cli { .. }), "{err:?}");
+    assert!(
+        message.starts_with(&format!("{provider}: 401 Unauthorized")),
+        "{message}"
+    );
+    // The CLI's own words: the server's message, or its own account of it.
+    let said = message.split_once(" said: ").map_or("", |(_, m)| m);
+    assert!(
+        said.contains("invalid api key") || said.contains("401"),
+        "the CLI's own words: {message}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    real.assert_key_and_no_forge_token();
+}
+
+/// A 429 once, then the answer: the CLI retries by itself.
+async fn a_429_is_retried_by_the_cli(provider: CliProvider) {
+    let real = Real::new(
+        provider,
+        vec![Exchange::new(
+            "triage",
+            Match::Contains("You are the triage agent".into()),
+            vec![Step::Structured(triage_answer())],
+        )
+        .failing_first(1, Failure::rate_limited(1))],
+    );
+    assert_eq!(real.triage(|_| {}).await.unwrap(), 2);
+    let replies = real.replies();
+    assert_eq!(
+        replies.first().map(String::as_str),
+        Some("fail:429"),
+        "{replies:?}"
+    );
+    assert!(replies.iter().any(|r| r == "structured"), "{replies:?}");
+    real.assert_key_and_no_forge_token();
+}
+
+/// A model that never answers: the idle timeout kills the CLI's group
+/// (long enough for the CLI to send its request first: opencode sets up its
+/// database in a fresh HOME silently, for 20 s on a busy machine).
+async fn a_hanging_model_times_out(provider: CliProvider) {
+    let real = Real::new(provider, all(Step::Fail(Failure::Hang)));
+    let started = Instant::now();
+    let err = real
+        .triage(|c| {
+            c.idle_timeout = Duration::from_secs(match provider {
+                CliProvider::Opencode => 45,
+                _ => 15,
+            })
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            AgentError::Timeout {
+                kind: TimeoutKind::Idle,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(90),
+        "{:?}",
+        started.elapsed()
+    );
+    let requests: Vec<String> = real
+        .server
+        .requests()
+        .iter()
+        .map(|r| format!("{} {} {}", r.method, r.path, r.reply))
+        .collect();
+    assert_eq!(
+        real.replies().first().map(String::as_str),
+        Some("hang"),
+        "{requests:?}"
+    );
+}
+
+/// A 200 whose body is broken: a failure that says so, not a hang nor an
+/// answer.
+async fn a_malformed_answer_fails_the_call(provider: CliProvider) {
+    let real = Real::new(provider, all(Step::Fail(Failure::Malformed)));
+    let started = Instant::now();
+    let err = real
+        .triage(|c| c.total_timeout = Duration::from_secs(60))
+        .await
+        .unwrap_err();
+    eprintln!("{provider} malformed after {:?}: {err}", started.elapsed());
+    assert!(
+        matches!(
+            err,
+            AgentError::Cli { .. } | AgentError::InvalidAnswer { .. }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains(provider.name()), "{err}");
+    assert!(real.replies().iter().all(|r| r == "malformed"));
+}
+
+macro_rules! per_provider {
+    ($test:ident: $($provider:ident),+) => {
+        mod $test {
+            use super::*;
+            $(
+                #[tokio::test]
+                #[allow(non_snake_case)]
+                async fn $provider() {
+                    super::$test(CliProvider::$provider).await;
+                }
+            )+
+        }
+    };
+}
+
+per_provider!(a_401_names_the_provider_and_the_status: Gemini, Opencode, Copilot);
+per_provider!(a_429_is_retried_by_the_cli: Gemini, Opencode, Copilot);
+per_provider!(a_hanging_model_times_out: Gemini, Opencode, Copilot);
+per_provider!(a_malformed_answer_fails_the_call: Gemini, Opencode, Copilot);
