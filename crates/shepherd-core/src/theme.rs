@@ -161,9 +161,9 @@ pub const TIE_BREAK: [Theme; 14] = [
     Theme::Security,
     Theme::Concurrency,
     Theme::ResourceManagement,
+    Theme::Validation,
     Theme::ErrorHandling,
     Theme::TypeSafety,
-    Theme::Validation,
     Theme::Testing,
     Theme::Performance,
     Theme::Logging,
@@ -262,6 +262,12 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (VA, "edge case*", 1),
     (VA, "untrusted input", 1),
     (VA, "whitespace only", 2),
+    (VA, "notnull", 3),
+    (VA, "notblank", 3),
+    (VA, "nullable false", 3),
+    (VA, "non empty", 2),
+    (VA, "bad input", 2),
+    (VA, "bad request", 2),
     // type-safety
     (TS, "type", 2),
     (TS, "types", 2),
@@ -330,12 +336,15 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (NA, "singular", 2),
     (NA, "verb", 2),
     (NA, "noun", 1),
-    (NA, "typo*", 1),
     (NA, "hungarian", 3),
     (NA, "clearer", 1),
     (NA, "meaningful", 1),
     (NA, "vague", 1),
     (NA, "shadow*", 1),
+    (NA, "generic name*", 4),
+    (NA, "too generic", 2),
+    (NA, "connotation*", 2),
+    (NA, "specific name*", 2),
     // performance
     (PE, "perf", 3),
     (PE, "performan*", 3),
@@ -397,6 +406,7 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (TE, "coverage", 3),
     (TE, "covered", 1),
     (TE, "assert*", 3),
+    (TE, "fault inject*", 3),
     (TE, "insta", 3),
     (TE, "mock*", 3),
     (TE, "stub*", 2),
@@ -417,8 +427,17 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (SE, "secur*", 3),
     (SE, "insecur*", 3),
     (SE, "vulnerab*", 3),
-    (SE, "injection", 3),
-    (SE, "inject*", 2),
+    (SE, "injection", 1),
+    (SE, "inject*", 1),
+    (SE, "sql injection", 3),
+    (SE, "command injection", 3),
+    (SE, "code injection", 3),
+    (SE, "script injection", 3),
+    (SE, "html injection", 3),
+    (SE, "header injection", 3),
+    (SE, "prompt injection", 3),
+    (SE, "shell injection", 3),
+    (SE, "ldap injection", 3),
     (SE, "xss", 3),
     (SE, "csrf", 3),
     (SE, "ssrf", 3),
@@ -481,7 +500,10 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (DO, "docstring*", 3),
     (DO, "doc comment*", 3),
     (DO, "documentation", 3),
-    (DO, "document*", 2),
+    (DO, "document", 1),
+    (DO, "documented", 2),
+    (DO, "documenting", 2),
+    (DO, "documents", 1),
     (DO, "undocumented", 3),
     (DO, "readme*", 3),
     (DO, "changelog*", 3),
@@ -496,12 +518,12 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (DO, "outdated", 1),
     (DO, "stale", 1),
     (DO, "example*", 1),
-    (DO, "wording", 2),
+    (DO, "wording", 3),
     (DO, "grammar*", 2),
     (DO, "sentence", 1),
     (DO, "clarify", 1),
     (DO, "mention*", 1),
-    (DO, "typo*", 1),
+    (DO, "typo*", 3),
     (DO, "misspell*", 1),
     (DO, "rationale", 1),
     (DO, "tutorial*", 2),
@@ -509,6 +531,32 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (DO, "usage", 1),
     (DO, "man page*", 2),
     (DO, "markdown", 1),
+    (DO, "a comment", 2),
+    (DO, "this comment", 2),
+    (DO, "add a comment", 4),
+    (DO, "worth a comment", 4),
+    (DO, "comma", 3),
+    (DO, "commas", 3),
+    (DO, "full stop", 3),
+    (DO, "period", 1),
+    (DO, "punctuation", 3),
+    (DO, "capitaliz*", 2),
+    (DO, "spelling", 3),
+    (DO, "section", 2),
+    (DO, "sections", 2),
+    (DO, "paragraph*", 2),
+    (DO, "heading*", 2),
+    (DO, "hyperlink*", 2),
+    (DO, "link", 1),
+    (DO, "param", 2),
+    (DO, "active voice", 3),
+    (DO, "reads better", 3),
+    (DO, "reads slightly better", 3),
+    (DO, "guide", 1),
+    (DO, "description", 1),
+    (DO, "pr description", 3),
+    (DO, "explain why", 2),
+    (DO, "translat*", 2),
     // style
     (ST, "style*", 2),
     (ST, "styling", 2),
@@ -531,9 +579,20 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (ST, "nitpick*", 1),
     (ST, "consisten*", 1),
     (ST, "inconsisten*", 1),
-    (ST, "idiomatic*", 2),
+    (ST, "idiom*", 2),
+    (ST, "markdownlint*", 3),
+    (ST, "*lint", 2),
+    (ST, "md0*", 3),
+    (ST, "fence*", 2),
+    (ST, "destructur*", 2),
+    (ST, "shorter", 1),
+    (ST, "simpler", 1),
+    (ST, "easier to understand", 2),
+    (ST, "easier to read", 2),
+    (ST, "more readable", 2),
+    (ST, "recommend*", 1),
     (ST, "unidiomatic", 2),
-    (ST, "readab*", 1),
+    (ST, "readab*", 2),
     (ST, "unused", 2),
     (ST, "dead code", 2),
     (ST, "import order", 2),
@@ -586,9 +645,17 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (AR, "god class*", 3),
     (AR, "monolith*", 2),
     (AR, "extract*", 1),
-    (AR, "duplicat*", 1),
+    (AR, "duplicat*", 2),
     (AR, "dry", 2),
-    (AR, "reus*", 1),
+    (AR, "reus*", 2),
+    (AR, "internal implementation", 3),
+    (AR, "internal", 1),
+    (AR, "public", 1),
+    (AR, "drift*", 1),
+    (AR, "another file", 2),
+    (AR, "separate file*", 2),
+    (AR, "service layer", 3),
+    (AR, "shared constant*", 2),
     (AR, "encapsulat*", 2),
     (AR, "business logic", 3),
     (AR, "controller*", 1),
@@ -626,8 +693,18 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (CO, "atomic*", 3),
     (CO, "synchroniz*", 3),
     (CO, "unsynchroniz*", 3),
-    (CO, "thread", 2),
-    (CO, "threads", 2),
+    // A bare "thread" is as often a chat or review thread as a thread of
+    // execution: only its concurrent senses count.
+    (CO, "between threads", 3),
+    (CO, "across threads", 3),
+    (CO, "multiple threads", 3),
+    (CO, "two threads", 3),
+    (CO, "other threads", 2),
+    (CO, "worker thread*", 3),
+    (CO, "thread pool*", 2),
+    (CO, "background thread*", 2),
+    (CO, "main thread", 2),
+    (CO, "dead lock*", 3),
     (CO, "threading", 3),
     (CO, "multithread*", 3),
     (CO, "thread safe*", 3),
@@ -727,7 +804,7 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (LO, "verbos*", 1),
     (LO, "noisy", 2),
     (LO, "telemetry", 2),
-    (LO, "observab*", 2),
+    (LO, "observab*", 1),
     (LO, "metric*", 1),
     (LO, "warn", 2),
     (LO, "info", 1),
@@ -788,7 +865,7 @@ const CODE_RULES: &[(Theme, &str, u32)] = &[
     (TE, "#[test]", 3),
     (TE, "::test]", 3),
     (TE, "#[cfg(test)]", 3),
-    (TE, "assert", 2),
+    (TE, "assert", 1),
     (TE, "describe(", 2),
     (TE, " it(", 2),
     (TE, ").tobe", 2),
@@ -870,6 +947,129 @@ const CODE_RULES: &[(Theme, &str, u32)] = &[
     (LO, "slog", 1),
 ];
 
+/// Substring rules over prose, for scripts written without spaces between
+/// words (Chinese, Japanese, Korean), a few other languages' stems and
+/// markers that are not words: (theme, needle, weight). Needles are
+/// lowercase.
+const PROSE_SUBSTRING_RULES: &[(Theme, &str, u32)] = &[
+    // error-handling
+    (EH, "错误处理", 3),
+    (EH, "异常", 2),
+    (EH, "エラー処理", 3),
+    (EH, "エラーハンドリング", 3),
+    (EH, "例外", 2),
+    (EH, "에러", 3),
+    (EH, "예외", 3),
+    (EH, "오류", 2),
+    (EH, "ошибк", 3),
+    (EH, "%w", 3),
+    // validation
+    (VA, "校验", 3),
+    (VA, "验证", 3),
+    (VA, "判空", 3),
+    (VA, "非空", 2),
+    (VA, "バリデーション", 3),
+    (VA, "検証", 2),
+    (VA, "유효성", 3),
+    (VA, "검증", 3),
+    (VA, "валидац", 3),
+    // type-safety
+    (TS, "类型", 3),
+    (TS, "型安全", 3),
+    (TS, "타입", 3),
+    // naming
+    (NA, "命名", 3),
+    (NA, "变量名", 3),
+    (NA, "名前", 2),
+    (NA, "네이밍", 3),
+    (NA, "이름", 3),
+    (NA, "переимен", 3),
+    // performance
+    (PE, "性能", 3),
+    (PE, "パフォーマンス", 3),
+    (PE, "성능", 3),
+    (PE, "производительн", 3),
+    // testing
+    (TE, "测试", 3),
+    (TE, "テスト", 3),
+    (TE, "테스트", 3),
+    (TE, "тест", 3),
+    // security
+    (SE, "安全", 2),
+    (SE, "漏洞", 3),
+    (SE, "セキュリティ", 3),
+    (SE, "脆弱", 3),
+    (SE, "보안", 3),
+    (SE, "уязвим", 3),
+    // documentation
+    (DO, "文档", 3),
+    (DO, "注释", 3),
+    (DO, "描述", 2),
+    (DO, "ドキュメント", 3),
+    (DO, "説明", 2),
+    (DO, "見出し", 2),
+    (DO, "문서", 3),
+    (DO, "설명", 2),
+    (DO, "документац", 3),
+    // style
+    (ST, "格式", 3),
+    (ST, "缩进", 3),
+    (ST, "可读性", 3),
+    (ST, "解构", 2),
+    (ST, "フォーマット", 3),
+    (ST, "インデント", 3),
+    (ST, "読みやす", 3),
+    (ST, "가독성", 3),
+    (ST, "공백", 3),
+    (ST, "пробел", 3),
+    (ST, "отступ", 3),
+    // architecture
+    (AR, "架构", 3),
+    (AR, "设计", 2),
+    (AR, "設計", 2),
+    (AR, "アーキテクチャ", 3),
+    (AR, "책임", 2),
+    (AR, "구조", 2),
+    (AR, "архитектур", 3),
+    // concurrency
+    (CO, "并发", 3),
+    (CO, "竞态", 3),
+    (CO, "死锁", 3),
+    (CO, "线程安全", 3),
+    (CO, "スレッドセーフ", 3),
+    (CO, "排他", 2),
+    (CO, "デッドロック", 3),
+    (CO, "동시성", 3),
+    (CO, "데드락", 3),
+    (CO, "гонк", 2),
+    // resource-management
+    (RM, "泄漏", 3),
+    (RM, "泄露", 3),
+    (RM, "リーク", 3),
+    (RM, "누수", 3),
+    (RM, "утечк", 3),
+    // logging
+    (LO, "日志", 3),
+    (LO, "ログ", 3),
+    (LO, "로그", 3),
+    (LO, "логир", 3),
+];
+
+/// Weight multipliers by where a match was found. A rule's weight is
+/// multiplied by [`BODY`] for an ordinary match in the prose.
+const HEADLINE: u32 = 3;
+/// The prose after the first sentence (see [`HEADLINE`]).
+const BODY: u32 = 2;
+/// Identifiers inside inline code spans: they name things, they do not ask
+/// for anything.
+const CODE_WORD: u32 = 1;
+/// Code substrings ([`CODE_RULES`]).
+const CODE: u32 = 2;
+
+/// A suggestion that only changes prose (a doc comment, a README line) is
+/// worth this much documentation weight.
+const PROSE_SUGGESTION_WEIGHT: u32 = 3;
+
 /// Classifies a review comment into a [`Theme`] by keywords and code signals.
 ///
 /// `comment` is the comment body as the forge gives it (Markdown, possibly
@@ -877,7 +1077,11 @@ const CODE_RULES: &[(Theme, &str, u32)] = &[
 /// when the caller extracted it. See the module docs for the scoring rules.
 /// Deterministic and case-insensitive; never panics.
 pub fn classify_theme(comment: &str, suggestion: Option<&str>) -> Theme {
-    let scores = theme_scores(comment, suggestion);
+    let parsed = Parsed::new(comment, suggestion);
+    if parsed.is_approval_only() {
+        return Theme::Other;
+    }
+    let scores = parsed.scores();
     let mut best = Theme::Other;
     let mut best_score = 0;
     for theme in TIE_BREAK {
@@ -887,74 +1091,458 @@ pub fn classify_theme(comment: &str, suggestion: Option<&str>) -> Theme {
             best_score = score;
         }
     }
-    if best_score < MIN_SCORE {
+    if best_score < MIN_SCORE * BODY {
         Theme::Other
     } else {
         best
     }
 }
 
-/// Per-theme scores, indexed by [`Theme`]'s declaration order.
+/// Per-theme scores, indexed by [`Theme`]'s declaration order, in units of
+/// a rule weight times its place's multiplier.
+#[cfg(test)]
 fn theme_scores(comment: &str, suggestion: Option<&str>) -> [u32; 14] {
-    let lower = comment.to_lowercase();
-    let (prose, mut code) = split_prose_and_code(&lower);
-    if let Some(s) = suggestion {
-        code.push('\n');
-        code.push_str(&s.to_lowercase());
-    }
-    let words = words(&prose);
-
-    let mut scores = [0u32; 14];
-    for &(theme, pattern, weight) in WORD_RULES {
-        let parts: Vec<&str> = pattern.split(' ').collect();
-        let matches = count_word_matches(&words, &parts);
-        scores[theme.index()] += weight * matches.min(MAX_MATCHES_PER_RULE);
-    }
-    for &(theme, needle, weight) in CODE_RULES {
-        let matches = count_substrings(&code, needle);
-        scores[theme.index()] += weight * matches.min(MAX_MATCHES_PER_RULE);
-    }
-    scores
+    Parsed::new(comment, suggestion).scores()
 }
 
-/// Splits a lowercased comment into prose and code (module docs, step 2).
-fn split_prose_and_code(text: &str) -> (String, String) {
-    let text = strip_html_comments(text);
-    let mut prose = String::new();
-    let mut code = String::new();
-    let mut in_fence = false;
-    let mut details_depth: usize = 0;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~") {
-            in_fence = !in_fence;
-            continue;
-        }
-        if in_fence {
-            code.push_str(line);
-            code.push('\n');
-            continue;
-        }
-        let opens = line.matches("<details").count();
-        let closes = line.matches("</details").count();
-        if details_depth == 0 && opens == 0 {
-            let line = strip_urls(line);
-            for span in inline_code_spans(&line) {
-                code.push_str(span);
-                code.push('\n');
+/// A run of words from one place of the comment.
+struct Segment {
+    words: Vec<String>,
+    multiplier: u32,
+    /// Identifiers from code: a rule word also matches inside one
+    /// (`RWMutex` holds `mutex`), since identifiers glue words together.
+    inside_identifiers: bool,
+}
+
+/// A comment split into the places words and code come from (module docs,
+/// step 2).
+struct Parsed {
+    /// The prose by sentence, in order, with each sentence's multiplier.
+    sentences: Vec<(String, u32)>,
+    /// The sentences' words, heaviest first, then the code-span words.
+    segments: Vec<Segment>,
+    /// Fenced code, code spans and the suggestion argument, lowercased.
+    code: String,
+    /// Whether a suggestion only rewrites prose.
+    prose_suggestion: bool,
+    /// Whether the prose asks a question.
+    has_question: bool,
+}
+
+impl Parsed {
+    fn new(comment: &str, suggestion: Option<&str>) -> Parsed {
+        let text = strip_html_comments(comment);
+        let mut headline: Option<String> = None;
+        let mut titled = false;
+        let mut body = String::new();
+        let mut code = String::new();
+        let mut code_words: Vec<String> = Vec::new();
+        let mut suggestions: Vec<String> = Vec::new();
+        let mut fence: Option<bool> = None; // Some(is a suggestion block)
+        let mut details_depth: usize = 0;
+        for line in text.lines() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+                fence = match fence {
+                    Some(_) => None,
+                    None => Some(trimmed.trim_start_matches(['`', '~']).trim() == "suggestion"),
+                };
+                if fence == Some(true) {
+                    suggestions.push(String::new());
+                }
+                continue;
             }
-            for chunk in line.split_whitespace() {
-                // A chunk with a `/` is a path (`src/auth/login.ts`): its
-                // directory names are not words of the comment.
-                if !chunk.contains('/') {
-                    prose.push_str(chunk);
-                    prose.push(' ');
+            if let Some(is_suggestion) = fence {
+                code.push_str(&line.to_lowercase());
+                code.push('\n');
+                if is_suggestion {
+                    if let Some(last) = suggestions.last_mut() {
+                        last.push_str(line);
+                        last.push('\n');
+                    }
+                }
+                continue;
+            }
+            let opens = line.matches("<details").count();
+            let closes = line.matches("</details").count();
+            if details_depth == 0 && opens == 0 {
+                let line = strip_tags(&strip_urls(line));
+                let mut prose_line = String::new();
+                for (i, piece) in line.split('`').enumerate() {
+                    if i % 2 == 1 {
+                        code.push_str(&piece.to_lowercase());
+                        code.push('\n');
+                        code_words.extend(identifier_words(piece));
+                    } else {
+                        prose_line.push_str(piece);
+                        prose_line.push(' ');
+                    }
+                }
+                let prose_line = prose_chunks(&prose_line.to_lowercase());
+                if headline.is_none() && is_headline_candidate(trimmed, &prose_line) {
+                    titled = is_title(trimmed);
+                    let (first, rest) = split_first_sentence(&prose_line);
+                    headline = Some(first.to_owned());
+                    body.push_str(rest);
+                } else {
+                    body.push_str(&prose_line);
+                }
+                body.push('\n');
+            }
+            details_depth = (details_depth + opens).saturating_sub(closes);
+        }
+        if let Some(s) = suggestion {
+            code.push('\n');
+            code.push_str(&s.to_lowercase());
+            suggestions.push(s.to_owned());
+        }
+        let prose_suggestion = suggestions.iter().any(|s| is_prose(s));
+        let mut sentences: Vec<(String, u32)> = Vec::new();
+        if let Some(first) = headline {
+            let multiplier = if titled || is_ask(&first) {
+                HEADLINE
+            } else {
+                BODY
+            };
+            sentences.push((first, multiplier));
+        }
+        for sentence in body.split(['.', '!', '?', ';', '\n']) {
+            let sentence = sentence.trim();
+            if !sentence.is_empty() {
+                let multiplier = if is_ask(sentence) { HEADLINE } else { BODY };
+                sentences.push((sentence.to_owned(), multiplier));
+            }
+        }
+        let has_question =
+            body.contains('?') || sentences.first().is_some_and(|(s, _)| s.contains('?'));
+        let mut segments: Vec<Segment> = sentences
+            .iter()
+            .map(|(sentence, multiplier)| Segment {
+                words: words(sentence),
+                multiplier: *multiplier,
+                inside_identifiers: false,
+            })
+            .collect();
+        // Heaviest first: a rule counts at most twice, and its heaviest
+        // matches are the ones that count.
+        segments.sort_by(|a, b| b.multiplier.cmp(&a.multiplier));
+        segments.push(Segment {
+            words: code_words,
+            multiplier: CODE_WORD,
+            inside_identifiers: true,
+        });
+        Parsed {
+            sentences,
+            has_question,
+            segments,
+            code,
+            prose_suggestion,
+        }
+    }
+
+    fn scores(&self) -> [u32; 14] {
+        let mut scores = [0u32; 14];
+        for &(theme, pattern, weight) in WORD_RULES {
+            let mut parts = [""; 4];
+            let mut n = 0;
+            for part in pattern.split(' ').take(parts.len()) {
+                parts[n] = part;
+                n += 1;
+            }
+            let parts = &parts[..n];
+            let mut left = MAX_MATCHES_PER_RULE;
+            let mut multipliers = 0;
+            for segment in &self.segments {
+                if left == 0 {
+                    break;
+                }
+                let found =
+                    count_word_matches(&segment.words, parts, segment.inside_identifiers, left);
+                multipliers += found * segment.multiplier;
+                left -= found;
+            }
+            scores[theme.index()] += weight * multipliers;
+        }
+        for &(theme, needle, weight) in PROSE_SUBSTRING_RULES {
+            let mut left = MAX_MATCHES_PER_RULE;
+            for multiplier in [HEADLINE, BODY] {
+                for (sentence, _) in self.sentences.iter().filter(|(_, m)| *m == multiplier) {
+                    let found = count_substrings(sentence, needle, left);
+                    scores[theme.index()] += weight * found * multiplier;
+                    left -= found;
                 }
             }
-            prose.push('\n');
         }
-        details_depth = (details_depth + opens).saturating_sub(closes);
+        for &(theme, needle, weight) in CODE_RULES {
+            let matches = count_substrings(&self.code, needle, MAX_MATCHES_PER_RULE);
+            scores[theme.index()] += weight * matches * CODE;
+        }
+        if self.prose_suggestion {
+            scores[Theme::Documentation.index()] += PROSE_SUGGESTION_WEIGHT * BODY;
+        }
+        scores
     }
-    (prose, code)
+
+    /// A short approval or thanks that asks for nothing ("LGTM, thanks!",
+    /// "Nice catch"): `other`, whatever words it mentions.
+    fn is_approval_only(&self) -> bool {
+        const OPENERS: &[&str] = &[
+            "lgtm",
+            "nice",
+            "thanks",
+            "thank",
+            "great",
+            "approved",
+            "approving",
+            "awesome",
+            "kudos",
+            "ship",
+        ];
+        const ASKS: &[&str] = &[
+            "but", "however", "though", "please", "nit", "should", "could", "would", "consider",
+            "maybe", "instead", "why", "not", "can", "must",
+        ];
+        let words: Vec<String> = self
+            .sentences
+            .iter()
+            .flat_map(|(sentence, _)| words(sentence))
+            .collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        if words.is_empty() || words.len() > 15 {
+            return false;
+        }
+        if self.has_question {
+            return false;
+        }
+        let opens = words.iter().take(3).any(|w| OPENERS.contains(w))
+            || words
+                .windows(2)
+                .take(2)
+                .any(|w| w[0] == "looks" && matches!(w[1], "good" | "great" | "nice" | "fine"));
+        opens && !words.iter().any(|w| ASKS.contains(w))
+    }
+}
+
+/// Whether a prose line can be the headline: it has at least two words and
+/// is not a review bot's badge line (`_⚠️ Potential issue_ | _🟡 Minor_`,
+/// `![medium](…)`, `**Low Severity**`).
+fn is_headline_candidate(raw: &str, prose: &str) -> bool {
+    let raw = raw.trim();
+    if raw.is_empty() || raw.starts_with("![") || (raw.starts_with('_') && raw.ends_with('_')) {
+        return false;
+    }
+    let words = words(prose);
+    if words.len() < 2 {
+        return false;
+    }
+    !(words.len() == 2 && words[1] == "severity")
+}
+
+/// Whether a sentence is a request: it starts, after a polite or hedging
+/// lead-in (`please`, `nit:`, `I'd`, `we should`), with an imperative verb
+/// (`update the docstring`, `use a context manager`). What a comment asks
+/// for weighs more than what it observes on the way.
+fn is_ask(sentence: &str) -> bool {
+    const LEAD_INS: &[&str] = &[
+        "please",
+        "nit",
+        "nitpick",
+        "maybe",
+        "perhaps",
+        "suggestion",
+        "i",
+        "d",
+        "would",
+        "we",
+        "you",
+        "should",
+        "could",
+        "can",
+        "let",
+        "s",
+        "lets",
+        "also",
+        "just",
+        "so",
+        "then",
+        "ideally",
+        "instead",
+        "here",
+        "minor",
+        "optional",
+    ];
+    const VERBS: &[&str] = &[
+        "add",
+        "update",
+        "use",
+        "remove",
+        "rename",
+        "fix",
+        "avoid",
+        "consider",
+        "move",
+        "extract",
+        "replace",
+        "handle",
+        "validate",
+        "check",
+        "document",
+        "drop",
+        "delete",
+        "split",
+        "wrap",
+        "return",
+        "log",
+        "catch",
+        "propagate",
+        "make",
+        "keep",
+        "put",
+        "prefer",
+        "change",
+        "include",
+        "mention",
+        "explain",
+        "describe",
+        "clarify",
+        "reword",
+        "test",
+        "cover",
+        "assert",
+        "close",
+        "release",
+        "free",
+        "reuse",
+        "inline",
+        "simplify",
+        "guard",
+        "reject",
+        "sanitize",
+        "escape",
+        "lock",
+        "revert",
+        "specify",
+        "pass",
+        "declare",
+        "annotate",
+        "throw",
+        "raise",
+        "hoist",
+        "cache",
+        "rephrase",
+        "format",
+        "run",
+        "sort",
+        "limit",
+        "clamp",
+    ];
+    let words = words(sentence);
+    let first = words.iter().find(|w| !LEAD_INS.contains(&w.as_str()));
+    first.is_some_and(|w| VERBS.contains(&w.as_str()))
+}
+
+/// Whether a line is a title: a Markdown heading or a line in bold, as
+/// review bots head their comments (`**Propagate the error.**`).
+fn is_title(raw: &str) -> bool {
+    let raw = raw.trim();
+    raw.starts_with('#') || (raw.starts_with("**") && raw.ends_with("**"))
+}
+
+/// The first sentence of a line and the rest.
+fn split_first_sentence(line: &str) -> (&str, &str) {
+    let end = [". ", "? ", "! ", ": "]
+        .iter()
+        .filter_map(|sep| line.find(sep).map(|i| i + 1))
+        .min()
+        .unwrap_or(line.len());
+    line.split_at(end)
+}
+
+/// Drops paths from a lowercased prose line (a whitespace-separated chunk
+/// with a `/` that looks like a path, so that `src/auth/login.ts` says
+/// nothing about authentication); `s/teh/the` (a sed-style correction)
+/// becomes the word `typo`; `try/catch`-like pairs stay words.
+fn prose_chunks(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for chunk in line.split_whitespace() {
+        if chunk.contains('/') {
+            let slashes = chunk.matches('/').count();
+            if chunk.starts_with("s/") && slashes >= 2 {
+                out.push_str("typo ");
+                continue;
+            }
+            let last = chunk.rsplit('/').next().unwrap_or("");
+            let is_path = slashes >= 2
+                || chunk.starts_with(['/', '.', '~'])
+                || chunk.ends_with('/')
+                || last.contains('.');
+            if is_path {
+                continue;
+            }
+        }
+        out.push_str(chunk);
+        out.push(' ');
+    }
+    out
+}
+
+/// The words of an inline code span, lowercased: string literals dropped
+/// (`'error_tracking'` is data, not a remark on errors), identifiers cut at
+/// every non-alphanumeric character (`snake_case` gives two words).
+fn identifier_words(span: &str) -> Vec<String> {
+    let mut kept = String::with_capacity(span.len());
+    let mut quote: Option<char> = None;
+    for c in span.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None => kept.push(c),
+        }
+    }
+    words(&kept.to_lowercase())
+}
+
+/// Whether suggested text is prose (a rewritten sentence, doc comment or
+/// heading) rather than code: comment markers aside, at least four words and
+/// hardly any code punctuation.
+fn is_prose(text: &str) -> bool {
+    let mut letters = 0usize;
+    let mut punctuation = 0usize;
+    let mut word_count = 0usize;
+    for line in text.lines() {
+        let line = line.trim_start();
+        let line = ["///", "//!", "//", "/**", "/*", "*", "#", "--", "<!--", ">"]
+            .iter()
+            .find_map(|m| line.strip_prefix(m))
+            .unwrap_or(line);
+        let line = strip_tags(&strip_urls(line));
+        word_count += line.split_whitespace().count();
+        for c in line.chars() {
+            if c.is_alphabetic() || c == ' ' {
+                letters += 1;
+            } else if matches!(
+                c,
+                ';' | '{'
+                    | '}'
+                    | '('
+                    | ')'
+                    | '='
+                    | '<'
+                    | '>'
+                    | '['
+                    | ']'
+                    | '&'
+                    | '|'
+                    | '$'
+                    | '"'
+                    | '_'
+            ) {
+                punctuation += 1;
+            }
+        }
+    }
+    word_count >= 4 && letters > 0 && punctuation * 30 < letters
 }
 
 fn strip_html_comments(text: &str) -> String {
@@ -966,6 +1554,30 @@ fn strip_html_comments(text: &str) -> String {
             Some(end) => rest = &rest[start + end + 3..],
             None => {
                 rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Drops HTML tags (`<table>`, `</code>`, `<br/>`) from a line, keeping
+/// their text.
+fn strip_tags(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(start) = rest.find('<') {
+        let tail = &rest[start + 1..];
+        let is_tag = tail.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/' || c == '!');
+        match (is_tag, tail.find('>')) {
+            (true, Some(end)) if !tail[..end].contains('<') => {
+                out.push_str(&rest[..start]);
+                out.push(' ');
+                rest = &tail[end + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..=start]);
+                rest = tail;
             }
         }
     }
@@ -994,34 +1606,62 @@ fn strip_urls(line: &str) -> String {
     out
 }
 
-fn inline_code_spans(line: &str) -> impl Iterator<Item = &str> {
-    // Odd-numbered pieces between backticks are code spans.
-    line.split('`').skip(1).step_by(2)
-}
-
-fn words(prose: &str) -> Vec<&str> {
-    prose
+/// Words of lowercased prose, cut at every non-alphanumeric character.
+/// `log in`, `logged in` and `logged out` (a session, not a log) become
+/// `login`.
+fn words(prose: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in prose
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .collect()
-}
-
-fn word_matches(word: &str, part: &str) -> bool {
-    match part.strip_suffix('*') {
-        Some(prefix) => word.starts_with(prefix),
-        None => word == part,
+    {
+        if matches!(w, "in" | "into" | "out")
+            && out
+                .last()
+                .is_some_and(|prev| matches!(prev.as_str(), "log" | "logs" | "logged" | "logging"))
+        {
+            if let Some(prev) = out.last_mut() {
+                *prev = "login".to_owned();
+            }
+        }
+        out.push(w.to_owned());
     }
+    out
 }
 
-fn count_word_matches(words: &[&str], parts: &[&str]) -> u32 {
-    if parts.is_empty() || words.len() < parts.len() {
+/// Whether `word` matches one pattern word: `prefix*` matches words starting
+/// with `prefix`, `*suffix` words ending with `suffix`, anything else the
+/// word exactly. Inside identifiers a pattern of four or more letters also
+/// matches as a part of the word (`rwmutex` holds `mutex`).
+fn word_matches(word: &str, part: &str, inside_identifiers: bool) -> bool {
+    if let Some(prefix) = part.strip_suffix('*') {
+        return word.starts_with(prefix)
+            || (inside_identifiers && prefix.len() >= 4 && word.contains(prefix));
+    }
+    if let Some(suffix) = part.strip_prefix('*') {
+        return word.ends_with(suffix);
+    }
+    word == part || (inside_identifiers && part.len() >= 4 && word.contains(part))
+}
+
+fn count_word_matches(
+    words: &[String],
+    parts: &[&str],
+    inside_identifiers: bool,
+    limit: u32,
+) -> u32 {
+    if parts.is_empty() || words.len() < parts.len() || limit == 0 {
         return 0;
     }
     let mut count = 0;
     for window in words.windows(parts.len()) {
-        if window.iter().zip(parts).all(|(w, p)| word_matches(w, p)) {
+        if window
+            .iter()
+            .zip(parts)
+            .all(|(w, p)| word_matches(w, p, inside_identifiers))
+        {
             count += 1;
-            if count >= MAX_MATCHES_PER_RULE {
+            if count >= limit {
                 break;
             }
         }
@@ -1029,12 +1669,9 @@ fn count_word_matches(words: &[&str], parts: &[&str]) -> u32 {
     count
 }
 
-fn count_substrings(haystack: &str, needle: &str) -> u32 {
+fn count_substrings(haystack: &str, needle: &str, limit: u32) -> u32 {
     let mut count = 0;
-    for _ in haystack
-        .match_indices(needle)
-        .take(MAX_MATCHES_PER_RULE as usize)
-    {
+    for _ in haystack.match_indices(needle).take(limit as usize) {
         count += 1;
     }
     count
@@ -1677,7 +2314,7 @@ mod tests {
         let repeated = "log ".repeat(50);
         assert_eq!(
             theme_scores(&repeated, None)[Theme::Logging.index()],
-            3 * MAX_MATCHES_PER_RULE
+            3 * HEADLINE * MAX_MATCHES_PER_RULE
         );
     }
 

@@ -35,9 +35,7 @@ fn corpus() -> Vec<Row> {
     data.lines()
         .filter(|l| !l.trim().is_empty())
         .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l).unwrap_or_else(|e| panic!("line {}: {e}", i + 1))
-        })
+        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("line {}: {e}", i + 1)))
         .collect()
 }
 
@@ -193,7 +191,11 @@ fn held_out_accuracy_does_not_drop() {
             println!(
                 "dev miss: expected {}, got {got}: {}",
                 row.theme,
-                row.text.chars().take(120).collect::<String>().replace('\n', " ")
+                row.text
+                    .chars()
+                    .take(120)
+                    .collect::<String>()
+                    .replace('\n', " ")
             );
         }
     }
