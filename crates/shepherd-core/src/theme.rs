@@ -376,6 +376,12 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (PE, "repeated*", 1),
     (PE, "recompil*", 2),
     (PE, "every call", 2),
+    (PE, "per call", 2),
+    (PE, "per line", 2),
+    (PE, "per item", 2),
+    (PE, "per row", 2),
+    (PE, "per iteration", 2),
+    (PE, "per request", 2),
     (PE, "every iteration", 2),
     (PE, "every request", 1),
     (PE, "expensive", 2),
@@ -589,6 +595,7 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (ST, "simpler", 1),
     (ST, "easier to understand", 2),
     (ST, "easier to read", 2),
+    (ST, "easier on the eye*", 3),
     (ST, "more readable", 2),
     (ST, "recommend*", 1),
     (ST, "unidiomatic", 2),
@@ -794,6 +801,7 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (LO, "logged", 3),
     (LO, "logging", 3),
     (LO, "logger*", 3),
+    (LO, "*logger", 3),
     (LO, "debug", 1),
     (LO, "tracing", 3),
     (LO, "span*", 1),
@@ -1134,6 +1142,7 @@ impl Parsed {
         let text = strip_html_comments(comment);
         let mut headline: Option<String> = None;
         let mut titled = false;
+        let mut quoted = String::new();
         let mut body = String::new();
         let mut code = String::new();
         let mut code_words: Vec<String> = Vec::new();
@@ -1172,14 +1181,26 @@ impl Parsed {
                     if i % 2 == 1 {
                         code.push_str(&piece.to_lowercase());
                         code.push('\n');
-                        code_words.extend(identifier_words(piece));
+                        if is_plain_word(piece) {
+                            // `gofmt`, `clippy`, `null`: a name used as a
+                            // word of the sentence.
+                            prose_line.push_str(piece);
+                            prose_line.push(' ');
+                        } else {
+                            code_words.extend(identifier_words(piece));
+                        }
                     } else {
                         prose_line.push_str(piece);
                         prose_line.push(' ');
                     }
                 }
                 let prose_line = prose_chunks(&prose_line.to_lowercase());
-                if headline.is_none() && is_headline_candidate(trimmed, &prose_line) {
+                if trimmed.starts_with('>') {
+                    // A quote: context (what someone else wrote), not the
+                    // reviewer's own words.
+                    quoted.push_str(&prose_line);
+                    quoted.push('\n');
+                } else if headline.is_none() && is_headline_candidate(trimmed, &prose_line) {
                     titled = is_title(trimmed);
                     let (first, rest) = split_first_sentence(&prose_line);
                     headline = Some(first.to_owned());
@@ -1211,6 +1232,12 @@ impl Parsed {
             if !sentence.is_empty() {
                 let multiplier = if is_ask(sentence) { HEADLINE } else { BODY };
                 sentences.push((sentence.to_owned(), multiplier));
+            }
+        }
+        for sentence in quoted.split(['.', '!', '?', ';', '\n']) {
+            let sentence = sentence.trim();
+            if !sentence.is_empty() {
+                sentences.push((sentence.to_owned(), CODE_WORD));
             }
         }
         let has_question =
@@ -1265,7 +1292,7 @@ impl Parsed {
         }
         for &(theme, needle, weight) in PROSE_SUBSTRING_RULES {
             let mut left = MAX_MATCHES_PER_RULE;
-            for multiplier in [HEADLINE, BODY] {
+            for multiplier in [HEADLINE, BODY, CODE_WORD] {
                 for (sentence, _) in self.sentences.iter().filter(|(_, m)| *m == multiplier) {
                     let found = count_substrings(sentence, needle, left);
                     scores[theme.index()] += weight * found * multiplier;
@@ -1435,6 +1462,7 @@ fn is_ask(sentence: &str) -> bool {
         "sort",
         "limit",
         "clamp",
+        "compile",
     ];
     let words = words(sentence);
     let first = words.iter().find(|w| !LEAD_INS.contains(&w.as_str()));
@@ -1484,6 +1512,15 @@ fn prose_chunks(line: &str) -> String {
         out.push(' ');
     }
     out
+}
+
+/// Whether a code span is a single lowercase word (`gofmt`, `null`,
+/// `async`) rather than an identifier or an expression.
+fn is_plain_word(span: &str) -> bool {
+    !span.is_empty()
+        && span
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// The words of an inline code span, lowercased: string literals dropped
@@ -1561,14 +1598,61 @@ fn strip_html_comments(text: &str) -> String {
     out
 }
 
+/// HTML tags review bots and people use in comments.
+const HTML_TAGS: &[&str] = &[
+    "a",
+    "b",
+    "i",
+    "u",
+    "p",
+    "br",
+    "hr",
+    "div",
+    "span",
+    "table",
+    "tr",
+    "td",
+    "th",
+    "thead",
+    "tbody",
+    "code",
+    "pre",
+    "strong",
+    "em",
+    "sub",
+    "sup",
+    "details",
+    "summary",
+    "img",
+    "ul",
+    "ol",
+    "li",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "kbd",
+    "picture",
+    "source",
+];
+
 /// Drops HTML tags (`<table>`, `</code>`, `<br/>`) from a line, keeping
-/// their text.
+/// their text; other `<…>` (`<param-name>`, `Vec<u8>`) stay.
 fn strip_tags(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(start) = rest.find('<') {
         let tail = &rest[start + 1..];
-        let is_tag = tail.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/' || c == '!');
+        let name: String = tail
+            .trim_start_matches(['/', '!'])
+            .chars()
+            .take_while(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        let is_tag = tail.starts_with("!--") || HTML_TAGS.contains(&name.as_str());
         match (is_tag, tail.find('>')) {
             (true, Some(end)) if !tail[..end].contains('<') => {
                 out.push_str(&rest[..start]);
