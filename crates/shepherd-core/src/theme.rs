@@ -263,6 +263,13 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (VA, "untrusted input", 1),
     (VA, "whitespace only", 2),
     (VA, "notnull", 3),
+    (VA, "null check*", 3),
+    (VA, "nil check*", 3),
+    (VA, "not null", 2),
+    (VA, "greater than", 1),
+    (VA, "less than", 1),
+    (VA, "positive", 1),
+    (VA, "undefined", 1),
     (VA, "notblank", 3),
     (VA, "nullable false", 3),
     (VA, "non empty", 2),
@@ -345,6 +352,14 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (NA, "too generic", 2),
     (NA, "connotation*", 2),
     (NA, "specific name*", 2),
+    (NA, "casing", 2),
+    (NA, "prefix*", 1),
+    (NA, "suffix*", 1),
+    (NA, "function name*", 3),
+    (NA, "method name*", 3),
+    (NA, "variable name*", 3),
+    (NA, "class name*", 3),
+    (NA, "call it", 2),
     // performance
     (PE, "perf", 3),
     (PE, "performan*", 3),
@@ -554,7 +569,22 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (DO, "heading*", 2),
     (DO, "hyperlink*", 2),
     (DO, "link", 1),
-    (DO, "param", 2),
+    (DO, "phrasing", 3),
+    (DO, "phrase", 2),
+    (DO, "rephrase", 2),
+    (DO, "word", 1),
+    (DO, "english", 2),
+    (DO, "tense", 2),
+    (DO, "capital", 2),
+    (DO, "lowercase", 1),
+    (DO, "uppercase", 1),
+    (DO, "release note*", 3),
+    (DO, "note", 1),
+    (DO, "explanation*", 2),
+    (DO, "unclear", 1),
+    (DO, "instructions", 1),
+    (DO, "i18n", 1),
+    (DO, "localiz*", 1),
     (DO, "active voice", 3),
     (DO, "reads better", 3),
     (DO, "reads slightly better", 3),
@@ -598,6 +628,22 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (ST, "easier on the eye*", 3),
     (ST, "more readable", 2),
     (ST, "recommend*", 1),
+    (ST, "newline*", 2),
+    (ST, "line break*", 2),
+    (ST, "commented out", 2),
+    (ST, "leftover*", 1),
+    (ST, "todo", 1),
+    (ST, "pythonic", 2),
+    (ST, "list comprehension*", 2),
+    (ST, "f string*", 2),
+    (ST, "optional chaining", 2),
+    (ST, "one liner*", 2),
+    (ST, "redundant", 1),
+    (ST, "unnecessary", 1),
+    (ST, "isort", 2),
+    (ST, "ruff", 2),
+    (ST, "flake8", 2),
+    (ST, "hardcoded", 1),
     (ST, "unidiomatic", 2),
     (ST, "readab*", 2),
     (ST, "unused", 2),
@@ -663,6 +709,14 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (AR, "separate file*", 2),
     (AR, "service layer", 3),
     (AR, "shared constant*", 2),
+    (AR, "helper*", 1),
+    (AR, "util*", 1),
+    (AR, "move this", 2),
+    (AR, "move it", 2),
+    (AR, "one place", 2),
+    (AR, "single place", 2),
+    (AR, "separate", 1),
+    (AR, "package*", 1),
     (AR, "encapsulat*", 2),
     (AR, "business logic", 3),
     (AR, "controller*", 1),
@@ -801,6 +855,13 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (LO, "logged", 3),
     (LO, "logging", 3),
     (LO, "logger*", 3),
+    (LO, "log level*", 3),
+    (LO, "level", 1),
+    (LO, "print statement*", 2),
+    (LO, "printf", 2),
+    (LO, "warning", 1),
+    (LO, "spam*", 2),
+    (LO, "trace", 1),
     (LO, "*logger", 3),
     (LO, "debug", 1),
     (LO, "tracing", 3),
@@ -818,6 +879,27 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (LO, "info", 1),
     (LO, "stdout", 1),
     (LO, "stderr", 1),
+];
+
+/// Word rules for remarks about the pull request rather than the code
+/// (split it, rebase, the commit message): they score [`Theme::Other`], which
+/// wins only when it scores more than every theme.
+const PROCESS_RULES: &[(&str, u32)] = &[
+    ("unrelated change*", 4),
+    ("unrelated", 3),
+    ("unrelated commit*", 4),
+    ("separate pr*", 4),
+    ("separate pull request*", 4),
+    ("smaller pr*", 4),
+    ("one pr", 3),
+    ("split this pr", 4),
+    ("split into", 1),
+    ("rebase*", 3),
+    ("merge conflict*", 3),
+    ("commit message*", 3),
+    ("squash*", 3),
+    ("force push*", 3),
+    ("cherry pick*", 2),
 ];
 
 /// Substring rules over code (lowercased): (theme, needle, weight).
@@ -971,6 +1053,10 @@ const PROSE_SUBSTRING_RULES: &[(Theme, &str, u32)] = &[
     (EH, "오류", 2),
     (EH, "ошибк", 3),
     (EH, "%w", 3),
+    // documentation markers of doc comments
+    (DO, ":param", 3),
+    (DO, "@param", 3),
+    (DO, "@return", 3),
     // validation
     (VA, "校验", 3),
     (VA, "验证", 3),
@@ -1074,6 +1160,23 @@ const CODE_WORD: u32 = 1;
 /// Code substrings ([`CODE_RULES`]).
 const CODE: u32 = 2;
 
+/// How much a comment on a documentation file leans to documentation.
+pub const DOC_FILE_WEIGHT: u32 = 1;
+
+/// Whether a path is a documentation file: Markdown, reStructuredText,
+/// AsciiDoc or plain text, or anything under a `doc/` or `docs/` directory.
+pub fn is_doc_file(path: &str) -> bool {
+    let path = path.to_ascii_lowercase();
+    let name = path.rsplit('/').next().unwrap_or(&path);
+    let in_docs = path.split('/').any(|seg| seg == "doc" || seg == "docs");
+    let ext = name.rsplit_once('.').map_or("", |(_, ext)| ext);
+    in_docs
+        || matches!(
+            ext,
+            "md" | "markdown" | "mdx" | "rst" | "adoc" | "asciidoc" | "txt"
+        )
+}
+
 /// A suggestion that only changes prose (a doc comment, a README line) is
 /// worth this much documentation weight.
 const PROSE_SUGGESTION_WEIGHT: u32 = 3;
@@ -1085,11 +1188,22 @@ const PROSE_SUGGESTION_WEIGHT: u32 = 3;
 /// when the caller extracted it. See the module docs for the scoring rules.
 /// Deterministic and case-insensitive; never panics.
 pub fn classify_theme(comment: &str, suggestion: Option<&str>) -> Theme {
+    classify_theme_at(comment, suggestion, None)
+}
+
+/// [`classify_theme`] for a comment on the file at `path` (a thread's file;
+/// `None` for top-level comments). A comment on a documentation file
+/// (`README.md`, `docs/…`, `*.rst`) leans to [`Theme::Documentation`] by
+/// [`DOC_FILE_WEIGHT`], as much as one more documentation word would.
+pub fn classify_theme_at(comment: &str, suggestion: Option<&str>, path: Option<&str>) -> Theme {
     let parsed = Parsed::new(comment, suggestion);
     if parsed.is_approval_only() {
         return Theme::Other;
     }
-    let scores = parsed.scores();
+    let mut scores = parsed.scores();
+    if path.is_some_and(is_doc_file) {
+        scores[Theme::Documentation.index()] += DOC_FILE_WEIGHT * BODY;
+    }
     let mut best = Theme::Other;
     let mut best_score = 0;
     for theme in TIE_BREAK {
@@ -1270,25 +1384,10 @@ impl Parsed {
     fn scores(&self) -> [u32; 14] {
         let mut scores = [0u32; 14];
         for &(theme, pattern, weight) in WORD_RULES {
-            let mut parts = [""; 4];
-            let mut n = 0;
-            for part in pattern.split(' ').take(parts.len()) {
-                parts[n] = part;
-                n += 1;
-            }
-            let parts = &parts[..n];
-            let mut left = MAX_MATCHES_PER_RULE;
-            let mut multipliers = 0;
-            for segment in &self.segments {
-                if left == 0 {
-                    break;
-                }
-                let found =
-                    count_word_matches(&segment.words, parts, segment.inside_identifiers, left);
-                multipliers += found * segment.multiplier;
-                left -= found;
-            }
-            scores[theme.index()] += weight * multipliers;
+            scores[theme.index()] += weight * self.word_rule_multipliers(pattern);
+        }
+        for &(pattern, weight) in PROCESS_RULES {
+            scores[Theme::Other.index()] += weight * self.word_rule_multipliers(pattern);
         }
         for &(theme, needle, weight) in PROSE_SUBSTRING_RULES {
             let mut left = MAX_MATCHES_PER_RULE;
@@ -1308,6 +1407,29 @@ impl Parsed {
             scores[Theme::Documentation.index()] += PROSE_SUGGESTION_WEIGHT * BODY;
         }
         scores
+    }
+
+    /// The summed multipliers of a word pattern's matches, at most
+    /// [`MAX_MATCHES_PER_RULE`] of them, heaviest first.
+    fn word_rule_multipliers(&self, pattern: &str) -> u32 {
+        let mut parts = [""; 4];
+        let mut n = 0;
+        for part in pattern.split(' ').take(parts.len()) {
+            parts[n] = part;
+            n += 1;
+        }
+        let parts = &parts[..n];
+        let mut left = MAX_MATCHES_PER_RULE;
+        let mut multipliers = 0;
+        for segment in &self.segments {
+            if left == 0 {
+                break;
+            }
+            let found = count_word_matches(&segment.words, parts, segment.inside_identifiers, left);
+            multipliers += found * segment.multiplier;
+            left -= found;
+        }
+        multipliers
     }
 
     /// A short approval or thanks that asks for nothing ("LGTM, thanks!",
