@@ -2524,6 +2524,156 @@ mod tests {
         );
     }
 
+    /// The traps of issue 18: a word in another sense is not the theme.
+    #[test]
+    fn word_senses_are_guarded() {
+        let cases = [
+            // a discussion thread, not a thread of execution
+            ("Please reply in this thread once the threads above are resolved.", Theme::Other),
+            // a session, not a log
+            (
+                "The user stays logged in after the password change; revoke the session token.",
+                Theme::Security,
+            ),
+            // the DOM, not documentation
+            (
+                "`document.querySelector` runs before the DOM is ready, so it returns `null` and the handler crashes.",
+                Theme::ErrorHandling,
+            ),
+            // fault injection in a test plan, not an injection attack
+            (
+                "Add a test that uses fault injection to simulate a full disk.",
+                Theme::Testing,
+            ),
+            // a runtime assert, not a test
+            (
+                "`assert!(len > 0)` panics on empty input from the network; return an error instead.",
+                Theme::ErrorHandling,
+            ),
+        ];
+        for (comment, expected) in cases {
+            assert_eq!(
+                classify_theme(comment, None),
+                expected,
+                "{comment:?}: {:?}",
+                theme_scores(comment, None)
+            );
+        }
+    }
+
+    #[test]
+    fn string_literals_in_code_spans_say_nothing() {
+        let comment = "Rename the metric `'error_tracking'` to something shorter.";
+        assert_eq!(classify_theme(comment, None), Theme::Naming);
+        assert_eq!(theme_scores(comment, None)[Theme::ErrorHandling.index()], 0);
+    }
+
+    #[test]
+    fn compound_identifiers_are_read_inside() {
+        for (comment, expected) in [
+            (
+                "Careful: `RWMutex` is held while `RLocking` again here.",
+                Theme::Concurrency,
+            ),
+            (
+                "A `TypedDict` would make these keys checked.",
+                Theme::TypeSafety,
+            ),
+            ("markdownlint flags this line (MD013).", Theme::Style),
+        ] {
+            assert_eq!(
+                classify_theme(comment, None),
+                expected,
+                "{comment:?}: {:?}",
+                theme_scores(comment, None)
+            );
+        }
+    }
+
+    #[test]
+    fn chinese_japanese_korean_and_russian_comments_get_themes() {
+        for (comment, expected) in [
+            (
+                "这里缺少错误处理，读取失败时会直接崩溃。",
+                Theme::ErrorHandling,
+            ),
+            ("この関数にテストを追加してください。", Theme::Testing),
+            ("이 변수 이름이 너무 모호합니다.", Theme::Naming),
+            ("удали лишние пробелы", Theme::Style),
+        ] {
+            assert_eq!(
+                classify_theme(comment, None),
+                expected,
+                "{comment:?}: {:?}",
+                theme_scores(comment, None)
+            );
+        }
+    }
+
+    #[test]
+    fn a_suggestion_that_only_rewrites_prose_is_documentation() {
+        let only_prose = "```suggestion\n/// Returns the parsed config, or an error when the file is missing.\n```";
+        assert_eq!(classify_theme(only_prose, None), Theme::Documentation);
+        let only_code = "```suggestion\nlet config = parse(&text).unwrap_or_default();\n```";
+        assert_ne!(classify_theme(only_code, None), Theme::Documentation);
+    }
+
+    #[test]
+    fn approvals_and_process_remarks_are_other() {
+        for comment in [
+            "LGTM, thanks! Nice work on the atomics.",
+            "Thank you very much! These type annotations are very useful!",
+            "Please rebase on main, there are merge conflicts.",
+            "This PR has several unrelated changes; please split them into separate PRs.",
+        ] {
+            assert_eq!(
+                classify_theme(comment, None),
+                Theme::Other,
+                "{comment:?}: {:?}",
+                theme_scores(comment, None)
+            );
+        }
+        // An approval that still asks for something is not only an approval.
+        assert_eq!(
+            classify_theme(
+                "LGTM, but please rename `tmp` to something descriptive.",
+                None
+            ),
+            Theme::Naming
+        );
+    }
+
+    #[test]
+    fn a_bot_title_and_a_request_weigh_more_than_an_aside() {
+        // The title asks for validation; the body mentions an error on the way.
+        let bot = "_⚠️ Potential issue_ | _🟡 Minor_\n\n**Reject negative timeouts.**\n\nOtherwise the request fails with an error later.";
+        assert_eq!(classify_theme(bot, None), Theme::Validation);
+        // The request is the second sentence.
+        let human = "The docstring says this returns `None` on failure. Update the docstring.";
+        assert_eq!(classify_theme(human, None), Theme::Documentation);
+    }
+
+    #[test]
+    fn comments_on_documentation_files_lean_to_documentation() {
+        let comment = "This sentence is hard to follow, maybe split it.";
+        assert_eq!(
+            classify_theme_at(comment, None, Some("docs/guide.md")),
+            Theme::Documentation
+        );
+        assert!(is_doc_file("README.md"));
+        assert!(is_doc_file("docs/api/index.html"));
+        assert!(!is_doc_file("src/docstring.rs"));
+        // A strong theme still wins on a documentation file.
+        assert_eq!(
+            classify_theme_at(
+                "Hardcoded password in the example config.",
+                None,
+                Some("README.md")
+            ),
+            Theme::Security
+        );
+    }
+
     #[test]
     fn display_from_str_and_serde_agree() {
         for theme in Theme::ALL {
