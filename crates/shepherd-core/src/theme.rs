@@ -1241,8 +1241,11 @@ struct Segment {
 struct Parsed {
     /// The prose by sentence, in order, with each sentence's multiplier.
     sentences: Vec<(String, u32)>,
-    /// The sentences' words, heaviest first, then the code-span words.
+    /// The sentences' words, in order, then the code-span words.
     segments: Vec<Segment>,
+    /// Indices into `segments`, heaviest first: a rule counts at most
+    /// twice, and its heaviest matches are the ones that count.
+    by_weight: Vec<usize>,
     /// Fenced code, code spans and the suggestion argument, lowercased.
     code: String,
     /// Whether a suggestion only rewrites prose.
@@ -1364,16 +1367,16 @@ impl Parsed {
                 inside_identifiers: false,
             })
             .collect();
-        // Heaviest first: a rule counts at most twice, and its heaviest
-        // matches are the ones that count.
-        segments.sort_by(|a, b| b.multiplier.cmp(&a.multiplier));
         segments.push(Segment {
             words: code_words,
             multiplier: CODE_WORD,
             inside_identifiers: true,
         });
+        let mut by_weight: Vec<usize> = (0..segments.len()).collect();
+        by_weight.sort_by(|&a, &b| segments[b].multiplier.cmp(&segments[a].multiplier));
         Parsed {
             sentences,
+            by_weight,
             has_question,
             segments,
             code,
@@ -1383,13 +1386,55 @@ impl Parsed {
 
     fn scores(&self) -> [u32; 14] {
         let mut scores = [0u32; 14];
-        for &(theme, pattern, weight) in WORD_RULES {
-            scores[theme.index()] += weight * self.word_rule_multipliers(pattern);
+        let index = rule_index();
+        let mut matches = vec![0u32; index.rules.len()];
+        let mut multipliers = vec![0u32; index.rules.len()];
+        // Segments are heaviest first, so a rule's first matches are its
+        // heaviest.
+        for segment in self.by_weight.iter().map(|&i| &self.segments[i]) {
+            for (i, word) in segment.words.iter().enumerate() {
+                let mut seen: Vec<usize> = Vec::new();
+                // Inside an identifier a rule word may start at any byte.
+                let starts = if segment.inside_identifiers {
+                    word.len()
+                } else {
+                    1
+                };
+                for (k, byte) in word.bytes().enumerate().take(starts.max(1)) {
+                    if k > 0 && !word.is_char_boundary(k) {
+                        continue;
+                    }
+                    let candidates = &index.by_first[bucket_of(byte)];
+                    let suffixes: &[usize] = if k == 0 { &index.by_suffix } else { &[] };
+                    for &r in candidates.iter().chain(suffixes) {
+                        if matches[r] >= MAX_MATCHES_PER_RULE || seen.contains(&r) {
+                            continue;
+                        }
+                        let rule = &index.rules[r];
+                        let hit = if k == 0 {
+                            matches_at(&segment.words[i..], &rule.parts, segment.inside_identifiers)
+                        } else {
+                            rule.parts.len() == 1
+                                && stem_of(rule.parts[0]).len() >= 4
+                                && word[k..].starts_with(stem_of(rule.parts[0]))
+                        };
+                        if hit {
+                            seen.push(r);
+                            matches[r] += 1;
+                            multipliers[r] += segment.multiplier;
+                        }
+                    }
+                }
+            }
         }
-        for &(pattern, weight) in PROCESS_RULES {
-            scores[Theme::Other.index()] += weight * self.word_rule_multipliers(pattern);
+        for (rule, multiplier) in index.rules.iter().zip(&multipliers) {
+            scores[rule.theme.index()] += rule.weight * multiplier;
         }
+        let ascii_prose = self.sentences.iter().all(|(s, _)| s.is_ascii());
         for &(theme, needle, weight) in PROSE_SUBSTRING_RULES {
+            if ascii_prose && !needle.is_ascii() {
+                continue;
+            }
             let mut left = MAX_MATCHES_PER_RULE;
             for multiplier in [HEADLINE, BODY, CODE_WORD] {
                 for (sentence, _) in self.sentences.iter().filter(|(_, m)| *m == multiplier) {
@@ -1407,29 +1452,6 @@ impl Parsed {
             scores[Theme::Documentation.index()] += PROSE_SUGGESTION_WEIGHT * BODY;
         }
         scores
-    }
-
-    /// The summed multipliers of a word pattern's matches, at most
-    /// [`MAX_MATCHES_PER_RULE`] of them, heaviest first.
-    fn word_rule_multipliers(&self, pattern: &str) -> u32 {
-        let mut parts = [""; 4];
-        let mut n = 0;
-        for part in pattern.split(' ').take(parts.len()) {
-            parts[n] = part;
-            n += 1;
-        }
-        let parts = &parts[..n];
-        let mut left = MAX_MATCHES_PER_RULE;
-        let mut multipliers = 0;
-        for segment in &self.segments {
-            if left == 0 {
-                break;
-            }
-            let found = count_word_matches(&segment.words, parts, segment.inside_identifiers, left);
-            multipliers += found * segment.multiplier;
-            left -= found;
-        }
-        multipliers
     }
 
     /// A short approval or thanks that asks for nothing ("LGTM, thanks!",
@@ -1451,12 +1473,12 @@ impl Parsed {
             "but", "however", "though", "please", "nit", "should", "could", "would", "consider",
             "maybe", "instead", "why", "not", "can", "must",
         ];
-        let words: Vec<String> = self
-            .sentences
+        let words: Vec<&str> = self
+            .segments
             .iter()
-            .flat_map(|(sentence, _)| words(sentence))
+            .filter(|s| !s.inside_identifiers)
+            .flat_map(|s| s.words.iter().map(String::as_str))
             .collect();
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
         if words.is_empty() || words.len() > 15 {
             return false;
         }
@@ -1850,29 +1872,78 @@ fn word_matches(word: &str, part: &str, inside_identifiers: bool) -> bool {
     word == part || (inside_identifiers && part.len() >= 4 && word.contains(part))
 }
 
-fn count_word_matches(
-    words: &[String],
-    parts: &[&str],
-    inside_identifiers: bool,
-    limit: u32,
-) -> u32 {
-    if parts.is_empty() || words.len() < parts.len() || limit == 0 {
-        return 0;
+/// A word rule, its pattern cut into words.
+struct WordRule {
+    theme: Theme,
+    parts: Vec<&'static str>,
+    weight: u32,
+}
+
+/// The word rules ([`WORD_RULES`], and [`PROCESS_RULES`] as
+/// [`Theme::Other`]), indexed by the first byte of their first word so that
+/// a word is only compared with the rules it can start.
+struct RuleIndex {
+    rules: Vec<WordRule>,
+    /// Rules by [`bucket_of`] their first byte.
+    by_first: Vec<Vec<usize>>,
+    /// Rules whose first word is a `*suffix` pattern: tried on every word.
+    by_suffix: Vec<usize>,
+}
+
+/// A pattern word without its `*` (`validat*` → `validat`).
+fn stem_of(part: &str) -> &str {
+    part.trim_end_matches('*')
+}
+
+/// A bucket per ASCII letter and digit, one for everything else.
+const BUCKETS: usize = 37;
+
+fn bucket_of(byte: u8) -> usize {
+    match byte {
+        b'a'..=b'z' => usize::from(byte - b'a'),
+        b'0'..=b'9' => 26 + usize::from(byte - b'0'),
+        _ => 36,
     }
-    let mut count = 0;
-    for window in words.windows(parts.len()) {
-        if window
+}
+
+fn rule_index() -> &'static RuleIndex {
+    static INDEX: std::sync::OnceLock<RuleIndex> = std::sync::OnceLock::new();
+    INDEX.get_or_init(|| {
+        let rules: Vec<WordRule> = WORD_RULES
+            .iter()
+            .copied()
+            .chain(PROCESS_RULES.iter().map(|&(p, w)| (Theme::Other, p, w)))
+            .map(|(theme, pattern, weight)| WordRule {
+                theme,
+                parts: pattern.split(' ').collect(),
+                weight,
+            })
+            .collect();
+        let mut by_first = vec![Vec::new(); BUCKETS];
+        let mut by_suffix = Vec::new();
+        for (i, rule) in rules.iter().enumerate() {
+            let first = rule.parts.first().copied().unwrap_or("");
+            if first.starts_with('*') {
+                by_suffix.push(i);
+            } else {
+                by_first[first.bytes().next().map_or(BUCKETS - 1, bucket_of)].push(i);
+            }
+        }
+        RuleIndex {
+            rules,
+            by_first,
+            by_suffix,
+        }
+    })
+}
+
+/// Whether `parts` match the words starting at `words[0]`.
+fn matches_at(words: &[String], parts: &[&str], inside_identifiers: bool) -> bool {
+    words.len() >= parts.len()
+        && words
             .iter()
             .zip(parts)
             .all(|(w, p)| word_matches(w, p, inside_identifiers))
-        {
-            count += 1;
-            if count >= limit {
-                break;
-            }
-        }
-    }
-    count
 }
 
 fn count_substrings(haystack: &str, needle: &str, limit: u32) -> u32 {
