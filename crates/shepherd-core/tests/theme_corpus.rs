@@ -133,7 +133,10 @@ fn measure(rows: &[&Row]) -> Figures {
         false_other: 0,
     };
     for row in rows {
-        let expected: Theme = row.theme.parse().expect("a SPEC theme");
+        let expected: Theme = row
+            .theme
+            .parse()
+            .unwrap_or_else(|e| panic!("{}: {e}", row.source));
         let got = classify_theme_at(&row.text, None, path_of(row));
         let ok = got == expected;
         f.overall.add(ok);
