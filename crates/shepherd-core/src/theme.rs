@@ -1637,6 +1637,11 @@ fn split_first_sentence(line: &str) -> (&str, &str) {
 fn prose_chunks(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     for chunk in line.split_whitespace() {
+        if matches!(chunk, "->" | "→") {
+            // `recieve -> receive`: a correction of the text.
+            out.push_str("typo ");
+            continue;
+        }
         if chunk.contains('/') {
             let slashes = chunk.matches('/').count();
             if chunk.starts_with("s/") && slashes >= 2 {
@@ -2687,6 +2692,20 @@ mod tests {
         assert_eq!(classify_theme(only_prose, None), Theme::Documentation);
         let only_code = "```suggestion\nlet config = parse(&text).unwrap_or_default();\n```";
         assert_ne!(classify_theme(only_code, None), Theme::Documentation);
+    }
+
+    #[test]
+    fn sed_and_arrow_corrections_are_documentation() {
+        assert_eq!(
+            classify_theme("s/recieve/receive/", None),
+            Theme::Documentation
+        );
+        assert_eq!(
+            classify_theme("recieve -> receive", None),
+            Theme::Documentation
+        );
+        // A path is no correction.
+        assert_eq!(classify_theme("see src/auth/login.ts", None), Theme::Other);
     }
 
     #[test]

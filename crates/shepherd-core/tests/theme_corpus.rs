@@ -15,10 +15,10 @@ use serde::Deserialize;
 use shepherd_core::theme::{classify_theme_at, Theme};
 
 /// Held-out accuracy floors: the figures reached when the rules were last
-/// changed (53/80, 44/70 and 9/10), rounded down. A change that lowers any
+/// changed (54/80, 45/70 and 9/10), rounded down. A change that lowers any
 /// of them fails.
-const HELD_OUT_OVERALL_FLOOR: f64 = 0.66;
-const HELD_OUT_HUMAN_FLOOR: f64 = 0.62;
+const HELD_OUT_OVERALL_FLOOR: f64 = 0.67;
+const HELD_OUT_HUMAN_FLOOR: f64 = 0.64;
 const HELD_OUT_BOT_FLOOR: f64 = 0.90;
 
 /// The budget per comment: 50 µs in an optimized build
