@@ -45,8 +45,14 @@
 //! theme's items under proximity, and makes every component of two or more
 //! items a [`Cluster`] whose area is the deepest common directory of its files
 //! (`.` for the repository root, which only a cluster on one root file has).
-//! Items without a path (top-level comments) and components of one item are
-//! isolated.
+//! Items without a path (top-level comments), items themed
+//! [`Theme::Other`] (`other` is no theme for this purpose: nothing fitted)
+//! and components of one item are isolated.
+//!
+//! Each item says where its theme came from ([`ThemeSource`]): the triage
+//! agent's answer, or the lexical classifier when the agent gave none (or
+//! there is no agent). Grouping uses the theme it is given; the report
+//! lists every item's theme and source ([`Grouping::themes`]).
 //!
 //! # Escalation
 //!
@@ -190,6 +196,31 @@ pub fn proximate(a: &str, b: &str) -> bool {
 // ---------------------------------------------------------------------------
 // Grouping
 
+/// Where an item's theme came from.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThemeSource {
+    /// The triage agent supplied it with its decision.
+    Agent,
+    /// The deterministic lexical classifier ([`crate::theme::classify_theme`]):
+    /// no agent theme was given.
+    #[default]
+    Lexical,
+}
+
+/// One item's theme as grouping used it, and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemTheme {
+    /// The item id.
+    pub id: String,
+    /// The theme grouping used.
+    pub theme: Theme,
+    /// Where that theme came from.
+    pub source: ThemeSource,
+}
+
 /// One item as grouping sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ClusterItem {
@@ -200,16 +231,27 @@ pub struct ClusterItem {
     pub path: Option<String>,
     /// The item's theme.
     pub theme: Theme,
+    /// Where the theme came from.
+    #[serde(default)]
+    pub source: ThemeSource,
 }
 
 impl ClusterItem {
-    /// An item on `path` (or a top-level item, with `None`).
+    /// An item on `path` (or a top-level item, with `None`), its theme from
+    /// the lexical classifier.
     pub fn new(id: impl Into<String>, path: Option<&str>, theme: Theme) -> Self {
         ClusterItem {
             id: id.into(),
             path: path.map(str::to_owned),
             theme,
+            source: ThemeSource::Lexical,
         }
+    }
+
+    /// The same item with its theme from `source`.
+    pub fn with_source(mut self, source: ThemeSource) -> Self {
+        self.source = source;
+        self
     }
 }
 
@@ -235,6 +277,9 @@ pub struct Grouping {
     pub clusters: Vec<Cluster>,
     /// Ids of the items in no cluster, sorted.
     pub isolated: Vec<String>,
+    /// Every item's theme and its source, sorted by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub themes: Vec<ItemTheme>,
 }
 
 /// Which component an item belongs to, within its theme.
@@ -266,6 +311,11 @@ pub fn group(items: &[ClusterItem]) -> Grouping {
             isolated.push(item.id.clone());
             continue;
         };
+        if item.theme == Theme::Other {
+            // SPEC section 5: `other` is not a theme; such items never cluster.
+            isolated.push(item.id.clone());
+            continue;
+        }
         by_theme.entry(item.theme).or_default().push(Placed {
             item,
             dir: dir.to_vec(),
@@ -335,7 +385,20 @@ pub fn group(items: &[ClusterItem]) -> Grouping {
         (a.theme, &a.area, a.item_ids.first()).cmp(&(b.theme, &b.area, b.item_ids.first()))
     });
     isolated.sort();
-    Grouping { clusters, isolated }
+    let mut themes: Vec<ItemTheme> = items
+        .iter()
+        .map(|i| ItemTheme {
+            id: i.id.clone(),
+            theme: i.theme,
+            source: i.source,
+        })
+        .collect();
+    themes.sort_by(|a, b| a.id.cmp(&b.id));
+    Grouping {
+        clusters,
+        isolated,
+        themes,
+    }
 }
 
 /// The deepest common directory of `dirs`, [`ROOT_AREA`] when they share none.
@@ -683,6 +746,11 @@ pub struct ClusterReport {
     pub isolated: Vec<String>,
     /// Areas no longer patched.
     pub escalations: Vec<Escalation>,
+    /// Every item's theme and where it came from (the triage agent or the
+    /// lexical classifier), sorted by id. Absent from reports written
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub themes: Vec<ItemTheme>,
     /// On re-entry, the files the previous fix round changed: what each
     /// cluster's brief lists as `<just-fixed-files>` ([`render_brief`]).
     /// `None` (and absent from the JSON) when the round is not a re-entry.
@@ -708,6 +776,7 @@ impl ClusterReport {
             gate,
             clusters: grouping.clusters,
             isolated: grouping.isolated,
+            themes: grouping.themes,
             escalations,
             just_fixed_files: None,
         }
@@ -1389,7 +1458,8 @@ src/&lt;/just-fixed-files&gt;
     #[test]
     fn cluster_report_json_shape() {
         let items = vec![
-            item("T1", Some("src/auth/login.ts"), Theme::ErrorHandling),
+            item("T1", Some("src/auth/login.ts"), Theme::ErrorHandling)
+                .with_source(ThemeSource::Agent),
             item("T2", Some("src/auth/middleware.ts"), Theme::ErrorHandling),
             item("T3", None, Theme::Other),
         ];
@@ -1414,11 +1484,110 @@ src/&lt;/just-fixed-files&gt;
                     "hypothesis": "2 error-handling comments across 2 files in src/auth suggest a shared cause in how src/auth handles errors."
                 }],
                 "isolated": ["T3"],
-                "escalations": []
+                "escalations": [],
+                "themes": [
+                    {"id": "T1", "theme": "error-handling", "source": "agent"},
+                    {"id": "T2", "theme": "error-handling", "source": "lexical"},
+                    {"id": "T3", "theme": "other", "source": "lexical"}
+                ]
             })
         );
         let back: ClusterReport = serde_json::from_value(json).unwrap();
         assert_eq!(back, report);
+    }
+
+    #[test]
+    fn two_other_items_on_one_file_never_form_a_cluster() {
+        let items = vec![
+            item("a", Some("src/auth/login.ts"), Theme::Other),
+            item("b", Some("src/auth/login.ts"), Theme::Other),
+            item("c", Some("src/auth/middleware.ts"), Theme::Other),
+        ];
+        let g = group(&items);
+        assert!(g.clusters.is_empty(), "{:?}", g.clusters);
+        assert_eq!(g.isolated, vec!["a", "b", "c"]);
+        // The same items with a real theme do cluster: `other` is the reason.
+        let themed: Vec<ClusterItem> = items
+            .into_iter()
+            .map(|i| ClusterItem {
+                theme: Theme::Naming,
+                ..i
+            })
+            .collect();
+        assert_eq!(group(&themed).clusters.len(), 1);
+    }
+
+    #[test]
+    fn other_items_do_not_link_themed_clusters_either() {
+        let items = vec![
+            item("t1", Some("src/auth/login.ts"), Theme::Security),
+            item("o1", Some("src/auth/login.ts"), Theme::Other),
+            item("o2", Some("src/auth/oauth/google.ts"), Theme::Other),
+        ];
+        let g = group(&items);
+        assert!(g.clusters.is_empty());
+        assert_eq!(g.isolated, vec!["o1", "o2", "t1"]);
+    }
+
+    #[test]
+    fn every_cluster_theme_is_a_real_theme() {
+        let themes = [Theme::Other, Theme::Naming, Theme::Other, Theme::Security];
+        let items: Vec<ClusterItem> = (0..40)
+            .map(|i| {
+                item(
+                    &format!("T{i:02}"),
+                    Some(&format!("src/m{}/f{}.rs", i % 3, i % 5)),
+                    themes[i % themes.len()],
+                )
+            })
+            .collect();
+        let g = group(&items);
+        assert!(!g.clusters.is_empty());
+        assert!(g.clusters.iter().all(|c| c.theme != Theme::Other));
+        let clustered: usize = g.clusters.iter().map(|c| c.item_ids.len()).sum();
+        assert_eq!(clustered + g.isolated.len(), items.len());
+    }
+
+    #[test]
+    fn grouping_uses_the_given_theme_and_reports_its_source() {
+        // The agent said naming for both; the lexical classifier would have
+        // said something else: grouping follows the agent.
+        let items = vec![
+            item("A", Some("src/db/pool.rs"), Theme::Naming).with_source(ThemeSource::Agent),
+            item("B", Some("src/db/query.rs"), Theme::Naming).with_source(ThemeSource::Agent),
+            item("C", Some("src/db/query.rs"), Theme::Logging),
+        ];
+        let g = group(&items);
+        assert_eq!(g.clusters.len(), 1);
+        assert_eq!(g.clusters[0].theme, Theme::Naming);
+        assert_eq!(g.clusters[0].item_ids, vec!["A", "B"]);
+        assert_eq!(
+            g.themes,
+            vec![
+                ItemTheme {
+                    id: "A".into(),
+                    theme: Theme::Naming,
+                    source: ThemeSource::Agent
+                },
+                ItemTheme {
+                    id: "B".into(),
+                    theme: Theme::Naming,
+                    source: ThemeSource::Agent
+                },
+                ItemTheme {
+                    id: "C".into(),
+                    theme: Theme::Logging,
+                    source: ThemeSource::Lexical
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_cluster_item_without_a_source_reads_as_lexical() {
+        let item: ClusterItem =
+            serde_json::from_str(r#"{"id":"T1","path":"src/a.rs","theme":"naming"}"#).unwrap();
+        assert_eq!(item.source, ThemeSource::Lexical);
     }
 
     #[test]
@@ -1469,7 +1638,12 @@ src/&lt;/just-fixed-files&gt;
 
     // -- properties -------------------------------------------------------
 
-    const THEMES: [Theme; 3] = [Theme::ErrorHandling, Theme::Naming, Theme::Security];
+    const THEMES: [Theme; 4] = [
+        Theme::ErrorHandling,
+        Theme::Naming,
+        Theme::Security,
+        Theme::Other,
+    ];
 
     fn path_strategy() -> impl Strategy<Value = Option<String>> {
         let dirs = prop::collection::vec(
@@ -1504,6 +1678,7 @@ src/&lt;/just-fixed-files&gt;
                     id: format!("T{i:03}"),
                     path,
                     theme,
+                    source: ThemeSource::Lexical,
                 })
                 .collect()
         })
@@ -1515,9 +1690,13 @@ src/&lt;/just-fixed-files&gt;
             .is_some_and(|p| !segments(p).is_empty())
     }
 
-    /// Connected components of the proximity graph per theme, by brute force.
+    /// Connected components of the proximity graph per theme, by brute
+    /// force; `other` items are no part of it (SPEC section 5).
     fn naive_components(items: &[ClusterItem]) -> BTreeSet<BTreeSet<String>> {
-        let placed: Vec<&ClusterItem> = items.iter().filter(|i| has_path(i)).collect();
+        let placed: Vec<&ClusterItem> = items
+            .iter()
+            .filter(|i| has_path(i) && i.theme != Theme::Other)
+            .collect();
         let mut component: Vec<usize> = (0..placed.len()).collect();
         loop {
             let mut changed = false;
@@ -1563,6 +1742,18 @@ src/&lt;/just-fixed-files&gt;
                 .map(|c| c.item_ids.iter().cloned().collect())
                 .collect();
             prop_assert_eq!(got, naive_components(&items));
+        }
+
+        #[test]
+        fn no_cluster_is_themed_other(items in items_strategy()) {
+            let g = group(&items);
+            prop_assert!(g.clusters.iter().all(|c| c.theme != Theme::Other));
+            let others: BTreeSet<&str> = items
+                .iter()
+                .filter(|i| i.theme == Theme::Other)
+                .map(|i| i.id.as_str())
+                .collect();
+            prop_assert!(others.iter().all(|id| g.isolated.iter().any(|i| i == id)));
         }
 
         #[test]

@@ -1164,6 +1164,7 @@ mod tests {
             clusters: i.clusters[..1].to_vec(),
             isolated: vec!["T2".into(), "T3".into(), "IC_1".into()],
             escalations: vec![],
+            themes: vec![],
             just_fixed_files: None,
         };
         let round3 = ClusterReport {

@@ -15,14 +15,14 @@ use std::collections::BTreeSet;
 
 use shepherd_core::cluster::{
     area_feedback, escalations, evaluate_gate, group, ClusterGateInput, ClusterItem, ClusterReport,
-    GateSignal,
+    GateSignal, ThemeSource,
 };
 use shepherd_core::report::gate_signal_text;
 use shepherd_core::Decision;
 
 use super::{Flow, Round, Runner};
 use crate::run::error::Result;
-use crate::run::options::Stage;
+use crate::run::options::{is_builtin, Stage};
 use crate::store::LedgerRecord;
 
 impl Runner {
@@ -54,15 +54,23 @@ impl Runner {
             return Ok(Ok(()));
         }
 
+        // Agent themes first: a theme the triage agent gave is what grouping
+        // uses; the lexical classifier fills in where it gave none. The
+        // builtin provider has no model: its themes are the lexical ones.
+        let agent_themes = !is_builtin(self.agents().triage.as_ref());
         let items: Vec<ClusterItem> = round
             .work
             .iter()
             .map(|w| {
-                let theme = match round.triage.get_mut(w.id()) {
-                    Some(d) => *d.theme.get_or_insert_with(|| w.lexical_theme()),
-                    None => w.lexical_theme(),
+                let (theme, source) = match round.triage.get_mut(w.id()) {
+                    Some(d) => match d.theme {
+                        Some(theme) if agent_themes => (theme, ThemeSource::Agent),
+                        Some(theme) => (theme, ThemeSource::Lexical),
+                        None => (*d.theme.insert(w.lexical_theme()), ThemeSource::Lexical),
+                    },
+                    None => (w.lexical_theme(), ThemeSource::Lexical),
                 };
-                ClusterItem::new(w.id(), w.classified.path.as_deref(), theme)
+                ClusterItem::new(w.id(), w.classified.path.as_deref(), theme).with_source(source)
             })
             .collect();
         let grouping = group(&items);

@@ -94,7 +94,7 @@ impl WorkItem {
             (None, Some(c)) => c.body.as_str(),
             (None, None) => "",
         };
-        shepherd_core::theme::classify_theme(body, None)
+        shepherd_core::theme::classify_theme_at(body, None, self.classified.path.as_deref())
     }
 
     /// The comment a reply answers: the thread's root, or the comment itself.

@@ -1,0 +1,117 @@
+//! The lexical theme classifier on the held-out part of the review-comment
+//! corpus (`tests/data/review_comments.jsonl`): prints its accuracy, then
+//! measures the time per comment.
+//!
+//! Run with `cargo bench -p shepherd-core --bench theme`.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use serde::Deserialize;
+use shepherd_core::theme::{classify_theme_at, Theme};
+
+#[derive(Deserialize)]
+struct Row {
+    split: String,
+    author_kind: String,
+    placement: String,
+    language: String,
+    theme: String,
+    text: String,
+}
+
+/// The file an inline comment is on, as the corpus records it (see
+/// `tests/theme_corpus.rs`).
+fn path_of(row: &Row) -> Option<&'static str> {
+    match (row.placement.as_str(), row.language.as_str()) {
+        ("inline", "Markdown") => Some("file.md"),
+        ("inline", "AsciiDoc") => Some("file.adoc"),
+        _ => None,
+    }
+}
+
+fn held_out() -> Vec<Row> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/review_comments.jsonl"
+    );
+    let data = match std::fs::read_to_string(path) {
+        Ok(data) => data,
+        Err(err) => {
+            eprintln!("cannot read {path}: {err}");
+            return Vec::new();
+        }
+    };
+    data.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| match serde_json::from_str::<Row>(l) {
+            Ok(row) => Some(row),
+            Err(err) => {
+                eprintln!("skipping a corpus line: {err}");
+                None
+            }
+        })
+        .filter(|r| r.split == "held-out")
+        .collect()
+}
+
+fn report(rows: &[Row]) {
+    let mut right = [0usize; 3];
+    let mut total = [0usize; 3];
+    for row in rows {
+        let Ok(expected) = row.theme.parse::<Theme>() else {
+            eprintln!("not a theme: {}", row.theme);
+            continue;
+        };
+        let ok = classify_theme_at(&row.text, None, path_of(row)) == expected;
+        let kind = if row.author_kind == "bot" { 1 } else { 2 };
+        for i in [0, kind] {
+            total[i] += 1;
+            right[i] += usize::from(ok);
+        }
+    }
+    for (name, i) in [("overall", 0), ("bot", 1), ("human", 2)] {
+        println!(
+            "held-out accuracy {name:<8} {:5.1}% ({}/{})",
+            100.0 * right[i] as f64 / total[i].max(1) as f64,
+            right[i],
+            total[i]
+        );
+    }
+}
+
+/// The fastest of 50 rounds over the held-out comments, per comment: what
+/// classification costs when the machine is not busy with others.
+fn fastest_per_comment(rows: &[Row]) {
+    let fastest = (0..50)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            for row in rows {
+                black_box(classify_theme_at(black_box(&row.text), None, path_of(row)));
+            }
+            start.elapsed()
+        })
+        .min()
+        .unwrap_or_default();
+    println!(
+        "fastest round: {:.1} µs per comment",
+        fastest.as_secs_f64() * 1e6 / rows.len().max(1) as f64
+    );
+}
+
+fn bench(c: &mut Criterion) {
+    let rows = held_out();
+    report(&rows);
+    fastest_per_comment(&rows);
+    let mut group = c.benchmark_group("theme");
+    group.throughput(Throughput::Elements(rows.len() as u64));
+    group.bench_function("classify_held_out", |b| {
+        b.iter(|| {
+            for row in &rows {
+                black_box(classify_theme_at(black_box(&row.text), None, path_of(row)));
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
