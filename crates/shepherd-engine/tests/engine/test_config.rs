@@ -124,12 +124,22 @@ async fn resume_after_a_failure_at(forge: ForgeKind, target: &str) {
     assert_resolves_authorized(&setup.pr());
 }
 
-async fn a_run_stopped_in_its_first_stages_resumes_with_its_own_configuration(forge: ForgeKind) {
-    for target in [pr_read(forge), threads_read(forge)] {
+/// Round 1's stages that talk to the forge, each failing on every call in
+/// turn: the PR read (pr-state), the thread read (threads), the push (git
+/// receive-pack, after its retries) and the replies (which pause the run).
+async fn a_run_stopped_in_any_stage_of_round_1_resumes_with_its_own_configuration(
+    forge: ForgeKind,
+) {
+    for target in [
+        pr_read(forge),
+        threads_read(forge),
+        "POST /{owner}/{repo}.git/git-receive-pack",
+        Mutation::Reply.target(forge),
+    ] {
         resume_after_a_failure_at(forge, target).await;
     }
 }
-both_forges!(a_run_stopped_in_its_first_stages_resumes_with_its_own_configuration);
+both_forges!(a_run_stopped_in_any_stage_of_round_1_resumes_with_its_own_configuration);
 
 /// The base branch says what is safe; the PR head's file tries to loosen
 /// every safety setting and to run a command of its own as the agent.
