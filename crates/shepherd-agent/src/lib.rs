@@ -47,6 +47,7 @@ pub use builtin::BuiltinAgent;
 pub use command::{CommandAgent, CommandConfig, CommandRequest};
 pub use factory::{agent_for, SettingsError};
 pub use prompts::Prompts;
+pub use providers::versions::{parse_version, Fit, Support, Version};
 pub use providers::{CliAgent, CliConfig, CliConfigError, CliProvider};
 pub use task::{
     ApplyReviewTask, ClusterContext, FixTask, FixValidationTask, HeldFinding, ItemKind, PrContext,

@@ -9,5 +9,6 @@ pub(crate) mod extract;
 pub(crate) mod gemini;
 pub(crate) mod opencode;
 pub(crate) mod strict;
+pub mod versions;
 
 pub use cli::{CliAgent, CliConfig, CliConfigError, CliProvider};

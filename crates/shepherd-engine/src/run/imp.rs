@@ -38,7 +38,7 @@ pub struct RunSpec {
     pub layers: Vec<ConfigLayer>,
     /// Where the trusted repository file comes from: the user's checkout
     /// (already in `layers`), or the PR's base branch. The PR head's file
-    /// is read either way, and may only tighten (see [`crate::run::config`]).
+    /// is read either way, and may only tighten (see [`crate::ConfigRecord`]).
     pub repo_config: RepoConfigSource,
 }
 

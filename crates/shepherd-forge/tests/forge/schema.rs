@@ -11,16 +11,16 @@ fn schema_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/github/schema.graphql")
 }
 
-/// GitHub's schema, or `None` (with a note) where the file is absent.
+/// GitHub's schema. A missing file is a failure, never a skip: it is part
+/// of the test's input (the shared/ folder beside the checkout).
 fn github_schema() -> Option<Valid<Schema>> {
     let path = schema_path();
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!(
-            "schema not found at {}, skipping validation",
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "GitHub's schema is needed at {} (the shared/ folder beside the checkout): {e}",
             path.display()
-        );
-        return None;
-    };
+        )
+    });
     match Schema::parse_and_validate(text, &path) {
         Ok(schema) => Some(schema),
         Err(with_errors) => {

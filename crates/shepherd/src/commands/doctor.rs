@@ -1,11 +1,13 @@
 //! `shepherd doctor`: is this machine ready to run Shepherd here?
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use serde::Serialize;
-use shepherd_agent::CliProvider;
+use shepherd_agent::{parse_version, CliProvider, Fit};
 use shepherd_core::config::{AgentRole, Config, Overrides, Provider};
 use shepherd_core::ForgeKind;
 use shepherd_forge::{Token, TokenSource};
@@ -50,7 +52,74 @@ struct Check {
 #[derive(Debug, Serialize)]
 struct AgentCli {
     provider: &'static str,
+    /// The npm package it is installed from.
+    package: &'static str,
     installed: Option<PathBuf>,
+    /// What `CLI --version` printed, as `major.minor.patch`; `None` when it
+    /// is not installed or printed no version.
+    version: Option<String>,
+    /// The release the end-to-end tests prove, and the range supported.
+    tested: String,
+    supported: String,
+    /// `supported`, `untested`, or `unknown` (no version read).
+    fit: &'static str,
+}
+
+/// How long `CLI --version` may take.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The installed CLI's version, against the range Shepherd supports.
+fn agent_cli(cli: CliProvider) -> AgentCli {
+    let installed = on_path(cli.program());
+    let support = cli.support();
+    let version = installed
+        .as_deref()
+        .and_then(version_of)
+        .and_then(|text| parse_version(&text));
+    let (a, b, c) = support.tested;
+    AgentCli {
+        provider: cli.name(),
+        package: support.package,
+        version: version.map(|(a, b, c)| format!("{a}.{b}.{c}")),
+        tested: format!("{a}.{b}.{c}"),
+        supported: support.range(),
+        fit: match (&installed, version.map(|v| support.fit(v))) {
+            (None, _) => "not-installed",
+            (Some(_), None) => "unknown",
+            (Some(_), Some(Fit::Supported)) => "supported",
+            (Some(_), Some(Fit::Untested)) => "untested",
+        },
+        installed,
+    }
+}
+
+/// What `program --version` prints on stdout, within [`VERSION_TIMEOUT`]
+/// (a CLI that hangs is killed and reads as no version).
+fn version_of(program: &Path) -> Option<String> {
+    let mut child = Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < VERSION_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let mut text = String::new();
+    child.stdout.take()?.read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 #[derive(Debug, Serialize)]
@@ -107,13 +176,7 @@ pub(crate) fn cmd_doctor(args: DoctorArgs) -> CliResult<u8> {
             None,
         ),
     };
-    let agents: Vec<AgentCli> = CliProvider::ALL
-        .into_iter()
-        .map(|p| AgentCli {
-            provider: p.name(),
-            installed: on_path(p.program()),
-        })
-        .collect();
+    let agents: Vec<AgentCli> = CliProvider::ALL.into_iter().map(agent_cli).collect();
     let roles = settings.as_ref().map(roles_of).unwrap_or_default();
     let ok = git.ok && token.ok && config.ok && roles.iter().all(|r| r.available);
     let report = Report {
@@ -271,8 +334,30 @@ fn print_text(report: &Report) {
     outln!("Agent CLIs:");
     for agent in &report.agents {
         match &agent.installed {
-            Some(path) => outln!("  {:<9} installed at {}", agent.provider, path.display()),
-            None => outln!("  {:<9} not installed", agent.provider),
+            Some(path) => {
+                let fit = match (agent.fit, &agent.version) {
+                    ("supported", Some(v)) => format!("{v}, supported ({})", agent.supported),
+                    (_, Some(v)) => format!(
+                        "{v}, untested: Shepherd is tested with {} ({} supported)",
+                        agent.tested, agent.supported
+                    ),
+                    _ => format!(
+                        "version unknown (`{} --version` printed none); tested with {}",
+                        agent.provider, agent.tested
+                    ),
+                };
+                outln!(
+                    "  {:<9} installed at {} ({fit})",
+                    agent.provider,
+                    path.display()
+                );
+            }
+            None => outln!(
+                "  {:<9} not installed (tested with {} {})",
+                agent.provider,
+                agent.package,
+                agent.tested
+            ),
         }
     }
     if !report.roles.is_empty() {

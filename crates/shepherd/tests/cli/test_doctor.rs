@@ -219,3 +219,68 @@ fn a_closed_stdout_is_a_normal_exit() {
         );
     }
 }
+
+/// With the real CLIs (the pinned set the end-to-end tests run) on `PATH`,
+/// doctor reads each one's version and finds it supported; a CLI printing
+/// another version is shown as untested, one printing none as unknown.
+#[test]
+fn doctor_shows_each_real_clis_version_against_the_supported_range() {
+    let sh = Shepherd::new();
+    let (repo, path) = setup(&sh, "", &["opencode"]);
+    let real = shepherd_model_server::clis::installed_cli("claude");
+    let real_bin = real.parent().unwrap();
+    // The fake `opencode` (first on PATH) prints no version; a fake `codex`
+    // of another series comes first too.
+    let bin = sh.cwd().join("bin");
+    let codex = bin.join("codex");
+    std::fs::write(&codex, "#!/bin/sh\necho 'codex-cli 0.99.1'\n").unwrap();
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{path}:{}", real_bin.display());
+    let out = sh
+        .command()
+        .args(["doctor", "--json"])
+        .current_dir(&repo)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let agent = |name: &str| {
+        json["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["provider"] == name)
+            .cloned()
+            .unwrap()
+    };
+    for name in ["claude", "gemini", "copilot"] {
+        let a = agent(name);
+        assert_eq!(a["fit"], "supported", "{a}");
+        assert_eq!(
+            a["version"].as_str(),
+            shepherd_model_server::clis::pinned_cli_version(name).as_deref(),
+            "{a}"
+        );
+    }
+    assert_eq!(agent("codex")["fit"], "untested", "{stdout}");
+    assert_eq!(agent("codex")["version"], "0.99.1", "{stdout}");
+    assert_eq!(agent("opencode")["fit"], "unknown", "{stdout}");
+
+    let out = sh
+        .command()
+        .args(["doctor"])
+        .current_dir(&repo)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("2.1.332, supported (2.1.x)"),
+        "claude's line: {stdout}"
+    );
+    assert!(
+        stdout.contains("0.99.1, untested: Shepherd is tested with 0.171.0"),
+        "{stdout}"
+    );
+}
