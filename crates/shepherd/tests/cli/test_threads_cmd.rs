@@ -61,17 +61,24 @@ async fn threads_json_is_machine_readable() {
     assert_eq!(json["items"][0]["class"], "new");
     assert_eq!(json["pr"]["number"], 7);
     // 3 new items < cluster.min_volume 4: the gate stays closed, but the
-    // grouping is shown: the two threads on src/lib.rs share a theme and a file.
+    // grouping is shown. The two threads on src/lib.rs ("thread 0, comment
+    // 0") say nothing of a theme: `other` is never clustered (SPEC section 5),
+    // so every item is isolated, and each theme's source is shown.
     assert_eq!(json["clusters"]["gate"]["open"], false);
-    let clusters = json["clusters"]["grouping"]["clusters"].as_array().unwrap();
-    assert_eq!(clusters.len(), 1, "{json:#}");
-    assert_eq!(clusters[0]["item_ids"].as_array().map(Vec::len), Some(2));
-    assert_eq!(clusters[0]["area"], "src");
+    let grouping = &json["clusters"]["grouping"];
     assert_eq!(
-        json["clusters"]["grouping"]["isolated"]
-            .as_array()
-            .map(Vec::len),
-        Some(1)
+        grouping["clusters"].as_array().map(Vec::len),
+        Some(0),
+        "{json:#}"
+    );
+    assert_eq!(grouping["isolated"].as_array().map(Vec::len), Some(3));
+    let themes = grouping["themes"].as_array().unwrap();
+    assert_eq!(themes.len(), 3, "{json:#}");
+    assert!(themes.iter().all(|t| t["source"] == "lexical"), "{json:#}");
+    assert_eq!(
+        themes.iter().filter(|t| t["theme"] == "other").count(),
+        2,
+        "{json:#}"
     );
 }
 
