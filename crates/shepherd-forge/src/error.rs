@@ -40,6 +40,29 @@ pub enum ForgeError {
         source: reqwest::Error,
     },
 
+    /// `[forge] ca_file` cannot be read, or holds no usable certificate.
+    #[error("cannot use the CA file {path} ([forge] ca_file): {reason}")]
+    CaFile {
+        /// The file, as configured.
+        path: String,
+        /// Why it is not usable.
+        reason: String,
+    },
+
+    /// The server's TLS certificate is not trusted (unknown issuer, expired,
+    /// issued for another name). Never retried: it fails the same way again.
+    #[error("TLS certificate of {origin} not trusted: {reason}; {hint} (on {request})")]
+    Certificate {
+        /// The request that failed.
+        request: String,
+        /// `https://HOST[:PORT]`.
+        origin: String,
+        /// What is wrong with the certificate (`unknown issuer`).
+        reason: String,
+        /// What to do about it.
+        hint: String,
+    },
+
     /// The forge rejected the token (401).
     #[error("the token was rejected (401) on {request}: {hint}")]
     Unauthorized {

@@ -6,7 +6,8 @@
 //! reads and resolves, REST for replies, edits, labels and CI) and
 //! [`GitLabClient`] (REST v4: merge requests, discussions, pipelines and
 //! jobs). Both share one HTTP transport (retries, rate limits, pagination,
-//! ETags). Tokens never reach logs, errors or `Debug` output.
+//! ETags, TLS trust: the system's store, `SSL_CERT_FILE`/`SSL_CERT_DIR`
+//! and a configured CA file). Tokens never reach logs, errors or `Debug` output.
 #![warn(missing_docs)]
 
 pub mod ci;
@@ -14,6 +15,7 @@ pub mod error;
 pub mod forge;
 pub mod github;
 pub mod gitlab;
+mod tls;
 pub mod token;
 mod transport;
 mod url_path;

@@ -28,6 +28,7 @@
 //! `Link: rel="next"` while it stays on the API's origin.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -104,6 +105,9 @@ pub struct ClientConfig {
     pub connect_timeout: Duration,
     /// Retries of reads.
     pub retry: RetryPolicy,
+    /// A PEM file of CA certificates trusted besides the system's store
+    /// (`[forge] ca_file`); read when the client is built.
+    pub ca_file: Option<PathBuf>,
 }
 
 impl Default for ClientConfig {
@@ -113,6 +117,7 @@ impl Default for ClientConfig {
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
             retry: RetryPolicy::default(),
+            ca_file: None,
         }
     }
 }
@@ -243,10 +248,11 @@ pub(crate) struct Transport {
 
 impl Transport {
     pub(crate) fn new(api: Api, token: Token, config: ClientConfig) -> Result<Self> {
-        let http = reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .user_agent(config.user_agent)
             .timeout(config.timeout)
-            .connect_timeout(config.connect_timeout)
+            .connect_timeout(config.connect_timeout);
+        let http = crate::tls::with_roots(builder, config.ca_file.as_deref())?
             .build()
             .map_err(|source| ForgeError::Client { source })?;
         Ok(Transport {
@@ -629,6 +635,16 @@ impl Transport {
             }
         }
         let network = |source: reqwest::Error| {
+            if let Some(cert) = crate::tls::certificate_failure(&source) {
+                // The same certificate fails every attempt: final.
+                let (reason, hint) = crate::tls::describe(cert);
+                return Failure::Fatal(ForgeError::Certificate {
+                    request: spec.name.to_owned(),
+                    origin: spec.url.origin().ascii_serialization(),
+                    reason,
+                    hint: hint.to_owned(),
+                });
+            }
             let error = ForgeError::Network {
                 request: spec.name.to_owned(),
                 source: source.without_url(),
@@ -640,13 +656,17 @@ impl Transport {
             }
         };
         let response = request.send().await.map_err(|err| {
+            let failure = network(err);
+            let what = match &failure {
+                Failure::Fatal(error) | Failure::Retry { error, .. } => error.to_string(),
+            };
             tracing::debug!(
                 request = spec.name,
                 attempt = number,
                 elapsed_ms = elapsed_ms(started),
-                "network error"
+                "{what}"
             );
-            network(err)
+            failure
         })?;
         let status = response.status();
         let headers = response.headers().clone();

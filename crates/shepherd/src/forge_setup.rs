@@ -17,7 +17,10 @@ use shepherd_core::config::{repo_config_path, Config, ConfigLayer, ForgeConfig, 
 use shepherd_core::target::{parse_remote_url, parse_target, RemoteInfo, Target, TargetContext};
 use shepherd_core::ForgeKind;
 use shepherd_engine::RepoConfigSource;
-use shepherd_forge::{Forge, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, Token};
+use shepherd_forge::{
+    ClientConfig, Forge, ForgeError, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints,
+    Token,
+};
 
 use crate::error::{CliError, CliResult};
 
@@ -202,14 +205,6 @@ fn forge_of_api_url(args: &ForgeArgs) -> Option<ForgeKind> {
     })
 }
 
-/// Parse `input` into a target, using the flags, the configuration (loaded
-/// here: see [`resolve_target_with`] for a command that has it already) and
-/// the current directory's remote.
-pub(crate) fn resolve_target(input: &str, args: &ForgeArgs) -> CliResult<Target> {
-    let layers = config_layers(Overrides::default())?;
-    resolve_target_with(input, args, &layers)
-}
-
 /// Parse `input` into a target, using the flags, the configuration
 /// `layers` (from [`config_layers`]) with the current checkout's file, and
 /// the current directory's remote.
@@ -254,11 +249,34 @@ fn resolve_target_in(
     })
 }
 
-/// Connect to the forge of `target`: endpoints from `--api-url` or the host, token discovered.
+/// `[forge]` as a command in the current directory sees it: `layers`
+/// (from [`config_layers`]) under the current checkout's file, if any.
+pub(crate) fn current_forge_config(layers: &[ConfigLayer]) -> CliResult<ForgeConfig> {
+    let cwd = std::env::current_dir().map_err(|e| CliError::failure(anyhow!(e)))?;
+    forge_config(layers, &cwd)
+}
+
+/// The HTTP options of the forge clients: the defaults, with `[forge]
+/// ca_file`.
+fn client_config(forge: &ForgeConfig) -> ClientConfig {
+    ClientConfig {
+        ca_file: forge.ca_file.as_ref().map(PathBuf::from),
+        ..ClientConfig::default()
+    }
+}
+
+/// Connect to the forge of `target`: endpoints from `--api-url` or the host,
+/// token discovered, TLS roots with `[forge] ca_file` (a CA file that cannot
+/// be used is an error naming it, before any request).
 ///
 /// Token discovery may run `gh auth token` or `glab`, so call this before entering async code.
-pub(crate) fn connect(target: &Target, args: &ForgeArgs) -> CliResult<Arc<dyn Forge>> {
+pub(crate) fn connect(
+    target: &Target,
+    args: &ForgeArgs,
+    forge: &ForgeConfig,
+) -> CliResult<Arc<dyn Forge>> {
     let host = &target.repo.host;
+    let config = client_config(forge);
     match target.forge {
         ForgeKind::GitHub => {
             let endpoints = match &args.api_url {
@@ -267,8 +285,8 @@ pub(crate) fn connect(target: &Target, args: &ForgeArgs) -> CliResult<Arc<dyn Fo
             }
             .map_err(CliError::usage)?;
             let token = Token::discover(host).map_err(CliError::failure)?;
-            let client = GitHubClient::new(target.repo.clone(), endpoints, token)
-                .map_err(CliError::failure)?;
+            let client = GitHubClient::with_config(target.repo.clone(), endpoints, token, config)
+                .map_err(client_error)?;
             Ok(Arc::new(client))
         }
         ForgeKind::GitLab => {
@@ -280,11 +298,21 @@ pub(crate) fn connect(target: &Target, args: &ForgeArgs) -> CliResult<Arc<dyn Fo
             let token = Token::discover_gitlab(host).map_err(CliError::failure)?;
             // Bound to the MR: resolving needs its iid, and merged-results
             // pipelines are found through it.
-            let client = GitLabClient::new(target.repo.clone(), endpoints, token)
-                .map_err(CliError::failure)?
+            let client = GitLabClient::with_config(target.repo.clone(), endpoints, token, config)
+                .map_err(client_error)?
                 .with_merge_request(target.number);
             Ok(Arc::new(client))
         }
+    }
+}
+
+/// A client that could not be built: a bad `[forge] ca_file` is the
+/// configuration's fault (a usage error), anything else a failure.
+fn client_error(err: ForgeError) -> CliError {
+    if matches!(err, ForgeError::CaFile { .. }) {
+        CliError::usage(err)
+    } else {
+        CliError::failure(err)
     }
 }
 

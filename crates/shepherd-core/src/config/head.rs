@@ -17,7 +17,7 @@
 //! | `approve.mode` | ask for `prompt` instead of `auto` |
 //! | `review.enabled` | turn on |
 //! | `loop.max_rounds` | lower |
-//! | `[agent]`, `[verify]`, `[forge]` | nothing: ignored, with a note |
+//! | `[agent]`, `[verify]`, `[forge]` (hosts, `ca_file`) | nothing: ignored, with a note |
 //!
 //! The tuning sections (`[cluster]`, `[ci]`, `loop.on_exhaust`) are applied
 //! as the lowest layer, so any file of the user's side overrides them. What
@@ -386,6 +386,9 @@ mod tests {
             }),
             ("[forge]\ngithub_hosts = [\"evil.example\"]\n", |c| {
                 c.forge.github_hosts.is_empty()
+            }),
+            ("[forge]\nca_file = \"/tmp/evil-ca.pem\"\n", |c| {
+                c.forge.ca_file.is_none()
             }),
             ("[loop]\nmax_rounds = 100\n", |c| c.loop_.max_rounds == 8),
         ];

@@ -218,6 +218,14 @@ pub(super) static KEYS: &[KeyDoc] = &[
     ),
     checked("forge.github_hosts", Kind::StrList, host, "Hosts that are GitHub Enterprise Server instances."),
     checked("forge.gitlab_hosts", Kind::StrList, host, "Hosts that are self-managed GitLab instances."),
+    checked(
+        "forge.ca_file",
+        Kind::Str,
+        absolute_path,
+        "A PEM file of CA certificates (one or more) trusted for the forge's API besides the system's \
+         store and `SSL_CERT_FILE`/`SSL_CERT_DIR`: for a GitHub Enterprise Server or self-managed GitLab \
+         with a private CA. An absolute path; never taken from a PR head's file.",
+    ),
     key(
         "review.enabled",
         Kind::Bool,
@@ -253,6 +261,14 @@ pub(super) fn host(s: &str) -> Result<(), String> {
         return Err(format!(
             "`{s}` is not a host name; write it as `git.example.com` (a port is allowed)"
         ));
+    }
+    Ok(())
+}
+
+pub(super) fn absolute_path(s: &str) -> Result<(), String> {
+    non_empty(s)?;
+    if !std::path::Path::new(s).is_absolute() {
+        return Err(format!("`{s}` is not an absolute path"));
     }
     Ok(())
 }

@@ -33,7 +33,7 @@ pub struct Config {
     pub trust: TrustConfig,
     /// `[paths]`: paths never committed to.
     pub paths: PathsConfig,
-    /// `[forge]`: hosts of self-managed forges.
+    /// `[forge]`: hosts of self-managed forges, and their CA.
     pub forge: ForgeConfig,
     /// `[review]`: the pre-push review.
     pub review: ReviewConfig,
@@ -471,6 +471,10 @@ pub struct ForgeConfig {
     pub github_hosts: Vec<String>,
     /// Hosts that are self-managed GitLab instances.
     pub gitlab_hosts: Vec<String>,
+    /// A PEM file of CA certificates trusted for the forge's API, besides
+    /// the system's store (an absolute path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<String>,
 }
 
 /// `[review]`. The reviewer's provider and model are `[agent.roles.review]`.

@@ -85,6 +85,7 @@ fn full_config() -> Config {
     c.trust.users = vec!["alice".into()];
     c.forge.github_hosts = vec!["ghe.corp".into()];
     c.forge.gitlab_hosts = vec!["gitlab.corp:8443".into()];
+    c.forge.ca_file = Some("/etc/ssl/corp-ca.pem".into());
     c
 }
 
@@ -555,6 +556,7 @@ fn error_messages() {
         ("[trust]\nusers = [\"bob smith\"]", "invalid value for `trust.users[0]` in /repo/shepherd.toml: `bob smith` is not a login (it has whitespace)"),
         ("[paths]\nprotected = [\"\"]", "invalid value for `paths.protected[0]` in /repo/shepherd.toml: must not be empty"),
         ("[paths]\nprotected = [\"ok/**\", \"src/[abc\"]", "invalid value for `paths.protected[1]` in /repo/shepherd.toml: invalid glob `src/[abc`: unclosed character class; missing ']'"),
+        ("[forge]\nca_file = \"certs/ca.pem\"", "invalid value for `forge.ca_file` in /repo/shepherd.toml: `certs/ca.pem` is not an absolute path"),
         ("[forge]\ngithub_hosts = [\"https://ghe.corp\"]", "invalid value for `forge.github_hosts[0]` in /repo/shepherd.toml: `https://ghe.corp` is not a host name; write it as `git.example.com` (a port is allowed)"),
         ("[forge]\ngithub_hosts = [\"git.corp\"]\ngitlab_hosts = [\"GIT.corp\"]", "invalid value for `forge.gitlab_hosts` in /repo/shepherd.toml: `GIT.corp` is also in `forge.github_hosts`; a host is one forge"),
         ("[agent]\nprovider = \"command\"", "`agent.command` is required because `agent.provider` is \"command\" (set in /repo/shepherd.toml)"),
@@ -715,6 +717,7 @@ protected = [".github/workflows/**", "deploy/**", "*.lock"]
 
 [forge]
 github_hosts = ["github.corp.example:8443"]
+ca_file = "/etc/ssl/certs/corp-ca.pem"
 "#;
 
 #[test]
@@ -748,6 +751,10 @@ fn realistic_repo_config_parses() {
     assert_eq!(
         c.forge.github_hosts,
         vec!["github.corp.example:8443".to_string()]
+    );
+    assert_eq!(
+        c.forge.ca_file.as_deref(),
+        Some("/etc/ssl/certs/corp-ca.pem")
     );
 
     let triage = c.agent.for_role(AgentRole::Triage);

@@ -7,5 +7,7 @@ mod gitlab_reads;
 mod gitlab_writes;
 mod schema;
 mod support;
+mod tls;
+mod tls_front;
 mod transport;
 mod writes;

@@ -1,9 +1,10 @@
 //! `shepherd resume`: continue a paused or interrupted run.
 
 use clap::Args;
+use shepherd_core::config::Overrides;
 
 use crate::error::{CliError, CliResult};
-use crate::forge_setup::{connect, runtime, ForgeArgs};
+use crate::forge_setup::{config_layers, connect, current_forge_config, runtime, ForgeArgs};
 
 use super::run::{
     engine_error, engine_options, git_with_credentials, print_outcome, state_dir, CommonRunArgs,
@@ -34,7 +35,8 @@ pub(crate) fn cmd_resume(args: ResumeArgs) -> CliResult<u8> {
         repo: None,
         api_url: file.api_url.clone(),
     };
-    let forge = connect(&file.target, &forge_args)?;
+    let layers = config_layers(Overrides::default())?;
+    let forge = connect(&file.target, &forge_args, &current_forge_config(&layers)?)?;
     let git = git_with_credentials(&file.target)?;
     let mut opts = engine_options();
     opts.approve = args.common.approve;

@@ -21,8 +21,8 @@ use shepherd_forge::Token;
 
 use crate::error::{CliError, CliResult};
 use crate::forge_setup::{
-    config_layers, connect, current_checkout, resolve_target_with, runtime, trusted_repo_config,
-    ForgeArgs,
+    config_layers, connect, current_checkout, current_forge_config, resolve_target_with, runtime,
+    trusted_repo_config, ForgeArgs,
 };
 use crate::ui::color_enabled_stderr;
 
@@ -467,7 +467,7 @@ pub(crate) fn cmd_run(args: RunArgs) -> CliResult<u8> {
         shepherd_core::config::Config::layered(&layers).map_err(CliError::usage)?;
     }
     let state = state_dir(args.common.state_dir.clone())?;
-    let forge = connect(&target, &args.forge)?;
+    let forge = connect(&target, &args.forge, &current_forge_config(&layers)?)?;
     let git = git_with_credentials(&target)?;
     let spec = RunSpec {
         git_url: git_url(&target, args.forge.api_url.as_deref())?,

@@ -6,7 +6,7 @@ use shepherd_core::classify::{classify, rebuild_ledger_from_markers, Class, Clas
 use shepherd_core::cluster::{
     evaluate_gate, group, ClusterGateInput, ClusterItem, GateDecision, Grouping,
 };
-use shepherd_core::config::Config;
+use shepherd_core::config::{Config, Overrides};
 use shepherd_core::escape::visible;
 use shepherd_core::target::Target;
 use shepherd_core::theme::{classify_theme, Theme};
@@ -14,7 +14,9 @@ use shepherd_core::{AuthorKind, Ledger, PrSnapshot};
 
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
-use crate::forge_setup::{connect, resolve_target, runtime, ForgeArgs};
+use crate::forge_setup::{
+    config_layers, connect, current_forge_config, resolve_target_with, runtime, ForgeArgs,
+};
 use crate::ui::outln;
 use crate::ui::Style;
 
@@ -123,8 +125,9 @@ impl Counts {
 }
 
 pub(crate) fn cmd_threads(args: ThreadsArgs) -> CliResult<u8> {
-    let target = resolve_target(&args.target, &args.forge)?;
-    let forge = connect(&target, &args.forge)?;
+    let layers = config_layers(Overrides::default())?;
+    let target = resolve_target_with(&args.target, &args.forge, &layers)?;
+    let forge = connect(&target, &args.forge, &current_forge_config(&layers)?)?;
     let snapshot: PrSnapshot = runtime()?
         .block_on(forge.snapshot(target.number))
         .map_err(CliError::failure)?;

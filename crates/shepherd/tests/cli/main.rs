@@ -13,3 +13,8 @@ mod test_run_kill;
 mod test_run_tty;
 mod test_statements;
 mod test_threads_cmd;
+mod test_tls;
+
+// The private CA and HTTPS front of the forge crate's TLS tests.
+#[path = "../../../shepherd-forge/tests/forge/tls_front.rs"]
+mod tls_front;
