@@ -432,6 +432,27 @@ impl Drop for GroupGuard {
     }
 }
 
+/// Spawn `cmd`, trying again a few times while the executable is "busy"
+/// (ETXTBSY): a script written just before, by this process or another, can
+/// be briefly held open for writing by a child forked meanwhile (the
+/// descriptor lives in the child until its own exec), and the kernel then
+/// refuses to run it. Any other error is returned at once.
+async fn spawn(cmd: &mut tokio::process::Command) -> std::io::Result<tokio::process::Child> {
+    const ETXTBSY: i32 = nix::errno::Errno::ETXTBSY as i32;
+    let mut delay = Duration::from_millis(10);
+    for _ in 0..6 {
+        match cmd.spawn() {
+            Err(err) if err.raw_os_error() == Some(ETXTBSY) => {
+                tracing::debug!(?delay, "agent executable busy; trying again");
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+            }
+            other => return other,
+        }
+    }
+    cmd.spawn()
+}
+
 /// Runs `spec` to completion (see the module docs) and writes its transcript.
 pub async fn run(spec: &ProcessSpec) -> Result<ProcessOutput, ExecError> {
     run_watched(spec, None).await
@@ -453,7 +474,7 @@ pub async fn run_watched(
         "spawning agent"
     );
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|source| ExecError::Spawn {
+    let mut child = spawn(&mut cmd).await.map_err(|source| ExecError::Spawn {
         program: program.clone(),
         source,
     })?;
