@@ -269,6 +269,17 @@ pub(crate) struct CliFailure {
     pub message: String,
 }
 
+impl CliFailure {
+    /// A failure with `message` (a CLI's own error), and the HTTP status the
+    /// message names, else the first one its stdout or stderr names.
+    pub(crate) fn from_message(message: String, stdout: &str, stderr: &str) -> Self {
+        let status = super::extract::http_status(&message)
+            .or_else(|| super::extract::http_status(stdout))
+            .or_else(|| super::extract::http_status(stderr));
+        CliFailure { status, message }
+    }
+}
+
 /// The reason phrase of an HTTP status.
 fn reason_phrase(code: u16) -> &'static str {
     match code {

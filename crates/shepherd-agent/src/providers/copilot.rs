@@ -156,20 +156,16 @@ pub(crate) fn error_message(stdout: &str, stderr: &str) -> Option<String> {
         .map(|m| crate::driver::tail(&m, 300))
 }
 
+/// Copilot CLI's own error after a failed call ([`error_message`]), with the
+/// HTTP status it names.
+pub(crate) fn own_error(stdout: &str, stderr: &str) -> Option<CliFailure> {
+    error_message(stdout, stderr).map(|m| CliFailure::from_message(m, stdout, stderr))
+}
+
 /// The answer (the last assistant message with text) and the usage, from
 /// the JSON Lines on stdout and the usage file. Plain text on stdout (an
 /// older CLI, or `--output-format text` in `extra_args`) is read as the
 /// answer.
-/// Copilot CLI's own error after a failed call ([`error_message`]), with the
-/// HTTP status it names.
-pub(crate) fn own_error(stdout: &str, stderr: &str) -> Option<CliFailure> {
-    let message = error_message(stdout, stderr)?;
-    let status = extract::http_status(&message)
-        .or_else(|| extract::http_status(stdout))
-        .or_else(|| extract::http_status(stderr));
-    Some(CliFailure { status, message })
-}
-
 pub(crate) fn parse(stdout: &str, usage_file: Option<&str>) -> Result<Parsed, String> {
     let events = events(stdout);
     let text = if events.is_empty() {

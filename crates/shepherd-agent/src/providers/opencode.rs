@@ -168,11 +168,7 @@ pub(crate) fn error_message(stdout: &str, stderr: &str) -> Option<String> {
 /// opencode's own error after a failed call ([`error_message`]), with the
 /// HTTP status it names.
 pub(crate) fn own_error(stdout: &str, stderr: &str) -> Option<CliFailure> {
-    let message = error_message(stdout, stderr)?;
-    let status = extract::http_status(&message)
-        .or_else(|| extract::http_status(stdout))
-        .or_else(|| extract::http_status(stderr));
-    Some(CliFailure { status, message })
+    error_message(stdout, stderr).map(|m| CliFailure::from_message(m, stdout, stderr))
 }
 
 pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
