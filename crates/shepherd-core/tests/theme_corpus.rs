@@ -261,19 +261,3 @@ fn held_out_accuracy_does_not_drop() {
         held.bot
     );
 }
-
-/// `cargo test -p shepherd-core --test theme_corpus -- --ignored --nocapture
-/// dump_dev_predictions` prints the development part's predictions, one
-/// JSON object a line (used to fit the fallback model offline; the
-/// held-out part is never dumped).
-#[test]
-#[ignore]
-fn dump_dev_predictions() {
-    for row in corpus().iter().filter(|r| r.split == "dev") {
-        let got = classify_theme_at(&row.text, None, path_of(row));
-        println!(
-            "PRED {}",
-            serde_json::json!({"text": row.text, "theme": row.theme, "got": got.as_str()})
-        );
-    }
-}
