@@ -192,10 +192,15 @@ pub fn demo_model() -> Vec<Exchange> {
         |conv| {
             let items = prompt_items(&conv.user_text);
             match conv.tool_results {
-                0 => Some(Step::Tool(ToolCall::Read {
+                // First what a prompt injection would ask for: a commit in
+                // the worktree this role may only read.
+                0 => Some(Step::Tool(ToolCall::Shell {
+                    command: crate::real_demo::SNEAKY_COMMIT.to_owned(),
+                })),
+                1 => Some(Step::Tool(ToolCall::Read {
                     path: items.iter().find_map(|i| i.path.clone())?,
                 })),
-                1 => {
+                2 => {
                     let decisions: Vec<Value> = items
                         .iter()
                         .map(|i| {
@@ -420,6 +425,24 @@ pub async fn the_demo_converges_with(provider: CliProvider) {
         "{:?}\n{}",
         outcome.reason,
         report.to_markdown()
+    );
+
+    // The triage's commit attempt reached neither the PR nor the run: the
+    // pushed history has Shepherd's commits only.
+    assert!(
+        server.requests_of("triage").iter().any(|r| r.step == 1),
+        "triage's model never saw the result of its commit attempt"
+    );
+    let head = setup.emu.head_sha(PR).expect("the PR has a head");
+    let log = std::process::Command::new("git")
+        .args(["log", "--format=%s", &head])
+        .current_dir(setup.emu.repository_path())
+        .output()
+        .expect("git log");
+    let subjects = String::from_utf8_lossy(&log.stdout);
+    assert!(
+        !subjects.contains("a read-only role committed"),
+        "the read-only role's commit was pushed:\n{subjects}"
     );
 
     // Every role ran on the real CLI, through its tool loop.
