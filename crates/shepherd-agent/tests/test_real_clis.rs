@@ -256,10 +256,17 @@ async fn codex_a_401_names_the_provider_the_endpoint_and_the_key() {
     a_401_names_the_provider_the_endpoint_and_the_key(CliProvider::Codex).await;
 }
 
-async fn a_429_is_retried_by_the_cli(provider: CliProvider) {
+/// The model's first answer fails with `failure`; the CLI retries the
+/// request on its own and goes on to the structured answer. `shown` is how
+/// the server records the failed answer.
+async fn a_failed_first_answer_is_retried_by_the_cli(
+    provider: CliProvider,
+    failure: Failure,
+    shown: &str,
+) {
     let real = Real::new(
         provider,
-        vec![reading_triage(triage_answer()).failing_first(1, Failure::rate_limited(1))],
+        vec![reading_triage(triage_answer()).failing_first(1, failure)],
     );
     let answer = real
         .agent(|_| {})
@@ -275,10 +282,15 @@ async fn a_429_is_retried_by_the_cli(provider: CliProvider) {
         .collect();
     assert_eq!(
         replies.first().map(String::as_str),
-        Some("fail:429"),
+        Some(shown),
         "{replies:?}"
     );
     assert!(replies.iter().any(|r| r == "structured"), "{replies:?}");
+}
+
+async fn a_429_is_retried_by_the_cli(provider: CliProvider) {
+    a_failed_first_answer_is_retried_by_the_cli(provider, Failure::rate_limited(1), "fail:429")
+        .await;
 }
 
 #[tokio::test]
@@ -416,28 +428,7 @@ async fn codex_an_invalid_answer_is_asked_for_once_more_then_fails_closed() {
 async fn a_broken_model_response_is_retried_by_the_cli(provider: CliProvider) {
     // A 200 whose event stream is not JSON, then good answers: both CLIs
     // retry the request and go on.
-    let real = Real::new(
-        provider,
-        vec![reading_triage(triage_answer()).failing_first(1, Failure::Malformed)],
-    );
-    let answer = real
-        .agent(|_| {})
-        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
-        .await
-        .unwrap();
-    assert_eq!(answer.items.len(), 2);
-    let replies: Vec<String> = real
-        .server
-        .requests_of("triage")
-        .into_iter()
-        .map(|r| r.reply)
-        .collect();
-    assert_eq!(
-        replies.first().map(String::as_str),
-        Some("malformed"),
-        "{replies:?}"
-    );
-    assert!(replies.iter().any(|r| r == "structured"), "{replies:?}");
+    a_failed_first_answer_is_retried_by_the_cli(provider, Failure::Malformed, "malformed").await;
 }
 
 #[tokio::test]
