@@ -14,7 +14,7 @@
 //! | `paths.protected` | add patterns (the union is kept) |
 //! | `trust.collaborators`, `resolve.human_threads`, `approve.resolve_wontfix` | turn off |
 //! | `trust.bots`, `trust.users` | remove accounts (the intersection is kept) |
-//! | `approve.mode` | ask for `prompt` instead of `auto` |
+//! | `approve.mode` | ask for a stricter mode (`auto` < `label` < `prompt`) |
 //! | `review.enabled` | turn on |
 //! | `loop.max_rounds` | lower |
 //! | `[agent]`, `[verify]`, `[forge]` (hosts, `ca_file`) | nothing: ignored, with a note |
@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
 use super::{
-    check_table, layer_tables, merge, ApproveMode, Config, ConfigError, ConfigLayer, LayerContent,
-    Origins, Source,
+    check_table, layer_tables, merge, Config, ConfigError, ConfigLayer, LayerContent, Origins,
+    Source,
 };
 
 /// Where a recorded layer came from; [`Source`] in a serializable form.
@@ -255,12 +255,13 @@ impl HeadConfig {
             *value &= head_value;
         }
         if is_set("approve.mode") {
-            if head.approve.mode == ApproveMode::Prompt {
-                config.approve.mode = ApproveMode::Prompt;
-            } else if config.approve.mode == ApproveMode::Prompt {
+            if head.approve.mode.strictness() >= config.approve.mode.strictness() {
+                config.approve.mode = head.approve.mode;
+            } else {
                 notes.push(format!(
-                    "{what} sets `approve.mode = \"auto\"`; ignored (a pull request cannot skip \
-                     approval)"
+                    "{what} sets `approve.mode = \"{}\"`; ignored (a pull request cannot loosen \
+                     approval)",
+                    head.approve.mode.as_str()
                 ));
             }
         }
@@ -333,7 +334,7 @@ fn insert(table: &mut Table, keys: &[&str], value: Value) {
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
     use super::*;
-    use crate::config::{Overrides, Provider};
+    use crate::config::{ApproveMode, Overrides, Provider};
 
     fn trusted() -> Config {
         Config::layered(&[ConfigLayer::user(
@@ -368,6 +369,9 @@ mod tests {
                 !c.approve.resolve_wontfix
             }),
             ("[approve]\nmode = \"auto\"\n", |c| {
+                c.approve.mode == ApproveMode::Prompt
+            }),
+            ("[approve]\nmode = \"label\"\n", |c| {
                 c.approve.mode == ApproveMode::Prompt
             }),
             (

@@ -102,13 +102,35 @@ pub enum ApproveMode {
     Prompt,
     /// Approve the triage as it is, without a pause (for CI).
     Auto,
+    /// Approve only when the pull request carries the label
+    /// [`APPROVAL_LABEL`], which a maintainer adds on the forge; otherwise
+    /// pause (exit 3). For stateless CI runs: the approval lives on the
+    /// forge, not in a local database, and the next run (triggered by the
+    /// label event) reads it there.
+    Label,
 }
 
-pub(super) const APPROVE_MODE_NAMES: &[&str] = &["prompt", "auto"];
+/// The label by which a maintainer approves a pull request's reply-only
+/// decisions in `approve.mode = "label"`. Adding a label needs triage
+/// access on GitHub and the Reporter role on GitLab: a PR's author from a
+/// fork cannot add it.
+pub const APPROVAL_LABEL: &str = "shepherd-approved";
+
+pub(super) const APPROVE_MODE_NAMES: &[&str] = &["prompt", "auto", "label"];
 
 impl ApproveMode {
     /// Every value, in declaration order.
-    pub const ALL: [ApproveMode; 2] = [ApproveMode::Prompt, ApproveMode::Auto];
+    pub const ALL: [ApproveMode; 3] = [ApproveMode::Prompt, ApproveMode::Auto, ApproveMode::Label];
+
+    /// How strict the mode is: a pull request's own file may only raise it
+    /// (`auto` < `label` < `prompt`).
+    pub fn strictness(self) -> u8 {
+        match self {
+            ApproveMode::Auto => 0,
+            ApproveMode::Label => 1,
+            ApproveMode::Prompt => 2,
+        }
+    }
 }
 named_enum_impls!(ApproveMode, APPROVE_MODE_NAMES);
 

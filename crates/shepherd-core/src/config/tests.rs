@@ -545,7 +545,7 @@ fn error_messages() {
         ("[loop]\non_exhaust = \"pause\"", "invalid value for `loop.on_exhaust` in /repo/shepherd.toml: `pause` is not one of `approval`, `fail`"),
         ("[loop]\non_exhaust = \"aproval\"", "invalid value for `loop.on_exhaust` in /repo/shepherd.toml: `aproval` is not one of `approval`, `fail`; did you mean `approval`?"),
         ("[agent]\nprovider = \"claud\"", "invalid value for `agent.provider` in /repo/shepherd.toml: `claud` is not one of `builtin`, `claude`, `codex`, `copilot`, `gemini`, `opencode`, `command`; did you mean `claude`?"),
-        ("[approve]\nmode = \"interactive\"", "invalid value for `approve.mode` in /repo/shepherd.toml: `interactive` is not one of `prompt`, `auto`"),
+        ("[approve]\nmode = \"interactive\"", "invalid value for `approve.mode` in /repo/shepherd.toml: `interactive` is not one of `prompt`, `auto`, `label`"),
         ("[agent]\nenv = [\"GITHUB_TOKEN\"]", "invalid value for `agent.env[0]` in /repo/shepherd.toml: `GITHUB_TOKEN` holds forge credentials, which never reach an agent"),
         ("[agent]\nenv = [\"OK\", \"MY_GITLAB_PASSWORD\"]", "invalid value for `agent.env[1]` in /repo/shepherd.toml: `MY_GITLAB_PASSWORD` holds forge credentials, which never reach an agent"),
         ("[agent]\nenv = [\"1BAD\"]", "invalid value for `agent.env[0]` in /repo/shepherd.toml: `1BAD` is not an environment variable name"),
@@ -610,7 +610,7 @@ fn env_and_flag_errors() {
     let cases: &[(&str, &str, &str)] = &[
         ("SHEPHERD_MAX_ROUNDS", "abc", "invalid value for `loop.max_rounds` in environment variable SHEPHERD_MAX_ROUNDS: `abc` is not an integer"),
         ("SHEPHERD_MAX_ROUNDS", "0", "invalid value for `loop.max_rounds` in environment variable SHEPHERD_MAX_ROUNDS: 0 (must be at least 1)"),
-        ("SHEPHERD_APPROVE", "yes", "invalid value for `approve.mode` in environment variable SHEPHERD_APPROVE: `yes` is not one of `prompt`, `auto`"),
+        ("SHEPHERD_APPROVE", "yes", "invalid value for `approve.mode` in environment variable SHEPHERD_APPROVE: `yes` is not one of `prompt`, `auto`, `label`"),
         ("SHEPHERD_AGENT", "Claude", "invalid value for `agent.provider` in environment variable SHEPHERD_AGENT: `Claude` is not one of `builtin`, `claude`, `codex`, `copilot`, `gemini`, `opencode`, `command`; did you mean `claude`?"),
         ("SHEPHERD_CLUSTER", "maybe", "invalid value for `cluster.enabled` in environment variable SHEPHERD_CLUSTER: `maybe` is not a boolean (true/false, 1/0, yes/no, on/off)"),
     ];

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use shepherd_core::config::ApproveMode;
+use shepherd_core::config::{ApproveMode, APPROVAL_LABEL};
 use shepherd_core::Decision;
 
 use super::{is_reply_only, Flow, Round, RoundEnd, Runner};
@@ -103,10 +103,7 @@ impl Runner {
             .map(|(id, _)| id.clone())
             .collect();
         let mode = self.config.approve.mode;
-        let mode_word = match mode {
-            ApproveMode::Auto => "auto",
-            ApproveMode::Prompt => "prompt",
-        };
+        let mode_word = mode.as_str();
         let mut end = None;
 
         if !reply_only.is_empty() {
@@ -205,6 +202,35 @@ impl Runner {
                             }
                         }
                     }
+                    (ApproveMode::Label, _) => {
+                        // The approval lives on the forge: a stateless CI
+                        // run has no database from the run that paused.
+                        let present = self.approval_label_present().await;
+                        if let Err(reason) = &present {
+                            end = Some(RoundEnd::Failed {
+                                reason: reason.clone(),
+                            });
+                        } else if present == Ok(true) {
+                            for id in &undecided {
+                                self.store().put_approval(&put(
+                                    id,
+                                    ApprovalState::Approved,
+                                    Some(&format!("label {APPROVAL_LABEL}")),
+                                ))?;
+                            }
+                        } else {
+                            for id in &undecided {
+                                if !existing.contains_key(*id) {
+                                    self.store().put_approval(&put(
+                                        id,
+                                        ApprovalState::Pending,
+                                        None,
+                                    ))?;
+                                }
+                            }
+                            end = Some(self.label_pause(undecided.len()));
+                        }
+                    }
                     (ApproveMode::Prompt, None) => {
                         for id in &undecided {
                             if !existing.contains_key(*id) {
@@ -288,6 +314,28 @@ impl Runner {
             Some(end) => Err(end),
             None => Ok(()),
         })
+    }
+
+    /// Whether the pull request carries [`APPROVAL_LABEL`] now, as the
+    /// forge says (an error reading it fails the round closed: nothing is
+    /// posted without the approval seen).
+    async fn approval_label_present(&self) -> std::result::Result<bool, String> {
+        let fields = self.read_pr_fields().await.map_err(|e| {
+            format!("cannot tell whether the `{APPROVAL_LABEL}` label approves the triage: {e}")
+        })?;
+        Ok(fields.labels.iter().any(|l| l == APPROVAL_LABEL))
+    }
+
+    fn label_pause(&self, count: usize) -> RoundEnd {
+        let run = &self.run.run_id;
+        RoundEnd::Paused {
+            kind: PauseKind::Approval,
+            reason: format!(
+                "{count} reply-only decision(s) await approval: a maintainer adds the label \
+                 `{APPROVAL_LABEL}` to the pull request and the next run posts them (or \
+                 `shepherd approve {run}` and `shepherd resume {run}` on this machine)"
+            ),
+        }
     }
 
     fn approval_pause(&self, count: usize) -> RoundEnd {

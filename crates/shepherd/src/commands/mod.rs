@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub(crate) mod approve;
+pub(crate) mod ci_event;
 pub(crate) mod demo;
 pub(crate) mod doctor;
 pub(crate) mod emulator;

@@ -19,6 +19,7 @@ use shepherd_engine::{
 };
 use shepherd_forge::Token;
 
+use super::ci_event::{CiArgs, CiJob};
 use crate::error::{CliError, CliResult};
 use crate::forge_setup::{
     config_layers, connect, current_checkout, current_forge_config, resolve_target_with, runtime,
@@ -35,8 +36,11 @@ use crate::ui::color_enabled_stderr;
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// The PR: `42`, `#42`, `owner/repo#42`, or a PR URL (with `#discussion_rN`: targeted mode)
-    #[arg(value_name = "TARGET")]
-    target: String,
+    #[arg(value_name = "TARGET", required_unless_present = "from_event")]
+    target: Option<String>,
+
+    #[command(flatten)]
+    ci: CiArgs,
 
     #[command(flatten)]
     forge: ForgeArgs,
@@ -53,7 +57,8 @@ pub(crate) struct RunArgs {
 #[derive(Debug, Clone, Args)]
 pub(crate) struct CommonRunArgs {
     /// How reply-only decisions are approved: `prompt` asks on a terminal (and pauses without
-    /// one), `auto` approves at once
+    /// one), `auto` approves at once, `label` approves when the PR carries the `shepherd-approved`
+    /// label (and pauses without it)
     #[arg(long, value_name = "MODE", value_parser = parse_approve)]
     pub approve: Option<ApproveMode>,
 
@@ -71,8 +76,9 @@ fn parse_approve(text: &str) -> Result<ApproveMode, String> {
     match text {
         "auto" => Ok(ApproveMode::Auto),
         "prompt" => Ok(ApproveMode::Prompt),
+        "label" => Ok(ApproveMode::Label),
         other => Err(format!(
-            "`{other}` is not an approval mode; use `auto` or `prompt`"
+            "`{other}` is not an approval mode; use `auto`, `prompt` or `label`"
         )),
     }
 }
@@ -450,7 +456,25 @@ pub(crate) fn engine_options() -> EngineOptions {
     }
 }
 
-pub(crate) fn cmd_run(args: RunArgs) -> CliResult<u8> {
+pub(crate) fn cmd_run(mut args: RunArgs) -> CliResult<u8> {
+    let job = CiJob::from_args(&args.ci)?;
+    let target = match &job {
+        Some(job) => match job.target(&mut args.forge) {
+            Some(target) => target,
+            None => return job.skipped(),
+        },
+        // clap requires TARGET without --from-event.
+        None => args.target.clone().unwrap_or_default(),
+    };
+    let result = run_target(&args, &target);
+    if let Some(job) = &job {
+        job.finish(&result)?;
+    }
+    print_outcome(&result?, args.common.json)
+}
+
+/// `shepherd run` for the target text `input`, to its outcome.
+fn run_target(args: &RunArgs, input: &str) -> CliResult<RunOutcome> {
     // Loaded once: the `[forge]` hosts decide the forge of a remote, and the
     // run is given the same layers.
     let mut layers = config_layers(Overrides {
@@ -458,7 +482,7 @@ pub(crate) fn cmd_run(args: RunArgs) -> CliResult<u8> {
         approve: args.common.approve,
         ..Overrides::default()
     })?;
-    let target = resolve_target_with(&args.target, &args.forge, &layers)?;
+    let target = resolve_target_with(input, &args.forge, &layers)?;
     let (checkout_file, repo_config) = trusted_repo_config(&target)?;
     if let Some(file) = checkout_file {
         layers.insert(0, file);
@@ -481,10 +505,9 @@ pub(crate) fn cmd_run(args: RunArgs) -> CliResult<u8> {
         ..engine_options()
     };
     let engine = Engine::new(forge, state, git, opts);
-    let outcome = runtime()?
+    runtime()?
         .block_on(engine.start(spec))
-        .map_err(engine_error)?;
-    print_outcome(&outcome, args.common.json)
+        .map_err(engine_error)
 }
 
 #[cfg(test)]
