@@ -349,9 +349,11 @@ pub(crate) fn github_event(
 
 /// The merge request of a GitLab merge request pipeline, from its variables.
 pub(crate) fn gitlab_pipeline(env: impl Fn(&str) -> Option<String>) -> CliResult<EventPr> {
-    let Some(iid) = env("CI_MERGE_REQUEST_IID") else {
+    // A pipeline started by a trigger (a webhook on review notes) names
+    // the merge request in SHEPHERD_MR_IID.
+    let Some(iid) = env("CI_MERGE_REQUEST_IID").or_else(|| env("SHEPHERD_MR_IID")) else {
         return Ok(EventPr::Skip(
-            "not a merge request pipeline (no CI_MERGE_REQUEST_IID)".to_owned(),
+            "not a merge request pipeline (no CI_MERGE_REQUEST_IID or SHEPHERD_MR_IID)".to_owned(),
         ));
     };
     let number = iid

