@@ -30,14 +30,8 @@ use crate::forge_setup::{ForgeArgs, ForgeFlag};
 pub(crate) struct CiArgs {
     /// Run for the pull request of a CI job instead of TARGET: a GitHub event payload file; with no
     /// PATH, the job's own (`$GITHUB_EVENT_PATH`, else GitLab's merge request pipeline variables)
-    #[arg(
-        long,
-        value_name = "PATH",
-        num_args = 0..=1,
-        default_missing_value = "",
-        conflicts_with = "target"
-    )]
-    pub from_event: Option<PathBuf>,
+    #[arg(long, value_name = "PATH", conflicts_with = "target")]
+    pub from_event: Option<Option<PathBuf>>,
 
     /// With --from-event: append the outputs (`status`, `rounds`, `report-path`, `run-dir`,
     /// `reason`) to FILE [default: $GITHUB_OUTPUT]
@@ -86,7 +80,7 @@ impl CiJob {
         let Some(path) = &args.from_event else {
             return Ok(None);
         };
-        let pr = if !path.as_os_str().is_empty() {
+        let pr = if let Some(path) = path {
             github_event_file(path, env_var)?
         } else if let Some(path) = env_var("GITHUB_EVENT_PATH") {
             github_event_file(Path::new(&path), env_var)?

@@ -7,6 +7,7 @@ mod common;
 mod fake_runner;
 
 mod test_ci_action;
+mod test_ci_gitlab;
 mod test_client;
 mod test_doctor;
 mod test_run_approval;

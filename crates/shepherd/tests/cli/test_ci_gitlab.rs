@@ -1,0 +1,161 @@
+//! The GitLab CI template's job (`examples/gitlab/shepherd.gitlab-ci.yml`)
+//! run as a shell runner runs it, with a merge request pipeline's
+//! variables, against the emulator in GitLab mode and the real binary:
+//! it converges, leaves its artifacts, posts the report as a note only
+//! when asked, and a second stateless job doubles nothing.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use shepherd_emulator::Scenario;
+
+use crate::common::{assert_honest_end_state, shepherd_replies, start, RUN_CONFIG};
+use crate::fake_runner::{gitlab_job, load_yaml, repo_root, scalar};
+
+fn pipeline_vars(
+    emu: &shepherd_emulator::RunningEmulator,
+    config: &Path,
+    bin_dir: &Path,
+) -> BTreeMap<String, String> {
+    let api = emu.gitlab_api_url();
+    let server = api.trim_end_matches("/api/v4").to_owned();
+    let path = std::env::var("PATH").unwrap_or_default();
+    [
+        ("CI_PIPELINE_SOURCE", "merge_request_event".to_owned()),
+        ("CI_MERGE_REQUEST_IID", "42".to_owned()),
+        ("CI_MERGE_REQUEST_PROJECT_PATH", "demo/authkit".to_owned()),
+        (
+            "CI_MERGE_REQUEST_SOURCE_PROJECT_PATH",
+            "demo/authkit".to_owned(),
+        ),
+        ("CI_PROJECT_PATH", "demo/authkit".to_owned()),
+        ("CI_PROJECT_ID", emu.gitlab_project_id().to_string()),
+        ("CI_SERVER_URL", server),
+        ("CI_API_V4_URL", api),
+        // Masked CI/CD variables of the project.
+        ("GITLAB_TOKEN", "emu_dev_token".to_owned()),
+        // The project's choices.
+        ("SHEPHERD_AGENT", "builtin".to_owned()),
+        ("SHEPHERD_APPROVE", "auto".to_owned()),
+        ("SHEPHERD_CONFIG_FILE", config.display().to_string()),
+        // shepherd on PATH: the template installs nothing.
+        ("PATH", format!("{}:{path}", bin_dir.display())),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_template_job_converges_and_a_second_job_doubles_nothing() {
+    let emu = start(Scenario::demo().unwrap().into_gitlab().unwrap()).await;
+    emu.wait_idle(std::time::Duration::from_secs(30)).await;
+    let template = load_yaml(&repo_root().join("examples/gitlab/shepherd.gitlab-ci.yml"));
+    // The job's rules: merge request pipelines of this project only.
+    let rules = &template[".shepherd"]["rules"];
+    let first_rule = scalar(&rules[0]["if"]);
+    assert!(
+        first_rule.contains("merge_request_event")
+            && first_rule.contains(
+                "$CI_MERGE_REQUEST_SOURCE_PROJECT_PATH == $CI_MERGE_REQUEST_PROJECT_PATH"
+            ),
+        "{first_rule}"
+    );
+    assert_eq!(
+        scalar(&template[".shepherd"]["resource_group"]),
+        "shepherd-mr-${CI_MERGE_REQUEST_IID}${SHEPHERD_MR_IID}"
+    );
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_shepherd")).parent().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    std::fs::write(&config, RUN_CONFIG).unwrap();
+
+    // Job 1, with the note asked for.
+    let project = tempfile::tempdir().unwrap();
+    let mut vars = pipeline_vars(&emu, &config, bin_dir);
+    vars.insert("SHEPHERD_MR_NOTE".into(), "true".into());
+    let job =
+        tokio::task::block_in_place(|| gitlab_job(&template, "shepherd", project.path(), &vars));
+    assert_eq!(job.exit, 0, "{}", job.log);
+    let outputs = std::fs::read_to_string(project.path().join("shepherd-outputs.txt")).unwrap();
+    assert!(outputs.contains("status=converged\n"), "{outputs}");
+    assert!(outputs.contains("rounds=2\n"), "{outputs}");
+    let report = std::fs::read_to_string(project.path().join("shepherd-report.md")).unwrap();
+    assert!(report.starts_with("## Shepherd: converged"), "{report}");
+    assert!(
+        project.path().join("shepherd-run/report.json").is_file(),
+        "the run directory is an artifact"
+    );
+    for path in template[".shepherd"]["artifacts"]["paths"]
+        .as_vec()
+        .unwrap()
+    {
+        assert!(
+            project.path().join(scalar(path)).exists(),
+            "artifact {path:?} exists"
+        );
+    }
+    // Every item of the demo's merge request answered once, and the
+    // report note, whose marker says it is Shepherd's own.
+    let replies = shepherd_replies(&emu, 42);
+    assert_eq!(replies.len(), 11, "{replies:?}");
+    assert_eq!(
+        replies.iter().filter(|i| *i == "shepherd-report").count(),
+        1
+    );
+    let answered = replies.len();
+    assert_honest_end_state(&emu, 42, answered);
+    let notes = |emu: &shepherd_emulator::RunningEmulator| {
+        emu.state_json()
+            .to_string()
+            .matches("## Shepherd: converged")
+            .count()
+    };
+    assert_eq!(notes(&emu), 1, "the report is posted once, as asked");
+
+    // Job 2: a fresh project directory and state, no note asked for.
+    let project = tempfile::tempdir().unwrap();
+    let vars = pipeline_vars(&emu, &config, bin_dir);
+    let job =
+        tokio::task::block_in_place(|| gitlab_job(&template, "shepherd", project.path(), &vars));
+    assert_eq!(job.exit, 0, "{}", job.log);
+    let outputs = std::fs::read_to_string(project.path().join("shepherd-outputs.txt")).unwrap();
+    assert!(outputs.contains("status=converged\n"), "{outputs}");
+    assert!(
+        outputs.contains("rounds=1\n"),
+        "nothing left to do: {outputs}"
+    );
+    // Nothing was posted: not even a reply to the report note.
+    assert_honest_end_state(&emu, 42, answered);
+    assert_eq!(notes(&emu), 1, "no note unless asked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_merge_request_is_skipped_before_any_request() {
+    let emu = start(Scenario::demo().unwrap().into_gitlab().unwrap()).await;
+    emu.wait_idle(std::time::Duration::from_secs(30)).await;
+    let template = load_yaml(&repo_root().join("examples/gitlab/shepherd.gitlab-ci.yml"));
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_shepherd")).parent().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    std::fs::write(&config, RUN_CONFIG).unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let mut vars = pipeline_vars(&emu, &config, bin_dir);
+    // The rules skip it; the binary skips it too if a rule is overridden.
+    vars.insert(
+        "CI_MERGE_REQUEST_SOURCE_PROJECT_PATH".into(),
+        "mallory/authkit".into(),
+    );
+    emu.reset_request_counts();
+    let job =
+        tokio::task::block_in_place(|| gitlab_job(&template, "shepherd", project.path(), &vars));
+    assert_eq!(job.exit, 0, "{}", job.log);
+    let outputs = std::fs::read_to_string(project.path().join("shepherd-outputs.txt")).unwrap();
+    assert!(outputs.contains("status=skipped\n"), "{outputs}");
+    assert!(outputs.contains("mallory/authkit"), "{outputs}");
+    assert!(
+        emu.request_counts().values().all(|n| *n == 0),
+        "{:?}",
+        emu.request_counts()
+    );
+}
