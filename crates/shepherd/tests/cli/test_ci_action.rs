@@ -187,3 +187,38 @@ fn reqwest_post(url: &str, token: &str, body: &str) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Two jobs on the same PR at once (two runners, two state directories, no
+/// shared database): the one whose push lands does the work; the other's
+/// non-forced push is refused by the forge, so it posts nothing. No reply
+/// is doubled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_concurrent_stateless_jobs_double_nothing() {
+    let emu = start_demo().await;
+    let api = emu.api_url();
+    let event = review_event("demo/authkit");
+    let (a, b) = (
+        runner(&event, &api, DEV_TOKEN).input("approve", "auto"),
+        runner(&event, &api, DEV_TOKEN).input("approve", "auto"),
+    );
+    let (ja, jb) = tokio::task::block_in_place(|| {
+        std::thread::scope(|s| {
+            let ha = s.spawn(|| a.run_action());
+            let hb = s.spawn(|| b.run_action());
+            (ha.join().unwrap(), hb.join().unwrap())
+        })
+    });
+    let statuses = [ja.outputs["status"].clone(), jb.outputs["status"].clone()];
+    assert!(
+        statuses.contains(&"converged".to_owned()),
+        "one job converges: {statuses:?}\n{}\n{}",
+        ja.log(),
+        jb.log()
+    );
+    assert_no_reply_doubled(&emu);
+    // Whatever the loser did, a later job finds everything answered once.
+    let c = runner(&event, &api, DEV_TOKEN).input("approve", "auto");
+    let job = run(&c);
+    assert_eq!(job.outputs["status"], "converged", "{}", job.log());
+    assert_honest_end_state(&emu, 42, 10);
+}

@@ -28,14 +28,25 @@ fn check(bin: &Path, args: &[&str]) {
 fn the_action_workflow_and_template_match_their_published_schemas() {
     let bin = python_tools();
     let schema = bin.join("check-jsonschema");
-    check(&schema, &["--builtin-schema", "vendor.github-actions", "action.yml"]);
     check(
         &schema,
-        &["--builtin-schema", "vendor.github-workflows", "examples/github/shepherd.yml"],
+        &["--builtin-schema", "vendor.github-actions", "action.yml"],
     );
     check(
         &schema,
-        &["--builtin-schema", "vendor.gitlab-ci", "examples/gitlab/shepherd.gitlab-ci.yml"],
+        &[
+            "--builtin-schema",
+            "vendor.github-workflows",
+            "examples/github/shepherd.yml",
+        ],
+    );
+    check(
+        &schema,
+        &[
+            "--builtin-schema",
+            "vendor.gitlab-ci",
+            "examples/gitlab/shepherd.gitlab-ci.yml",
+        ],
     );
 }
 
@@ -61,7 +72,12 @@ fn the_workflow_is_actionlint_clean_and_every_script_shellcheck_clean() {
     )
     .unwrap();
     let out = actionlint().arg(&bad).output().expect("actionlint runs");
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 
     // The scripts of the action's steps, the workflow's steps and the
     // template's sections, as bash.
@@ -70,7 +86,10 @@ fn the_workflow_is_actionlint_clean_and_every_script_shellcheck_clean() {
     let workflow = load_yaml(&repo_root().join("examples/github/shepherd.yml"));
     for step in workflow["jobs"]["shepherd"]["steps"].as_vec().unwrap() {
         if let Some(run) = step["run"].as_str() {
-            scripts.push((format!("workflow-step-{}.sh", scripts.len()), run.to_owned()));
+            scripts.push((
+                format!("workflow-step-{}.sh", scripts.len()),
+                run.to_owned(),
+            ));
         }
     }
     let action = load_yaml(&repo_root().join("action.yml"));
@@ -90,6 +109,9 @@ fn the_workflow_is_actionlint_clean_and_every_script_shellcheck_clean() {
     for (name, text) in &scripts {
         let path = dir.path().join(name);
         std::fs::write(&path, format!("#!/usr/bin/env bash\n{text}\n")).unwrap();
-        check(&bin.join("shellcheck"), &["--shell=bash", path.to_str().unwrap()]);
+        check(
+            &bin.join("shellcheck"),
+            &["--shell=bash", path.to_str().unwrap()],
+        );
     }
 }
