@@ -346,6 +346,33 @@ mod tests {
         .unwrap()
     }
 
+    #[test]
+    fn a_head_file_can_only_raise_the_approval_mode() {
+        // (trusted mode, head's mode, result)
+        use ApproveMode::{Auto, Label, Prompt};
+        for (base, head, after) in [
+            (Auto, Label, Label),
+            (Auto, Prompt, Prompt),
+            (Label, Prompt, Prompt),
+            (Label, Auto, Label),
+            (Prompt, Label, Prompt),
+            (Prompt, Auto, Prompt),
+        ] {
+            let mut config = trusted();
+            config.approve.mode = base;
+            let text = format!("[approve]\nmode = \"{}\"\n", head.as_str());
+            let notes = HeadConfig::parse("shepherd.toml", &text)
+                .unwrap()
+                .tighten(&mut config);
+            assert_eq!(config.approve.mode, after, "{base:?} + {head:?}");
+            assert_eq!(
+                notes.iter().any(|n| n.contains("cannot loosen approval")),
+                after != head,
+                "{base:?} + {head:?}: {notes:?}"
+            );
+        }
+    }
+
     fn tighten(head: &str) -> (Config, Vec<String>) {
         let mut config = trusted();
         let head = HeadConfig::parse("shepherd.toml", head).unwrap();
