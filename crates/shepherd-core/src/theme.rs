@@ -29,9 +29,11 @@
 //!    words starting with `prefix`, `*suffix` words ending with `suffix`, any
 //!    other word exactly (`log` does not match `login`; `logged in` reads as
 //!    `login`). Inside identifiers a rule word of four or more letters also
-//!    matches as part of a word (`RWMutex` holds `mutex`). Substring rules
-//!    cover scripts without spaces (Chinese, Japanese, Korean) and Russian
-//!    stems; code rules are substrings of code (`.unwrap()`, `mutex`).
+//!    matches as part of a word (`RWMutex` holds `mutex`). Word rules also
+//!    hold the common themes' words of Spanish, Portuguese, French and
+//!    German; substring rules cover scripts without spaces (Chinese,
+//!    Japanese, Korean) and Russian stems; code rules are substrings of code
+//!    (`.unwrap()`, `mutex`).
 //! 3. Each rule adds its weight times the place's multiplier for each match,
 //!    counting at most two matches per rule (the heaviest), so one repeated
 //!    word cannot drown the rest. A suggestion that only rewrites prose adds
