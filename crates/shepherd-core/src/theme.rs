@@ -1656,7 +1656,8 @@ impl Parsed {
                     if k > 0 && !word.is_char_boundary(k) {
                         continue;
                     }
-                    let candidates = &index.by_first[bucket_of(byte)];
+                    let next = word.as_bytes().get(k + 1).copied();
+                    let candidates = &index.by_first[pair_bucket(byte, next)];
                     let suffixes: &[usize] = if k == 0 { &index.by_suffix } else { &[] };
                     for &r in candidates.iter().chain(suffixes) {
                         if matches[r] >= MAX_MATCHES_PER_RULE || seen.contains(&r) {
@@ -1682,9 +1683,19 @@ impl Parsed {
         for (rule, multiplier) in index.rules.iter().zip(&multipliers) {
             scores[rule.theme.index()] += rule.weight * multiplier;
         }
-        let ascii_prose = self.sentences.iter().all(|(s, _)| s.is_ascii());
+        // The characters of other scripts in the prose: a needle of another
+        // script is only searched for when its first character occurs.
+        let mut non_ascii: Vec<char> = self
+            .sentences
+            .iter()
+            .flat_map(|(s, _)| s.chars())
+            .filter(|c| !c.is_ascii())
+            .collect();
+        non_ascii.sort_unstable();
+        non_ascii.dedup();
         for &(theme, needle, weight) in PROSE_SUBSTRING_RULES {
-            if ascii_prose && !needle.is_ascii() {
+            let first = needle.chars().next().unwrap_or(' ');
+            if !first.is_ascii() && non_ascii.binary_search(&first).is_err() {
                 continue;
             }
             let mut left = MAX_MATCHES_PER_RULE;
@@ -2137,11 +2148,11 @@ struct WordRule {
 }
 
 /// The word rules ([`WORD_RULES`], and [`PROCESS_RULES`] as
-/// [`Theme::Other`]), indexed by the first byte of their first word so that
-/// a word is only compared with the rules it can start.
+/// [`Theme::Other`]), indexed by the first two bytes of their first word so
+/// that a word is only compared with the rules it can start.
 struct RuleIndex {
     rules: Vec<WordRule>,
-    /// Rules by [`bucket_of`] their first byte.
+    /// Rules by [`pair_bucket`] of their first two bytes.
     by_first: Vec<Vec<usize>>,
     /// Rules whose first word is a `*suffix` pattern: tried on every word.
     by_suffix: Vec<usize>,
@@ -2163,6 +2174,11 @@ fn bucket_of(byte: u8) -> usize {
     }
 }
 
+/// The bucket of a word's first two bytes (`None`: the word has one byte).
+fn pair_bucket(first: u8, second: Option<u8>) -> usize {
+    bucket_of(first) * (BUCKETS + 1) + second.map_or(BUCKETS, bucket_of)
+}
+
 fn rule_index() -> &'static RuleIndex {
     static INDEX: std::sync::OnceLock<RuleIndex> = std::sync::OnceLock::new();
     INDEX.get_or_init(|| {
@@ -2176,14 +2192,25 @@ fn rule_index() -> &'static RuleIndex {
                 weight,
             })
             .collect();
-        let mut by_first = vec![Vec::new(); BUCKETS];
+        let mut by_first = vec![Vec::new(); BUCKETS * (BUCKETS + 1)];
         let mut by_suffix = Vec::new();
         for (i, rule) in rules.iter().enumerate() {
             let first = rule.parts.first().copied().unwrap_or("");
             if first.starts_with('*') {
                 by_suffix.push(i);
             } else {
-                by_first[first.bytes().next().map_or(BUCKETS - 1, bucket_of)].push(i);
+                let stem = stem_of(first).as_bytes();
+                let b0 = stem.first().copied().unwrap_or(b' ');
+                match stem.get(1) {
+                    Some(&b1) => by_first[pair_bucket(b0, Some(b1))].push(i),
+                    // `x` matches the one-byte word; `x*` any word from `x`.
+                    None if first.ends_with('*') => {
+                        for b in 0..=BUCKETS {
+                            by_first[bucket_of(b0) * (BUCKETS + 1) + b].push(i);
+                        }
+                    }
+                    None => by_first[pair_bucket(b0, None)].push(i),
+                }
             }
         }
         RuleIndex {

@@ -257,8 +257,10 @@ fn clusters_with_the_classifier_s_themes_agree_with_those_of_the_labels() {
 #[test]
 fn classification_stays_within_its_time_budget() {
     let rows = corpus();
-    // The fastest of several rounds: the machine may be busy with others.
-    let fastest = (0..7)
+    // The fastest of several rounds: the machine may be busy with others
+    // (an optimized build runs more, each a few milliseconds).
+    let rounds = if cfg!(debug_assertions) { 7 } else { 50 };
+    let fastest = (0..rounds)
         .map(|_| {
             let start = std::time::Instant::now();
             for row in &rows {
@@ -273,7 +275,7 @@ fn classification_stays_within_its_time_budget() {
         .min()
         .unwrap_or_default();
     let per_comment = fastest.as_micros() / rows.len() as u128;
-    println!("{per_comment} µs per comment (fastest of 7 rounds)");
+    println!("{per_comment} µs per comment (fastest of {rounds} rounds)");
     assert!(
         per_comment < MICROS_PER_COMMENT,
         "{per_comment} µs per comment, budget {MICROS_PER_COMMENT} µs"
