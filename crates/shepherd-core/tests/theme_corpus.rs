@@ -17,7 +17,10 @@ use shepherd_core::theme::{classify_theme_at, Theme};
 
 /// Held-out accuracy floors: the figures reached when the rules were last
 /// changed (54/80, 45/70 and 9/10), rounded down. A change that lowers any
-/// of them fails.
+/// of them fails. The target is 70% overall and 60% on human
+/// comments: the human floor is above it, the overall floor two comments
+/// below it (56/80 would be 70%), so the overall target is not asserted
+/// here, and not claimed.
 const HELD_OUT_OVERALL_FLOOR: f64 = 0.67;
 const HELD_OUT_HUMAN_FLOOR: f64 = 0.64;
 const HELD_OUT_BOT_FLOOR: f64 = 0.90;
