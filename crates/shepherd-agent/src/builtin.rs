@@ -616,7 +616,6 @@ mod tests {
     use crate::task::{ClusterContext, PrContext, TaskItem};
     use crate::validate::parse_answer;
     use shepherd_core::cluster::Cluster;
-    use shepherd_core::model::ForgeKind;
     use shepherd_core::model::{
         Author, AuthorKind, Comment, DiffSide, ForgeKind, ReviewThread, SubjectType,
         TopLevelComment, TopLevelKind,

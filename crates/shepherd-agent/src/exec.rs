@@ -807,11 +807,11 @@ mod tests {
                 .chain([("PATH".into(), "/bin".into())])
                 .collect();
             // Named as pass-through, credentials and fixed values: none gets in.
-            let names: Vec<String> = vars.iter().map(|v| (*v).to_owned()).collect();
+            let named: Vec<String> = vars.iter().map(|v| (*v).to_owned()).collect();
             let policy = EnvPolicy {
-                pass: names.clone(),
-                credentials: names.clone(),
-                set: names.iter().map(|n| (n.clone(), "x".into())).collect(),
+                pass: named.clone(),
+                credentials: named.clone(),
+                set: named.iter().map(|n| (n.clone(), "x".into())).collect(),
                 parent: Some(parent),
             };
             let env = policy.resolve();
