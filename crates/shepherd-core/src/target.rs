@@ -194,6 +194,16 @@ pub struct TargetContext {
     pub github_hosts: Vec<String>,
 }
 
+impl TargetContext {
+    /// The hosts configured as `forge`'s self-hosted instances.
+    pub fn hosts_of(&self, forge: ForgeKind) -> &[String] {
+        match forge {
+            ForgeKind::GitHub => &self.github_hosts,
+            ForgeKind::GitLab => &self.gitlab_hosts,
+        }
+    }
+}
+
 impl fmt::Debug for TargetContext {
     // `--repo` may be a URL; never print credentials it might carry.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1365,13 +1375,10 @@ fn configured_forge(host: &str, ctx: &TargetContext) -> Option<ForgeKind> {
         let h = normalize_host(host);
         c == h || (!c.contains(':') && c == host_name(&h))
     };
-    if ctx.gitlab_hosts.iter().any(matches) {
-        Some(ForgeKind::GitLab)
-    } else if ctx.github_hosts.iter().any(matches) {
-        Some(ForgeKind::GitHub)
-    } else {
-        None
-    }
+    // A host is one forge's (the configuration refuses it in two lists).
+    ForgeKind::ALL
+        .into_iter()
+        .find(|kind| ctx.hosts_of(*kind).iter().any(matches))
 }
 
 /// A guess from the host's first label, used only when nothing else says.
