@@ -47,7 +47,7 @@ struct DemoForge {
 }
 
 impl DemoForge {
-    fn name(&self) -> &'static str {
+    fn display_name(&self) -> &'static str {
         self.kind.spec().display_name
     }
 
@@ -158,7 +158,7 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
             .map_err(CliError::failure)?;
         eprintln!(
             "Started the {} emulator at {} with the demo's {}.",
-            forge.name(),
+            forge.display_name(),
             forge.api_url(&emu),
             forge.reference(&owner, &name, number)
         );
