@@ -4,8 +4,8 @@
 //! Every answer type denies unknown fields and requires every field (an
 //! optional one is `null` when absent), so the generated schema is strict
 //! enough for CLIs that enforce structured output. Core types that do not
-//! implement `JsonSchema` ([`Decision`], [`Theme`]) are described by private
-//! mirror enums, tested to match them exactly.
+//! implement `JsonSchema` ([`Decision`], [`Theme`]) get their schema from
+//! their one list in core (`Decision::ALL`, `Theme::ALL`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -304,39 +304,48 @@ impl<T: JsonSchema> JsonSchema for Nullable<T> {
     }
 }
 
-/// What to do about an item. (Schema of the core `Decision`: the same names.)
-#[derive(JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-#[allow(dead_code)] // only its schema is used
-enum DecisionSchema {
-    CodeChange,
-    MetadataChange,
-    Question,
-    Wontfix,
-    AlreadyAddressed,
-    Invalid,
-    NeedsHuman,
+/// The schema of a core enum of names, generated from its one list
+/// (`Decision::ALL`, `Theme::ALL`): a new core variant is in the agents'
+/// schema without an edit here.
+fn names_schema(description: &str, names: impl Iterator<Item = &'static str>) -> schemars::Schema {
+    let names: Vec<&str> = names.collect();
+    schemars::json_schema!({
+        "description": description,
+        "enum": names,
+        "type": "string"
+    })
 }
 
-/// The item's theme category. (Schema of the core `Theme`: the same names.)
-#[derive(JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-#[allow(dead_code)] // only its schema is used
-enum ThemeSchema {
-    ErrorHandling,
-    Validation,
-    TypeSafety,
-    Naming,
-    Performance,
-    Testing,
-    Security,
-    Documentation,
-    Style,
-    Architecture,
-    Concurrency,
-    ResourceManagement,
-    Logging,
-    Other,
+/// Schema of the core [`Decision`], from [`Decision::ALL`].
+struct DecisionSchema;
+
+impl JsonSchema for DecisionSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DecisionSchema".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        names_schema(
+            "What to do about an item. (Schema of the core `Decision`: the same names.)",
+            Decision::ALL.into_iter().map(Decision::as_str),
+        )
+    }
+}
+
+/// Schema of the core [`Theme`], from [`Theme::ALL`].
+struct ThemeSchema;
+
+impl JsonSchema for ThemeSchema {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ThemeSchema".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        names_schema(
+            "The item's theme category. (Schema of the core `Theme`: the same names.)",
+            Theme::ALL.into_iter().map(Theme::as_str),
+        )
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -658,16 +667,7 @@ mod tests {
     #[test]
     fn decision_mirror_matches_core() {
         let schema = schemars::schema_for!(TriageAnswer).to_value();
-        let all = [
-            Decision::CodeChange,
-            Decision::MetadataChange,
-            Decision::Question,
-            Decision::Wontfix,
-            Decision::AlreadyAddressed,
-            Decision::Invalid,
-            Decision::NeedsHuman,
-        ];
-        let core: Vec<String> = all
+        let core: Vec<String> = Decision::ALL
             .iter()
             .map(|d| {
                 serde_json::to_value(d)

@@ -32,8 +32,8 @@ use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use async_trait::async_trait;
+use shepherd_core::forges::SuggestionSyntax;
 use shepherd_core::ledger::Decision;
-use shepherd_core::model::ForgeKind;
 use shepherd_core::suggestion::SuggestionEdit;
 use shepherd_core::theme::classify_theme;
 
@@ -318,9 +318,9 @@ pub fn triage(task: &TriageTask) -> TriageAnswer {
 /// (see the module docs): on GitHub the item's own; on GitLab GitLab's
 /// reading of the item, anchored on the file at `pr.head_sha`.
 pub fn settle(pr: &PrContext, worktree: &Path, item: &TaskItem) -> SuggestionState {
-    match pr.forge {
-        ForgeKind::GitHub => item.suggestion.clone(),
-        ForgeKind::GitLab => match item.gitlab_suggestion() {
+    match pr.forge.spec().suggestion {
+        SuggestionSyntax::Fenced => item.suggestion.clone(),
+        SuggestionSyntax::RelativeRange => match item.gitlab_suggestion() {
             SuggestionState::Applicable { edit } if edit.anchor_pending => {
                 let pinned = file_at_commit(worktree, &pr.head_sha, &edit.site.path)
                     .and_then(|file| edit.pinned(&file).map_err(|e| e.to_string()));

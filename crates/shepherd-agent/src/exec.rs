@@ -46,7 +46,7 @@ pub const MAX_STDERR: usize = 1 << 20;
 ///
 /// Case-insensitive. Matches `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*PASSWD*`,
 /// `*CREDENTIAL*`, `*API_KEY*`, `*APIKEY*`, `*PRIVATE_KEY*`, `*_KEY`, `*_PAT`,
-/// `*JWT*`, and every `GH_*`, `GITHUB_*` and `GITLAB_*`.
+/// `*JWT*`, and every forge variable ([`is_forge_credential`]).
 pub fn is_token_like(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     const INFIXES: [&str; 8] = [
@@ -63,29 +63,22 @@ pub fn is_token_like(name: &str) -> bool {
         || upper.contains("PRIVATE_KEY")
         || upper.ends_with("_KEY")
         || upper.ends_with("_PAT")
-        || ["GH_", "GITHUB_", "GITLAB_"]
-            .iter()
-            .any(|p| upper.starts_with(p))
+        || is_forge_credential(name)
 }
 
-/// Whether a variable name holds (or configures) forge credentials: every
-/// `GH_*`, `GITHUB_*`, `GITLAB_*`, `GL_*` and `GLAB_*` name, any name
-/// mentioning GitHub or GitLab (`COPILOT_GITHUB_TOKEN`,
-/// `GITHUB_ENTERPRISE_TOKEN`), `CI_JOB_TOKEN`, and whatever the
-/// configuration refuses in `agent.env`
-/// ([`shepherd_core::config::is_forge_credential_name`]). Case-insensitive.
+/// Whether a variable name holds (or configures) forge credentials: the
+/// rule derived from the forge registry
+/// ([`shepherd_core::forges::is_forge_variable`]): every variable with a
+/// forge's prefix (`GH_*`, `GITHUB_*`, `GITLAB_*`, `GL_*`, `GLAB_*`), any
+/// name mentioning a forge (`COPILOT_GITHUB_TOKEN`), and every forge token
+/// or credential variable (`CI_JOB_TOKEN`), which the configuration also
+/// refuses in `agent.env`. Case-insensitive. A forge described in the
+/// registry is sealed out here without further edits.
 ///
 /// Such a variable never reaches an agent, not even as a provider's own
 /// credential: GitHub Copilot uses its stored login instead.
 pub fn is_forge_credential(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["GH_", "GITHUB_", "GITLAB_", "GL_", "GLAB_"]
-        .iter()
-        .any(|p| upper.starts_with(p))
-        || upper.contains("GITHUB")
-        || upper.contains("GITLAB")
-        || upper == "CI_JOB_TOKEN"
-        || shepherd_core::config::is_forge_credential_name(name)
+    shepherd_core::forges::is_forge_variable(name)
 }
 
 /// Which variables an agent gets.
@@ -799,6 +792,36 @@ mod tests {
             "PATH",
         ] {
             assert!(!is_forge_credential(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn every_forge_token_variable_is_sealed_from_agents() {
+        use shepherd_core::ForgeKind;
+        for kind in ForgeKind::ALL {
+            let vars: Vec<&str> = kind.credential_vars().collect();
+            assert!(!vars.is_empty(), "{kind}");
+            let parent: Vec<(OsString, OsString)> = vars
+                .iter()
+                .map(|v| ((*v).into(), "forge-secret".into()))
+                .chain([("PATH".into(), "/bin".into())])
+                .collect();
+            // Named as pass-through, credentials and fixed values: none gets in.
+            let named: Vec<String> = vars.iter().map(|v| (*v).to_owned()).collect();
+            let policy = EnvPolicy {
+                pass: named.clone(),
+                credentials: named.clone(),
+                set: named.iter().map(|n| (n.clone(), "x".into())).collect(),
+                parent: Some(parent),
+            };
+            let env = policy.resolve();
+            assert_eq!(names(&env), ["PATH"], "{kind}");
+            for var in vars {
+                assert!(
+                    is_forge_credential(var) && is_token_like(var),
+                    "{kind}: {var}"
+                );
+            }
         }
     }
 

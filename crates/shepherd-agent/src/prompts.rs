@@ -15,6 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
+use shepherd_core::config::AgentRole;
+
 use crate::answer::ThreadOutcome;
 use crate::task::{
     ApplyReviewTask, FixTask, FixValidationTask, HeldFinding, ItemKind, PrContext, ReviewTask,
@@ -32,7 +34,7 @@ const APPLY_REVIEW: &str = include_str!("../prompts/apply-review.md");
 /// agent is told how to read it itself.
 pub const MAX_PROMPT_DIFF: usize = 100_000;
 
-/// Which prompt.
+/// Which prompt: the roles of [`AgentRole`] that have one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PromptName {
     /// `triage.md`.
@@ -60,16 +62,27 @@ impl PromptName {
         PromptName::ApplyReview,
     ];
 
-    /// The file stem (`cluster-fix`).
+    /// The file stem: the role's name (`cluster-fix`).
     pub fn as_str(self) -> &'static str {
+        self.role().as_str()
+    }
+
+    /// The role this prompt is for.
+    pub fn role(self) -> AgentRole {
         match self {
-            PromptName::Triage => "triage",
-            PromptName::Fix => "fix",
-            PromptName::ClusterFix => "cluster-fix",
-            PromptName::FixValidation => "fix-validation",
-            PromptName::Review => "review",
-            PromptName::ApplyReview => "apply-review",
+            PromptName::Triage => AgentRole::Triage,
+            PromptName::Fix => AgentRole::Fix,
+            PromptName::ClusterFix => AgentRole::ClusterFix,
+            PromptName::FixValidation => AgentRole::FixValidation,
+            PromptName::Review => AgentRole::Review,
+            PromptName::ApplyReview => AgentRole::ApplyReview,
         }
+    }
+
+    /// The prompt of `role`; `None` for a role without one
+    /// (`report-narrative`, not built yet).
+    pub fn of_role(role: AgentRole) -> Option<PromptName> {
+        PromptName::ALL.into_iter().find(|p| p.role() == role)
     }
 
     fn default_template(self) -> &'static str {

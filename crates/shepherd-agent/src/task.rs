@@ -17,55 +17,11 @@ use shepherd_core::suggestion::{extract_suggestions, SuggestionEdit, SuggestionE
 
 use crate::answer::{ReviewFinding, ThreadOutcome};
 
-/// The agent roles of SPEC section 7.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Role {
-    /// Decide what to do about each new item.
-    Triage,
-    /// Fix one isolated code-change item.
-    Fix,
-    /// Fix a cluster of related items at their root.
-    ClusterFix,
-    /// Judge, read-only, whether a fix addresses the items it was for.
-    FixValidation,
-    /// Read-only review of the commits the forge has not seen.
-    Review,
-    /// Fix the review findings that held.
-    ApplyReview,
-    /// Optional narrative for the report (not implemented yet).
-    ReportNarrative,
-}
-
-impl Role {
-    /// The kebab-case name, also the prompt file's stem (`cluster-fix`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Triage => "triage",
-            Role::Fix => "fix",
-            Role::ClusterFix => "cluster-fix",
-            Role::FixValidation => "fix-validation",
-            Role::Review => "review",
-            Role::ApplyReview => "apply-review",
-            Role::ReportNarrative => "report-narrative",
-        }
-    }
-}
-
-impl Role {
-    /// Whether the role may change files. Providers give read-only roles
-    /// read-only tools (or a read-only sandbox) and writing roles write
-    /// access to the worktree; no role may commit or push.
-    pub fn writes(self) -> bool {
-        matches!(self, Role::Fix | Role::ClusterFix | Role::ApplyReview)
-    }
-}
-
-impl std::fmt::Display for Role {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The agent roles of SPEC section 7: core's [`AgentRole`], the one role
+/// enum (configuration, prompts, tasks and providers use it).
+///
+/// [`AgentRole`]: shepherd_core::config::AgentRole
+pub use shepherd_core::config::AgentRole as Role;
 
 /// The pull request a task is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

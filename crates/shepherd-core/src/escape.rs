@@ -88,6 +88,21 @@ pub fn code_span(text: &str) -> String {
     format!("`{}`", visible(text).replace('`', "'"))
 }
 
+/// [`markdown`] of `text` on one line: line breaks become spaces (a
+/// table cell, a list item), every other unsafe character a visible escape.
+pub fn markdown_line(text: &str) -> String {
+    markdown(&one_line(text))
+}
+
+/// [`code_span`] of `text` on one line: line breaks become spaces.
+pub fn code_span_line(text: &str) -> String {
+    code_span(&one_line(text))
+}
+
+fn one_line(text: &str) -> String {
+    text.replace("\r\n", " ").replace(['\n', '\r'], " ")
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
@@ -113,6 +128,19 @@ mod tests {
         ] {
             assert_eq!(visible(raw), shown, "{raw:?}");
         }
+    }
+
+    #[test]
+    fn one_line_forms_turn_line_breaks_into_spaces() {
+        assert_eq!(
+            markdown_line("two *bugs*\nhere\r\n<b>"),
+            "two \\*bugs\\* here \\<b\\>"
+        );
+        assert_eq!(
+            code_span_line("cargo test `x`\nnext"),
+            "`cargo test 'x' next`"
+        );
+        assert_eq!(markdown_line("esc\u{1b}"), "esc\\\\x1b");
     }
 
     #[test]

@@ -374,8 +374,8 @@ fn check_result(
             Rule::DecisionMismatch,
             format!(
                 "result decision {} differs from the approved {}",
-                decision.name(),
-                want.name()
+                decision.as_str(),
+                want.as_str()
             ),
         ),
         Some(_) => {}
@@ -387,8 +387,8 @@ fn check_result(
             Rule::OutcomeInconsistent,
             format!(
                 "outcome {} is not allowed for decision {}",
-                outcome.name(),
-                decision.name()
+                outcome.as_str(),
+                decision.as_str()
             ),
         );
     }
@@ -409,8 +409,8 @@ fn check_result(
             Rule::UnexpectedCommit,
             format!(
                 "names commit {sha} but its outcome is {} for {}",
-                outcome.name(),
-                decision.name()
+                outcome.as_str(),
+                decision.as_str()
             ),
         ),
         (None, false) => {}
@@ -427,8 +427,8 @@ fn check_result(
             Rule::UnexpectedMetadata,
             format!(
                 "claims an applied metadata edit but its outcome is {} for {}",
-                outcome.name(),
-                decision.name()
+                outcome.as_str(),
+                decision.as_str()
             ),
         ),
         _ => {}
@@ -443,8 +443,8 @@ fn check_result(
                 "resolve_authorized is {} but the table says {} for {} / {}{}",
                 result.resolve_authorized,
                 want,
-                decision.name(),
-                outcome.name(),
+                decision.as_str(),
+                outcome.as_str(),
                 match &item.kind {
                     GateItemKind::TopLevel { .. } => " on a top-level comment",
                     GateItemKind::ReviewThread {
@@ -523,61 +523,14 @@ fn check_commit(
     }
 }
 
-/// How SPEC spells a decision or an outcome (`code-change`, `fixed-differently`).
-trait Name {
-    fn name(&self) -> &'static str;
-}
-
-impl Name for Decision {
-    fn name(&self) -> &'static str {
-        match self {
-            Decision::CodeChange => "code-change",
-            Decision::MetadataChange => "metadata-change",
-            Decision::Question => "question",
-            Decision::Wontfix => "wontfix",
-            Decision::AlreadyAddressed => "already-addressed",
-            Decision::Invalid => "invalid",
-            Decision::NeedsHuman => "needs-human",
-        }
-    }
-}
-
-impl Name for Outcome {
-    fn name(&self) -> &'static str {
-        match self {
-            Outcome::Fixed => "fixed",
-            Outcome::FixedDifferently => "fixed-differently",
-            Outcome::NotAddressing => "not-addressing",
-            Outcome::Declined => "declined",
-            Outcome::Replied => "replied",
-            Outcome::NeedsHuman => "needs-human",
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const DECISIONS: [Decision; 7] = [
-        Decision::CodeChange,
-        Decision::MetadataChange,
-        Decision::Question,
-        Decision::Wontfix,
-        Decision::AlreadyAddressed,
-        Decision::Invalid,
-        Decision::NeedsHuman,
-    ];
-    const OUTCOMES: [Outcome; 6] = [
-        Outcome::Fixed,
-        Outcome::FixedDifferently,
-        Outcome::NotAddressing,
-        Outcome::Declined,
-        Outcome::Replied,
-        Outcome::NeedsHuman,
-    ];
+    const DECISIONS: [Decision; 7] = Decision::ALL;
+    const OUTCOMES: [Outcome; 6] = Outcome::ALL;
 
     fn cfg(resolve_wontfix: bool, resolve_human_threads: bool) -> GateConfig {
         GateConfig {

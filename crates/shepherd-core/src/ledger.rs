@@ -44,6 +44,74 @@ pub enum Outcome {
     NeedsHuman,
 }
 
+impl Decision {
+    /// Every decision, in the order of SPEC section 4. (The one list: the
+    /// agents' answer schema, the approval prompt and the gate read it.)
+    pub const ALL: [Decision; 7] = [
+        Decision::CodeChange,
+        Decision::MetadataChange,
+        Decision::Question,
+        Decision::Wontfix,
+        Decision::AlreadyAddressed,
+        Decision::Invalid,
+        Decision::NeedsHuman,
+    ];
+
+    /// The kebab-case name (`code-change`), as serde and the SPEC spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::CodeChange => "code-change",
+            Decision::MetadataChange => "metadata-change",
+            Decision::Question => "question",
+            Decision::Wontfix => "wontfix",
+            Decision::AlreadyAddressed => "already-addressed",
+            Decision::Invalid => "invalid",
+            Decision::NeedsHuman => "needs-human",
+        }
+    }
+
+    /// The decision named `name` (`code-change`), if any.
+    pub fn from_name(name: &str) -> Option<Decision> {
+        Decision::ALL.into_iter().find(|d| d.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Outcome {
+    /// Every outcome, in the order of SPEC section 4.
+    pub const ALL: [Outcome; 6] = [
+        Outcome::Fixed,
+        Outcome::FixedDifferently,
+        Outcome::NotAddressing,
+        Outcome::Declined,
+        Outcome::Replied,
+        Outcome::NeedsHuman,
+    ];
+
+    /// The kebab-case name (`fixed-differently`), as serde and the SPEC spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Fixed => "fixed",
+            Outcome::FixedDifferently => "fixed-differently",
+            Outcome::NotAddressing => "not-addressing",
+            Outcome::Declined => "declined",
+            Outcome::Replied => "replied",
+            Outcome::NeedsHuman => "needs-human",
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One ledger entry: an item in a round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LedgerEntry {
@@ -117,5 +185,23 @@ impl FromIterator<LedgerEntry> for Ledger {
         Ledger {
             entries: iter.into_iter().collect(),
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_serde_names() {
+        for d in Decision::ALL {
+            assert_eq!(serde_json::to_value(d).unwrap(), d.as_str());
+            assert_eq!(Decision::from_name(d.as_str()), Some(d));
+        }
+        for o in Outcome::ALL {
+            assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
+        }
+        assert_eq!(Decision::from_name("fix-it"), None);
     }
 }

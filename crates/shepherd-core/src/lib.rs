@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod config;
 pub mod converge;
 pub mod escape;
+pub mod forges;
 pub mod gate;
 pub mod glob;
 pub mod ledger;

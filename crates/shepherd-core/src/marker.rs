@@ -180,10 +180,7 @@ impl ForgeKind {
     /// The most characters a comment body may have: GitHub 65,536; GitLab
     /// (notes) 1,000,000.
     pub fn comment_body_limit(self) -> usize {
-        match self {
-            ForgeKind::GitHub => 65_536,
-            ForgeKind::GitLab => 1_000_000,
-        }
+        self.spec().comment_body_limit
     }
 }
 

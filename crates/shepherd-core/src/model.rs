@@ -18,18 +18,12 @@ pub enum ForgeKind {
 impl ForgeKind {
     /// The word users type for this forge (`github`, `gitlab`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            ForgeKind::GitHub => "github",
-            ForgeKind::GitLab => "gitlab",
-        }
+        self.spec().name
     }
 
     /// What this forge calls a change request ("pull request", "merge request").
     pub fn request_noun(self) -> &'static str {
-        match self {
-            ForgeKind::GitHub => "pull request",
-            ForgeKind::GitLab => "merge request",
-        }
+        self.spec().request_noun
     }
 }
 

@@ -369,37 +369,14 @@ impl Report {
     }
 }
 
-const OUTCOME_ORDER: [Outcome; 6] = [
-    Outcome::Fixed,
-    Outcome::FixedDifferently,
-    Outcome::NotAddressing,
-    Outcome::Declined,
-    Outcome::Replied,
-    Outcome::NeedsHuman,
-];
+const OUTCOME_ORDER: [Outcome; 6] = Outcome::ALL;
 
 fn outcome_word(outcome: Option<Outcome>) -> &'static str {
-    match outcome {
-        Some(Outcome::Fixed) => "fixed",
-        Some(Outcome::FixedDifferently) => "fixed-differently",
-        Some(Outcome::NotAddressing) => "not-addressing",
-        Some(Outcome::Declined) => "declined",
-        Some(Outcome::Replied) => "replied",
-        Some(Outcome::NeedsHuman) => "needs-human",
-        None => "undecided",
-    }
+    outcome.map_or("undecided", Outcome::as_str)
 }
 
 fn decision_word(decision: Decision) -> &'static str {
-    match decision {
-        Decision::CodeChange => "code-change",
-        Decision::MetadataChange => "metadata-change",
-        Decision::Question => "question",
-        Decision::Wontfix => "wontfix",
-        Decision::AlreadyAddressed => "already-addressed",
-        Decision::Invalid => "invalid",
-        Decision::NeedsHuman => "needs-human",
-    }
+    decision.as_str()
 }
 
 fn sort_key(path: &Option<String>, line: Option<u32>, id: &str) -> (String, u32, String) {

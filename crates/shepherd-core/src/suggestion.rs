@@ -60,6 +60,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::forges::SuggestionSyntax;
 use crate::marker::Marker;
 use crate::model::{DiffSide, ForgeKind, ReviewThread, SubjectType};
 
@@ -728,9 +729,9 @@ impl SuggestionEdit {
         viewer: &str,
         head_file: Option<&str>,
     ) -> Result<Self, SuggestionError> {
-        match forge {
-            ForgeKind::GitHub => Self::from_thread(thread, viewer),
-            ForgeKind::GitLab => Self::from_gitlab_thread(thread, viewer, head_file),
+        match forge.spec().suggestion {
+            SuggestionSyntax::Fenced => Self::from_thread(thread, viewer),
+            SuggestionSyntax::RelativeRange => Self::from_gitlab_thread(thread, viewer, head_file),
         }
     }
 

@@ -194,6 +194,16 @@ pub struct TargetContext {
     pub github_hosts: Vec<String>,
 }
 
+impl TargetContext {
+    /// The hosts configured as `forge`'s self-hosted instances.
+    pub fn hosts_of(&self, forge: ForgeKind) -> &[String] {
+        match forge {
+            ForgeKind::GitHub => &self.github_hosts,
+            ForgeKind::GitLab => &self.gitlab_hosts,
+        }
+    }
+}
+
 impl fmt::Debug for TargetContext {
     // `--repo` may be a URL; never print credentials it might carry.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1074,38 +1084,37 @@ fn looks_like_schemeless_url(tok: &str) -> bool {
 }
 
 fn keyword_kind(lower: &str) -> Option<ForgeKind> {
-    match lower {
-        "pr" => Some(ForgeKind::GitHub),
-        "mr" => Some(ForgeKind::GitLab),
-        _ => None,
-    }
+    ForgeKind::ALL
+        .into_iter()
+        .find(|k| k.spec().request_abbrev == lower)
 }
 
 fn two_word_keyword(lower: &str, next: &str) -> Option<ForgeKind> {
     if !next.eq_ignore_ascii_case("request") {
         return None;
     }
-    match lower {
-        "pull" => Some(ForgeKind::GitHub),
-        "merge" => Some(ForgeKind::GitLab),
-        _ => None,
-    }
+    ForgeKind::ALL
+        .into_iter()
+        .find(|k| k.spec().request_word == lower)
 }
 
 /// `#42` → (GitHub, "42"); `!42` → (GitLab, "42"); `42` → (None, "42").
 fn sigil_number(tok: &str) -> Option<(Option<ForgeKind>, &str)> {
-    let (sigil, digits) = match tok.as_bytes().first()? {
-        b'#' => (Some(ForgeKind::GitHub), &tok[1..]),
-        b'!' => (Some(ForgeKind::GitLab), &tok[1..]),
-        _ => (None, tok),
+    let first = tok.chars().next()?;
+    let (sigil, digits) = match ForgeKind::ALL
+        .into_iter()
+        .find(|k| k.spec().number_sigil == first)
+    {
+        Some(kind) => (Some(kind), &tok[first.len_utf8()..]),
+        None => (None, tok),
     };
     (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some((sigil, digits))
 }
 
 /// `pr42`, `PR#42`, `MR!42`.
 fn inline_keyword(tok: &str, lower: &str, input: &str) -> Result<Option<Found>, TargetError> {
-    for (prefix, kind) in [("pr", ForgeKind::GitHub), ("mr", ForgeKind::GitLab)] {
-        if let Some(rest) = lower.strip_prefix(prefix) {
+    for kind in ForgeKind::ALL {
+        if let Some(rest) = lower.strip_prefix(kind.spec().request_abbrev) {
             if let Some((sigil, digits)) = sigil_number(rest) {
                 check_sigil(kind, sigil, tok, input)?;
                 return Ok(Some(explicit_ref(tok.to_owned(), digits, Some(kind))));
@@ -1188,18 +1197,15 @@ fn parse_forge_url(text: &str) -> Result<UrlShape, TargetError> {
         .map(|s| s.filter(|s| !s.is_empty()).collect())
         .unwrap_or_default();
 
-    let (forge, repo_segments, digits) = if let Some(m) = github_shape(&segments) {
-        match m {
-            Shape::Request(repo, digits) => (ForgeKind::GitHub, repo, digits),
-            Shape::Issue => return Ok(UrlShape::Issue),
-        }
-    } else if let Some(m) = gitlab_shape(&segments) {
-        match m {
-            Shape::Request(repo, digits) => (ForgeKind::GitLab, repo, digits),
-            Shape::Issue => return Ok(UrlShape::Issue),
-        }
-    } else {
+    let Some((forge, shape)) = ForgeKind::ALL
+        .into_iter()
+        .find_map(|kind| url_shape(kind, &segments).map(|m| (kind, m)))
+    else {
         return Ok(UrlShape::Other);
+    };
+    let (repo_segments, digits) = match shape {
+        Shape::Request(repo, digits) => (repo, digits),
+        Shape::Issue => return Ok(UrlShape::Issue),
     };
 
     if let Some(host_forge) = well_known_forge(&host) {
@@ -1258,6 +1264,14 @@ enum Shape<'a> {
 
 fn is_digits(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The shape of a URL path on `forge`: a change request, an issue, or neither.
+fn url_shape<'a>(forge: ForgeKind, segments: &'a [&'a str]) -> Option<Shape<'a>> {
+    match forge {
+        ForgeKind::GitHub => github_shape(segments),
+        ForgeKind::GitLab => gitlab_shape(segments),
+    }
 }
 
 /// `owner/repo/pull/N[/…]`, or `owner/repo/issues/N`.
@@ -1328,10 +1342,12 @@ fn describe_thread(t: TargetedThread) -> String {
 /// forges (`www.`, `ssh.github.com`, `altssh.gitlab.com`) to their web host.
 fn normalize_host(host: &str) -> String {
     let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
-    match host.as_str() {
-        "www.github.com" | "ssh.github.com" => "github.com".to_owned(),
-        "www.gitlab.com" | "altssh.gitlab.com" => "gitlab.com".to_owned(),
-        _ => host,
+    match ForgeKind::ALL
+        .iter()
+        .find(|k| k.spec().host_aliases.contains(&host.as_str()))
+    {
+        Some(kind) => kind.spec().default_host.to_owned(),
+        None => host,
     }
 }
 
@@ -1350,11 +1366,7 @@ fn same_host(a: &str, b: &str) -> bool {
 }
 
 fn well_known_forge(host: &str) -> Option<ForgeKind> {
-    match host_name(host) {
-        "github.com" => Some(ForgeKind::GitHub),
-        "gitlab.com" => Some(ForgeKind::GitLab),
-        _ => None,
-    }
+    ForgeKind::of_public_host(host_name(host))
 }
 
 fn configured_forge(host: &str, ctx: &TargetContext) -> Option<ForgeKind> {
@@ -1363,13 +1375,10 @@ fn configured_forge(host: &str, ctx: &TargetContext) -> Option<ForgeKind> {
         let h = normalize_host(host);
         c == h || (!c.contains(':') && c == host_name(&h))
     };
-    if ctx.gitlab_hosts.iter().any(matches) {
-        Some(ForgeKind::GitLab)
-    } else if ctx.github_hosts.iter().any(matches) {
-        Some(ForgeKind::GitHub)
-    } else {
-        None
-    }
+    // A host is one forge's (the configuration refuses it in two lists).
+    ForgeKind::ALL
+        .into_iter()
+        .find(|kind| ctx.hosts_of(*kind).iter().any(matches))
 }
 
 /// A guess from the host's first label, used only when nothing else says.
@@ -1379,18 +1388,13 @@ fn forge_from_host_name(host: &str) -> Option<ForgeKind> {
     if !name.contains('.') {
         return None;
     }
-    match first {
-        "github" => Some(ForgeKind::GitHub),
-        "gitlab" => Some(ForgeKind::GitLab),
-        _ => None,
-    }
+    ForgeKind::ALL
+        .into_iter()
+        .find(|k| k.spec().host_label == first)
 }
 
 fn default_host(forge: ForgeKind) -> &'static str {
-    match forge {
-        ForgeKind::GitHub => "github.com",
-        ForgeKind::GitLab => "gitlab.com",
-    }
+    forge.spec().default_host
 }
 
 /// Forges treat owner and repository names case-insensitively.
@@ -1456,9 +1460,10 @@ fn claim_desc(claim: &ForgeClaim) -> String {
 
 fn suggestion(forge: ForgeKind, found: &Found) -> String {
     let n = &found.digits;
+    let sigil = forge.spec().number_sigil;
     match (forge, &found.path) {
-        (ForgeKind::GitHub, Some(p)) => format!("\"{}#{n}\"", p.display()),
-        (ForgeKind::GitLab, Some(p)) => format!("\"{}!{n}\"", p.display()),
+        (_, Some(p)) => format!("\"{}{sigil}{n}\"", p.display()),
+        // How people write each one in prose.
         (ForgeKind::GitHub, None) => format!("\"{n}\", \"#{n}\" or \"PR {n}\""),
         (ForgeKind::GitLab, None) => format!("\"{n}\", \"!{n}\" or \"MR !{n}\""),
     }

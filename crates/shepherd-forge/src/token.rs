@@ -7,27 +7,24 @@ use std::ffi::OsStr;
 use std::fmt;
 use std::process::{Command, Stdio};
 
+use shepherd_core::ForgeKind;
+
 use crate::error::{ForgeError, Result};
 use crate::github::endpoints::is_github_dot_com;
 use crate::gitlab::endpoints::is_gitlab_dot_com;
 
-/// Environment variables read for github.com, in order.
-const GITHUB_COM_VARS: &[&str] = &["GITHUB_TOKEN", "GH_TOKEN"];
+/// Environment variables read for github.com, in order (the registry's).
+const GITHUB_COM_VARS: &[&str] = ForgeKind::GitHub.spec().token_vars;
 
 /// Environment variables read for a GitHub Enterprise host, in order: the
 /// Enterprise-specific ones first, so a github.com token in `GITHUB_TOKEN` does
 /// not shadow them.
-const ENTERPRISE_VARS: &[&str] = &[
-    "GH_ENTERPRISE_TOKEN",
-    "GITHUB_ENTERPRISE_TOKEN",
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-];
+const ENTERPRISE_VARS: &[&str] = ForgeKind::GitHub.spec().self_hosted_token_vars;
 
 /// Environment variables read for any GitLab host, in order: glab's own
 /// `GITLAB_TOKEN` and `GITLAB_ACCESS_TOKEN`, then `GL_TOKEN` (the name
 /// semantic-release and other CI tools use).
-const GITLAB_VARS: &[&str] = &["GITLAB_TOKEN", "GITLAB_ACCESS_TOKEN", "GL_TOKEN"];
+const GITLAB_VARS: &[&str] = ForgeKind::GitLab.spec().token_vars;
 
 /// Where a token came from, for messages (`doctor`, a rejected token).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +76,15 @@ impl Token {
     /// Where the token came from.
     pub fn source(&self) -> &TokenSource {
         &self.source
+    }
+
+    /// Finds the token of `forge` for `host`: [`Token::discover`] or
+    /// [`Token::discover_gitlab`]. This spawns processes and blocks.
+    pub fn discover_for(forge: ForgeKind, host: &str) -> Result<Token> {
+        match forge {
+            ForgeKind::GitHub => Token::discover(host),
+            ForgeKind::GitLab => Token::discover_gitlab(host),
+        }
     }
 
     /// Finds a GitHub token for `host` from the process environment, else from

@@ -10,3 +10,16 @@ pub const USAGE: u8 = 2;
 pub const PAUSED: u8 = 3;
 /// The round limit was reached without convergence.
 pub const EXHAUSTED: u8 = 4;
+
+/// The exit code of a run that stopped with `status` (SPEC section 1): 0
+/// converged, 3 paused, 4 round limit reached without convergence, 1
+/// otherwise. The engine reports the status; only the CLI knows codes.
+pub fn of_run(status: shepherd_engine::RunStatus) -> u8 {
+    use shepherd_engine::RunStatus;
+    match status {
+        RunStatus::Converged => SUCCESS,
+        RunStatus::Paused => PAUSED,
+        RunStatus::Exhausted => EXHAUSTED,
+        RunStatus::Failed | RunStatus::Interrupted | RunStatus::Running => FAILURE,
+    }
+}

@@ -4,11 +4,14 @@
 //! The work itself lives in the library crates (`shepherd-core`, `shepherd-forge`,
 //! `shepherd-emulator`); this crate only wires them to the terminal.
 
+mod approver;
 mod cli;
 mod commands;
 mod error;
 pub mod exit_codes;
-mod forge_setup;
+mod progress;
+mod runs;
+mod setup;
 mod ui;
 
 use std::io::Write;

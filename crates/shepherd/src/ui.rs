@@ -57,6 +57,12 @@ impl Style {
         }
     }
 
+    pub(crate) fn stderr() -> Self {
+        Style {
+            enabled: color_enabled_stderr(),
+        }
+    }
+
     fn paint(self, code: &str, text: &str) -> String {
         if self.enabled {
             format!("\x1b[{code}m{text}\x1b[0m")

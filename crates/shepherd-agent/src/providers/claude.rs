@@ -15,9 +15,12 @@
 
 use serde_json::Value;
 
+use crate::agent::AgentError;
 use crate::exec::{LineSignal, OutputStream};
 use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
+use crate::providers::spec::{CliSpec, EnvNames};
+use crate::providers::versions::Support;
 
 /// Read-only tools: reading files and read-only git commands.
 pub(crate) const READ_TOOLS: &str = "Read,Grep,Glob,Bash(git diff:*),Bash(git log:*),\
@@ -205,6 +208,80 @@ pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
             .or_else(|| v.get("cost_usd"))
             .and_then(Value::as_f64),
     })
+}
+
+/// Claude Code, described ([`CliSpec`]).
+pub(crate) struct Spec;
+
+impl CliSpec for Spec {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn support(&self) -> Support {
+        Support {
+            package: "@anthropic-ai/claude-code",
+            tested: (2, 1, 332),
+        }
+    }
+
+    fn env_names(&self, is_set: &dyn Fn(&str) -> bool) -> EnvNames {
+        let mut pass = vec!["ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR"];
+        // A proxy's bearer token (LiteLLM and the like) is the model key too.
+        let mut credentials = vec!["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"];
+        // Cloud credentials only when Claude Code is told to use that cloud.
+        if is_set("CLAUDE_CODE_USE_BEDROCK") {
+            pass.extend(["CLAUDE_CODE_USE_BEDROCK", "AWS_REGION", "AWS_PROFILE"]);
+            credentials.extend([
+                "AWS_ACCESS_KEY_ID",
+                "AWS_SECRET_ACCESS_KEY",
+                "AWS_SESSION_TOKEN",
+                "AWS_BEARER_TOKEN_BEDROCK",
+            ]);
+        }
+        if is_set("CLAUDE_CODE_USE_VERTEX") {
+            pass.extend([
+                "CLAUDE_CODE_USE_VERTEX",
+                "CLOUD_ML_REGION",
+                "ANTHROPIC_VERTEX_PROJECT_ID",
+            ]);
+            credentials.push("GOOGLE_APPLICATION_CREDENTIALS");
+        }
+        (pass, credentials)
+    }
+
+    fn fixed_env(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("DISABLE_AUTOUPDATER", "1"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("DISABLE_TELEMETRY", "1"),
+            ("DISABLE_ERROR_REPORTING", "1"),
+        ]
+    }
+
+    fn classifier(&self) -> Option<fn(OutputStream, &str) -> LineSignal> {
+        Some(classify)
+    }
+
+    fn own_error(&self, stdout: &str, stderr: &str) -> Option<CliFailure> {
+        own_error(stdout, stderr)
+    }
+
+    fn key_variable(&self) -> Option<&'static str> {
+        Some("ANTHROPIC_API_KEY")
+    }
+
+    fn base_url_variable(&self) -> Option<(&'static str, &'static str)> {
+        Some(("ANTHROPIC_BASE_URL", "https://api.anthropic.com"))
+    }
+
+    fn invocation(&self, request: &Request<'_>) -> Result<Invocation, AgentError> {
+        Ok(invocation(request))
+    }
+
+    fn parse(&self, stdout: &str, _answer_file: Option<&str>) -> Result<Parsed, String> {
+        parse(stdout)
+    }
 }
 
 #[cfg(test)]

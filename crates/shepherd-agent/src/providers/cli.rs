@@ -29,7 +29,7 @@ use crate::exec::{
     TimeoutKind, Watch,
 };
 use crate::prompts::Prompts;
-use crate::providers::{claude, codex, copilot, gemini, opencode};
+use crate::providers::codex;
 use crate::task::Role;
 use crate::usage::Usage;
 use crate::validate::Attempt;
@@ -61,13 +61,7 @@ impl CliProvider {
 
     /// The provider's name, as in the configuration (`claude`).
     pub fn name(self) -> &'static str {
-        match self {
-            CliProvider::Claude => "claude",
-            CliProvider::Codex => "codex",
-            CliProvider::Copilot => "copilot",
-            CliProvider::Gemini => "gemini",
-            CliProvider::Opencode => "opencode",
-        }
+        self.spec().name()
     }
 
     /// The executable looked up on the agent's `PATH` (the same as the name).
@@ -93,108 +87,22 @@ impl CliProvider {
     /// credentials)` for [`EnvPolicy`]. Credentials are the provider's own
     /// model keys; forge credentials are never among them.
     pub fn env_names(self, is_set: impl Fn(&str) -> bool) -> (Vec<String>, Vec<String>) {
-        let mut pass: Vec<&str> = vec![
+        let xdg = [
             "XDG_CONFIG_HOME",
             "XDG_DATA_HOME",
             "XDG_STATE_HOME",
             "XDG_CACHE_HOME",
         ];
-        let mut credentials: Vec<&str> = Vec::new();
-        match self {
-            CliProvider::Claude => {
-                pass.extend(["ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR"]);
-                // A proxy's bearer token (LiteLLM and the like) is the model key too.
-                credentials.extend(["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]);
-                // Cloud credentials only when Claude Code is told to use that cloud.
-                if is_set("CLAUDE_CODE_USE_BEDROCK") {
-                    pass.extend(["CLAUDE_CODE_USE_BEDROCK", "AWS_REGION", "AWS_PROFILE"]);
-                    credentials.extend([
-                        "AWS_ACCESS_KEY_ID",
-                        "AWS_SECRET_ACCESS_KEY",
-                        "AWS_SESSION_TOKEN",
-                        "AWS_BEARER_TOKEN_BEDROCK",
-                    ]);
-                }
-                if is_set("CLAUDE_CODE_USE_VERTEX") {
-                    pass.extend([
-                        "CLAUDE_CODE_USE_VERTEX",
-                        "CLOUD_ML_REGION",
-                        "ANTHROPIC_VERTEX_PROJECT_ID",
-                    ]);
-                    credentials.push("GOOGLE_APPLICATION_CREDENTIALS");
-                }
-            }
-            CliProvider::Codex => {
-                pass.extend(["CODEX_HOME", "OPENAI_BASE_URL"]);
-                credentials.push("OPENAI_API_KEY");
-            }
-            CliProvider::Gemini => {
-                pass.extend([
-                    "GOOGLE_CLOUD_PROJECT",
-                    "GOOGLE_CLOUD_LOCATION",
-                    "GOOGLE_GENAI_USE_VERTEXAI",
-                    // A self-hosted or proxy endpoint (the Gemini API's, Vertex AI's).
-                    "GOOGLE_GEMINI_BASE_URL",
-                    "GOOGLE_VERTEX_BASE_URL",
-                    "GEMINI_CLI_HOME",
-                ]);
-                credentials.extend(["GEMINI_API_KEY", "GOOGLE_API_KEY"]);
-                if is_set("GOOGLE_GENAI_USE_VERTEXAI") {
-                    credentials.push("GOOGLE_APPLICATION_CREDENTIALS");
-                }
-            }
-            // Copilot authenticates with its stored login under HOME (its
-            // GitHub token variables are forge credentials and never
-            // passed), or, with a model provider of your own (BYOK,
-            // `COPILOT_PROVIDER_BASE_URL`), with that provider's key.
-            CliProvider::Copilot => {
-                pass.extend(["COPILOT_HOME", "COPILOT_MODEL", "COPILOT_OFFLINE"]);
-                if is_set("COPILOT_PROVIDER_BASE_URL") {
-                    pass.extend([
-                        "COPILOT_PROVIDER_BASE_URL",
-                        "COPILOT_PROVIDER_TYPE",
-                        "COPILOT_PROVIDER_WIRE_API",
-                        "COPILOT_PROVIDER_TRANSPORT",
-                        "COPILOT_PROVIDER_MODEL_ID",
-                        "COPILOT_PROVIDER_WIRE_MODEL",
-                        "COPILOT_PROVIDER_AZURE_API_VERSION",
-                    ]);
-                    credentials.extend([
-                        "COPILOT_PROVIDER_API_KEY",
-                        "COPILOT_PROVIDER_BEARER_TOKEN",
-                        "COPILOT_PROVIDER_API_KEY_COMMAND",
-                        "COPILOT_PROVIDER_HEADERS",
-                        // Limits, not secrets, but named like tokens.
-                        "COPILOT_PROVIDER_MAX_PROMPT_TOKENS",
-                        "COPILOT_PROVIDER_MAX_OUTPUT_TOKENS",
-                    ]);
-                }
-            }
-            // opencode's keys depend on the model provider: the user names
-            // them in `agent.env` (see CliConfig::from_settings).
-            CliProvider::Opencode => {}
-        }
+        let (pass, credentials) = self.spec().env_names(&is_set);
         let own = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect();
-        (own(pass), own(credentials))
+        (own(xdg.into_iter().chain(pass).collect()), own(credentials))
     }
 
     /// Fixed variables this CLI gets: no auto-update, telemetry or other
     /// traffic besides the model API during a run.
     pub fn fixed_env(self) -> Vec<(String, String)> {
-        let pairs: &[(&str, &str)] = match self {
-            CliProvider::Claude => &[
-                ("DISABLE_AUTOUPDATER", "1"),
-                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-                ("DISABLE_TELEMETRY", "1"),
-                ("DISABLE_ERROR_REPORTING", "1"),
-            ],
-            CliProvider::Copilot => &[("COPILOT_AUTO_UPDATE", "false")],
-            // codex: Shepherd's CODEX_HOME turns update checks and analytics
-            // off; gemini: Shepherd's system settings file; opencode: its
-            // configuration and variables (see their modules).
-            CliProvider::Codex | CliProvider::Gemini | CliProvider::Opencode => &[],
-        };
-        pairs
+        self.spec()
+            .fixed_env()
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
@@ -205,59 +113,26 @@ impl CliProvider {
     /// total and idle timeouts apply.
     ///
     /// A provider module adds its own by writing a `classify(OutputStream,
-    /// &str) -> LineSignal` and naming it here.
+    /// &str) -> LineSignal` and returning it from its spec.
     pub fn classifier(self) -> Option<fn(OutputStream, &str) -> LineSignal> {
-        match self {
-            CliProvider::Claude => Some(claude::classify),
-            CliProvider::Codex => Some(codex::classify),
-            CliProvider::Copilot => Some(copilot::classify),
-            // Gemini CLI prints its JSON object only at the end; opencode's
-            // events say nothing about its retries: the total and idle
-            // timeouts apply.
-            CliProvider::Gemini | CliProvider::Opencode => None,
-        }
+        self.spec().classifier()
     }
 
     /// The CLI's own error in its output after a failed call, if it said one.
     pub(crate) fn own_error(self, stdout: &str, stderr: &str) -> Option<CliFailure> {
-        match self {
-            CliProvider::Claude => claude::own_error(stdout, stderr),
-            CliProvider::Codex => codex::own_error(stdout, stderr),
-            CliProvider::Copilot => copilot::own_error(stdout, stderr),
-            CliProvider::Gemini => gemini::own_error(stdout, stderr),
-            CliProvider::Opencode => opencode::own_error(stdout, stderr),
-        }
+        self.spec().own_error(stdout, stderr)
     }
 
     /// The variable holding the CLI's model key, named in an error about
     /// credentials.
     pub fn key_variable(self) -> Option<&'static str> {
-        match self {
-            CliProvider::Claude => Some("ANTHROPIC_API_KEY"),
-            CliProvider::Codex => Some("OPENAI_API_KEY"),
-            CliProvider::Gemini => Some("GEMINI_API_KEY"),
-            CliProvider::Copilot => Some("COPILOT_PROVIDER_API_KEY (or the stored login)"),
-            // The key variable depends on opencode's model provider.
-            CliProvider::Opencode => None,
-        }
+        self.spec().key_variable()
     }
 
     /// The variable that points the CLI at another endpoint, and the
     /// endpoint it uses without it.
     pub fn base_url_variable(self) -> Option<(&'static str, &'static str)> {
-        match self {
-            CliProvider::Claude => Some(("ANTHROPIC_BASE_URL", "https://api.anthropic.com")),
-            CliProvider::Codex => Some(("OPENAI_BASE_URL", "https://api.openai.com/v1")),
-            CliProvider::Gemini => Some((
-                "GOOGLE_GEMINI_BASE_URL",
-                "https://generativelanguage.googleapis.com",
-            )),
-            CliProvider::Copilot => {
-                Some(("COPILOT_PROVIDER_BASE_URL", "GitHub Copilot's own endpoint"))
-            }
-            // The endpoint is in opencode's provider configuration.
-            CliProvider::Opencode => None,
-        }
+        self.spec().base_url_variable()
     }
 }
 
@@ -635,13 +510,7 @@ impl Transport for CliAgent {
             scratch,
             answer_file,
             env: call_env,
-        } = match self.config.provider {
-            CliProvider::Claude => claude::invocation(&request),
-            CliProvider::Codex => codex::invocation(&request)?,
-            CliProvider::Copilot => copilot::invocation(&request)?,
-            CliProvider::Gemini => gemini::invocation(&request)?,
-            CliProvider::Opencode => opencode::invocation(&request)?,
-        };
+        } = self.config.provider.spec().invocation(&request)?;
         let mut env = self.env_policy();
         env.set.extend(call_env);
         if self.config.provider == CliProvider::Codex {
@@ -676,18 +545,16 @@ impl Transport for CliAgent {
         // The scratch files (the schema, the answer file) have been read.
         drop(scratch);
         let stdout = String::from_utf8_lossy(&output.stdout);
-        let parsed = match self.config.provider {
-            CliProvider::Claude => claude::parse(&stdout),
-            CliProvider::Codex => codex::parse(&stdout, answer_file.as_deref()),
-            CliProvider::Copilot => copilot::parse(&stdout, answer_file.as_deref()),
-            CliProvider::Gemini => gemini::parse(&stdout),
-            CliProvider::Opencode => opencode::parse(&stdout),
-        }
-        .map_err(|reason| AgentError::Cli {
-            provider: self.config.provider.name().to_owned(),
-            status: "exit status: 0".to_owned(),
-            message: reason,
-        })?;
+        let parsed = self
+            .config
+            .provider
+            .spec()
+            .parse(&stdout, answer_file.as_deref())
+            .map_err(|reason| AgentError::Cli {
+                provider: self.config.provider.name().to_owned(),
+                status: "exit status: 0".to_owned(),
+                message: reason,
+            })?;
         Ok(RawAnswer {
             text: parsed.text,
             usage: Usage {

@@ -19,7 +19,9 @@ use serde_json::Value;
 use crate::agent::AgentError;
 use crate::exec::{LineSignal, OutputStream};
 use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
+use crate::providers::spec::{CliSpec, EnvNames};
 use crate::providers::strict::strict_schema;
+use crate::providers::versions::Support;
 
 /// The model provider id Shepherd declares in its own `CODEX_HOME`.
 pub(crate) const PROVIDER_ID: &str = "shepherd";
@@ -259,6 +261,55 @@ pub(crate) fn parse(stdout: &str, last_message: Option<&str>) -> Result<Parsed, 
         output_tokens: sum_u64(turns.iter().map(|u| u.get("output_tokens"))),
         cost_usd: None,
     })
+}
+
+/// OpenAI Codex CLI, described ([`CliSpec`]).
+pub(crate) struct Spec;
+
+impl CliSpec for Spec {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn support(&self) -> Support {
+        Support {
+            package: "@openai/codex",
+            tested: (0, 171, 0),
+        }
+    }
+
+    fn env_names(&self, _is_set: &dyn Fn(&str) -> bool) -> EnvNames {
+        (
+            vec!["CODEX_HOME", "OPENAI_BASE_URL"],
+            vec!["OPENAI_API_KEY"],
+        )
+    }
+
+    // Shepherd's CODEX_HOME turns update checks and analytics off.
+
+    fn classifier(&self) -> Option<fn(OutputStream, &str) -> LineSignal> {
+        Some(classify)
+    }
+
+    fn own_error(&self, stdout: &str, stderr: &str) -> Option<CliFailure> {
+        own_error(stdout, stderr)
+    }
+
+    fn key_variable(&self) -> Option<&'static str> {
+        Some("OPENAI_API_KEY")
+    }
+
+    fn base_url_variable(&self) -> Option<(&'static str, &'static str)> {
+        Some(("OPENAI_BASE_URL", "https://api.openai.com/v1"))
+    }
+
+    fn invocation(&self, request: &Request<'_>) -> Result<Invocation, AgentError> {
+        invocation(request)
+    }
+
+    fn parse(&self, stdout: &str, answer_file: Option<&str>) -> Result<Parsed, String> {
+        parse(stdout, answer_file)
+    }
 }
 
 #[cfg(test)]

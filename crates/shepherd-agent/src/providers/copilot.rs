@@ -19,6 +19,8 @@ use crate::agent::AgentError;
 use crate::exec::{LineSignal, OutputStream};
 use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
+use crate::providers::spec::{CliSpec, EnvNames};
+use crate::providers::versions::Support;
 
 /// Allowed to every role: read-only git commands (reading files is allowed
 /// by default).
@@ -206,6 +208,80 @@ pub(crate) fn parse(stdout: &str, usage_file: Option<&str>) -> Result<Parsed, St
         output_tokens: sum_u64(models.iter().map(|u| u.get("outputTokens"))),
         cost_usd: None,
     })
+}
+
+/// GitHub Copilot CLI, described ([`CliSpec`]).
+pub(crate) struct Spec;
+
+impl CliSpec for Spec {
+    fn name(&self) -> &'static str {
+        "copilot"
+    }
+
+    fn support(&self) -> Support {
+        Support {
+            package: "@github/copilot",
+            tested: (1, 0, 102),
+        }
+    }
+
+    // Copilot authenticates with its stored login under HOME (its GitHub
+    // token variables are forge credentials and never passed), or, with a
+    // model provider of your own (BYOK, `COPILOT_PROVIDER_BASE_URL`), with
+    // that provider's key.
+    fn env_names(&self, is_set: &dyn Fn(&str) -> bool) -> EnvNames {
+        let mut pass = vec!["COPILOT_HOME", "COPILOT_MODEL", "COPILOT_OFFLINE"];
+        let mut credentials = Vec::new();
+        if is_set("COPILOT_PROVIDER_BASE_URL") {
+            pass.extend([
+                "COPILOT_PROVIDER_BASE_URL",
+                "COPILOT_PROVIDER_TYPE",
+                "COPILOT_PROVIDER_WIRE_API",
+                "COPILOT_PROVIDER_TRANSPORT",
+                "COPILOT_PROVIDER_MODEL_ID",
+                "COPILOT_PROVIDER_WIRE_MODEL",
+                "COPILOT_PROVIDER_AZURE_API_VERSION",
+            ]);
+            credentials.extend([
+                "COPILOT_PROVIDER_API_KEY",
+                "COPILOT_PROVIDER_BEARER_TOKEN",
+                "COPILOT_PROVIDER_API_KEY_COMMAND",
+                "COPILOT_PROVIDER_HEADERS",
+                // Limits, not secrets, but named like tokens.
+                "COPILOT_PROVIDER_MAX_PROMPT_TOKENS",
+                "COPILOT_PROVIDER_MAX_OUTPUT_TOKENS",
+            ]);
+        }
+        (pass, credentials)
+    }
+
+    fn fixed_env(&self) -> &'static [(&'static str, &'static str)] {
+        &[("COPILOT_AUTO_UPDATE", "false")]
+    }
+
+    fn classifier(&self) -> Option<fn(OutputStream, &str) -> LineSignal> {
+        Some(classify)
+    }
+
+    fn own_error(&self, stdout: &str, stderr: &str) -> Option<CliFailure> {
+        own_error(stdout, stderr)
+    }
+
+    fn key_variable(&self) -> Option<&'static str> {
+        Some("COPILOT_PROVIDER_API_KEY (or the stored login)")
+    }
+
+    fn base_url_variable(&self) -> Option<(&'static str, &'static str)> {
+        Some(("COPILOT_PROVIDER_BASE_URL", "GitHub Copilot's own endpoint"))
+    }
+
+    fn invocation(&self, request: &Request<'_>) -> Result<Invocation, AgentError> {
+        invocation(request)
+    }
+
+    fn parse(&self, stdout: &str, answer_file: Option<&str>) -> Result<Parsed, String> {
+        parse(stdout, answer_file)
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,8 @@ use serde_json::{json, Value};
 use crate::agent::AgentError;
 use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
+use crate::providers::spec::{CliSpec, EnvNames};
+use crate::providers::versions::Support;
 
 /// The `-p` text, appended by the CLI to the prompt read from stdin.
 pub(crate) const INSTRUCTION: &str =
@@ -201,6 +203,65 @@ pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
         ),
         cost_usd: None,
     })
+}
+
+/// Gemini CLI, described ([`CliSpec`]).
+pub(crate) struct Spec;
+
+impl CliSpec for Spec {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn support(&self) -> Support {
+        Support {
+            package: "@google/gemini-cli",
+            tested: (0, 61, 0),
+        }
+    }
+
+    fn env_names(&self, is_set: &dyn Fn(&str) -> bool) -> EnvNames {
+        let pass = vec![
+            "GOOGLE_CLOUD_PROJECT",
+            "GOOGLE_CLOUD_LOCATION",
+            "GOOGLE_GENAI_USE_VERTEXAI",
+            // A self-hosted or proxy endpoint (the Gemini API's, Vertex AI's).
+            "GOOGLE_GEMINI_BASE_URL",
+            "GOOGLE_VERTEX_BASE_URL",
+            "GEMINI_CLI_HOME",
+        ];
+        let mut credentials = vec!["GEMINI_API_KEY", "GOOGLE_API_KEY"];
+        if is_set("GOOGLE_GENAI_USE_VERTEXAI") {
+            credentials.push("GOOGLE_APPLICATION_CREDENTIALS");
+        }
+        (pass, credentials)
+    }
+
+    // Shepherd's system settings file turns telemetry and updates off.
+    // Gemini CLI prints its JSON object only at the end: no classifier.
+
+    fn own_error(&self, stdout: &str, stderr: &str) -> Option<CliFailure> {
+        own_error(stdout, stderr)
+    }
+
+    fn key_variable(&self) -> Option<&'static str> {
+        Some("GEMINI_API_KEY")
+    }
+
+    fn base_url_variable(&self) -> Option<(&'static str, &'static str)> {
+        Some((
+            "GOOGLE_GEMINI_BASE_URL",
+            "https://generativelanguage.googleapis.com",
+        ))
+    }
+
+    fn invocation(&self, request: &Request<'_>) -> Result<Invocation, AgentError> {
+        invocation(request)
+    }
+
+    fn parse(&self, stdout: &str, _answer_file: Option<&str>) -> Result<Parsed, String> {
+        parse(stdout)
+    }
 }
 
 #[cfg(test)]

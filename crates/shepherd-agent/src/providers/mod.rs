@@ -8,6 +8,7 @@ pub mod copilot;
 pub(crate) mod extract;
 pub(crate) mod gemini;
 pub(crate) mod opencode;
+pub(crate) mod spec;
 pub(crate) mod strict;
 pub mod versions;
 

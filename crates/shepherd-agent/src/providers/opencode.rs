@@ -22,6 +22,8 @@ use serde_json::{json, Value};
 use crate::agent::AgentError;
 use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
+use crate::providers::spec::{CliSpec, EnvNames};
+use crate::providers::versions::Support;
 
 /// The agent of read-only roles, defined in Shepherd's configuration.
 pub(crate) const READ_ONLY_AGENT: &str = "shepherd-read-only";
@@ -232,6 +234,53 @@ pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
         output_tokens: add(&output),
         cost_usd: cost,
     })
+}
+
+/// opencode, described ([`CliSpec`]).
+pub(crate) struct Spec;
+
+impl CliSpec for Spec {
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn support(&self) -> Support {
+        Support {
+            package: "opencode-ai",
+            tested: (1, 18, 33),
+        }
+    }
+
+    // opencode's keys depend on the model provider: the user names them in
+    // `agent.env` (see CliConfig::from_settings).
+    fn env_names(&self, _is_set: &dyn Fn(&str) -> bool) -> EnvNames {
+        (Vec::new(), Vec::new())
+    }
+
+    // Its configuration and variables turn updates off (see the module
+    // docs); its events say nothing about its retries: no classifier.
+
+    fn own_error(&self, stdout: &str, stderr: &str) -> Option<CliFailure> {
+        own_error(stdout, stderr)
+    }
+
+    // The key variable and the endpoint are in opencode's provider
+    // configuration.
+    fn key_variable(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn base_url_variable(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
+    fn invocation(&self, request: &Request<'_>) -> Result<Invocation, AgentError> {
+        invocation(request)
+    }
+
+    fn parse(&self, stdout: &str, _answer_file: Option<&str>) -> Result<Parsed, String> {
+        parse(stdout)
+    }
 }
 
 #[cfg(test)]

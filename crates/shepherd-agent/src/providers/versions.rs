@@ -46,14 +46,7 @@ impl CliProvider {
     /// The tested release and the package of this CLI. Kept equal to the
     /// pinned `package.json` of the end-to-end tests (tested).
     pub fn support(self) -> Support {
-        let (package, tested) = match self {
-            CliProvider::Claude => ("@anthropic-ai/claude-code", (2, 1, 332)),
-            CliProvider::Codex => ("@openai/codex", (0, 171, 0)),
-            CliProvider::Copilot => ("@github/copilot", (1, 0, 102)),
-            CliProvider::Gemini => ("@google/gemini-cli", (0, 61, 0)),
-            CliProvider::Opencode => ("opencode-ai", (1, 18, 33)),
-        };
-        Support { package, tested }
+        self.spec().support()
     }
 }
 

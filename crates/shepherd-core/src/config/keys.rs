@@ -289,41 +289,7 @@ pub(super) fn env_name(s: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether an environment variable name looks like it holds forge
-/// credentials (`GITHUB_TOKEN`, `GH_TOKEN`, `GITLAB_TOKEN`, `CI_JOB_TOKEN`,
-/// `GH_ENTERPRISE_TOKEN`, or any name mentioning GitHub/GitLab together with
-/// a token, password, secret, key, PAT or auth). Such names are refused in
-/// `agent.env`.
-pub fn is_forge_credential_name(name: &str) -> bool {
-    const EXACT: &[&str] = &[
-        "GH_TOKEN",
-        "GITHUB_TOKEN",
-        "GITLAB_TOKEN",
-        "GLAB_TOKEN",
-        "CI_JOB_TOKEN",
-        "GH_ENTERPRISE_TOKEN",
-    ];
-    let upper = name.to_ascii_uppercase();
-    if EXACT.contains(&upper.as_str()) {
-        return true;
-    }
-    let forge = upper.contains("GITHUB")
-        || upper.contains("GITLAB")
-        || upper.starts_with("GH_")
-        || upper.starts_with("GLAB_");
-    let secret = [
-        "TOKEN",
-        "PASSWORD",
-        "SECRET",
-        "KEY",
-        "CREDENTIAL",
-        "PAT",
-        "AUTH",
-    ]
-    .iter()
-    .any(|w| upper.contains(w));
-    forge && secret
-}
+pub use crate::forges::is_forge_credential_name;
 
 /// Whether a concrete key segment matches a table segment.
 pub(super) fn segment_matches(pattern: &str, segment: &str) -> bool {

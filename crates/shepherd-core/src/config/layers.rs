@@ -369,23 +369,25 @@ impl Config {
                 });
             }
         }
-        let github: BTreeSet<String> = self
-            .forge
-            .github_hosts
-            .iter()
-            .map(|h| h.to_ascii_lowercase())
-            .collect();
-        if let Some(host) = self
-            .forge
-            .gitlab_hosts
-            .iter()
-            .find(|h| github.contains(&h.to_ascii_lowercase()))
-        {
-            return Err(ConfigError::InvalidValue {
-                key: "forge.gitlab_hosts".to_string(),
-                origin: origin_of("forge.gitlab_hosts"),
-                reason: format!("`{host}` is also in `forge.github_hosts`; a host is one forge"),
-            });
+        // A host is one forge: named in a later forge's list after an
+        // earlier one's, the later list is wrong.
+        let mut seen: Vec<(&str, BTreeSet<String>)> = Vec::new();
+        for kind in crate::ForgeKind::ALL {
+            let key = kind.spec().hosts_key;
+            let hosts = self.forge.hosts_of(kind);
+            for (other_key, other) in &seen {
+                if let Some(host) = hosts
+                    .iter()
+                    .find(|h| other.contains(&h.to_ascii_lowercase()))
+                {
+                    return Err(ConfigError::InvalidValue {
+                        key: key.to_string(),
+                        origin: origin_of(key),
+                        reason: format!("`{host}` is also in `{other_key}`; a host is one forge"),
+                    });
+                }
+            }
+            seen.push((key, hosts.iter().map(|h| h.to_ascii_lowercase()).collect()));
         }
         Ok(())
     }

@@ -179,6 +179,18 @@ impl AgentRole {
 }
 named_enum_impls!(AgentRole, ROLE_NAMES);
 
+impl AgentRole {
+    /// Whether the role may change files. Providers give read-only roles
+    /// read-only tools (or a read-only sandbox) and writing roles write
+    /// access to the worktree; no role may commit or push.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            AgentRole::Fix | AgentRole::ClusterFix | AgentRole::ApplyReview
+        )
+    }
+}
+
 /// A command line: a string run by `sh -c`, or an argument vector run
 /// directly. Written in TOML as a string or an array of strings.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

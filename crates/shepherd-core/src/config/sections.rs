@@ -477,6 +477,17 @@ pub struct ForgeConfig {
     pub ca_file: Option<String>,
 }
 
+impl ForgeConfig {
+    /// The self-hosted instances configured for `forge` (its
+    /// [`hosts_key`](crate::forges::ForgeSpec::hosts_key)).
+    pub fn hosts_of(&self, forge: crate::ForgeKind) -> &[String] {
+        match forge {
+            crate::ForgeKind::GitHub => &self.github_hosts,
+            crate::ForgeKind::GitLab => &self.gitlab_hosts,
+        }
+    }
+}
+
 /// `[review]`. The reviewer's provider and model are `[agent.roles.review]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -987,3 +987,21 @@ fn ci_durations() {
     assert_eq!(ci.timeout(), Duration::from_secs(60));
     assert_eq!(VerifyConfig::default().timeout(), Duration::from_secs(1800));
 }
+
+#[test]
+fn every_forge_has_its_hosts_key() {
+    for kind in crate::ForgeKind::ALL {
+        let key = kind.spec().hosts_key;
+        let (table, field) = key.split_once('.').unwrap();
+        let text = format!("[{table}]\n{field} = [\"self-hosted.example\"]\n");
+        let config = Config::layered(&[user(&text)]).unwrap();
+        assert_eq!(
+            config.forge.hosts_of(kind),
+            ["self-hosted.example".to_owned()],
+            "{key}"
+        );
+        for other in crate::ForgeKind::ALL.into_iter().filter(|o| *o != kind) {
+            assert!(config.forge.hosts_of(other).is_empty(), "{key}");
+        }
+    }
+}

@@ -260,11 +260,6 @@ impl Runner {
         self.forge
             .pull_request_fields(number)
             .await
-            .map(|f| PrFields {
-                title: f.title,
-                body: f.body,
-                labels: f.labels,
-            })
             .map_err(|e| format!("cannot read the pull request's description: {e}"))
     }
 

@@ -93,10 +93,7 @@ impl Runner {
                     .iter()
                     .any(|t| t.comments.iter().any(|c| c.database_id == Some(id)));
                 let resolved_or_missing = !found;
-                let comment = match forge {
-                    ForgeKind::GitHub => "review comment",
-                    ForgeKind::GitLab => "note",
-                };
+                let comment = forge.spec().comment_noun;
                 resolved_or_missing.then(|| RoundEnd::Ended {
                     reason: format!(
                         "the targeted thread ({comment} {id}) is not an unresolved thread of the \
@@ -145,10 +142,7 @@ impl Runner {
 
 /// What the forge calls the target: a pull request, or a merge request.
 pub(crate) fn pr_noun(forge: ForgeKind) -> &'static str {
-    match forge {
-        ForgeKind::GitHub => "pull request",
-        ForgeKind::GitLab => "merge request",
-    }
+    forge.request_noun()
 }
 
 /// The first 10 characters of a SHA.

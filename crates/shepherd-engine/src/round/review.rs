@@ -475,24 +475,14 @@ impl Runner {
     }
 }
 
-/// Markdown-safe text: untrusted strings cannot open HTML, links or emphasis.
+/// Markdown-safe text on one line ([`shepherd_core::escape::markdown_line`]).
 fn md(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
+    shepherd_core::escape::markdown_line(text)
 }
 
+/// A code span on one line ([`shepherd_core::escape::code_span_line`]).
 fn code(text: &str) -> String {
-    format!("`{}`", text.replace('`', "'").replace(['\n', '\r'], " "))
+    shepherd_core::escape::code_span_line(text)
 }
 
 fn review_markdown(a: &ReviewArtifact) -> String {

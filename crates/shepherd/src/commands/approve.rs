@@ -9,7 +9,9 @@ use shepherd_engine::ApprovalChange;
 use crate::error::CliResult;
 use crate::exit_codes;
 
-use super::run::{engine_error, parse_decision, state_dir};
+use crate::approver::parse_decision;
+use crate::runs::engine_error;
+use crate::setup::state_dir;
 use crate::ui::outln;
 
 /// The flags of `shepherd approve`. `--thread ID` starts a change; the

@@ -23,7 +23,8 @@ use clap::Args;
 use shepherd_engine::{RunOutcome, RunStatus};
 
 use crate::error::{CliError, CliResult};
-use crate::forge_setup::{ForgeArgs, ForgeFlag};
+use crate::setup::{ForgeArgs, ForgeFlag};
+use shepherd_core::ForgeKind;
 
 /// Flags of a run started by a CI job.
 #[derive(Debug, Clone, Args)]
@@ -326,7 +327,7 @@ pub(crate) fn github_event(
     let server = server.trim_end_matches('/');
     let public = server.eq_ignore_ascii_case("https://github.com");
     Ok(EventPr::Pr {
-        forge: ForgeFlag::Github,
+        forge: ForgeFlag(ForgeKind::GitHub),
         repo: if public {
             full_name.to_owned()
         } else {
@@ -372,7 +373,7 @@ pub(crate) fn gitlab_pipeline(env: impl Fn(&str) -> Option<String>) -> CliResult
     let server = server.trim_end_matches('/');
     let public = server.eq_ignore_ascii_case("https://gitlab.com");
     Ok(EventPr::Pr {
-        forge: ForgeFlag::Gitlab,
+        forge: ForgeFlag(ForgeKind::GitLab),
         repo: if public {
             project
         } else {
@@ -399,7 +400,7 @@ mod tests {
 
     fn pr(repo: &str, number: u64) -> EventPr {
         EventPr::Pr {
-            forge: ForgeFlag::Github,
+            forge: ForgeFlag(ForgeKind::GitHub),
             repo: repo.to_owned(),
             number,
             api_url: None,
@@ -473,7 +474,7 @@ mod tests {
         assert_eq!(
             github_event(&event, env).unwrap(),
             EventPr::Pr {
-                forge: ForgeFlag::Github,
+                forge: ForgeFlag(ForgeKind::GitHub),
                 repo: "https://ghe.corp/o/r".into(),
                 number: 3,
                 api_url: Some("https://ghe.corp/api/v3".into()),
@@ -500,7 +501,7 @@ mod tests {
         assert_eq!(
             gitlab_pipeline(vars(&[])).unwrap(),
             EventPr::Pr {
-                forge: ForgeFlag::Gitlab,
+                forge: ForgeFlag(ForgeKind::GitLab),
                 repo: "grp/sub/proj".into(),
                 number: 17,
                 api_url: None,

@@ -11,12 +11,13 @@ use shepherd_core::target::{ForgeSource, Mode, RepoSource, Target};
 use shepherd_core::{ForgeKind, RepoRef};
 use shepherd_emulator::{EmulatedForge, Emulator, RunningEmulator, Scenario, UserKind};
 use shepherd_engine::{Engine, Git, HttpCredentials, RepoConfigSource, RunSpec};
-use shepherd_forge::{Forge, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, Token};
+use shepherd_forge::{ClientConfig, Forge, Token};
 
 use crate::error::{CliError, CliResult};
-use crate::forge_setup::{config_layers, runtime, ForgeFlag};
+use crate::setup::{config_layers, runtime, ForgeFlag};
 
-use super::run::{engine_error, engine_options, print_outcome, state_dir, CommonRunArgs};
+use crate::runs::{engine_error, engine_options, print_outcome, CommonRunArgs};
+use crate::setup::state_dir;
 
 /// Run the whole loop offline on the built-in emulator's demo pull request
 ///
@@ -46,11 +47,8 @@ struct DemoForge {
 }
 
 impl DemoForge {
-    fn name(&self) -> &'static str {
-        match self.kind {
-            ForgeKind::GitHub => "GitHub",
-            ForgeKind::GitLab => "GitLab",
-        }
+    fn display_name(&self) -> &'static str {
+        self.kind.spec().display_name
     }
 
     fn emulated(&self) -> EmulatedForge {
@@ -76,38 +74,29 @@ impl DemoForge {
         token: &str,
     ) -> CliResult<Arc<dyn Forge>> {
         let api = self.api_url(emu);
-        Ok(match self.kind {
-            ForgeKind::GitHub => {
-                let endpoints = GitHubEndpoints::from_api_url(&api).map_err(CliError::failure)?;
-                Arc::new(
-                    GitHubClient::new(repo, endpoints, Token::new(token))
-                        .map_err(CliError::failure)?,
-                )
-            }
-            ForgeKind::GitLab => {
-                let endpoints = GitLabEndpoints::from_api_url(&api).map_err(CliError::failure)?;
-                Arc::new(
-                    GitLabClient::new(repo, endpoints, Token::new(token))
-                        .map_err(CliError::failure)?
-                        .with_merge_request(number),
-                )
-            }
-        })
+        let token = Token::new(token);
+        shepherd_forge::client_for(
+            self.kind,
+            repo,
+            number,
+            Some(&api),
+            ClientConfig::default(),
+            || Ok(token),
+        )
+        .map_err(CliError::failure)
     }
 
     fn credentials(&self, token: String) -> HttpCredentials {
-        match self.kind {
-            ForgeKind::GitHub => HttpCredentials::github(token),
-            ForgeKind::GitLab => HttpCredentials::gitlab(token),
-        }
+        HttpCredentials::for_forge(self.kind, token)
     }
 
     /// How the forge writes the demo's PR: `#42`, `!42`.
     fn reference(&self, owner: &str, name: &str, number: u64) -> String {
-        match self.kind {
-            ForgeKind::GitHub => format!("pull request {owner}/{name}#{number}"),
-            ForgeKind::GitLab => format!("merge request {owner}/{name}!{number}"),
-        }
+        let spec = self.kind.spec();
+        format!(
+            "{} {owner}/{name}{}{number}",
+            spec.request_noun, spec.number_sigil
+        )
     }
 
     fn explore_hint(&self) -> &'static str {
@@ -169,7 +158,7 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
             .map_err(CliError::failure)?;
         eprintln!(
             "Started the {} emulator at {} with the demo's {}.",
-            forge.name(),
+            forge.display_name(),
             forge.api_url(&emu),
             forge.reference(&owner, &name, number)
         );

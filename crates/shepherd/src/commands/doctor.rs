@@ -15,7 +15,7 @@ use shepherd_forge::{Token, TokenSource};
 use crate::commands::doctor_probe::{print_probes, probe_roles, RoleProbe};
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
-use crate::forge_setup::{checkout_config, config_layers, origin_remote};
+use crate::setup::{checkout_config, config_layers, origin_remote};
 use crate::ui::outln;
 
 /// Check git, the forge token, the agent CLIs and the configuration
@@ -167,7 +167,10 @@ pub(crate) fn cmd_doctor(args: DoctorArgs) -> CliResult<u8> {
     };
     let (forge, host) = match &remote {
         Some(r) => (r.forge.unwrap_or(ForgeKind::GitHub), r.repo.host.clone()),
-        None => (ForgeKind::GitHub, "github.com".to_owned()),
+        None => (
+            ForgeKind::GitHub,
+            ForgeKind::GitHub.spec().default_host.to_owned(),
+        ),
     };
     let token = token_check(forge, &host);
     let (config, settings) = match config_layers(Overrides::default())
@@ -263,11 +266,7 @@ fn git_check() -> Check {
 }
 
 fn token_check(forge: ForgeKind, host: &str) -> Check {
-    let found = match forge {
-        ForgeKind::GitHub => Token::discover(host),
-        ForgeKind::GitLab => Token::discover_gitlab(host),
-    };
-    match found {
+    match Token::discover_for(forge, host) {
         Ok(token) => Check {
             ok: true,
             detail: format!(

@@ -8,7 +8,7 @@ use shepherd_core::config::{AgentRole, AgentSettings, Config, Provider};
 use shepherd_core::escape::visible;
 
 use crate::error::{CliError, CliResult};
-use crate::forge_setup::runtime;
+use crate::setup::runtime;
 use crate::ui::outln;
 
 /// One probe, and the roles that use what it probed.

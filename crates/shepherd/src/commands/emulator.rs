@@ -5,11 +5,12 @@ use std::path::PathBuf;
 
 use anyhow::anyhow;
 use clap::Args;
+use shepherd_core::ForgeKind;
 use shepherd_emulator::{EmulatedForge, Emulator, Scenario};
 
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
-use crate::forge_setup::{runtime, ForgeFlag};
+use crate::setup::{runtime, ForgeFlag};
 use crate::ui::outln;
 
 /// Serve the local forge emulator (GitHub or GitLab) for a scenario directory
@@ -37,14 +38,14 @@ pub(crate) struct EmulatorArgs {
 /// GitLab scenario cannot become GitHub's (its suggestions are written in
 /// GitLab's syntax).
 fn as_forge(scenario: Scenario, forge: Option<ForgeFlag>) -> CliResult<Scenario> {
-    match (forge, scenario.forge) {
+    match (forge.map(ForgeKind::from), scenario.forge) {
         (None, _)
-        | (Some(ForgeFlag::Github), EmulatedForge::GitHub)
-        | (Some(ForgeFlag::Gitlab), EmulatedForge::GitLab) => Ok(scenario),
-        (Some(ForgeFlag::Gitlab), EmulatedForge::GitHub) => {
+        | (Some(ForgeKind::GitHub), EmulatedForge::GitHub)
+        | (Some(ForgeKind::GitLab), EmulatedForge::GitLab) => Ok(scenario),
+        (Some(ForgeKind::GitLab), EmulatedForge::GitHub) => {
             scenario.into_gitlab().map_err(CliError::usage)
         }
-        (Some(ForgeFlag::Github), EmulatedForge::GitLab) => Err(CliError::usage(anyhow!(
+        (Some(ForgeKind::GitHub), EmulatedForge::GitLab) => Err(CliError::usage(anyhow!(
             "the scenario is a GitLab scenario (`forge = \"gitlab\"`); it cannot be served as GitHub"
         ))),
     }
@@ -79,20 +80,20 @@ mod tests {
         let gitlab = Scenario::demo_gitlab().unwrap();
         assert_eq!(as_forge(github.clone(), None).unwrap(), github);
         assert_eq!(
-            as_forge(github.clone(), Some(ForgeFlag::Github)).unwrap(),
+            as_forge(github.clone(), Some(ForgeFlag(ForgeKind::GitHub))).unwrap(),
             github
         );
         assert_eq!(
-            as_forge(github.clone(), Some(ForgeFlag::Gitlab)).unwrap(),
+            as_forge(github.clone(), Some(ForgeFlag(ForgeKind::GitLab))).unwrap(),
             gitlab
         );
         // A GitLab scenario needs no flag, and is not turned twice.
         assert_eq!(as_forge(gitlab.clone(), None).unwrap(), gitlab);
         assert_eq!(
-            as_forge(gitlab.clone(), Some(ForgeFlag::Gitlab)).unwrap(),
+            as_forge(gitlab.clone(), Some(ForgeFlag(ForgeKind::GitLab))).unwrap(),
             gitlab
         );
-        let err = as_forge(gitlab, Some(ForgeFlag::Github)).unwrap_err();
+        let err = as_forge(gitlab, Some(ForgeFlag(ForgeKind::GitHub))).unwrap_err();
         assert!(err.to_string().contains("GitLab scenario"), "{err}");
     }
 }

@@ -7,7 +7,8 @@ use clap::Args;
 use crate::error::CliResult;
 use crate::exit_codes;
 
-use super::run::{engine_error, state_dir};
+use crate::runs::engine_error;
+use crate::setup::state_dir;
 use crate::ui::outln;
 
 /// Reject the triage a paused run awaits approval for, or abandon a paused run

@@ -9,7 +9,8 @@ use clap::Args;
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
 
-use super::run::{engine_error, state_dir};
+use crate::runs::engine_error;
+use crate::setup::state_dir;
 
 /// Show a run's report (Markdown, or JSON with --json)
 ///

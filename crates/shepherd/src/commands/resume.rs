@@ -4,11 +4,10 @@ use clap::Args;
 use shepherd_core::config::Overrides;
 
 use crate::error::{CliError, CliResult};
-use crate::forge_setup::{config_layers, connect, current_forge_config, runtime, ForgeArgs};
+use crate::setup::{config_layers, connect, current_forge_config, runtime, ForgeArgs};
 
-use super::run::{
-    engine_error, engine_options, git_with_credentials, print_outcome, state_dir, CommonRunArgs,
-};
+use crate::runs::{engine_error, engine_options, print_outcome, CommonRunArgs};
+use crate::setup::{git_with_credentials, state_dir};
 
 /// Continue a paused or interrupted run where it stopped
 ///
@@ -40,7 +39,7 @@ pub(crate) fn cmd_resume(args: ResumeArgs) -> CliResult<u8> {
     let git = git_with_credentials(&file.target)?;
     let mut opts = engine_options();
     opts.approve = args.common.approve;
-    opts.checkout = crate::forge_setup::current_checkout();
+    opts.checkout = crate::setup::current_checkout();
     let engine = shepherd_engine::Engine::new(forge, state, git, opts);
     let outcome = runtime()?
         .block_on(engine.resume(&args.run))

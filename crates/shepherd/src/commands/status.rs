@@ -11,7 +11,8 @@ use shepherd_engine::{effective_status, Approval, ApprovalState, RunStatus, Stor
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
 
-use super::run::{engine_error, state_dir};
+use crate::runs::engine_error;
+use crate::setup::state_dir;
 use crate::ui::outln;
 
 /// Show the runs, or one run in detail (pending approvals, rounds, where its files are)

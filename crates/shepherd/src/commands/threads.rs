@@ -14,7 +14,7 @@ use shepherd_core::{AuthorKind, Ledger, PrSnapshot};
 
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
-use crate::forge_setup::{
+use crate::setup::{
     config_layers, connect, current_forge_config, resolve_target_with, runtime, ForgeArgs,
 };
 use crate::ui::outln;

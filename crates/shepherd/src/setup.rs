@@ -1,5 +1,6 @@
-//! From flags, configuration and the current directory to a parsed target
-//! and a connected forge.
+//! From flags, configuration and the current directory to a parsed target,
+//! its configuration layers, a connected forge (through
+//! [`shepherd_forge::connect`], which knows the forges) and git access.
 //!
 //! The forge comes from the target's URL, else `--forge` (or an `--api-url`
 //! ending in `/api/v4`), else the `origin` remote's host: `github.com`,
@@ -9,18 +10,16 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use anyhow::anyhow;
+use clap::builder::PossibleValue;
 use clap::Args;
 use shepherd_core::config::{repo_config_path, Config, ConfigLayer, ForgeConfig, Overrides};
 use shepherd_core::target::{parse_remote_url, parse_target, RemoteInfo, Target, TargetContext};
 use shepherd_core::ForgeKind;
-use shepherd_engine::RepoConfigSource;
-use shepherd_forge::{
-    ClientConfig, Forge, ForgeError, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints,
-    Token,
-};
+use shepherd_engine::{Git, HttpCredentials, RepoConfigSource, StateDir};
+use shepherd_forge::{ClientConfig, ConnectError, Forge, Token};
 
 use crate::error::{CliError, CliResult};
 
@@ -41,19 +40,25 @@ pub(crate) struct ForgeArgs {
     pub api_url: Option<String>,
 }
 
-/// `--forge` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum ForgeFlag {
-    Github,
-    Gitlab,
+/// `--forge` values: every forge of the registry, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ForgeFlag(pub ForgeKind);
+
+impl clap::ValueEnum for ForgeFlag {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: LazyLock<Vec<ForgeFlag>> =
+            LazyLock::new(|| ForgeKind::ALL.into_iter().map(ForgeFlag).collect());
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.spec().name))
+    }
 }
 
 impl From<ForgeFlag> for ForgeKind {
     fn from(flag: ForgeFlag) -> Self {
-        match flag {
-            ForgeFlag::Github => ForgeKind::GitHub,
-            ForgeFlag::Gitlab => ForgeKind::GitLab,
-        }
+        flag.0
     }
 }
 
@@ -194,15 +199,12 @@ pub(crate) fn origin_remote(dir: &Path) -> Option<RemoteInfo> {
     }
 }
 
-/// The forge an explicit `--api-url` implies: GitLab's REST API lives under
-/// `/api/v4`, anything else is taken for GitHub's (github.com-style or `/api/v3`).
+/// The forge an explicit `--api-url` implies
+/// ([`shepherd_forge::forge_of_api_url`]).
 fn forge_of_api_url(args: &ForgeArgs) -> Option<ForgeKind> {
-    let url = args.api_url.as_deref()?;
-    Some(if url.trim_end_matches('/').ends_with("/api/v4") {
-        ForgeKind::GitLab
-    } else {
-        ForgeKind::GitHub
-    })
+    args.api_url
+        .as_deref()
+        .map(shepherd_forge::forge_of_api_url)
 }
 
 /// Parse `input` into a target, using the flags, the configuration
@@ -265,9 +267,10 @@ fn client_config(forge: &ForgeConfig) -> ClientConfig {
     }
 }
 
-/// Connect to the forge of `target`: endpoints from `--api-url` or the host,
-/// token discovered, TLS roots with `[forge] ca_file` (a CA file that cannot
-/// be used is an error naming it, before any request).
+/// Connect to the forge of `target` ([`shepherd_forge::connect`]):
+/// endpoints from `--api-url` or the host, token discovered, TLS roots with
+/// `[forge] ca_file`. A bad `--api-url` or CA file is a usage error naming
+/// it, before any request.
 ///
 /// Token discovery may run `gh auth token` or `glab`, so call this before entering async code.
 pub(crate) fn connect(
@@ -275,45 +278,32 @@ pub(crate) fn connect(
     args: &ForgeArgs,
     forge: &ForgeConfig,
 ) -> CliResult<Arc<dyn Forge>> {
-    let host = &target.repo.host;
-    let config = client_config(forge);
-    match target.forge {
-        ForgeKind::GitHub => {
-            let endpoints = match &args.api_url {
-                Some(url) => GitHubEndpoints::from_api_url(url),
-                None => GitHubEndpoints::for_host(host),
-            }
-            .map_err(CliError::usage)?;
-            let token = Token::discover(host).map_err(CliError::failure)?;
-            let client = GitHubClient::with_config(target.repo.clone(), endpoints, token, config)
-                .map_err(client_error)?;
-            Ok(Arc::new(client))
+    shepherd_forge::connect(target, args.api_url.as_deref(), client_config(forge)).map_err(|err| {
+        match err {
+            ConnectError::Input(err) => CliError::usage(err),
+            ConnectError::Failure(err) => CliError::failure(err),
         }
-        ForgeKind::GitLab => {
-            let endpoints = match &args.api_url {
-                Some(url) => GitLabEndpoints::from_api_url(url),
-                None => GitLabEndpoints::for_host(host),
-            }
-            .map_err(CliError::usage)?;
-            let token = Token::discover_gitlab(host).map_err(CliError::failure)?;
-            // Bound to the MR: resolving needs its iid, and merged-results
-            // pipelines are found through it.
-            let client = GitLabClient::with_config(target.repo.clone(), endpoints, token, config)
-                .map_err(client_error)?
-                .with_merge_request(target.number);
-            Ok(Arc::new(client))
-        }
-    }
+    })
 }
 
-/// A client that could not be built: a bad `[forge] ca_file` is the
-/// configuration's fault (a usage error), anything else a failure.
-fn client_error(err: ForgeError) -> CliError {
-    if matches!(err, ForgeError::CaFile { .. }) {
-        CliError::usage(err)
-    } else {
-        CliError::failure(err)
-    }
+/// The git URL of the target's repository ([`shepherd_forge::git_url`]):
+/// beside `--api-url` when given, else `https://HOST/OWNER/NAME.git`.
+pub(crate) fn git_url(target: &Target, api_url: Option<&str>) -> CliResult<String> {
+    shepherd_forge::git_url(&target.repo, api_url).ok_or_else(|| {
+        CliError::usage(anyhow!("invalid --api-url {}", api_url.unwrap_or_default()))
+    })
+}
+
+/// Git access with the forge's token as HTTPS credentials (never shown,
+/// never given to agents).
+pub(crate) fn git_with_credentials(target: &Target) -> CliResult<Git> {
+    let token = Token::discover_for(target.forge, &target.repo.host).map_err(CliError::failure)?;
+    Ok(Git::new().with_credentials(HttpCredentials::for_forge(target.forge, token.expose())))
+}
+
+/// The state directory: `--state-dir`, `SHEPHERD_STATE_DIR`, XDG, HOME.
+pub(crate) fn state_dir(flag: Option<PathBuf>) -> CliResult<StateDir> {
+    StateDir::resolve(flag, |k| std::env::var(k).ok()).map_err(CliError::usage)
 }
 
 /// A tokio runtime for one command.
@@ -405,8 +395,13 @@ mod tests {
         let repo = checkout(REMOTE, &[]);
         let err = resolve_target_in("17", &args(None), &[], repo.path()).unwrap_err();
         assert!(err.to_string().contains("git.corp.example"), "{err}");
-        let target =
-            resolve_target_in("17", &args(Some(ForgeFlag::Gitlab)), &[], repo.path()).unwrap();
+        let target = resolve_target_in(
+            "17",
+            &args(Some(ForgeFlag(ForgeKind::GitLab))),
+            &[],
+            repo.path(),
+        )
+        .unwrap();
         assert_eq!(target.forge, ForgeKind::GitLab);
         // gitlab.com needs nothing.
         let repo = checkout("https://gitlab.com/acme/tools/greeter.git", &[]);
