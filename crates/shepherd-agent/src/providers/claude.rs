@@ -16,8 +16,8 @@
 use serde_json::Value;
 
 use crate::exec::{LineSignal, OutputStream};
-use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
+use crate::providers::invocation::{sum_u64, CliFailure, Invocation, Parsed, Request};
 
 /// Read-only tools: reading files and read-only git commands.
 pub(crate) const READ_TOOLS: &str = "Read,Grep,Glob,Bash(git diff:*),Bash(git log:*),\

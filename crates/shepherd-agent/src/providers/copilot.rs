@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use crate::agent::AgentError;
 use crate::exec::{LineSignal, OutputStream};
-use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
+use crate::providers::invocation::{sum_u64, CliFailure, Invocation, Parsed, Request};
 
 /// Allowed to every role: read-only git commands (reading files is allowed
 /// by default).

@@ -25,8 +25,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::agent::AgentError;
-use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
+use crate::providers::invocation::{sum_u64, CliFailure, Invocation, Parsed, Request};
 
 /// The `-p` text, appended by the CLI to the prompt read from stdin.
 pub(crate) const INSTRUCTION: &str =

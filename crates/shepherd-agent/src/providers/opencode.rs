@@ -20,8 +20,8 @@
 use serde_json::{json, Value};
 
 use crate::agent::AgentError;
-use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
+use crate::providers::invocation::{sum_u64, CliFailure, Invocation, Parsed, Request};
 
 /// The agent of read-only roles, defined in Shepherd's configuration.
 pub(crate) const READ_ONLY_AGENT: &str = "shepherd-read-only";
