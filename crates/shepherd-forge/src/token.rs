@@ -8,8 +8,7 @@ use std::fmt;
 use std::process::{Command, Stdio};
 
 use crate::error::{ForgeError, Result};
-use crate::github::endpoints::is_github_dot_com;
-use crate::gitlab::endpoints::is_gitlab_dot_com;
+use crate::hosts::{is_github_dot_com, is_gitlab_dot_com};
 
 /// Environment variables read for github.com, in order.
 const GITHUB_COM_VARS: &[&str] = &["GITHUB_TOKEN", "GH_TOKEN"];
