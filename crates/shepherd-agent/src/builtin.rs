@@ -612,7 +612,7 @@ pub fn fix(task: &FixTask) -> Result<FixAnswer, AgentError> {
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
     use super::*;
-    use crate::answer::{check_fix_answer, check_triage_answer};
+    use crate::check::{check_fix_answer, check_triage_answer};
     use crate::task::{ClusterContext, PrContext, TaskItem};
     use crate::validate::parse_answer;
     use shepherd_core::cluster::Cluster;
@@ -1042,7 +1042,7 @@ mod tests {
             diff_replacing_2_3(&["two", "and", "three"], ""),
         );
         let answer = validate_fix(&task);
-        crate::answer::check_fix_validation_answer(&task, &answer).unwrap();
+        crate::check::check_fix_validation_answer(&task, &answer).unwrap();
         assert_eq!(answer.items[0].verdict, FixVerdict::Addressed);
         assert_eq!(
             answer.items[0].reasons,
@@ -1371,7 +1371,7 @@ mod tests {
             .unwrap();
         assert!(review.findings.is_empty());
         assert_eq!(review.summary, "builtin provider has no model");
-        crate::answer::check_review_answer(&review).unwrap();
+        crate::check::check_review_answer(&review).unwrap();
         let finding = crate::answer::ReviewFinding {
             id: "F1".into(),
             severity: crate::answer::Severity::High,
@@ -1391,7 +1391,7 @@ mod tests {
             }],
         };
         let applied = agent.apply_review(&task, &ctx).await.unwrap();
-        crate::answer::check_apply_review_answer(&task, &applied).unwrap();
+        crate::check::check_apply_review_answer(&task, &applied).unwrap();
         assert_eq!(applied.outcomes[0].status, FixStatus::Blocked);
     }
 }

@@ -15,9 +15,11 @@ use serde::Serialize;
 
 use crate::agent::{AgentContext, AgentError};
 use crate::answer::{
+    ApplyReviewAnswer, FixAnswer, FixValidationAnswer, ReviewAnswer, TriageAnswer,
+};
+use crate::check::{
     check_apply_review_answer, check_fix_answer, check_fix_validation_answer, check_review_answer,
-    check_triage_answer, ApplyReviewAnswer, FixAnswer, FixValidationAnswer, ReviewAnswer,
-    TriageAnswer,
+    check_triage_answer,
 };
 use crate::exec::{self, ProcessOutput, ProcessSpec, Termination, TimeoutKind};
 use crate::prompts::Prompts;

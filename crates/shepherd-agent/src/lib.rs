@@ -26,6 +26,7 @@
 pub mod agent;
 pub mod answer;
 pub mod builtin;
+pub mod check;
 pub mod command;
 pub(crate) mod diff;
 pub(crate) mod driver;
@@ -40,13 +41,15 @@ pub mod validate;
 
 pub use agent::{Agent, AgentContext, AgentError};
 pub use answer::{
-    check_apply_review_answer, check_fix_answer, check_fix_validation_answer, check_ids,
-    check_review_answer, check_triage_answer, findings_to_refute, AnswerError, ApplyReviewAnswer,
-    ClusterAssessment, ClusterVerdict, FindingOutcome, FixAnswer, FixAnswerError, FixStatus,
-    FixValidationAnswer, FixVerdict, IdSetMismatch, ItemValidation, ReviewAnswer, ReviewFinding,
-    Severity, ThreadOutcome, TriageAnswer, TriageDecision, REFUTE_MIN_CONFIDENCE,
+    findings_to_refute, ApplyReviewAnswer, ClusterAssessment, ClusterVerdict, FindingOutcome,
+    FixAnswer, FixStatus, FixValidationAnswer, FixVerdict, ItemValidation, ReviewAnswer,
+    ReviewFinding, Severity, ThreadOutcome, TriageAnswer, TriageDecision, REFUTE_MIN_CONFIDENCE,
 };
 pub use builtin::BuiltinAgent;
+pub use check::{
+    check_apply_review_answer, check_fix_answer, check_fix_validation_answer, check_ids,
+    check_review_answer, check_triage_answer, AnswerError, FixAnswerError, IdSetMismatch,
+};
 pub use command::{CommandAgent, CommandConfig, CommandRequest};
 pub use factory::{agent_for, SettingsError};
 pub use probe::{probe, Probe};

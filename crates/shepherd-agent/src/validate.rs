@@ -126,12 +126,13 @@ where
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
     use super::*;
-    use crate::answer::{check_ids, TriageAnswer};
+    use crate::answer::{ReviewAnswer, TriageAnswer};
+    use crate::check::check_ids;
     use std::cell::RefCell;
 
     const GOOD: &str = r#"{"items":[{"id":"T1","decision":"code-change","theme":"naming","reasoning":"the name lies","reply_hint":"renamed","pr_changed_evidence":false}]}"#;
 
-    fn check(a: &TriageAnswer) -> Result<(), Vec<crate::answer::IdSetMismatch>> {
+    fn check(a: &TriageAnswer) -> Result<(), Vec<crate::check::IdSetMismatch>> {
         check_ids(["T1"], a.items.iter().map(|i| i.id.as_str())).map_err(|e| vec![e])
     }
 
@@ -293,5 +294,20 @@ mod tests {
     fn long_errors_are_bounded() {
         let s = bounded("x".repeat(10_000));
         assert_eq!(s.chars().count(), MAX_ERROR_CHARS + 1);
+    }
+
+    #[test]
+    fn confidence_is_at_most_100_in_the_schema() {
+        let raw = |c: u32| {
+            format!(
+                r#"{{"findings":[{{"id":"F1","severity":"LOW","confidence":{c},"title":"t","path":null,"line":null,"explanation":"e","reproduction":null}}],"summary":"s"}}"#
+            )
+        };
+        assert!(parse_answer::<ReviewAnswer>(&raw(100)).is_ok());
+        let errors = parse_answer::<ReviewAnswer>(&raw(101)).unwrap_err();
+        assert!(
+            errors[0].starts_with("/findings/0/confidence"),
+            "{errors:?}"
+        );
     }
 }

@@ -12,8 +12,14 @@
 //!   named files and refuse protected paths; pushes that are never forced.
 #![warn(missing_docs)]
 
+// Read from the bottom up: `error`, `options`, `run_dir` and `config` are
+// shared by `round` (the stages) and `run` (the driver); `run` uses `round`.
+mod config;
+mod error;
+mod options;
 mod round;
 pub mod run;
+mod run_dir;
 pub mod store;
 pub mod worktree;
 

@@ -17,6 +17,7 @@ pub mod error;
 pub mod forge;
 pub mod github;
 pub mod gitlab;
+mod hosts;
 mod tls;
 pub mod token;
 mod transport;

@@ -10,8 +10,7 @@ use std::process::{Command, Stdio};
 use shepherd_core::ForgeKind;
 
 use crate::error::{ForgeError, Result};
-use crate::github::endpoints::is_github_dot_com;
-use crate::gitlab::endpoints::is_gitlab_dot_com;
+use crate::hosts::{is_github_dot_com, is_gitlab_dot_com};
 
 /// Environment variables read for github.com, in order (the registry's).
 const GITHUB_COM_VARS: &[&str] = ForgeKind::GitHub.spec().token_vars;

@@ -15,8 +15,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
-use crate::script::{Conversation, Reply, Step, ToolCall};
-use crate::{as_text, sse, structured};
+use crate::script::{as_text, structured, Conversation, Reply, Step, ToolCall};
+use crate::sse;
 
 /// What a generateContent request says: the text of its `user` contents,
 /// the number of `functionResponse` parts; streamed when the path is

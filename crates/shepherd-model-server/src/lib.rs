@@ -392,23 +392,6 @@ fn error_response(api: Api, failure: &Failure) -> Response {
     response
 }
 
-/// The final answer of a [`Step::Structured`] or [`Step::Dynamic`] step.
-pub(crate) fn structured(step: &Step, conv: &Conversation) -> Option<serde_json::Value> {
-    match step {
-        Step::Structured(v) => Some(v.clone()),
-        Step::Dynamic(f) => Some(f(conv)),
-        _ => None,
-    }
-}
-
-/// A JSON value as answer text: strings as they are, the rest as JSON.
-pub(crate) fn as_text(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// The last `max` characters of `s`, trimmed.
 pub(crate) fn tail(s: &str, max: usize) -> String {
     let count = s.chars().count();

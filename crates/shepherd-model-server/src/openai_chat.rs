@@ -17,8 +17,8 @@
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
-use crate::script::{Conversation, Reply, Step, ToolCall};
-use crate::{as_text, sse, structured};
+use crate::script::{as_text, structured, Conversation, Reply, Step, ToolCall};
+use crate::sse;
 
 /// The text of a message's `content` (a string, or text parts).
 fn content_text(message: &Value) -> String {

@@ -13,8 +13,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
-use crate::script::{Conversation, Reply, Step, ToolCall};
-use crate::{as_text, sse, structured};
+use crate::script::{as_text, structured, Conversation, Reply, Step, ToolCall};
+use crate::sse;
 
 /// What a Responses request says: the text of its `user` messages, the
 /// number of `*_call_output` items, codex's `<cwd>` in its environment

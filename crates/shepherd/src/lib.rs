@@ -21,6 +21,11 @@ use clap::Parser;
 
 pub use error::{CliError, CliResult};
 
+use cli::{Cli, Command};
+use commands::{
+    approve, demo, doctor, emulator, reject, report, resume, run as run_cmd, status, threads,
+};
+
 /// Parse the command line, run the command, and return its exit code.
 pub fn run() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
@@ -36,7 +41,7 @@ pub fn run() -> ExitCode {
         }
     };
     init_tracing(cli.global.verbose);
-    let code = match commands::dispatch(cli) {
+    let code = match dispatch(cli) {
         Ok(code) => code,
         Err(err) => {
             let mut stderr = std::io::stderr().lock();
@@ -45,6 +50,22 @@ pub fn run() -> ExitCode {
         }
     };
     ExitCode::from(code)
+}
+
+/// Run the chosen command; the returned number is the exit code.
+fn dispatch(cli: Cli) -> CliResult<u8> {
+    match cli.command {
+        Command::Run(args) => run_cmd::cmd_run(args),
+        Command::Threads(args) => threads::cmd_threads(args),
+        Command::Status(args) => status::cmd_status(args),
+        Command::Report(args) => report::cmd_report(args),
+        Command::Approve(args) => approve::cmd_approve(args),
+        Command::Reject(args) => reject::cmd_reject(args),
+        Command::Resume(args) => resume::cmd_resume(args),
+        Command::Demo(args) => demo::cmd_demo(args),
+        Command::Emulator(args) => emulator::cmd_emulator(args),
+        Command::Doctor(args) => doctor::cmd_doctor(args),
+    }
 }
 
 fn init_tracing(verbose: u8) {

@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use crate::agent::AgentError;
 use crate::exec::{LineSignal, OutputStream};
-use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
+use crate::providers::invocation::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::spec::{CliSpec, EnvNames};
 use crate::providers::versions::Support;
 

@@ -25,8 +25,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::agent::AgentError;
-use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
+use crate::providers::invocation::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::spec::{CliSpec, EnvNames};
 use crate::providers::versions::Support;
 

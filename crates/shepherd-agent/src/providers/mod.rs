@@ -7,6 +7,7 @@ pub(crate) mod codex;
 pub mod copilot;
 pub(crate) mod extract;
 pub(crate) mod gemini;
+pub(crate) mod invocation;
 pub(crate) mod opencode;
 pub(crate) mod spec;
 pub(crate) mod strict;

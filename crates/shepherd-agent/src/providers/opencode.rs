@@ -20,8 +20,8 @@
 use serde_json::{json, Value};
 
 use crate::agent::AgentError;
-use crate::providers::cli::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::extract;
+use crate::providers::invocation::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::spec::{CliSpec, EnvNames};
 use crate::providers::versions::Support;
 

@@ -8,7 +8,8 @@
 
 use crate::agent::AgentError;
 use crate::exec::{LineSignal, OutputStream};
-use crate::providers::cli::{CliFailure, CliProvider, Invocation, Parsed, Request};
+use crate::providers::cli::CliProvider;
+use crate::providers::invocation::{CliFailure, Invocation, Parsed, Request};
 use crate::providers::versions::Support;
 use crate::providers::{claude, codex, copilot, gemini, opencode};
 

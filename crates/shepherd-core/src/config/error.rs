@@ -1,6 +1,6 @@
 //! What can be wrong with a configuration, and the helpers that word it.
 
-use super::*;
+use super::paths::REPO_CONFIG_PATHS;
 
 /// What can be wrong with a configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -23,13 +23,12 @@
 //! as the lowest layer, so any file of the user's side overrides them. What
 //! was ignored is returned as notes, for the run's progress and artifacts.
 
+use super::error::ConfigError;
+use super::keys::check_table;
+use super::layers::{layer_tables, merge, ConfigLayer, LayerContent, Origins, Source};
+use super::sections::Config;
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
-
-use super::{
-    check_table, layer_tables, merge, Config, ConfigError, ConfigLayer, LayerContent, Origins,
-    Source,
-};
 
 /// Where a recorded layer came from; [`Source`] in a serializable form.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -334,7 +333,8 @@ fn insert(table: &mut Table, keys: &[&str], value: Value) {
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
     use super::*;
-    use crate::config::{ApproveMode, Overrides, Provider};
+    use crate::config::layers::Overrides;
+    use crate::config::names::{ApproveMode, CommandSpec, Provider};
 
     fn trusted() -> Config {
         Config::layered(&[ConfigLayer::user(
@@ -488,10 +488,7 @@ mod tests {
         });
         let flags = ConfigLayer::flags(Overrides {
             resolve_wontfix: Some(true),
-            verify_command: Some(crate::config::CommandSpec::Argv(vec![
-                "make".into(),
-                "test".into(),
-            ])),
+            verify_command: Some(CommandSpec::Argv(vec!["make".into(), "test".into()])),
             ..Overrides::default()
         });
         let layers = vec![

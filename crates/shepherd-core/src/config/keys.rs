@@ -3,9 +3,9 @@
 
 use std::collections::BTreeSet;
 
+use super::error::{did_you_mean, quoted_list, ConfigError};
+use super::names::{APPROVE_MODE_NAMES, ON_EXHAUST_NAMES, PROVIDER_NAMES, ROLE_NAMES};
 use toml::{Table, Value};
-
-use super::*;
 
 /// The type of a key.
 #[derive(Debug, Clone, Copy)]

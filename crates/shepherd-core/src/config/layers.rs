@@ -6,9 +6,12 @@ use std::fmt;
 
 use toml::{Table, Value};
 
+use super::error::ConfigError;
+use super::keys::{check_table, key_doc, Kind};
+use super::names::{AgentRole, ApproveMode, CommandSpec, OnExhaust, Provider};
+use super::paths::REPO_CONFIG_PATHS;
+use super::sections::{Config, DEFAULT_CONFIG_TOML};
 use crate::gate::GateConfig;
-
-use super::*;
 
 /// Where a layer comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -521,7 +524,3 @@ pub(super) fn merge(
         path.pop();
     }
 }
-
-/// Where a repository's configuration may live, relative to its root, in the
-/// order [`repo_config_path`] looks.
-pub const REPO_CONFIG_PATHS: [&str; 2] = ["shepherd.toml", ".shepherd/config.toml"];

@@ -50,6 +50,7 @@ mod head;
 mod keys;
 mod layers;
 mod names;
+mod paths;
 mod reference;
 mod sections;
 #[cfg(test)]
@@ -60,5 +61,6 @@ pub use head::{HeadConfig, LayerRecord, SourceRecord};
 pub use keys::*;
 pub use layers::*;
 pub use names::*;
+pub use paths::REPO_CONFIG_PATHS;
 pub use reference::*;
 pub use sections::*;

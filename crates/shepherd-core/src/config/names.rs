@@ -3,11 +3,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::error::{parse_name, ParseNameError};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
-
-use super::*;
 
 macro_rules! named_enum_impls {
     ($ty:ident, $names:ident) => {

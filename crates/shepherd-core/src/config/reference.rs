@@ -1,8 +1,9 @@
 //! The reference of every key, rendered from the key table (README, doctor).
 
+use super::keys::KEYS;
+use super::layers::ENV_VARS;
+use super::sections::Config;
 use toml::{Table, Value};
-
-use super::*;
 
 /// The reference of every key (type, default, description) and of the
 /// environment variables, as Markdown, for the README and `shepherd doctor`.

@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::names::{AgentRole, ApproveMode, CommandSpec, OnExhaust, Provider};
 use crate::model::{Author, AuthorKind};
-
-use super::*;
 
 /// Shepherd's configuration. Every section has its defaults; see the module
 /// documentation for layering and validation.

@@ -12,10 +12,12 @@ use serde::Serialize;
 use shepherd_core::config::{ApproveMode, APPROVAL_LABEL};
 use shepherd_core::Decision;
 
-use super::{is_reply_only, Flow, Round, RoundEnd, Runner};
-use crate::run::error::{EngineError, Result};
-use crate::run::files::PauseKind;
-use crate::run::options::{ApprovalItem, ApprovalRequest, ApprovalVerdict, Stage};
+use super::item::is_reply_only;
+use super::runner::Runner;
+use super::state::{Flow, Round, RoundEnd};
+use crate::error::{EngineError, Result};
+use crate::options::{ApprovalItem, ApprovalRequest, ApprovalVerdict, Stage};
+use crate::run_dir::PauseKind;
 use crate::store::{Approval, ApprovalState, Timestamp};
 
 #[derive(Serialize)]
@@ -353,7 +355,7 @@ impl Runner {
         let run = &self.run.run_id;
         let items: Vec<String> = missing
             .iter()
-            .map(|(id, d)| format!("{id} (changed to {})", super::decision_name(*d)))
+            .map(|(id, d)| format!("{id} (changed to {})", super::item::decision_name(*d)))
             .collect();
         let (first, d) = &missing[0];
         RoundEnd::Paused {
@@ -368,7 +370,7 @@ impl Runner {
                     "these items"
                 },
                 items.join(", "),
-                super::decision_name(*d),
+                super::item::decision_name(*d),
             ),
         }
     }

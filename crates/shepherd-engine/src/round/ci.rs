@@ -17,9 +17,10 @@ use shepherd_core::ci::{
 };
 
 use super::pr_state::short;
-use super::{Flow, Round, Runner};
-use crate::run::error::Result;
-use crate::run::options::{ProgressEvent, Stage};
+use super::runner::Runner;
+use super::state::{Flow, Round};
+use crate::error::Result;
+use crate::options::{ProgressEvent, Stage};
 
 #[derive(Serialize)]
 struct CiArtifact<'a> {

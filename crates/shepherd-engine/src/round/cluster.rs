@@ -20,9 +20,10 @@ use shepherd_core::cluster::{
 use shepherd_core::report::gate_signal_text;
 use shepherd_core::Decision;
 
-use super::{Flow, Round, Runner};
-use crate::run::error::Result;
-use crate::run::options::{is_builtin, Stage};
+use super::runner::Runner;
+use super::state::{Flow, Round};
+use crate::error::Result;
+use crate::options::{is_builtin, Stage};
 use crate::store::LedgerRecord;
 
 impl Runner {

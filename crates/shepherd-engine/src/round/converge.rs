@@ -11,9 +11,10 @@ use shepherd_core::converge::{check, is_stalled, mergeability, ConvergenceInput,
 use shepherd_core::model::PrStatus;
 
 use super::pr_state::{pr_noun, short};
-use super::{Round, RoundEnd, Runner};
-use crate::run::error::Result;
-use crate::run::options::Stage;
+use super::runner::Runner;
+use super::state::{Round, RoundEnd};
+use crate::error::Result;
+use crate::options::Stage;
 use crate::store::Timestamp;
 
 impl Runner {
@@ -61,7 +62,7 @@ impl Runner {
         for c in &classified {
             self.run.items.insert(
                 c.item_id.clone(),
-                crate::run::files::ItemInfo {
+                crate::run_dir::ItemInfo {
                     kind: c.kind,
                     path: c.path.clone(),
                     line: c.line,

@@ -25,55 +25,21 @@ use std::time::Instant;
 
 use shepherd_agent::{
     check_fix_answer, Agent, BuiltinAgent, ClusterContext, FixStatus, FixTask, PrContext,
-    SuggestionState, ThreadOutcome, TriageNote, UsageLog,
+    SuggestionState, TriageNote, UsageLog,
 };
 use shepherd_core::cluster::{AreaKey, Cluster, RoundAreas};
 use shepherd_core::gate::{resolve_authorized, ItemResult};
 use shepherd_core::{Decision, Outcome};
 
+use super::item::{reply_only_outcome, Planned, WorkItem};
 use super::metadata;
-use super::parallel::{blocked_all, FixUnit, UnitKind};
+use super::runner::Runner;
+use super::state::{Flow, Round};
 use super::triage::task_item;
-use super::{reply_only_outcome, Flow, Planned, Round, Runner, WorkItem};
-use crate::run::error::{EngineError, Result};
-use crate::run::options::{is_builtin, Stage};
+use super::unit::{blocked_all, commit_message, FixUnit, UnitKind, UnitResult, ITEM_TRAILER};
+use crate::error::{EngineError, Result};
+use crate::options::{is_builtin, Stage};
 use crate::worktree::{ProtectedPaths, WorktreeError};
-
-/// What a fix produced for one item.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct UnitResult {
-    pub(crate) status: FixStatus,
-    pub(crate) reply: String,
-    pub(crate) summary: String,
-    pub(crate) commit: Option<String>,
-    /// A metadata edit that the forge shows applied.
-    pub(crate) metadata_applied: bool,
-}
-
-impl UnitResult {
-    /// Not fixed, for `why`: handed to a person.
-    pub(crate) fn blocked(why: &str) -> Self {
-        UnitResult {
-            status: FixStatus::Blocked,
-            reply: format!(
-                "Shepherd could not fix this automatically ({why}). A maintainer needs to look \
-                 at it."
-            ),
-            summary: why.to_owned(),
-            commit: None,
-            metadata_applied: false,
-        }
-    }
-
-    /// Not fixed: the public reply says `public` (which names nothing the
-    /// thread is not about), the local record keeps `detail`.
-    pub(crate) fn blocked_privately(public: &str, detail: &str) -> Self {
-        UnitResult {
-            summary: detail.to_owned(),
-            ..UnitResult::blocked(public)
-        }
-    }
-}
 
 impl Runner {
     pub(crate) async fn stage_fix(&mut self, round: &mut Round) -> Result<Flow> {
@@ -671,50 +637,6 @@ fn parent_dir(path: &str) -> String {
         .map_or(String::new(), |(d, _)| d.to_owned())
 }
 
-/// The commit message: what was fixed, naming the threads (never quoting
-/// comment bodies).
-pub(crate) fn commit_message(unit: &FixUnit, outcomes: &[ThreadOutcome]) -> String {
-    let ids: Vec<&str> = unit.ids();
-    let subject = match &unit.cluster {
-        Some(c) => format!(
-            "shepherd: fix {} in {} ({} review threads)",
-            c.theme,
-            c.area,
-            ids.len()
-        ),
-        None => match unit.items.first().and_then(|i| i.classified.path.as_ref()) {
-            Some(path) => format!("shepherd: address review feedback on {path}"),
-            None => "shepherd: address review feedback".to_owned(),
-        },
-    };
-    let mut body = String::new();
-    for o in outcomes {
-        if o.status != FixStatus::Blocked {
-            let line: String = o
-                .summary
-                .lines()
-                .next()
-                .unwrap_or("")
-                .chars()
-                .take(200)
-                .collect();
-            body.push_str(&format!("- {}: {line}\n", o.id));
-        }
-    }
-    // One trailer per item the commit fixes: a re-run on a fresh state
-    // directory (a CI runner) finds the pushed fix of an item whose reply
-    // was lost, and replies instead of fixing again.
-    let trailers: String = outcomes
-        .iter()
-        .filter(|o| o.status != FixStatus::Blocked)
-        .map(|o| format!("{ITEM_TRAILER}: {}\n", o.id))
-        .collect();
-    format!(
-        "{subject}\n\nReview threads: {}\n\n{body}\n{trailers}",
-        ids.join(", ")
-    )
-}
-
 /// The result of an item fixed by `sha`, a commit of an earlier run.
 fn earlier_fix_result(sha: &str) -> UnitResult {
     UnitResult {
@@ -726,9 +648,6 @@ fn earlier_fix_result(sha: &str) -> UnitResult {
         metadata_applied: false,
     }
 }
-
-/// The commit trailer naming an item a Shepherd commit fixes.
-pub(crate) const ITEM_TRAILER: &str = "Shepherd-Item";
 
 /// How many commits of the PR's history are searched for an earlier fix.
 const TRAILER_SEARCH_DEPTH: usize = 500;

@@ -12,9 +12,10 @@ use serde::Serialize;
 use shepherd_core::gate::{check, CommitFact, CommitFacts, GateItem, GateVerdict};
 use shepherd_core::{Decision, LedgerEntry};
 
-use super::{Flow, Round, RoundEnd, Runner};
-use crate::run::error::Result;
-use crate::run::options::Stage;
+use super::runner::Runner;
+use super::state::{Flow, Round, RoundEnd};
+use crate::error::Result;
+use crate::options::Stage;
 use crate::store::{LedgerRecord, Timestamp};
 
 #[derive(Serialize)]

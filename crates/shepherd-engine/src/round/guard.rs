@@ -18,9 +18,10 @@
 use std::future::Future;
 use std::path::PathBuf;
 
-use super::{Round, Runner};
-use crate::run::error::{EngineError, Result};
-use crate::run::options::ProgressEvent;
+use super::runner::Runner;
+use super::state::Round;
+use crate::error::{EngineError, Result};
+use crate::options::ProgressEvent;
 use crate::worktree::{check_read_only, commits_between, undo_agent_commits, GitState, Violation};
 
 impl Runner {

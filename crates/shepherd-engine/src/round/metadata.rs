@@ -25,11 +25,13 @@ use shepherd_agent::{FixStatus, FixTask, PrContext, TaskItem, TriageNote};
 use shepherd_core::gate::resolve_authorized;
 use shepherd_core::{Decision, LedgerEntry, Outcome};
 
-use super::fix::UnitResult;
-use super::parallel::{blocked_all, FixUnit, JobOutput};
-use super::{Round, Runner, WorkItem};
-use crate::run::error::Result;
-use crate::run::options::PrFields;
+use super::item::WorkItem;
+use super::runner::Runner;
+use super::state::Round;
+use super::unit::UnitResult;
+use super::unit::{blocked_all, FixUnit, JobOutput};
+use crate::error::Result;
+use crate::options::PrFields;
 use crate::store::{LedgerRecord, Timestamp};
 
 /// The directory of a metadata fixer's worktree holding the PR's fields.

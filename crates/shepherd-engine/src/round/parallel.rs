@@ -24,119 +24,25 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use serde::Serialize;
 use shepherd_agent::{
     check_fix_answer, check_fix_validation_answer, Agent, AgentContext, AgentError, FixAnswer,
-    FixStatus, FixTask, FixValidationTask, FixVerdict, ItemValidation, UsageLog,
+    FixStatus, FixTask, FixValidationTask, FixVerdict, UsageLog,
 };
-use shepherd_core::cluster::Cluster;
 
-use super::fix::{commit_message, UnitResult};
 use super::metadata::{self, PR_DIR};
-use super::{Round, Runner, WorkItem};
-use crate::run::error::{EngineError, Result};
-use crate::run::options::PrFields;
+use super::runner::Runner;
+use super::state::Round;
+use super::unit::{
+    blocked_all, commit_message, AgentCall, FixUnit, FixValidationRecord, JobOutput, UnitKind,
+    UnitResult,
+};
+use crate::error::{EngineError, Result};
+use crate::options::PrFields;
 use crate::worktree::{
     apply_patch, reset_hard, ApplyOutcome, Git, ProtectedPaths, ScratchWorktree,
 };
-
-/// What a unit fixes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum UnitKind {
-    /// Code: a diff, merged and committed.
-    Code,
-    /// The PR's title, description or labels: a forge edit, no commit.
-    Metadata,
-}
-
-/// One fix agent's work: a cluster, an isolated item, or a metadata item.
-#[derive(Debug, Clone)]
-pub(crate) struct FixUnit {
-    pub(crate) items: Vec<WorkItem>,
-    pub(crate) cluster: Option<Cluster>,
-    pub(crate) kind: UnitKind,
-    /// The files the unit is expected to touch (a cluster's declared files,
-    /// an item's file); empty when unknown.
-    pub(crate) files: Vec<String>,
-    /// Names its transcripts and scratch worktree.
-    pub(crate) label: String,
-}
-
-impl FixUnit {
-    /// Whether the two units may touch the same file (and so must not run
-    /// at the same time).
-    pub(crate) fn overlaps(&self, other: &FixUnit) -> bool {
-        if self.kind == UnitKind::Metadata || other.kind == UnitKind::Metadata {
-            return false;
-        }
-        if self.files.is_empty() || other.files.is_empty() {
-            return true;
-        }
-        self.files.iter().any(|f| other.files.contains(f))
-    }
-
-    pub(crate) fn ids(&self) -> Vec<&str> {
-        self.items.iter().map(WorkItem::id).collect()
-    }
-}
-
-/// The fix-validation verdicts of one unit (`validate.json`).
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct FixValidationRecord {
-    /// The unit (`fix-<id>`, `cluster-fix-<id>`).
-    pub(crate) unit: String,
-    /// The provider that judged.
-    pub(crate) provider: String,
-    /// One verdict per item.
-    pub(crate) verdicts: Vec<ItemValidation>,
-    /// Why there are no verdicts (unsupported, failed).
-    pub(crate) note: Option<String>,
-    /// What the validator changed in the worktree (a read-only role): the
-    /// round stops before the push (see `round::guard`).
-    #[serde(skip)]
-    pub(crate) read_only_violation: Option<crate::worktree::Violation>,
-}
-
-/// One agent call, for the run's usage.
-pub(crate) struct AgentCall {
-    pub(crate) role: &'static str,
-    pub(crate) provider: String,
-    pub(crate) elapsed: Duration,
-    pub(crate) usage: UsageLog,
-}
-
-/// What a fixer job produced.
-pub(crate) struct JobOutput {
-    /// The fixer's answer, checked against its task; the reason otherwise.
-    pub(crate) answer: std::result::Result<FixAnswer, String>,
-    /// Paths the fixer changed (for a metadata unit: outside `.shepherd-pr/`).
-    pub(crate) changed: Vec<String>,
-    /// The fixer's diff against the commit it started from.
-    pub(crate) patch: Vec<u8>,
-    /// A metadata unit's fields as the fixer got them.
-    pub(crate) metadata_before: Option<PrFields>,
-    /// A metadata unit's fields as the fixer left them.
-    pub(crate) metadata_after: Option<PrFields>,
-    /// The fix-validation verdicts, when asked for.
-    pub(crate) validation: Option<FixValidationRecord>,
-    pub(crate) calls: Vec<AgentCall>,
-}
-
-impl JobOutput {
-    fn failed(why: String, calls: Vec<AgentCall>) -> Self {
-        JobOutput {
-            answer: Err(why),
-            changed: Vec::new(),
-            patch: Vec::new(),
-            metadata_before: None,
-            metadata_after: None,
-            validation: None,
-            calls,
-        }
-    }
-}
 
 /// Everything a fixer job needs, owned: it runs on its own task.
 struct Job {
@@ -370,14 +276,6 @@ enum Merge {
     Retry(String),
 }
 
-/// Every item of `unit` blocked for `why`.
-pub(crate) fn blocked_all(unit: &FixUnit, why: &str) -> BTreeMap<String, UnitResult> {
-    unit.items
-        .iter()
-        .map(|w| (w.id().to_owned(), UnitResult::blocked(why)))
-        .collect()
-}
-
 impl Runner {
     /// Run `units` (in this order) as parallel fixers and merge their
     /// results; returns the result of every item of every unit.
@@ -509,7 +407,7 @@ impl Runner {
         let (task, agent, role) = self.fix_task(round, unit, dir);
         let checks = self.checks();
         let validator = (unit.kind == UnitKind::Code
-            && !crate::run::options::is_builtin(checks.fix_validation.as_ref()))
+            && !crate::options::is_builtin(checks.fix_validation.as_ref()))
         .then(|| checks.fix_validation.clone());
         Job {
             agent,
@@ -748,6 +646,7 @@ pub(crate) fn path_safe(label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::round::item::WorkItem;
     use shepherd_core::classify::{Class, Classified, ItemKind};
 
     fn unit(kind: UnitKind, files: &[&str]) -> FixUnit {

@@ -7,10 +7,11 @@ use serde::Serialize;
 use shepherd_core::model::{ForgeKind, PrStatus, PullRequest};
 use shepherd_core::target::{Mode, TargetedThread};
 
-use super::{Flow, Round, RoundEnd, Runner};
-use crate::run::error::Result;
-use crate::run::files::PauseKind;
-use crate::run::options::Stage;
+use super::runner::Runner;
+use super::state::{Flow, Round, RoundEnd};
+use crate::error::Result;
+use crate::options::Stage;
+use crate::run_dir::PauseKind;
 
 #[derive(Serialize)]
 struct PrStateArtifact<'a> {

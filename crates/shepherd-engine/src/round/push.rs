@@ -12,9 +12,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::pr_state::short;
-use super::{Flow, Round, RoundEnd, Runner};
-use crate::run::error::{EngineError, Result};
-use crate::run::options::{ProgressEvent, Stage};
+use super::runner::Runner;
+use super::state::{Flow, Round, RoundEnd};
+use crate::error::{EngineError, Result};
+use crate::options::{ProgressEvent, Stage};
 use crate::worktree::{PushOutcome, WorktreeError};
 
 #[derive(Serialize)]

@@ -28,10 +28,12 @@ use shepherd_core::report::PublicFailure;
 use shepherd_core::{LedgerEntry, Marker};
 use shepherd_forge::{ForgeError, ItemRef, PostedComment, ThreadRef};
 
-use super::{Flow, Planned, Round, RoundEnd, Runner, WorkItem};
-use crate::run::error::Result;
-use crate::run::files::PauseKind;
-use crate::run::options::Stage;
+use super::item::{Planned, WorkItem};
+use super::runner::Runner;
+use super::state::{Flow, Round, RoundEnd};
+use crate::error::Result;
+use crate::options::Stage;
+use crate::run_dir::PauseKind;
 use crate::store::{LedgerRecord, Timestamp};
 
 #[derive(Debug, Serialize)]

@@ -39,11 +39,12 @@ use shepherd_agent::{
 };
 
 use super::parallel::path_safe;
+use super::runner::Runner;
+use super::state::{Flow, Round, RoundEnd};
 use super::validate::run_command;
-use super::{Flow, Round, RoundEnd, Runner};
-use crate::run::error::{EngineError, Result};
-use crate::run::files::write_text;
-use crate::run::options::{is_builtin, Stage};
+use crate::error::{EngineError, Result};
+use crate::options::{is_builtin, Stage};
+use crate::run_dir::write_text;
 use crate::worktree::{
     commits_between, diff_between, reset_hard, ProtectedPaths, ScratchWorktree, WorktreeError,
 };

@@ -15,10 +15,12 @@ use shepherd_core::model::PrSnapshot;
 use shepherd_core::target::{Mode, TargetedThread};
 use shepherd_core::Ledger;
 
-use super::{Flow, Planned, Round, Runner, WorkItem};
-use crate::run::error::Result;
-use crate::run::files::{read_json, ItemInfo};
-use crate::run::options::Stage;
+use super::item::{Planned, WorkItem};
+use super::runner::Runner;
+use super::state::{Flow, Round};
+use crate::error::Result;
+use crate::options::Stage;
+use crate::run_dir::{read_json, ItemInfo};
 use crate::store::LedgerRecord;
 
 #[derive(Serialize)]

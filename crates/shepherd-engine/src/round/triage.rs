@@ -12,10 +12,12 @@ use shepherd_agent::{
 
 use shepherd_core::PrSnapshot;
 
-use super::{decision_name, Flow, Round, RoundEnd, Runner, WorkItem};
-use crate::run::error::Result;
-use crate::run::files::read_json;
-use crate::run::options::Stage;
+use super::item::{decision_name, WorkItem};
+use super::runner::Runner;
+use super::state::{Flow, Round, RoundEnd};
+use crate::error::Result;
+use crate::options::Stage;
+use crate::run_dir::read_json;
 
 /// The agent's view of a work item of `snapshot`; suggestion blocks are
 /// read with the forge's own semantics (GitLab's `suggestion:-N+M` differs

@@ -33,11 +33,12 @@ use shepherd_agent::{
 };
 use shepherd_core::config::{CommandSpec, Config};
 
+use super::runner::Runner;
+use super::state::{Flow, Round, RoundEnd, Verified};
 use super::triage::task_item;
-use super::{Flow, Round, RoundEnd, Runner};
-use crate::run::error::{EngineError, Result};
-use crate::run::files::write_text;
-use crate::run::options::{is_builtin, ProgressEvent, Stage};
+use crate::error::{EngineError, Result};
+use crate::options::{is_builtin, ProgressEvent, Stage};
+use crate::run_dir::write_text;
 use crate::worktree::{ProtectedPaths, WorktreeError};
 
 /// A verify command and where it came from.
@@ -51,17 +52,6 @@ impl VerifyCommand {
     fn shown(&self) -> String {
         self.argv.join(" ")
     }
-}
-
-/// The last verify run of a round: what revalidate starts from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Verified {
-    /// The HEAD it ran on.
-    pub(crate) head: String,
-    /// Whether it passed.
-    pub(crate) passed: bool,
-    /// Why the push must be refused, when it did not pass.
-    pub(crate) reason: Option<String>,
 }
 
 /// Find the verify command of the repository at `root`.
@@ -347,7 +337,7 @@ struct ValidateArtifact<'a> {
     attempts: Vec<Attempt>,
     repair: Option<Repair>,
     note: Option<String>,
-    fix_validation: &'a [super::parallel::FixValidationRecord],
+    fix_validation: &'a [super::unit::FixValidationRecord],
 }
 
 impl Runner {

@@ -10,11 +10,12 @@ use serde::Serialize;
 use shepherd_core::config::{repo_config_path, LayerRecord, SourceRecord, REPO_CONFIG_PATHS};
 
 use super::pr_state::short;
-use super::{Flow, Round, RoundEnd, Runner};
-use crate::run::config::RepoFile;
-use crate::run::error::{EngineError, Result};
-use crate::run::files::{write_json, write_text};
-use crate::run::options::{Agents, ProgressEvent, Stage};
+use super::runner::Runner;
+use super::state::{Flow, Round, RoundEnd};
+use crate::config::RepoFile;
+use crate::error::{EngineError, Result};
+use crate::options::{Agents, ProgressEvent, Stage};
+use crate::run_dir::{write_json, write_text};
 use crate::worktree::{
     clear_stale_git_locks, Git, LockSweep, SyncOutcome, Worktree, WorktreeError,
 };

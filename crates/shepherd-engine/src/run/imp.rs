@@ -11,11 +11,11 @@ use shepherd_core::report::{build, ItemRecord, Report, ReportInput, RoundSummary
 use shepherd_core::target::Target;
 use shepherd_forge::Forge;
 
-use super::config::{ConfigRecord, RepoConfigSource};
-use super::error::{EngineError, Result};
-use super::files::{PauseKind, RunDir, RunFile};
-use super::options::{ApprovalChange, EngineOptions, ProgressEvent};
+use crate::config::{ConfigRecord, RepoConfigSource};
+use crate::error::{EngineError, Result};
+use crate::options::{ApprovalChange, EngineOptions, ProgressEvent};
 use crate::round::{Round, RoundEnd, Runner};
+use crate::run_dir::{PauseKind, RunDir, RunFile};
 use crate::store::{
     Approval, ApprovalState, LockOutcome, PrKey, RunStatus, StateDir, Store, StoreError, Timestamp,
 };
@@ -171,7 +171,7 @@ impl Engine {
             store.create_run(&run_id, &pr, Timestamp::now())?;
             let dir = RunDir::new(self.state.create_run_dir(&run_id)?);
             // Before the first stage: whatever stops the run, a resume has it.
-            super::files::write_json(&dir.config_layers_file(), &record)?;
+            crate::run_dir::write_json(&dir.config_layers_file(), &record)?;
             Ok((dir, config, record))
         })();
         let (dir, config, record) = match created {
@@ -326,7 +326,7 @@ impl Engine {
 fn resume_config(dir: &RunDir) -> Result<(Config, Option<ConfigRecord>)> {
     let layers = dir.config_layers_file();
     if layers.exists() {
-        let record: ConfigRecord = super::files::read_json(&layers)?;
+        let record: ConfigRecord = crate::run_dir::read_json(&layers)?;
         let config = record.effective()?.config;
         return Ok((config, Some(record)));
     }
@@ -514,8 +514,8 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Round, RoundEnd)> {
     runner.save_run()?;
     // A report as of this round, beside its artifacts.
     if let Ok(report) = build_report(&runner.store(), &runner.run, "running", None) {
-        let _ = super::files::write_json(&round.dir.join("report.json"), &report);
-        let _ = super::files::write_text(&round.dir.join("report.md"), &report.to_markdown());
+        let _ = crate::run_dir::write_json(&round.dir.join("report.json"), &report);
+        let _ = crate::run_dir::write_text(&round.dir.join("report.md"), &report.to_markdown());
     }
     Ok((round, end))
 }
@@ -574,8 +574,8 @@ async fn finish(mut runner: Runner, end: End) -> RunOutcome {
         ))
         .with_cluster_rounds(runner.run.cluster_rounds.iter().cloned())
     });
-    let _ = super::files::write_json(&runner.dir.root().join("report.json"), &report);
-    let _ = super::files::write_text(&runner.dir.root().join("report.md"), &report.to_markdown());
+    let _ = crate::run_dir::write_json(&runner.dir.root().join("report.json"), &report);
+    let _ = crate::run_dir::write_text(&runner.dir.root().join("report.md"), &report.to_markdown());
     if let Err(err) = runner.store().release_lock(&runner.run.pr, &run_id) {
         tracing::error!(%err, "cannot release the lock");
     }
@@ -693,7 +693,7 @@ pub fn approve_run(
     let round = file.round;
     let existing = store.approvals(run_id, round)?;
     let triage: Vec<shepherd_agent::TriageDecision> =
-        super::files::read_json::<shepherd_agent::TriageAnswer>(
+        crate::run_dir::read_json::<shepherd_agent::TriageAnswer>(
             &RunDir::new(state.run_dir(run_id)?)
                 .round(round)
                 .join("triage.json"),

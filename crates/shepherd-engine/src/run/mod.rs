@@ -6,21 +6,17 @@
 //! per PR at a time: the store's lock. Everything a run does is in its
 //! directory ([`RunDir`]) and the store.
 
-pub(crate) mod config;
-pub(crate) mod error;
-pub(crate) mod files;
 mod imp;
-pub(crate) mod options;
 
-pub use config::{ConfigRecord, Effective, RepoConfigSource, RepoFile};
-pub use error::{EngineError, Result};
-pub use files::{ItemInfo, PauseKind, RunDir, RunFile};
-pub use imp::{
-    approve_run, effective_status, load_run_file, reject_run, run_report, Engine, RunOutcome,
-    RunSpec,
-};
-pub use options::{
+pub use crate::config::{ConfigRecord, Effective, RepoConfigSource, RepoFile};
+pub use crate::error::{EngineError, Result};
+pub use crate::options::{
     AgentSetupError, Agents, ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict,
     Approver, CheckAgents, EngineOptions, NoProgress, PrFields, Progress, ProgressEvent, Stage,
     DEFAULT_PARALLEL_FIXES,
+};
+pub use crate::run_dir::{ItemInfo, PauseKind, RunDir, RunFile};
+pub use imp::{
+    approve_run, effective_status, load_run_file, reject_run, run_report, Engine,
+    RunOutcome, RunSpec,
 };

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::Timestamp;
+use super::timestamp::Timestamp;
 
 /// Everything that can go wrong reading or writing Shepherd's state.
 #[derive(Debug, thiserror::Error)]

@@ -12,9 +12,10 @@ use super::error::{Result, SqlContext, StoreError};
 use super::liveness::{ProcessProbe, SystemProbe};
 use super::schema::{current_version, MIGRATIONS};
 use super::state_dir::StateDir;
+use super::timestamp::Timestamp;
 use super::types::{
     validate_run_id, Approval, ApprovalState, Event, LedgerRecord, LockInfo, LockOutcome, PrKey,
-    Round, Run, RunStatus, Timestamp,
+    Round, Run, RunStatus,
 };
 
 /// How long a writer waits for another connection's write lock.

@@ -11,6 +11,7 @@ mod imp;
 mod liveness;
 mod schema;
 mod state_dir;
+mod timestamp;
 mod types;
 
 #[cfg(test)]
@@ -20,7 +21,8 @@ pub use error::{Result, StoreError};
 pub use imp::{Store, DEFAULT_LOCK_TTL};
 pub use liveness::{local_hostname, ProcessProbe, SystemProbe};
 pub use state_dir::{StateDir, DB_FILE, STATE_DIR_ENV};
+pub use timestamp::Timestamp;
 pub use types::{
     validate_run_id, Approval, ApprovalState, Event, LedgerRecord, LockInfo, LockOutcome, PrKey,
-    Round, Run, RunStatus, Timestamp,
+    Round, Run, RunStatus,
 };

@@ -7,47 +7,40 @@
 //! threads, so they are dropped here, and their further comments never fetched.
 //!
 //! The write side lives in `writes` and the CI reads in `checks`; the
-//! `Forge` implementation here only delegates to them.
+//! `Forge` implementation (`forge_impl`) only delegates to them and to the
+//! reads here.
 
 use std::fmt;
 use std::future::Future;
 use std::sync::OnceLock;
 
-use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
-use shepherd_core::model::{
-    Comment, ForgeKind, PullRequest, RepoRef, ReviewThread, TopLevelComment,
-};
+use shepherd_core::model::{Comment, PullRequest, RepoRef, ReviewThread, TopLevelComment};
 use url::Url;
-
-use super::{checks, writes};
-use crate::ci::{CheckRun, CombinedStatus, RequiredChecks, StatusRollup, WorkflowRun};
-use crate::forge::{ItemRef, PostedComment, PullRequestFields, ThreadRef};
 
 use super::endpoints::GitHubEndpoints;
 use super::queries::{
     PULL_REQUEST_COMMENTS, PULL_REQUEST_COMMENTS_OP, PULL_REQUEST_REVIEWS, PULL_REQUEST_REVIEWS_OP,
     PULL_REQUEST_STATE, PULL_REQUEST_STATE_OP, REVIEW_THREADS, REVIEW_THREADS_OP, THREAD_COMMENTS,
-    THREAD_COMMENTS_OP, VIEWER, VIEWER_OP,
+    THREAD_COMMENTS_OP,
 };
 use super::wire::{
     self, Connection, IssueCommentsPr, PageInfo, PullRequestStateData, RepositoryData,
-    ReviewThreadsPr, ReviewsPr, ThreadCommentsData, ViewerData,
+    ReviewThreadsPr, ReviewsPr, ThreadCommentsData,
 };
 use crate::error::{ForgeError, Result};
-use crate::forge::Forge;
 use crate::token::Token;
-use crate::transport::{Api, ClientConfig, Conditional, Flavor, Transport};
+use crate::transport::{Api, ClientConfig, Flavor, Transport};
 
 /// The GitHub client. Cheap to share behind an `Arc`.
 pub struct GitHubClient {
-    repo: RepoRef,
+    pub(super) repo: RepoRef,
     endpoints: GitHubEndpoints,
-    transport: Transport,
+    pub(super) transport: Transport,
     /// The viewer's login, learnt from the first `PullRequestState` or `Viewer`
     /// answer (it cannot change for a token).
-    viewer: OnceLock<String>,
+    pub(super) viewer: OnceLock<String>,
 }
 
 impl GitHubClient {
@@ -123,130 +116,6 @@ impl fmt::Debug for GitHubClient {
             .field("repo", &self.repo)
             .field("endpoints", &self.endpoints)
             .finish_non_exhaustive()
-    }
-}
-
-#[async_trait]
-impl Forge for GitHubClient {
-    fn kind(&self) -> ForgeKind {
-        ForgeKind::GitHub
-    }
-
-    fn repo(&self) -> &RepoRef {
-        &self.repo
-    }
-
-    async fn viewer(&self) -> Result<String> {
-        if let Some(login) = self.viewer.get() {
-            return Ok(login.clone());
-        }
-        let data: ViewerData = self.transport.query(VIEWER_OP, VIEWER, json!({})).await?;
-        Ok(self.viewer.get_or_init(|| data.viewer.login).clone())
-    }
-
-    async fn pull_request(&self, number: u64) -> Result<PullRequest> {
-        let (viewer, pr) = fetch_pull_request(&self.transport, &self.repo, number).await?;
-        // A racing fetch stores the same login; either value is right.
-        let _ = self.viewer.set(viewer);
-        Ok(pr)
-    }
-
-    async fn review_threads(&self, number: u64) -> Result<Vec<ReviewThread>> {
-        fetch_review_threads(&self.transport, &self.repo, number).await
-    }
-
-    async fn top_level_comments(&self, number: u64) -> Result<Vec<TopLevelComment>> {
-        fetch_top_level_comments(&self.transport, &self.repo, number).await
-    }
-
-    async fn reply_to_thread(
-        &self,
-        number: u64,
-        thread: &ThreadRef,
-        body: &str,
-    ) -> Result<PostedComment> {
-        writes::reply_to_thread(&self.transport, &self.repo, number, thread, body).await
-    }
-
-    async fn post_issue_comment(&self, number: u64, body: &str) -> Result<PostedComment> {
-        writes::post_issue_comment(&self.transport, &self.repo, number, body).await
-    }
-
-    async fn find_marker_reply(
-        &self,
-        number: u64,
-        item: &ItemRef,
-        viewer: &str,
-    ) -> Result<Option<PostedComment>> {
-        writes::find_marker_reply(&self.transport, &self.repo, number, item, viewer).await
-    }
-
-    async fn resolve_thread(&self, thread_id: &str) -> Result<()> {
-        writes::resolve_thread(&self.transport, thread_id).await
-    }
-
-    async fn pull_request_fields(&self, number: u64) -> Result<PullRequestFields> {
-        #[derive(serde::Deserialize)]
-        struct Label {
-            name: String,
-        }
-        #[derive(serde::Deserialize)]
-        struct Pull {
-            title: String,
-            #[serde(default)]
-            body: Option<String>,
-            #[serde(default)]
-            labels: Vec<Label>,
-        }
-        let number = number.to_string();
-        let url = repo_url(&self.transport, &self.repo, &["pulls", &number])?;
-        let pull: Pull = self.transport.get(&url, &[], Conditional::No).await?;
-        Ok(PullRequestFields {
-            title: pull.title,
-            body: pull.body.unwrap_or_default(),
-            labels: pull.labels.into_iter().map(|l| l.name).collect(),
-        })
-    }
-
-    async fn update_pull_request(
-        &self,
-        number: u64,
-        title: Option<&str>,
-        body: Option<&str>,
-    ) -> Result<()> {
-        writes::update_pull_request(&self.transport, &self.repo, number, title, body).await
-    }
-
-    async fn add_labels(&self, number: u64, labels: &[String]) -> Result<()> {
-        writes::add_labels(&self.transport, &self.repo, number, labels).await
-    }
-
-    async fn remove_label(&self, number: u64, label: &str) -> Result<()> {
-        writes::remove_label(&self.transport, &self.repo, number, label).await
-    }
-
-    async fn check_runs(&self, sha: &str) -> Result<Vec<CheckRun>> {
-        checks::check_runs(&self.transport, &self.repo, sha).await
-    }
-
-    async fn combined_status(&self, sha: &str) -> Result<CombinedStatus> {
-        checks::combined_status(&self.transport, &self.repo, sha).await
-    }
-
-    async fn status_check_rollup(&self, number: u64) -> Result<StatusRollup> {
-        checks::status_check_rollup(&self.transport, &self.repo, number).await
-    }
-
-    async fn required_checks(&self, number: u64, base_ref: &str) -> Result<RequiredChecks> {
-        Ok(checks::required_checks(&self.transport, &self.repo, number, base_ref).await)
-    }
-
-    async fn workflow_runs(&self, head_sha: &str) -> Result<Vec<WorkflowRun>> {
-        checks::workflow_runs(&self.transport, &self.repo, head_sha).await
-    }
-
-    async fn rerun_failed_jobs(&self, run_id: u64) -> Result<()> {
-        checks::rerun_failed_jobs(&self.transport, &self.repo, run_id).await
     }
 }
 

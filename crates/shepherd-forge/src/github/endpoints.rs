@@ -3,13 +3,8 @@
 use url::Url;
 
 use crate::error::{ForgeError, Result};
+pub use crate::hosts::is_github_dot_com;
 use crate::url_path::{check_host, join_path, join_segments, parse_api_url};
-
-/// Whether `host` is github.com (as opposed to an Enterprise Server host).
-pub fn is_github_dot_com(host: &str) -> bool {
-    let host = host.trim().to_ascii_lowercase();
-    host == "github.com" || host == "www.github.com"
-}
 
 /// The REST base URL and the GraphQL URL of one GitHub installation.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 mod checks;
 mod client;
 pub mod endpoints;
+mod forge_impl;
 pub mod queries;
 mod rest_wire;
 mod wire;

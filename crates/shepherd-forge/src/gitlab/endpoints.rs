@@ -6,13 +6,8 @@ use shepherd_core::model::RepoRef;
 use url::Url;
 
 use crate::error::{ForgeError, Result};
+pub use crate::hosts::is_gitlab_dot_com;
 use crate::url_path::{check_host, join_path, parse_api_url};
-
-/// Whether `host` is gitlab.com (as opposed to a self-managed host).
-pub fn is_gitlab_dot_com(host: &str) -> bool {
-    let host = host.trim().to_ascii_lowercase();
-    host == "gitlab.com" || host == "www.gitlab.com"
-}
 
 /// The REST base of one GitLab installation (`https://HOST/api/v4`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,7 @@ mod ci;
 mod client;
 mod discussions;
 pub mod endpoints;
+mod forge_impl;
 mod trace;
 mod wire;
 mod writes;

@@ -1,4 +1,5 @@
-//! One module per subcommand.
+//! One module per subcommand; `cli` names their flags and the crate root
+//! dispatches to them.
 
 pub(crate) mod approve;
 pub(crate) mod ci_event;
@@ -12,22 +13,3 @@ pub(crate) mod resume;
 pub(crate) mod run;
 pub(crate) mod status;
 pub(crate) mod threads;
-
-use crate::cli::{Cli, Command};
-use crate::error::CliResult;
-
-/// Run the chosen command; the returned number is the exit code.
-pub(crate) fn dispatch(cli: Cli) -> CliResult<u8> {
-    match cli.command {
-        Command::Run(args) => run::cmd_run(args),
-        Command::Threads(args) => threads::cmd_threads(args),
-        Command::Status(args) => status::cmd_status(args),
-        Command::Report(args) => report::cmd_report(args),
-        Command::Approve(args) => approve::cmd_approve(args),
-        Command::Reject(args) => reject::cmd_reject(args),
-        Command::Resume(args) => resume::cmd_resume(args),
-        Command::Demo(args) => demo::cmd_demo(args),
-        Command::Emulator(args) => emulator::cmd_emulator(args),
-        Command::Doctor(args) => doctor::cmd_doctor(args),
-    }
-}

@@ -33,7 +33,7 @@ use shepherd_core::converge::GateState;
 use shepherd_core::report::{AgentUsage, PublicFailure, RoundSummary};
 use shepherd_core::target::Target;
 
-use super::error::{EngineError, Result};
+use crate::error::{EngineError, Result};
 use crate::store::PrKey;
 
 /// Why a run is paused (what resuming must look at).

@@ -1,0 +1,115 @@
+//! The items a round acts on, what it plans to make public about each, and
+//! the decision helpers every stage shares.
+
+use serde::Serialize;
+use shepherd_core::classify::{Classified, ItemKind};
+use shepherd_core::gate::{GateItem, GateItemKind, ItemResult};
+use shepherd_core::model::{AuthorKind, ReviewThread, TopLevelComment};
+use shepherd_core::Decision;
+
+/// One item the round acts on, with what the snapshot says of it.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkItem {
+    pub(crate) classified: Classified,
+    pub(crate) thread: Option<ReviewThread>,
+    pub(crate) comment: Option<TopLevelComment>,
+}
+
+impl WorkItem {
+    pub(crate) fn id(&self) -> &str {
+        &self.classified.item_id
+    }
+
+    /// The item's lexical theme, from its opening comment: what an item
+    /// gets when triage gave none (the cluster stage and escalation areas
+    /// must agree on it).
+    pub(crate) fn lexical_theme(&self) -> shepherd_core::theme::Theme {
+        let body = match (&self.thread, &self.comment) {
+            (Some(t), _) => t.root().map_or("", |c| c.body.as_str()),
+            (None, Some(c)) => c.body.as_str(),
+            (None, None) => "",
+        };
+        shepherd_core::theme::classify_theme_at(body, None, self.classified.path.as_deref())
+    }
+
+    /// The comment a reply answers: the thread's root, or the comment itself.
+    pub(crate) fn reply_target(&self) -> String {
+        match (&self.thread, &self.comment) {
+            (Some(t), _) => t.root().map(|c| c.id.clone()).unwrap_or_default(),
+            (None, Some(c)) => c.id.clone(),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// The item as the honesty gate sees it.
+    pub(crate) fn gate_item(&self) -> GateItem {
+        let kind = match &self.thread {
+            Some(t) => GateItemKind::ReviewThread {
+                root_comment_id: self.reply_target(),
+                path: t.path.clone(),
+                // A deleted author counts as a person: the cautious side.
+                opened_by_human: t
+                    .root()
+                    .and_then(|c| c.author.as_ref())
+                    .is_none_or(|a| a.kind != AuthorKind::Bot),
+            },
+            None => GateItemKind::TopLevel {
+                comment_id: self.reply_target(),
+            },
+        };
+        GateItem {
+            id: self.id().to_owned(),
+            kind,
+        }
+    }
+
+    /// Every comment id the snapshot showed on the item.
+    pub(crate) fn comment_ids(&self) -> Vec<String> {
+        match (&self.thread, &self.comment) {
+            (Some(t), _) => t.comments.iter().map(|c| c.id.clone()).collect(),
+            (None, Some(c)) => vec![c.id.clone()],
+            (None, None) => Vec::new(),
+        }
+    }
+}
+
+/// What the round means to make public about one item.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Planned {
+    /// What the gate checks.
+    pub(crate) result: ItemResult,
+    /// Thread, issue comment or review body.
+    pub(crate) kind: ItemKind,
+    /// How it was fixed.
+    pub(crate) fix_kind: Option<String>,
+    /// What the fixer said it did.
+    pub(crate) summary: String,
+    /// Whether it comes from an earlier attempt of the run (already fixed,
+    /// pushed or approved; not yet replied).
+    pub(crate) carried: bool,
+}
+
+/// The outcome a reply-only decision states.
+pub(crate) fn reply_only_outcome(decision: Decision) -> Option<shepherd_core::Outcome> {
+    use shepherd_core::Outcome;
+    match decision {
+        Decision::Question => Some(Outcome::Replied),
+        Decision::Wontfix => Some(Outcome::Declined),
+        Decision::AlreadyAddressed | Decision::Invalid => Some(Outcome::NotAddressing),
+        Decision::NeedsHuman => Some(Outcome::NeedsHuman),
+        Decision::CodeChange | Decision::MetadataChange => None,
+    }
+}
+
+/// Whether a decision only replies (and so needs approval).
+pub(crate) fn is_reply_only(decision: Decision) -> bool {
+    reply_only_outcome(decision).is_some()
+}
+
+/// `code-change`, as SPEC spells decisions.
+pub(crate) fn decision_name(decision: Decision) -> String {
+    serde_json::to_value(decision)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{decision:?}"))
+}

@@ -1,0 +1,202 @@
+//! Everything a run's rounds work with ([`Runner`]), and the bookkeeping
+//! every stage shares: events, artifacts, progress, agent usage.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use shepherd_agent::{AgentContext, UsageLog};
+use shepherd_core::config::Config;
+use shepherd_core::report::RoleUsage;
+use shepherd_forge::Forge;
+
+use super::state::Round;
+use crate::error::Result;
+use crate::options::{Agents, CheckAgents, EngineOptions, ProgressEvent, Stage};
+use crate::run_dir::{write_json, RunDir, RunFile};
+use crate::store::{Store, Timestamp};
+use crate::worktree::{Git, Worktree};
+
+/// Everything a run's rounds work with.
+pub(crate) struct Runner {
+    pub(crate) forge: Arc<dyn Forge>,
+    pub(crate) agents: Option<Agents>,
+    /// The state store, behind a mutex so that a run's future is `Send`
+    /// (never held across an await).
+    pub(crate) store: std::sync::Mutex<Store>,
+    pub(crate) config: Config,
+    pub(crate) opts: EngineOptions,
+    pub(crate) run: RunFile,
+    pub(crate) dir: RunDir,
+    pub(crate) git: Git,
+    pub(crate) worktree: Option<Arc<Worktree>>,
+    /// The configuration the run was started with; `None` for a run of an
+    /// older version resumed from its `config.toml`.
+    pub(crate) config_record: Option<crate::config::ConfigRecord>,
+}
+
+impl Runner {
+    /// The state store.
+    pub(crate) fn store(&self) -> std::sync::MutexGuard<'_, Store> {
+        self.store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Report progress.
+    pub(crate) fn emit(&self, event: ProgressEvent) {
+        self.opts.progress.event(&event);
+    }
+
+    /// Record that `stage` of round `round` finished: the store's stage and
+    /// an event, `run.json`, and a progress line.
+    pub(crate) fn stage_done(
+        &mut self,
+        round: &Round,
+        stage: Stage,
+        summary: String,
+    ) -> Result<()> {
+        self.store()
+            .set_round_stage(&self.run.run_id, round.n, stage.as_str())?;
+        self.store().append_event(
+            &self.run.run_id,
+            Some(round.n),
+            "stage",
+            &serde_json::json!({ "stage": stage.as_str(), "summary": summary }),
+            Timestamp::now(),
+        )?;
+        self.save_run()?;
+        self.emit(ProgressEvent::Stage {
+            round: round.n,
+            stage,
+            summary,
+        });
+        Ok(())
+    }
+
+    /// Record an event of the run.
+    pub(crate) fn event(
+        &mut self,
+        round: Option<u32>,
+        kind: &str,
+        payload: serde_json::Value,
+    ) -> Result<()> {
+        self.store()
+            .append_event(&self.run.run_id, round, kind, &payload, Timestamp::now())?;
+        Ok(())
+    }
+
+    /// Write a stage's artifact into the round's directory.
+    pub(crate) fn artifact<T: Serialize + ?Sized>(
+        &self,
+        round: &Round,
+        name: &str,
+        value: &T,
+    ) -> Result<()> {
+        write_json(&round.dir.join(name), value)
+    }
+
+    /// Save `run.json`.
+    pub(crate) fn save_run(&self) -> Result<()> {
+        self.dir.save(&self.run)
+    }
+
+    /// The worktree; stages after `worktree` always have one.
+    pub(crate) fn wt(&self) -> Arc<Worktree> {
+        self.worktree
+            .clone()
+            .unwrap_or_else(|| unreachable!("stages after worktree always have one"))
+    }
+
+    /// The agents; stages after `worktree` always have them.
+    pub(crate) fn agents(&self) -> &Agents {
+        self.agents
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("agents are set once the configuration is read"))
+    }
+
+    /// Run a blocking git operation off the async threads.
+    pub(crate) async fn git<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Worktree) -> std::result::Result<T, crate::worktree::WorktreeError>
+            + Send
+            + 'static,
+    {
+        let wt = self.wt();
+        tokio::task::spawn_blocking(move || f(&wt))
+            .await
+            .map_err(|e| crate::error::EngineError::Task(e.to_string()))?
+            .map_err(Into::into)
+    }
+
+    /// The context of one agent call of `round`: transcripts in
+    /// `rounds/N/agents/<label>.attempt-K.json`, usage into `usage`.
+    pub(crate) fn agent_ctx(round: &Round, label: &str, usage: &UsageLog) -> AgentContext {
+        AgentContext::new(round.dir.join("agents"), label).with_usage(usage.clone())
+    }
+
+    /// Count one agent call of `role` on `provider` in the run's usage
+    /// (`run.json`, then the report): its wall time, and the tokens and cost
+    /// the provider reported in `usage`.
+    pub(crate) fn account_agent(
+        &mut self,
+        role: &str,
+        provider: &str,
+        elapsed: Duration,
+        usage: &UsageLog,
+    ) {
+        let millis = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+        let total = usage.total();
+        let agent = &mut self.run.agent;
+        agent.calls += 1;
+        agent.millis = agent.millis.saturating_add(millis);
+        if !agent.providers.iter().any(|p| p == provider) {
+            agent.providers.push(provider.to_owned());
+        }
+        let tokens = match (total.input_tokens, total.output_tokens) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        if let Some(t) = tokens {
+            agent.tokens = Some(agent.tokens.unwrap_or(0) + t);
+        }
+        if let Some(c) = total.cost_usd {
+            agent.cost_usd = Some(agent.cost_usd.unwrap_or(0.0) + c);
+        }
+        let idx = match agent.roles.iter().position(|r| r.role == role) {
+            Some(i) => i,
+            None => {
+                agent.roles.push(RoleUsage {
+                    role: role.to_owned(),
+                    ..RoleUsage::default()
+                });
+                agent.roles.len() - 1
+            }
+        };
+        let r = &mut agent.roles[idx];
+        r.calls += 1;
+        r.millis = r.millis.saturating_add(millis);
+        if !r.providers.iter().any(|p| p == provider) {
+            r.providers.push(provider.to_owned());
+        }
+        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        r.input_tokens = add(r.input_tokens, total.input_tokens);
+        r.output_tokens = add(r.output_tokens, total.output_tokens);
+        if let Some(c) = total.cost_usd {
+            r.cost_usd = Some(r.cost_usd.unwrap_or(0.0) + c);
+        }
+    }
+
+    /// The checking agents (fix-validation, review, apply-review); set once
+    /// the configuration is read.
+    pub(crate) fn checks(&self) -> &CheckAgents {
+        self.opts
+            .check_agents
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("check agents are set once the configuration is read"))
+    }
+}

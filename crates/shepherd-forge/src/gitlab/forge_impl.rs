@@ -1,0 +1,138 @@
+//! The [`Forge`] implementation of [`GitLabClient`]: it delegates to the
+//! reads in `client`, the writes in `writes` and CI in `ci`.
+
+use async_trait::async_trait;
+use shepherd_core::model::{
+    ForgeKind, PrSnapshot, PullRequest, RepoRef, ReviewThread, TopLevelComment,
+};
+
+use super::client::GitLabClient;
+use super::{ci, writes};
+use crate::ci::{CheckRun, CombinedStatus, RequiredChecks, StatusRollup, WorkflowRun};
+use crate::error::Result;
+use crate::forge::{Forge, ItemRef, PostedComment, PullRequestFields, ThreadRef};
+
+#[async_trait]
+impl Forge for GitLabClient {
+    fn kind(&self) -> ForgeKind {
+        ForgeKind::GitLab
+    }
+
+    fn repo(&self) -> &RepoRef {
+        &self.repo
+    }
+
+    async fn viewer(&self) -> Result<String> {
+        Ok(self.fetch_viewer().await?.username)
+    }
+
+    async fn pull_request(&self, number: u64) -> Result<PullRequest> {
+        Ok(self.mr_state(number).await?.1)
+    }
+
+    async fn review_threads(&self, number: u64) -> Result<Vec<ReviewThread>> {
+        let mr = self.fetch_mr(number).await?;
+        Ok(self.threads_and_items(&mr).await?.0)
+    }
+
+    async fn top_level_comments(&self, number: u64) -> Result<Vec<TopLevelComment>> {
+        let mr = self.fetch_mr(number).await?;
+        Ok(self.threads_and_items(&mr).await?.1)
+    }
+
+    async fn reply_to_thread(
+        &self,
+        number: u64,
+        thread: &ThreadRef,
+        body: &str,
+    ) -> Result<PostedComment> {
+        writes::reply_to_thread(self, number, thread, body).await
+    }
+
+    async fn post_issue_comment(&self, number: u64, body: &str) -> Result<PostedComment> {
+        writes::post_note(self, number, body).await
+    }
+
+    async fn find_marker_reply(
+        &self,
+        number: u64,
+        item: &ItemRef,
+        viewer: &str,
+    ) -> Result<Option<PostedComment>> {
+        writes::find_marker_reply(self, number, item, viewer).await
+    }
+
+    async fn resolve_thread(&self, thread_id: &str) -> Result<()> {
+        let iid = self.merge_request_of(thread_id)?;
+        writes::resolve_discussion(self, iid, thread_id).await
+    }
+
+    async fn pull_request_fields(&self, number: u64) -> Result<PullRequestFields> {
+        let mr = self.fetch_mr(number).await?;
+        Ok(PullRequestFields {
+            title: mr.title,
+            body: mr.description.unwrap_or_default(),
+            labels: mr.labels,
+        })
+    }
+
+    async fn update_pull_request(
+        &self,
+        number: u64,
+        title: Option<&str>,
+        body: Option<&str>,
+    ) -> Result<()> {
+        writes::update_merge_request(self, number, title, body).await
+    }
+
+    async fn add_labels(&self, number: u64, labels: &[String]) -> Result<()> {
+        writes::add_labels(self, number, labels).await
+    }
+
+    async fn remove_label(&self, number: u64, label: &str) -> Result<()> {
+        writes::remove_label(self, number, label).await
+    }
+
+    async fn check_runs(&self, sha: &str) -> Result<Vec<CheckRun>> {
+        ci::check_runs(self, sha).await
+    }
+
+    async fn combined_status(&self, sha: &str) -> Result<CombinedStatus> {
+        Ok(ci::combined_status(sha))
+    }
+
+    async fn status_check_rollup(&self, number: u64) -> Result<StatusRollup> {
+        ci::status_check_rollup(self, number).await
+    }
+
+    async fn required_checks(&self, number: u64, base_ref: &str) -> Result<RequiredChecks> {
+        let _ = base_ref;
+        Ok(ci::required_checks(self, number).await)
+    }
+
+    async fn workflow_runs(&self, head_sha: &str) -> Result<Vec<WorkflowRun>> {
+        ci::pipelines(self, head_sha).await
+    }
+
+    async fn rerun_failed_jobs(&self, run_id: u64) -> Result<()> {
+        ci::retry_failed_jobs(self, run_id).await.map(|_| ())
+    }
+
+    async fn rerun_failed_checks(&self, number: u64, head_sha: &str) -> Result<Vec<u64>> {
+        ci::rerun_failed_checks(self, number, head_sha).await
+    }
+
+    async fn snapshot(&self, number: u64) -> Result<PrSnapshot> {
+        let (mr, pr) = self.mr_state(number).await?;
+        let viewer = self.fetch_viewer().await?.username;
+        let (threads, comments) = self.threads_and_items(&mr).await?;
+        Ok(PrSnapshot {
+            forge: ForgeKind::GitLab,
+            repo: self.repo.clone(),
+            viewer,
+            pr,
+            threads,
+            comments,
+        })
+    }
+}
