@@ -23,7 +23,7 @@ use crate::auth;
 use crate::automation::{EndpointAccess, FaultSpec};
 use crate::ids::{self, NodeKind};
 use crate::scenario::{EmulatedForge, Permission, Side};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::state::{NewThread, WriteError};
 
 /// A new thread of an acted review.

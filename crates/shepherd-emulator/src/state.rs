@@ -1,7 +1,7 @@
 //! The emulated forge's state: users, the repository, pull requests with
 //! their threads, comments and reviews.
 //!
-//! One [`State`] lives behind a lock in [`crate::server::Shared`]; handlers
+//! One [`State`] lives behind a lock in [`crate::shared::Shared`]; handlers
 //! read it and mutate it through the `apply_*` methods, each one effect of
 //! GitHub's, applied whole under the write lock. Records carry their
 //! database ids and node ids; everything is serializable for

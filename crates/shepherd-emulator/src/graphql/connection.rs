@@ -5,7 +5,7 @@ use async_graphql::SimpleObject;
 
 use super::errors::typed;
 use super::label::Label;
-use super::pull_request::{
+use super::objects::{
     IssueComment, PullRequestReview, PullRequestReviewComment, PullRequestReviewThread,
 };
 use crate::ids;

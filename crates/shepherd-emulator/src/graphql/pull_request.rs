@@ -1,8 +1,6 @@
 //! `PullRequest` and what hangs off it: review threads, review comments,
 //! reviews and issue comments, with GitHub's names and nullability.
 
-use std::sync::Arc;
-
 use async_graphql::{Enum, Object, Result, ID};
 
 use super::actor::Actor;
@@ -13,7 +11,10 @@ use super::connection::{
     PullRequestReviewThreadConnection,
 };
 use super::label::Label;
-use super::query::Repository;
+use super::objects::{
+    IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment,
+    PullRequestReviewThread, Repository,
+};
 use super::scalars::{DateTime, GitObjectId, Uri};
 use super::view::PrView;
 use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side};
@@ -104,12 +105,6 @@ fn line_int(n: Option<u32>) -> Option<i32> {
 fn actor(view: &PrView, login: &str) -> Option<Actor> {
     // An unknown login is a deleted account: GitHub answers `author: null`.
     view.actors.get(login).cloned().map(Actor::from_info)
-}
-
-/// A repository pull request.
-#[derive(Clone)]
-pub(crate) struct PullRequest {
-    pub(crate) view: Arc<PrView>,
 }
 
 #[Object]
@@ -373,13 +368,6 @@ impl PullRequest {
     }
 }
 
-/// A threaded list of comments for a given pull request.
-#[derive(Clone)]
-pub(crate) struct PullRequestReviewThread {
-    pub(crate) view: Arc<PrView>,
-    pub(crate) index: usize,
-}
-
 impl PullRequestReviewThread {
     fn record(&self) -> &ThreadRecord {
         &self.view.pr.threads[self.index]
@@ -525,14 +513,6 @@ impl PullRequestReviewThread {
         };
         paginate("comments", items, &args).map(Into::into)
     }
-}
-
-/// A review comment associated with a given repository pull request.
-#[derive(Clone)]
-pub(crate) struct PullRequestReviewComment {
-    pub(crate) view: Arc<PrView>,
-    pub(crate) thread: usize,
-    pub(crate) index: usize,
 }
 
 impl PullRequestReviewComment {
@@ -685,13 +665,6 @@ impl PullRequestReviewComment {
     }
 }
 
-/// A review object for a given pull request.
-#[derive(Clone)]
-pub(crate) struct PullRequestReview {
-    pub(crate) view: Arc<PrView>,
-    pub(crate) index: usize,
-}
-
 impl PullRequestReview {
     fn record(&self) -> &ReviewRecord {
         &self.view.pr.reviews[self.index]
@@ -755,13 +728,6 @@ impl PullRequestReview {
             view: self.view.clone(),
         }
     }
-}
-
-/// Represents a comment on an Issue (or a pull request's conversation).
-#[derive(Clone)]
-pub(crate) struct IssueComment {
-    pub(crate) view: Arc<PrView>,
-    pub(crate) index: usize,
 }
 
 impl IssueComment {

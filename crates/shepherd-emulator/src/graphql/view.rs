@@ -4,10 +4,13 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use super::checks::CiView;
+use async_graphql::{Result, ID};
+
+use super::errors::{not_found, typed};
 use crate::auth::Viewer;
+use crate::ci_state::CiState;
 use crate::scenario::{ReviewStateSpec, UserKind};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::state::{
     LabelRecord, PullRequestRecord, RepositoryRecord, ReviewCommentRecord, State, ThreadRecord,
 };
@@ -122,5 +125,55 @@ impl PrView {
     /// Whether the viewer may see this review.
     pub(crate) fn review_visible(&self, review_id: u64) -> bool {
         !self.hidden_reviews.contains(&review_id)
+    }
+}
+
+/// A snapshot of CI for one request, shared by the objects below.
+pub(crate) struct CiView {
+    pub(crate) ci: CiState,
+    pub(crate) repository: RepositoryRecord,
+    /// Base branch of each pull request, by number and by node id.
+    pub(crate) bases: BTreeMap<u64, (String, String)>,
+}
+
+impl CiView {
+    pub(crate) fn new(state: &State) -> Arc<CiView> {
+        Arc::new(CiView {
+            ci: state.ci.clone(),
+            repository: state.repository.clone(),
+            bases: state
+                .pull_requests
+                .iter()
+                .map(|pr| (pr.number, (pr.base_ref.clone(), pr.id.clone())))
+                .collect(),
+        })
+    }
+
+    /// Whether context `name` is required for the PR named by number or id.
+    pub(crate) fn is_required(
+        &self,
+        name: &str,
+        pull_request_id: Option<&ID>,
+        pull_request_number: Option<i32>,
+    ) -> Result<bool> {
+        let base = match (pull_request_number, pull_request_id) {
+            (Some(number), _) => u64::try_from(number)
+                .ok()
+                .and_then(|n| self.bases.get(&n))
+                .map(|(base, _)| base.clone()),
+            (None, Some(id)) => self
+                .bases
+                .values()
+                .find(|(_, node)| *node == id.0)
+                .map(|(base, _)| base.clone()),
+            (None, None) => {
+                return Err(typed(
+                    "ARGUMENT_ERROR",
+                    "One of `pullRequestId` or `pullRequestNumber` must be provided.",
+                ))
+            }
+        };
+        let base = base.ok_or_else(|| not_found("Could not resolve to a PullRequest."))?;
+        Ok(self.ci.required_for(&base).iter().any(|r| r == name))
     }
 }
