@@ -28,9 +28,9 @@ impl State {
         let run_id = self.next_id();
         let suite_id = self.next_id();
         let now = self.tick();
-        let run_number = self.ci.next_run_number;
-        self.ci.next_run_number += 1;
-        self.ci.check_suites.push(CheckSuiteRecord {
+        let run_number = self.ci_mut().next_run_number;
+        self.ci_mut().next_run_number += 1;
+        self.ci_mut().check_suites.push(CheckSuiteRecord {
             database_id: suite_id,
             id: ids::node_id(NodeKind::CheckSuite, suite_id),
             head_sha: sha.to_owned(),
@@ -41,7 +41,7 @@ impl State {
             updated_at: now.clone(),
             workflow_run_id: run_id,
         });
-        self.ci.workflow_runs.push(WorkflowRunRecord {
+        self.ci_mut().workflow_runs.push(WorkflowRunRecord {
             database_id: run_id,
             id: ids::node_id(NodeKind::WorkflowRun, run_id),
             name: workflow.to_owned(),
@@ -73,7 +73,7 @@ impl State {
             .workflow_run(run_id)
             .map(|r| (r.head_sha.clone(), r.check_suite_id))
             .unwrap_or_default();
-        if let Some(run) = self.ci.workflow_run_mut(run_id) {
+        if let Some(run) = self.ci_mut().workflow_run_mut(run_id) {
             run.jobs.push(JobRecord {
                 database_id: job_id,
                 name: spec.name.clone(),
@@ -84,7 +84,7 @@ impl State {
                 completed_at: None,
             });
         }
-        self.ci.check_runs.push(CheckRunRecord {
+        self.ci_mut().check_runs.push(CheckRunRecord {
             database_id: job_id,
             id: ids::node_id(NodeKind::CheckRun, job_id),
             name: spec.name.clone(),
@@ -122,14 +122,14 @@ impl State {
     /// for its commit (1 on the first run), for flakiness.
     pub(crate) fn ci_job_started(&mut self, job_id: u64) -> u32 {
         let now = self.tick();
-        let Some(run) = self.ci.check_run_mut(job_id) else {
+        let Some(run) = self.ci_mut().check_run_mut(job_id) else {
             return 0;
         };
         run.status = RunStatus::InProgress;
         run.started_at = Some(now.clone());
         let key = format!("{}@{}", run.name, run.head_sha);
         let (run_id, suite_id) = (run.workflow_run_id, run.check_suite_id);
-        if let Some(workflow) = self.ci.workflow_run_mut(run_id) {
+        if let Some(workflow) = self.ci_mut().workflow_run_mut(run_id) {
             workflow.status = RunStatus::InProgress;
             workflow.updated_at = now.clone();
             if let Some(job) = workflow.jobs.iter_mut().find(|j| j.database_id == job_id) {
@@ -137,11 +137,11 @@ impl State {
                 job.started_at = Some(now.clone());
             }
         }
-        if let Some(suite) = self.ci.check_suite_mut(suite_id) {
+        if let Some(suite) = self.ci_mut().check_suite_mut(suite_id) {
             suite.status = RunStatus::InProgress;
             suite.updated_at = now;
         }
-        let count = self.ci.attempts.entry(key).or_default();
+        let count = self.ci_mut().attempts.entry(key).or_default();
         *count += 1;
         *count
     }
@@ -157,7 +157,7 @@ impl State {
         status_context: bool,
     ) {
         let now = self.tick();
-        let Some(run) = self.ci.check_run_mut(job_id) else {
+        let Some(run) = self.ci_mut().check_run_mut(job_id) else {
             return;
         };
         run.status = RunStatus::Completed;
@@ -173,7 +173,7 @@ impl State {
             run.check_suite_id,
         );
         let mut finished = None;
-        if let Some(workflow) = self.ci.workflow_run_mut(run_id) {
+        if let Some(workflow) = self.ci_mut().workflow_run_mut(run_id) {
             if let Some(job) = workflow.jobs.iter_mut().find(|j| j.database_id == job_id) {
                 job.status = RunStatus::Completed;
                 job.conclusion = Some(conclusion);
@@ -196,7 +196,7 @@ impl State {
             }
         }
         if let Some(overall) = finished {
-            if let Some(suite) = self.ci.check_suite_mut(suite_id) {
+            if let Some(suite) = self.ci_mut().check_suite_mut(suite_id) {
                 suite.status = RunStatus::Completed;
                 suite.conclusion = Some(overall);
                 suite.updated_at = now;
@@ -241,14 +241,14 @@ impl State {
         let attempt = run.run_attempt + 1;
         let suite_id = run.check_suite_id;
         let now = self.tick();
-        if let Some(run) = self.ci.workflow_run_mut(run_id) {
+        if let Some(run) = self.ci_mut().workflow_run_mut(run_id) {
             run.run_attempt = attempt;
             run.status = RunStatus::Queued;
             run.conclusion = None;
             run.updated_at = now.clone();
             run.run_started_at = now.clone();
         }
-        if let Some(suite) = self.ci.check_suite_mut(suite_id) {
+        if let Some(suite) = self.ci_mut().check_suite_mut(suite_id) {
             suite.status = RunStatus::Queued;
             suite.conclusion = None;
             suite.updated_at = now;
@@ -296,12 +296,12 @@ impl State {
         }
         let (run_id, suite_id) = (run.database_id, run.check_suite_id);
         let now = self.tick();
-        if let Some(run) = self.ci.workflow_run_mut(run_id) {
+        if let Some(run) = self.ci_mut().workflow_run_mut(run_id) {
             run.status = RunStatus::Queued;
             run.conclusion = None;
             run.updated_at = now.clone();
         }
-        if let Some(suite) = self.ci.check_suite_mut(suite_id) {
+        if let Some(suite) = self.ci_mut().check_suite_mut(suite_id) {
             suite.status = RunStatus::Queued;
             suite.conclusion = None;
             suite.updated_at = now;
@@ -327,7 +327,7 @@ impl State {
     ) -> u64 {
         let database_id = self.next_id();
         let created_at = self.tick();
-        self.ci.statuses.push(StatusRecord {
+        self.ci_mut().statuses.push(StatusRecord {
             database_id,
             id: ids::node_id(NodeKind::StatusContext, database_id),
             sha: sha.to_owned(),

@@ -391,8 +391,8 @@ impl RunningEmulator {
         rulesets: Option<EndpointAccess>,
     ) {
         let mut state = self.shared.write();
-        state.ci.protection = protection;
-        state.ci.rulesets = rulesets.unwrap_or(protection);
+        state.ci_mut().protection = protection;
+        state.ci_mut().rulesets = rulesets.unwrap_or(protection);
     }
 
     /// Acts as a user (as `POST /_emulator/act`): a review with threads, a

@@ -6,7 +6,7 @@ use async_graphql::{Enum, Object, Result, ID};
 use super::actor::Actor;
 use super::checks::{commits_connection, PullRequestCommitConnection};
 use super::connection::{
-    paginate, IssueCommentConnection, LabelConnection, PageArgs,
+    paginate, paginate_by, IssueCommentConnection, LabelConnection, PageArgs,
     PullRequestReviewCommentConnection, PullRequestReviewConnection,
     PullRequestReviewThreadConnection,
 };
@@ -271,13 +271,7 @@ impl PullRequest {
             .iter()
             .enumerate()
             .filter(|(_, t)| self.view.thread_visible(t))
-            .map(|(index, t)| {
-                let node = PullRequestReviewThread {
-                    view: self.view.clone(),
-                    index,
-                };
-                (t.database_id, node)
-            })
+            .map(|(index, t)| (t.database_id, index))
             .collect();
         let args = PageArgs {
             first,
@@ -285,7 +279,13 @@ impl PullRequest {
             after,
             before,
         };
-        paginate("reviewThreads", items, &args).map(Into::into)
+        paginate_by("reviewThreads", items, &args, |index| {
+            PullRequestReviewThread {
+                view: self.view.clone(),
+                index,
+            }
+        })
+        .map(Into::into)
     }
 
     /// A list of commits present in this pull request's head branch not
@@ -496,14 +496,7 @@ impl PullRequestReviewThread {
             .iter()
             .enumerate()
             .filter(|(_, c)| self.view.comment_visible(c))
-            .map(|(index, c)| {
-                let node = PullRequestReviewComment {
-                    view: self.view.clone(),
-                    thread: self.index,
-                    index,
-                };
-                (c.database_id, node)
-            })
+            .map(|(index, c)| (c.database_id, index))
             .collect();
         let args = PageArgs {
             first,
@@ -511,7 +504,12 @@ impl PullRequestReviewThread {
             after,
             before,
         };
-        paginate("comments", items, &args).map(Into::into)
+        paginate_by("comments", items, &args, |index| PullRequestReviewComment {
+            view: self.view.clone(),
+            thread: self.index,
+            index,
+        })
+        .map(Into::into)
     }
 }
 

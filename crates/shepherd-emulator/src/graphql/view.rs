@@ -70,7 +70,8 @@ pub(crate) fn actors(state: &State, base_url: &str) -> BTreeMap<String, ActorInf
 /// A snapshot of one pull request as the viewer sees it: other users'
 /// pending reviews (and the comments in them) are hidden.
 pub(crate) struct PrView {
-    pub(crate) pr: PullRequestRecord,
+    /// Shared with the state (no copy), as of the request.
+    pub(crate) pr: Arc<PullRequestRecord>,
     pub(crate) repository: RepositoryRecord,
     pub(crate) actors: BTreeMap<String, ActorInfo>,
     pub(crate) viewer: Viewer,
@@ -89,7 +90,7 @@ impl PrView {
         viewer: &Viewer,
         base_url: &str,
     ) -> Option<Arc<PrView>> {
-        let pr = state.pull_request(number)?.clone();
+        let pr = state.pull_request_shared(number)?;
         let hidden_reviews = pr
             .reviews
             .iter()
@@ -114,12 +115,12 @@ impl PrView {
 
     /// Whether the viewer may see this review comment.
     pub(crate) fn comment_visible(&self, comment: &ReviewCommentRecord) -> bool {
-        !self.hidden_reviews.contains(&comment.review_id)
+        self.hidden_reviews.is_empty() || !self.hidden_reviews.contains(&comment.review_id)
     }
 
     /// Whether the viewer may see this thread: some comment of it is visible.
     pub(crate) fn thread_visible(&self, thread: &ThreadRecord) -> bool {
-        thread.comments.iter().any(|c| self.comment_visible(c))
+        self.hidden_reviews.is_empty() || thread.comments.iter().any(|c| self.comment_visible(c))
     }
 
     /// Whether the viewer may see this review.
@@ -130,7 +131,8 @@ impl PrView {
 
 /// A snapshot of CI for one request, shared by the objects below.
 pub(crate) struct CiView {
-    pub(crate) ci: CiState,
+    /// Shared with the state (no copy), as of the request.
+    pub(crate) ci: Arc<CiState>,
     pub(crate) repository: RepositoryRecord,
     /// Base branch of each pull request, by number and by node id.
     pub(crate) bases: BTreeMap<u64, (String, String)>,
@@ -139,7 +141,7 @@ pub(crate) struct CiView {
 impl CiView {
     pub(crate) fn new(state: &State) -> Arc<CiView> {
         Arc::new(CiView {
-            ci: state.ci.clone(),
+            ci: Arc::clone(&state.ci),
             repository: state.repository.clone(),
             bases: state
                 .pull_requests
