@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::ci_state::{Conclusion, JobLaunch};
 use crate::git;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::state::WriteError;
 
 /// How much output a check run keeps (the end of it).

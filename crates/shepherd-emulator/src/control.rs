@@ -23,7 +23,7 @@ use crate::auth;
 use crate::automation::{EndpointAccess, FaultSpec};
 use crate::ids::{self, NodeKind};
 use crate::scenario::{EmulatedForge, Permission, Side};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::state::{NewThread, WriteError};
 
 /// A new thread of an acted review.
@@ -625,10 +625,10 @@ async fn post_ci(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     };
     let mut state = shared.write();
     if let Some(protection) = settings.protection {
-        state.ci.protection = protection;
+        state.ci_mut().protection = protection;
     }
     if let Some(rulesets) = settings.rulesets {
-        state.ci.rulesets = rulesets;
+        state.ci_mut().rulesets = rulesets;
     }
     Json(json!({ "protection": state.ci.protection, "rulesets": state.ci.rulesets }))
         .into_response()

@@ -24,7 +24,7 @@ use crate::git::GitEnv;
 use crate::push;
 use crate::rest::ApiError;
 use crate::scenario::{EmulatedForge, Permission};
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// The smart-HTTP endpoints `git http-backend` is allowed to serve.
 const SERVICES: [&str; 3] = ["info/refs", "git-upload-pack", "git-receive-pack"];

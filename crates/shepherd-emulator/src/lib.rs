@@ -33,9 +33,11 @@
 
 mod auth;
 mod automation;
+mod bot_rules;
 mod bots;
 mod ci;
 mod ci_state;
+mod ci_writes;
 mod control;
 mod demo;
 mod faults;
@@ -44,10 +46,12 @@ mod git_http;
 mod gitlab;
 mod graphql;
 mod ids;
+mod lifecycle;
 mod push;
 mod rest;
 mod scenario;
 mod server;
+mod shared;
 mod state;
 mod tasks;
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::git::{self, GitError, NewCommit};
 use crate::scenario::EmulatedForge;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::state::{HeadMoved, PushOutcome};
 
 /// Runs `work` on the blocking pool; a panicked task is a git error.

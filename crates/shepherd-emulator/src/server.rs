@@ -1,9 +1,11 @@
-//! Starting, running and stopping the emulator; the router; request counts.
+//! Starting, running and stopping the emulator, and its router: the top of
+//! the crate (the shared state is `shared.rs`, reset and start-up effects
+//! `lifecycle.rs`).
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::middleware;
@@ -12,15 +14,13 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::automation::{EndpointAccess, FaultSpec};
-use crate::bots::CompiledBot;
 use crate::control::{self, Act, ActError, ActOutcome};
-use crate::faults::{Decision, FaultRegistry};
-use crate::git::{self, CreatedRepository, GitEnv, GitError, Hunk, RepositoryPlan};
-use crate::graphql::{self, EmulatorSchema};
+use crate::faults::FaultRegistry;
+use crate::git::{self, GitEnv, GitError, RepositoryPlan};
 use crate::scenario::{EmulatedForge, Permission, Scenario, ScenarioError, UserKind};
+use crate::shared::{InitialRepository, Setup, Shared};
 use crate::state::State;
-use crate::tasks::Tasks;
-use crate::{git_http, gitlab, rest};
+use crate::{git_http, gitlab, graphql, lifecycle, rest};
 
 /// Errors from starting or stopping the emulator.
 #[derive(Debug, thiserror::Error)]
@@ -52,172 +52,6 @@ pub enum EmulatorError {
     /// A fault was refused (its message says why).
     #[error("invalid fault: {0}")]
     Fault(String),
-}
-
-/// The repository as the scenario made it, for resets.
-pub(crate) struct InitialRepository {
-    pub(crate) created: CreatedRepository,
-    pub(crate) diff: BTreeMap<String, Vec<Hunk>>,
-    pub(crate) refs: BTreeMap<String, String>,
-}
-
-/// What every handler shares: the state behind one lock, request counts,
-/// the GraphQL schema and the git setup.
-pub(crate) struct Shared {
-    state: RwLock<State>,
-    counts: Mutex<BTreeMap<String, u64>>,
-    faults: Mutex<FaultRegistry>,
-    /// CI jobs and bot delays in flight.
-    pub(crate) tasks: Tasks,
-    pub(crate) schema: EmulatorSchema,
-    pub(crate) git: GitEnv,
-    /// `GIT_PROJECT_ROOT`: holds `{owner}/{repo}.git`.
-    pub(crate) git_root: PathBuf,
-    /// `http://127.0.0.1:PORT`, no trailing slash.
-    pub(crate) base_url: String,
-    /// Serializes pushes and their processing.
-    pub(crate) push_lock: tokio::sync::Mutex<()>,
-    /// The scenario: checks, bots and faults, and the state of a reset.
-    pub(crate) scenario: Scenario,
-    pub(crate) bots: Vec<CompiledBot>,
-    /// Scratch space: CI checkouts, index files.
-    pub(crate) work_dir: PathBuf,
-    /// When the emulator started (seconds since the Unix epoch).
-    pub(crate) started_at_unix: u64,
-    pub(crate) initial: InitialRepository,
-}
-
-impl Shared {
-    /// Reads the state. Never hold the guard across an `.await`.
-    pub(crate) fn read(&self) -> RwLockReadGuard<'_, State> {
-        // A panic while holding the lock cannot leave the state half-written
-        // in a way readers care about more than an outage; keep serving.
-        self.state.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Writes the state. Never hold the guard across an `.await`.
-    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, State> {
-        self.state.write().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Counts one request under `key`.
-    pub(crate) fn count(&self, key: &str) {
-        let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-        *counts.entry(key.to_owned()).or_default() += 1;
-    }
-
-    pub(crate) fn counts(&self) -> BTreeMap<String, u64> {
-        self.counts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// Forgets every request count.
-    pub(crate) fn reset_counts(&self) {
-        self.counts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-    }
-
-    fn faults(&self) -> std::sync::MutexGuard<'_, FaultRegistry> {
-        self.faults.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Counts a call against the faults of `key` and decides its fate.
-    pub(crate) fn fault_decision(&self, key: &str) -> Decision {
-        self.faults().on_call(key)
-    }
-
-    /// Sets a fault; returns its id.
-    pub(crate) fn add_fault(&self, spec: FaultSpec) -> Result<u64, String> {
-        self.faults().add(spec)
-    }
-
-    /// Clears fault `id`; whether it was set.
-    pub(crate) fn remove_fault(&self, id: u64) -> bool {
-        self.faults().remove(id)
-    }
-
-    /// Clears every fault.
-    pub(crate) fn clear_faults(&self) {
-        self.faults().clear();
-    }
-
-    /// The faults with their counters.
-    pub(crate) fn faults_json(&self) -> serde_json::Value {
-        self.faults().to_json()
-    }
-
-    /// Back to the scenario's starting point: background work stops, the
-    /// repository's refs and the state are restored, the scenario's faults
-    /// replace the current ones, and the start-up CI and bots run again.
-    pub(crate) async fn reset(self: &Arc<Self>) -> Result<(), GitError> {
-        self.tasks.abort_all();
-        {
-            let _guard = self.push_lock.lock().await;
-            let (git_env, git_dir, refs) = (
-                self.git.clone(),
-                self.initial.created.git_dir.clone(),
-                self.initial.refs.clone(),
-            );
-            tokio::task::spawn_blocking(move || git::restore_refs(&git_env, &git_dir, &refs))
-                .await
-                .map_err(|join| GitError::Spawn {
-                    what: "update-ref".into(),
-                    source: std::io::Error::other(join),
-                })??;
-            let mut fresh = State::from_scenario(
-                &self.scenario,
-                &self.initial.created,
-                &self.initial.diff,
-                &self.base_url,
-            );
-            let mut state = self.write();
-            fresh.epoch = state.epoch + 1;
-            *state = fresh;
-        }
-        {
-            let mut faults = self.faults();
-            faults.clear();
-            for fault in &self.scenario.faults {
-                // Validated with the scenario.
-                let _ = faults.add(fault.clone());
-            }
-        }
-        start_effects(self);
-        tracing::info!("emulator reset");
-        Ok(())
-    }
-}
-
-/// What runs when the emulator starts (and after a reset): CI for each PR
-/// head when `[ci] run_on_start`, and the bots marked `on_start` on the
-/// PR's own diff.
-pub(crate) fn start_effects(shared: &Arc<Shared>) {
-    let heads: Vec<(u64, String, String, String, Vec<git::AddedLine>)> = {
-        let state = shared.read();
-        state
-            .pull_requests
-            .iter()
-            .map(|pr| {
-                (
-                    pr.number,
-                    pr.head_sha.clone(),
-                    pr.head_ref.clone(),
-                    pr.author.clone(),
-                    git::added_lines(&pr.diff),
-                )
-            })
-            .collect()
-    };
-    for (number, sha, branch, author, added) in heads {
-        if shared.scenario.ci.run_on_start {
-            crate::ci::start_run(shared, &sha, &branch, "pull_request", &author);
-        }
-        crate::bots::wake(shared, number, &sha, &added, true);
-    }
 }
 
 /// The whole HTTP surface: the scenario's forge API (GitHub's GraphQL and
@@ -350,29 +184,26 @@ impl Emulator {
         for fault in &scenario.faults {
             faults.add(fault.clone()).map_err(EmulatorError::Fault)?;
         }
-        let shared = Arc::new(Shared {
-            state: RwLock::new(state),
-            counts: Mutex::new(BTreeMap::new()),
-            faults: Mutex::new(faults),
-            tasks: Tasks::new(),
-            schema: graphql::build_schema(),
-            git: git_env,
-            git_root,
-            base_url,
-            push_lock: tokio::sync::Mutex::new(()),
-            bots: CompiledBot::compile(&scenario.bots),
-            scenario,
-            work_dir,
-            started_at_unix: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
-            initial: InitialRepository {
-                created,
-                diff,
-                refs,
+        let shared = Arc::new(Shared::new(
+            state,
+            faults,
+            Setup {
+                git: git_env,
+                git_root,
+                base_url,
+                scenario,
+                work_dir,
+                started_at_unix: SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+                initial: InitialRepository {
+                    created,
+                    diff,
+                    refs,
+                },
             },
-        });
-        start_effects(&shared);
+        ));
+        lifecycle::start_effects(&shared);
 
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let app = router(shared.clone()).into_make_service_with_connect_info::<SocketAddr>();
@@ -560,8 +391,8 @@ impl RunningEmulator {
         rulesets: Option<EndpointAccess>,
     ) {
         let mut state = self.shared.write();
-        state.ci.protection = protection;
-        state.ci.rulesets = rulesets.unwrap_or(protection);
+        state.ci_mut().protection = protection;
+        state.ci_mut().rulesets = rulesets.unwrap_or(protection);
     }
 
     /// Acts as a user (as `POST /_emulator/act`): a review with threads, a

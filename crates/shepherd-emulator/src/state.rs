@@ -1,7 +1,7 @@
 //! The emulated forge's state: users, the repository, pull requests with
 //! their threads, comments and reviews.
 //!
-//! One [`State`] lives behind a lock in [`crate::server::Shared`]; handlers
+//! One [`State`] lives behind a lock in [`crate::shared::Shared`]; handlers
 //! read it and mutate it through the `apply_*` methods, each one effect of
 //! GitHub's, applied whole under the write lock. Records carry their
 //! database ids and node ids; everything is serializable for
@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -337,11 +338,15 @@ pub(crate) struct State {
     pub(crate) forge: EmulatedForge,
     pub(crate) users: Vec<UserRecord>,
     pub(crate) repository: RepositoryRecord,
-    pub(crate) pull_requests: Vec<PullRequestRecord>,
+    /// Shared with the GraphQL snapshots of requests in flight (copied on
+    /// write only while one holds it), so a request costs what it reads,
+    /// not the size of the pull request.
+    pub(crate) pull_requests: Vec<Arc<PullRequestRecord>>,
     /// The repository's labels.
     pub(crate) labels: Vec<LabelRecord>,
     /// Workflow runs, check suites and runs, commit statuses.
-    pub(crate) ci: CiState,
+    /// Shared with requests in flight, as the pull requests are.
+    pub(crate) ci: Arc<CiState>,
     /// What the reviewer bots posted.
     pub(crate) bot_posts: BTreeSet<BotPost>,
     /// Bumped by every reset: background work of an older epoch is dropped.
@@ -382,7 +387,7 @@ impl State {
             },
             pull_requests: Vec::new(),
             labels: Vec::new(),
-            ci: CiState::from_scenario(scenario),
+            ci: Arc::new(CiState::from_scenario(scenario)),
             bot_posts: BTreeSet::new(),
             epoch: 0,
             next_database_id: 1001,
@@ -532,7 +537,7 @@ impl State {
                 created_at: state.tick(),
             });
         }
-        state.pull_requests.push(pr);
+        state.pull_requests.push(Arc::new(pr));
         state
     }
 
@@ -587,9 +592,32 @@ impl State {
             && self.repository.name.eq_ignore_ascii_case(name)
     }
 
+    /// Pull request `p` (an index) to change: copied first if a request in
+    /// flight still reads it.
+    pub(crate) fn pr_mut(&mut self, p: usize) -> &mut PullRequestRecord {
+        Arc::make_mut(&mut self.pull_requests[p])
+    }
+
+    /// The CI records to change: copied first if a request in flight still
+    /// reads them.
+    pub(crate) fn ci_mut(&mut self) -> &mut CiState {
+        Arc::make_mut(&mut self.ci)
+    }
+
     /// The pull request with this number.
     pub(crate) fn pull_request(&self, number: u64) -> Option<&PullRequestRecord> {
-        self.pull_requests.iter().find(|p| p.number == number)
+        self.pull_requests
+            .iter()
+            .find(|p| p.number == number)
+            .map(|p| &**p)
+    }
+
+    /// Pull request `number`, shared: a snapshot that costs no copy.
+    pub(crate) fn pull_request_shared(&self, number: u64) -> Option<Arc<PullRequestRecord>> {
+        self.pull_requests
+            .iter()
+            .find(|p| p.number == number)
+            .cloned()
     }
 
     /// Records that a branch now points to `new_sha`; returns the pull
@@ -599,6 +627,7 @@ impl State {
         let now = ids::iso8601(self.clock);
         for pr in &mut self.pull_requests {
             if pr.head_ref == branch && pr.head_sha != new_sha {
+                let pr = Arc::make_mut(pr);
                 moved.push(HeadMoved {
                     number: pr.number,
                     old_sha: std::mem::replace(&mut pr.head_sha, new_sha.to_owned()),
@@ -681,7 +710,7 @@ impl State {
         let database_id = self.next_id();
         let created_at = self.tick();
         let commit = self.pull_requests[p].head_sha.clone();
-        self.pull_requests[p].reviews.push(ReviewRecord {
+        self.pr_mut(p).reviews.push(ReviewRecord {
             database_id,
             id: ids::node_id(NodeKind::Review, database_id),
             author: author.to_owned(),
@@ -705,7 +734,7 @@ impl State {
     ) -> NewComment {
         let database_id = self.next_id();
         let created_at = self.tick();
-        let pr = &mut self.pull_requests[p];
+        let pr = self.pr_mut(p);
         let thread = &mut pr.threads[t];
         let root = &thread.comments[0];
         let comment = ReviewCommentRecord {
@@ -816,7 +845,7 @@ impl State {
             )));
         }
         let now = ids::iso8601(self.clock);
-        let pr = &mut self.pull_requests[p];
+        let pr = self.pr_mut(p);
         let thread = &mut pr.threads[t];
         if thread.resolved != resolve {
             thread.resolved = resolve;
@@ -900,7 +929,7 @@ impl State {
     fn push_system_note(&mut self, p: usize, author: &str, body: &str, duplicate: bool) -> u64 {
         let database_id = self.next_id();
         let created_at = self.tick();
-        let pr = &mut self.pull_requests[p];
+        let pr = self.pr_mut(p);
         pr.system_notes.push(SystemNoteRecord {
             database_id,
             discussion_id: ids::discussion_id(database_id),
@@ -951,7 +980,7 @@ impl State {
         self.check_body(body)?;
         let database_id = self.next_id();
         let created_at = self.tick();
-        let pr = &mut self.pull_requests[p];
+        let pr = self.pr_mut(p);
         pr.issue_comments.push(IssueCommentRecord {
             database_id,
             id: ids::node_id(NodeKind::IssueComment, database_id),
@@ -982,7 +1011,7 @@ impl State {
             ));
         }
         let now = self.tick();
-        let pr = &mut self.pull_requests[p];
+        let pr = self.pr_mut(p);
         if let Some(title) = &edit.title {
             pr.title = title.clone();
         }
@@ -1016,13 +1045,13 @@ impl State {
             let canonical = self
                 .label(name)
                 .map_or_else(|| name.clone(), |l| l.name.clone());
-            let pr = &mut self.pull_requests[p];
+            let pr = self.pr_mut(p);
             if !pr.labels.iter().any(|l| l.eq_ignore_ascii_case(name)) {
                 pr.labels.push(canonical);
             }
         }
         let now = self.tick();
-        self.pull_requests[p].updated_at = now;
+        self.pr_mut(p).updated_at = now;
         Ok(())
     }
 
@@ -1034,7 +1063,7 @@ impl State {
             return Err(WriteError::NotFound("Label does not exist".into()));
         };
         let now = self.tick();
-        let pr = &mut self.pull_requests[p];
+        let pr = self.pr_mut(p);
         pr.labels.remove(index);
         pr.updated_at = now;
         Ok(())
@@ -1077,7 +1106,7 @@ impl State {
         let review_id = self.next_id();
         let created_at = self.tick();
         let commit = self.pull_requests[p].head_sha.clone();
-        self.pull_requests[p].reviews.push(ReviewRecord {
+        self.pr_mut(p).reviews.push(ReviewRecord {
             database_id: review_id,
             id: ids::node_id(NodeKind::Review, review_id),
             author: author.to_owned(),
@@ -1092,7 +1121,7 @@ impl State {
             let thread_id = self.next_id();
             let comment_id = self.next_id();
             let comment_at = self.tick();
-            self.pull_requests[p].threads.push(ThreadRecord {
+            self.pr_mut(p).threads.push(ThreadRecord {
                 database_id: thread_id,
                 id: ids::node_id(NodeKind::ReviewThread, thread_id),
                 discussion_id: ids::discussion_id(thread_id),
@@ -1120,7 +1149,7 @@ impl State {
             });
             created.push((thread_id, comment_id));
         }
-        self.pull_requests[p].updated_at = created_at;
+        self.pr_mut(p).updated_at = created_at;
         Ok(CreatedReview {
             review_id,
             threads: created,
@@ -1142,7 +1171,7 @@ impl State {
         let thread_id = self.next_id();
         let comment_id = self.next_id();
         let created_at = self.tick();
-        let pr = &mut self.pull_requests[p];
+        let pr = self.pr_mut(p);
         let commit = pr.head_sha.clone();
         pr.threads.push(ThreadRecord {
             database_id: thread_id,
@@ -1205,7 +1234,7 @@ impl State {
             ));
         }
         let now = self.tick();
-        let pr = &mut self.pull_requests[p];
+        let pr = self.pr_mut(p);
         if let Some(review) = pr.reviews.iter_mut().find(|r| r.database_id == review_id) {
             review.state = state;
             review.submitted_at = Some(now.clone());
@@ -1233,7 +1262,7 @@ impl State {
         let Ok(p) = self.pr_index(number) else {
             return outcome;
         };
-        let pr = &mut self.pull_requests[p];
+        let pr = self.pr_mut(p);
         for thread in &mut pr.threads {
             if thread.outdated || thread.side == Side::Left {
                 continue;

@@ -18,7 +18,7 @@ use crate::auth::{self, AuthFailure, Viewer};
 use crate::faults::ApiFlavor;
 use crate::rest::{original_uri, page_of, PageUrl};
 use crate::scenario::Permission;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::state::{PullRequestRecord, RepositoryRecord, State as EmulatorState, WriteError};
 
 /// An error in GitLab's shape: `{"message": "404 Not found"}`, or

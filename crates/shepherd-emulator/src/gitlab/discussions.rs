@@ -14,7 +14,7 @@ use super::common::{merge_request, require_write, GlError, GlPaging, GlViewer, P
 use super::json::{discussion_json, note_json, Cx};
 use super::view::{self, Discussion, Note};
 use crate::scenario::Permission;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// `GET /projects/:id/merge_requests/:iid/discussions`, paginated.
 pub(crate) async fn list_discussions(

@@ -18,7 +18,7 @@ use super::json::{
 };
 use super::view::{self, Note};
 use crate::scenario::PullRequestStatus;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::state::PullRequestEdit;
 
 /// `GET /user`.

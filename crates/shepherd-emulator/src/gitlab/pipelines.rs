@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::common::{parse_id, project, require_write, GlError, GlPaging, GlViewer};
 use super::json::{job_json, pipeline_json, Cx};
 use super::view;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// `GET /projects/:id/pipelines`: `sha`, `ref`, `status`, `order_by` (`id`,
 /// the default, or `updated_at`), `sort` (`desc`, the default, or `asc`).

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::common::{project, GlError, GlViewer, QueryMap};
 use crate::git::{self, CommitInfo, FileChange};
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// Runs blocking git work off the async runtime; a failure is GitLab's 500.
 async fn blocking<T, F>(work: F) -> Result<T, GlError>

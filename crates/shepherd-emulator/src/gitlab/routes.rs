@@ -7,7 +7,7 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use super::{discussions, merge_requests, pipelines, repository};
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// Every GitLab route.
 pub(crate) fn routes() -> Router<Arc<Shared>> {

@@ -314,7 +314,7 @@ mod tests {
             &std::collections::BTreeMap::new(),
             "http://e",
         );
-        state.ci = state_ci;
+        state.ci = std::sync::Arc::new(state_ci);
         assert_eq!(pipeline_status(&state, &run), "pending");
         run.jobs[0] = job(3, "tests", RunStatus::Completed, Some(Conclusion::Success));
         assert_eq!(pipeline_status(&state, &run), "running");

@@ -1,72 +1,20 @@
 //! Commits and their CI: `Commit`, `PullRequestCommit`, `StatusCheckRollup`
 //! with its `CheckRun`/`StatusContext` contexts, `CheckSuite`, `App`.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_graphql::{Enum, Object, Result, SimpleObject, Union, ID};
 
 use super::connection::{paginate, PageArgs, PageInfo};
-use super::errors::{not_found, typed};
-use super::pull_request::PullRequest;
-use super::scalars::{DateTime, GitObjectId, Uri};
-use super::view::{PrView, RequestContext};
-use crate::ci_state::{
-    CheckRunRecord, CheckSuiteRecord, CiState, Conclusion, RunStatus, StatusRecord,
-    StatusState as CiStatusState,
+use super::errors::not_found;
+use super::objects::{
+    App, CheckRun, CheckSuite, Commit, PullRequest, PullRequestCommit, StatusCheckRollup,
+    StatusContext, ACTIONS_APP_ID,
 };
+use super::scalars::{DateTime, GitObjectId, Uri};
+use super::view::PrView;
+use crate::ci_state::{Conclusion, RunStatus, StatusState as CiStatusState};
 use crate::ids::{self, CommitKind, NodeKind};
-use crate::state::{RepositoryRecord, State};
-
-/// A snapshot of CI for one request, shared by the objects below.
-pub(crate) struct CiView {
-    pub(crate) ci: CiState,
-    pub(crate) repository: RepositoryRecord,
-    /// Base branch of each pull request, by number and by node id.
-    pub(crate) bases: BTreeMap<u64, (String, String)>,
-}
-
-impl CiView {
-    pub(crate) fn new(state: &State) -> Arc<CiView> {
-        Arc::new(CiView {
-            ci: state.ci.clone(),
-            repository: state.repository.clone(),
-            bases: state
-                .pull_requests
-                .iter()
-                .map(|pr| (pr.number, (pr.base_ref.clone(), pr.id.clone())))
-                .collect(),
-        })
-    }
-
-    /// Whether context `name` is required for the PR named by number or id.
-    fn is_required(
-        &self,
-        name: &str,
-        pull_request_id: Option<&ID>,
-        pull_request_number: Option<i32>,
-    ) -> Result<bool> {
-        let base = match (pull_request_number, pull_request_id) {
-            (Some(number), _) => u64::try_from(number)
-                .ok()
-                .and_then(|n| self.bases.get(&n))
-                .map(|(base, _)| base.clone()),
-            (None, Some(id)) => self
-                .bases
-                .values()
-                .find(|(_, node)| *node == id.0)
-                .map(|(base, _)| base.clone()),
-            (None, None) => {
-                return Err(typed(
-                    "ARGUMENT_ERROR",
-                    "One of `pullRequestId` or `pullRequestNumber` must be provided.",
-                ))
-            }
-        };
-        let base = base.ok_or_else(|| not_found("Could not resolve to a PullRequest."))?;
-        Ok(self.ci.required_for(&base).iter().any(|r| r == name))
-    }
-}
 
 /// The possible states for a check suite or run status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
@@ -146,13 +94,6 @@ fn small_int(n: u64) -> Option<i32> {
     i32::try_from(n).ok()
 }
 
-/// Represents a Git commit.
-#[derive(Clone)]
-pub(crate) struct Commit {
-    pub(crate) sha: String,
-    pub(crate) ci: Arc<CiView>,
-}
-
 #[Object]
 impl Commit {
     /// The Node ID of the Commit object.
@@ -186,13 +127,6 @@ impl Commit {
             ci: self.ci.clone(),
         })
     }
-}
-
-/// Represents a Git commit part of a pull request.
-#[derive(Clone)]
-pub(crate) struct PullRequestCommit {
-    pub(crate) view: Arc<PrView>,
-    pub(crate) sha: String,
 }
 
 #[Object]
@@ -282,13 +216,6 @@ pub(crate) fn commits_connection(
         page_info: page.page_info,
         total_count: page.total_count,
     })
-}
-
-/// Represents the rollup for both the check runs and status for a commit.
-#[derive(Clone)]
-pub(crate) struct StatusCheckRollup {
-    pub(crate) sha: String,
-    pub(crate) ci: Arc<CiView>,
 }
 
 /// Types that can be inside a StatusCheckRollup context.
@@ -412,13 +339,6 @@ impl StatusCheckRollup {
     }
 }
 
-/// A check run.
-#[derive(Clone)]
-pub(crate) struct CheckRun {
-    pub(crate) record: CheckRunRecord,
-    pub(crate) ci: Arc<CiView>,
-}
-
 #[Object]
 impl CheckRun {
     /// The Node ID of the CheckRun object.
@@ -523,13 +443,6 @@ impl CheckRun {
     }
 }
 
-/// A check suite.
-#[derive(Clone)]
-pub(crate) struct CheckSuite {
-    pub(crate) record: CheckSuiteRecord,
-    pub(crate) ci: Arc<CiView>,
-}
-
 #[Object]
 impl CheckSuite {
     /// The Node ID of the CheckSuite object.
@@ -584,13 +497,6 @@ impl CheckSuite {
     }
 }
 
-/// A GitHub App: the emulator's checks all belong to GitHub Actions.
-#[derive(Clone)]
-pub(crate) struct App;
-
-/// GitHub Actions' app id.
-const ACTIONS_APP_ID: u64 = 15368;
-
 #[Object]
 impl App {
     /// The Node ID of the App object.
@@ -612,13 +518,6 @@ impl App {
     async fn name(&self) -> String {
         "GitHub Actions".to_owned()
     }
-}
-
-/// Represents an individual commit status context.
-#[derive(Clone)]
-pub(crate) struct StatusContext {
-    pub(crate) record: StatusRecord,
-    pub(crate) ci: Arc<CiView>,
 }
 
 #[Object]
@@ -672,48 +571,5 @@ impl StatusContext {
             pull_request_id.as_ref(),
             pull_request_number,
         )
-    }
-}
-
-/// Looks up a CI object by node id for `node(id:)`.
-pub(crate) fn lookup(rc: &RequestContext, state: &State, id: &str) -> Option<super::query::Node> {
-    use super::query::Node;
-    let ci = CiView::new(state);
-    if let Some((kind, key)) = ids::parse_commit_node_id(id) {
-        return match kind {
-            CommitKind::Commit => Some(Node::Commit(Commit { sha: key, ci })),
-            CommitKind::StatusCheckRollup => {
-                ci.ci.rollup_state(&key)?;
-                Some(Node::StatusCheckRollup(StatusCheckRollup { sha: key, ci }))
-            }
-            CommitKind::PullRequestCommit => {
-                let (number, sha) = key.split_once(':')?;
-                let view =
-                    PrView::new(state, number.parse().ok()?, &rc.viewer, &rc.shared.base_url)?;
-                view.pr.commits.contains(&sha.to_owned()).then(|| {
-                    Node::PullRequestCommit(PullRequestCommit {
-                        view,
-                        sha: sha.to_owned(),
-                    })
-                })
-            }
-        };
-    }
-    let (kind, database_id) = ids::parse_node_id(id)?;
-    match kind {
-        NodeKind::CheckRun => {
-            let record = ci.ci.check_run(database_id)?.clone();
-            Some(Node::CheckRun(CheckRun { record, ci }))
-        }
-        NodeKind::CheckSuite => {
-            let record = ci.ci.check_suite(database_id)?.clone();
-            Some(Node::CheckSuite(CheckSuite { record, ci }))
-        }
-        NodeKind::StatusContext => {
-            let record = ci.ci.status(database_id)?.clone();
-            Some(Node::StatusContext(StatusContext { record, ci }))
-        }
-        NodeKind::App if database_id == ACTIONS_APP_ID => Some(Node::App(App)),
-        _ => None,
     }
 }

@@ -5,7 +5,7 @@ use async_graphql::SimpleObject;
 
 use super::errors::typed;
 use super::label::Label;
-use super::pull_request::{
+use super::objects::{
     IssueComment, PullRequestReview, PullRequestReviewComment, PullRequestReviewThread,
 };
 use crate::ids;
@@ -198,6 +198,27 @@ pub(crate) fn window(
         start = start.max(end.saturating_sub(n as usize));
     }
     Ok(Window { start, end })
+}
+
+/// Like [`paginate`], but `items` are (database id, index) pairs and only
+/// the page's nodes are made (by `node(index)`): a page costs its own size,
+/// not the list's.
+pub(crate) fn paginate_by<T>(
+    connection: &str,
+    items: Vec<(u64, usize)>,
+    args: &PageArgs,
+    node: impl Fn(usize) -> T,
+) -> Result<Page<T>, async_graphql::Error> {
+    let page = paginate(connection, items, args)?;
+    Ok(Page {
+        items: page
+            .items
+            .into_iter()
+            .map(|(cursor, index)| (cursor, node(index)))
+            .collect(),
+        page_info: page.page_info,
+        total_count: page.total_count,
+    })
 }
 
 /// Selects the page of `items` (ascending database ids) that `args` ask for.

@@ -12,11 +12,12 @@ use axum::{Json, Router};
 use serde_json::json;
 
 use super::errors::to_github_shape;
+use super::schema;
 use super::view::RequestContext;
 use crate::auth::{self, AuthFailure};
 use crate::automation::FaultEffect;
 use crate::faults;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 const DOCS: &str = "https://docs.github.com/graphql";
 
@@ -72,7 +73,7 @@ async fn graphql(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
         shared: shared.clone(),
         viewer,
     };
-    let response = shared.schema.execute(request.data(context)).await;
+    let response = schema::shared().execute(request.data(context)).await;
     let mut value = match serde_json::to_value(&response) {
         Ok(value) => value,
         Err(err) => {

@@ -7,6 +7,8 @@ mod errors;
 mod handler;
 mod label;
 mod mutation;
+mod node;
+mod objects;
 mod pull_request;
 mod query;
 mod scalars;
@@ -14,4 +16,4 @@ mod schema;
 mod view;
 
 pub(crate) use handler::routes;
-pub(crate) use schema::{build as build_schema, sdl, EmulatorSchema};
+pub(crate) use schema::sdl;

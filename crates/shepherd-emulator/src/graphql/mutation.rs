@@ -4,7 +4,7 @@
 use async_graphql::{Context, InputObject, Object, Result, SimpleObject, ID};
 
 use super::errors::{not_found, typed};
-use super::pull_request::{PullRequestReviewComment, PullRequestReviewThread};
+use super::objects::{PullRequestReviewComment, PullRequestReviewThread};
 use super::view::{PrView, RequestContext};
 use crate::ids::{self, NodeKind};
 use crate::scenario::Permission;

@@ -1,19 +1,20 @@
 //! `PullRequest` and what hangs off it: review threads, review comments,
 //! reviews and issue comments, with GitHub's names and nullability.
 
-use std::sync::Arc;
-
 use async_graphql::{Enum, Object, Result, ID};
 
 use super::actor::Actor;
 use super::checks::{commits_connection, PullRequestCommitConnection};
 use super::connection::{
-    paginate, IssueCommentConnection, LabelConnection, PageArgs,
+    paginate, paginate_by, IssueCommentConnection, LabelConnection, PageArgs,
     PullRequestReviewCommentConnection, PullRequestReviewConnection,
     PullRequestReviewThreadConnection,
 };
 use super::label::Label;
-use super::query::Repository;
+use super::objects::{
+    IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment,
+    PullRequestReviewThread, Repository,
+};
 use super::scalars::{DateTime, GitObjectId, Uri};
 use super::view::PrView;
 use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side};
@@ -104,12 +105,6 @@ fn line_int(n: Option<u32>) -> Option<i32> {
 fn actor(view: &PrView, login: &str) -> Option<Actor> {
     // An unknown login is a deleted account: GitHub answers `author: null`.
     view.actors.get(login).cloned().map(Actor::from_info)
-}
-
-/// A repository pull request.
-#[derive(Clone)]
-pub(crate) struct PullRequest {
-    pub(crate) view: Arc<PrView>,
 }
 
 #[Object]
@@ -276,13 +271,7 @@ impl PullRequest {
             .iter()
             .enumerate()
             .filter(|(_, t)| self.view.thread_visible(t))
-            .map(|(index, t)| {
-                let node = PullRequestReviewThread {
-                    view: self.view.clone(),
-                    index,
-                };
-                (t.database_id, node)
-            })
+            .map(|(index, t)| (t.database_id, index))
             .collect();
         let args = PageArgs {
             first,
@@ -290,7 +279,13 @@ impl PullRequest {
             after,
             before,
         };
-        paginate("reviewThreads", items, &args).map(Into::into)
+        paginate_by("reviewThreads", items, &args, |index| {
+            PullRequestReviewThread {
+                view: self.view.clone(),
+                index,
+            }
+        })
+        .map(Into::into)
     }
 
     /// A list of commits present in this pull request's head branch not
@@ -371,13 +366,6 @@ impl PullRequest {
         };
         paginate("comments", items, &args).map(Into::into)
     }
-}
-
-/// A threaded list of comments for a given pull request.
-#[derive(Clone)]
-pub(crate) struct PullRequestReviewThread {
-    pub(crate) view: Arc<PrView>,
-    pub(crate) index: usize,
 }
 
 impl PullRequestReviewThread {
@@ -508,14 +496,7 @@ impl PullRequestReviewThread {
             .iter()
             .enumerate()
             .filter(|(_, c)| self.view.comment_visible(c))
-            .map(|(index, c)| {
-                let node = PullRequestReviewComment {
-                    view: self.view.clone(),
-                    thread: self.index,
-                    index,
-                };
-                (c.database_id, node)
-            })
+            .map(|(index, c)| (c.database_id, index))
             .collect();
         let args = PageArgs {
             first,
@@ -523,16 +504,13 @@ impl PullRequestReviewThread {
             after,
             before,
         };
-        paginate("comments", items, &args).map(Into::into)
+        paginate_by("comments", items, &args, |index| PullRequestReviewComment {
+            view: self.view.clone(),
+            thread: self.index,
+            index,
+        })
+        .map(Into::into)
     }
-}
-
-/// A review comment associated with a given repository pull request.
-#[derive(Clone)]
-pub(crate) struct PullRequestReviewComment {
-    pub(crate) view: Arc<PrView>,
-    pub(crate) thread: usize,
-    pub(crate) index: usize,
 }
 
 impl PullRequestReviewComment {
@@ -685,13 +663,6 @@ impl PullRequestReviewComment {
     }
 }
 
-/// A review object for a given pull request.
-#[derive(Clone)]
-pub(crate) struct PullRequestReview {
-    pub(crate) view: Arc<PrView>,
-    pub(crate) index: usize,
-}
-
 impl PullRequestReview {
     fn record(&self) -> &ReviewRecord {
         &self.view.pr.reviews[self.index]
@@ -755,13 +726,6 @@ impl PullRequestReview {
             view: self.view.clone(),
         }
     }
-}
-
-/// Represents a comment on an Issue (or a pull request's conversation).
-#[derive(Clone)]
-pub(crate) struct IssueComment {
-    pub(crate) view: Arc<PrView>,
-    pub(crate) index: usize,
 }
 
 impl IssueComment {

@@ -1,9 +1,12 @@
 //! The emulator's GraphQL schema: a subset of GitHub's.
 
+use std::sync::LazyLock;
+
 use async_graphql::{EmptySubscription, Schema};
 
 use super::mutation::Mutation;
-use super::query::{Node, Query};
+use super::node::Node;
+use super::query::Query;
 
 /// The schema type.
 pub(crate) type EmulatorSchema = Schema<Query, Mutation, EmptySubscription>;
@@ -14,6 +17,13 @@ pub(crate) fn build() -> EmulatorSchema {
     Schema::build(Query, Mutation, EmptySubscription)
         .register_output_type::<Node>()
         .finish()
+}
+
+/// The schema every request runs against, built once per process (it holds
+/// no state: each request brings its own).
+pub(crate) fn shared() -> &'static EmulatorSchema {
+    static SCHEMA: LazyLock<EmulatorSchema> = LazyLock::new(build);
+    &SCHEMA
 }
 
 /// The schema in SDL, for comparison with GitHub's.

@@ -4,10 +4,13 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use super::checks::CiView;
+use async_graphql::{Result, ID};
+
+use super::errors::{not_found, typed};
 use crate::auth::Viewer;
+use crate::ci_state::CiState;
 use crate::scenario::{ReviewStateSpec, UserKind};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::state::{
     LabelRecord, PullRequestRecord, RepositoryRecord, ReviewCommentRecord, State, ThreadRecord,
 };
@@ -67,7 +70,8 @@ pub(crate) fn actors(state: &State, base_url: &str) -> BTreeMap<String, ActorInf
 /// A snapshot of one pull request as the viewer sees it: other users'
 /// pending reviews (and the comments in them) are hidden.
 pub(crate) struct PrView {
-    pub(crate) pr: PullRequestRecord,
+    /// Shared with the state (no copy), as of the request.
+    pub(crate) pr: Arc<PullRequestRecord>,
     pub(crate) repository: RepositoryRecord,
     pub(crate) actors: BTreeMap<String, ActorInfo>,
     pub(crate) viewer: Viewer,
@@ -86,7 +90,7 @@ impl PrView {
         viewer: &Viewer,
         base_url: &str,
     ) -> Option<Arc<PrView>> {
-        let pr = state.pull_request(number)?.clone();
+        let pr = state.pull_request_shared(number)?;
         let hidden_reviews = pr
             .reviews
             .iter()
@@ -111,16 +115,67 @@ impl PrView {
 
     /// Whether the viewer may see this review comment.
     pub(crate) fn comment_visible(&self, comment: &ReviewCommentRecord) -> bool {
-        !self.hidden_reviews.contains(&comment.review_id)
+        self.hidden_reviews.is_empty() || !self.hidden_reviews.contains(&comment.review_id)
     }
 
     /// Whether the viewer may see this thread: some comment of it is visible.
     pub(crate) fn thread_visible(&self, thread: &ThreadRecord) -> bool {
-        thread.comments.iter().any(|c| self.comment_visible(c))
+        self.hidden_reviews.is_empty() || thread.comments.iter().any(|c| self.comment_visible(c))
     }
 
     /// Whether the viewer may see this review.
     pub(crate) fn review_visible(&self, review_id: u64) -> bool {
         !self.hidden_reviews.contains(&review_id)
+    }
+}
+
+/// A snapshot of CI for one request, shared by the objects below.
+pub(crate) struct CiView {
+    /// Shared with the state (no copy), as of the request.
+    pub(crate) ci: Arc<CiState>,
+    pub(crate) repository: RepositoryRecord,
+    /// Base branch of each pull request, by number and by node id.
+    pub(crate) bases: BTreeMap<u64, (String, String)>,
+}
+
+impl CiView {
+    pub(crate) fn new(state: &State) -> Arc<CiView> {
+        Arc::new(CiView {
+            ci: Arc::clone(&state.ci),
+            repository: state.repository.clone(),
+            bases: state
+                .pull_requests
+                .iter()
+                .map(|pr| (pr.number, (pr.base_ref.clone(), pr.id.clone())))
+                .collect(),
+        })
+    }
+
+    /// Whether context `name` is required for the PR named by number or id.
+    pub(crate) fn is_required(
+        &self,
+        name: &str,
+        pull_request_id: Option<&ID>,
+        pull_request_number: Option<i32>,
+    ) -> Result<bool> {
+        let base = match (pull_request_number, pull_request_id) {
+            (Some(number), _) => u64::try_from(number)
+                .ok()
+                .and_then(|n| self.bases.get(&n))
+                .map(|(base, _)| base.clone()),
+            (None, Some(id)) => self
+                .bases
+                .values()
+                .find(|(_, node)| *node == id.0)
+                .map(|(base, _)| base.clone()),
+            (None, None) => {
+                return Err(typed(
+                    "ARGUMENT_ERROR",
+                    "One of `pullRequestId` or `pullRequestNumber` must be provided.",
+                ))
+            }
+        };
+        let base = base.ok_or_else(|| not_found("Could not resolve to a PullRequest."))?;
+        Ok(self.ci.required_for(&base).iter().any(|r| r == name))
     }
 }

@@ -20,7 +20,7 @@ use super::json::{
 use crate::automation::EndpointAccess;
 use crate::ci_state::StatusState;
 use crate::git;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// The commit `reference` names (a SHA, a branch or a tag); 422 as on
 /// GitHub when there is none.

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::auth::{self, AuthFailure, Viewer};
 use crate::scenario::Permission;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::state::{PullRequestRecord, RepositoryRecord, State as EmulatorState, WriteError};
 
 /// An error answered in GitHub's REST shape:

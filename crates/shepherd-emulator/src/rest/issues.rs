@@ -15,7 +15,7 @@ use super::common::{
     ApiError, Authed, Paging,
 };
 use super::json::{issue_comment_json, labels_json};
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// `GET …/issues/{number}/comments`, oldest first, `since` honoured.
 pub(crate) async fn list_issue_comments(

@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::automation::FaultEffect;
 use crate::faults::{self, ApiFlavor};
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// The largest body hashed for an `ETag`; larger answers go without one.
 const ETAG_BODY_LIMIT: usize = 8 * 1024 * 1024;

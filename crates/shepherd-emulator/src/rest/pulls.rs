@@ -19,7 +19,7 @@ use super::json::{
     pull_request_json, repository_json, review_comment_json, review_json, user_json,
 };
 use crate::scenario::{PullRequestStatus, ReviewStateSpec, Side};
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::state::{NewThread, PullRequestEdit, PullRequestRecord, State as EmulatorState};
 
 pub(crate) async fn get_user(

@@ -7,7 +7,7 @@ use axum::routing::{delete, get, post};
 use axum::Router;
 
 use super::{checks, issues, pulls};
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// Every REST route.
 pub(crate) fn routes() -> Router<Arc<Shared>> {

@@ -1,0 +1,102 @@
+//! The GraphQL objects' handles: what each object holds (a snapshot and an
+//! index into it). Below every resolver: each object's fields are resolved
+//! in its own file (`pull_request.rs`, `checks.rs`, `query.rs`), which
+//! names the others' objects through these handles only.
+
+use std::sync::Arc;
+
+use super::view::{CiView, PrView};
+use crate::ci_state::{CheckRunRecord, CheckSuiteRecord, StatusRecord};
+use crate::scenario::Permission;
+use crate::state::RepositoryRecord;
+
+/// GitHub Actions' app id.
+pub(crate) const ACTIONS_APP_ID: u64 = 15368;
+
+/// Represents a Git commit.
+#[derive(Clone)]
+pub(crate) struct Commit {
+    pub(crate) sha: String,
+    pub(crate) ci: Arc<CiView>,
+}
+
+/// Represents a Git commit part of a pull request.
+#[derive(Clone)]
+pub(crate) struct PullRequestCommit {
+    pub(crate) view: Arc<PrView>,
+    pub(crate) sha: String,
+}
+
+/// Represents the rollup for both the check runs and status for a commit.
+#[derive(Clone)]
+pub(crate) struct StatusCheckRollup {
+    pub(crate) sha: String,
+    pub(crate) ci: Arc<CiView>,
+}
+
+/// A check run.
+#[derive(Clone)]
+pub(crate) struct CheckRun {
+    pub(crate) record: CheckRunRecord,
+    pub(crate) ci: Arc<CiView>,
+}
+
+/// A check suite.
+#[derive(Clone)]
+pub(crate) struct CheckSuite {
+    pub(crate) record: CheckSuiteRecord,
+    pub(crate) ci: Arc<CiView>,
+}
+
+/// A GitHub App: the emulator's checks all belong to GitHub Actions.
+#[derive(Clone)]
+pub(crate) struct App;
+
+/// Represents an individual commit status context.
+#[derive(Clone)]
+pub(crate) struct StatusContext {
+    pub(crate) record: StatusRecord,
+    pub(crate) ci: Arc<CiView>,
+}
+
+/// A repository pull request.
+#[derive(Clone)]
+pub(crate) struct PullRequest {
+    pub(crate) view: Arc<PrView>,
+}
+
+/// A threaded list of comments for a given pull request.
+#[derive(Clone)]
+pub(crate) struct PullRequestReviewThread {
+    pub(crate) view: Arc<PrView>,
+    pub(crate) index: usize,
+}
+
+/// A review comment associated with a given repository pull request.
+#[derive(Clone)]
+pub(crate) struct PullRequestReviewComment {
+    pub(crate) view: Arc<PrView>,
+    pub(crate) thread: usize,
+    pub(crate) index: usize,
+}
+
+/// A review object for a given pull request.
+#[derive(Clone)]
+pub(crate) struct PullRequestReview {
+    pub(crate) view: Arc<PrView>,
+    pub(crate) index: usize,
+}
+
+/// Represents a comment on an Issue (or a pull request's conversation).
+#[derive(Clone)]
+pub(crate) struct IssueComment {
+    pub(crate) view: Arc<PrView>,
+    pub(crate) index: usize,
+}
+
+/// A repository.
+#[derive(Clone)]
+pub(crate) struct Repository {
+    pub(crate) record: RepositoryRecord,
+    pub(crate) permission: Permission,
+}
