@@ -18,9 +18,9 @@ use serde_json::Value;
 use crate::agent::AgentError;
 use crate::exec::{LineSignal, OutputStream};
 use crate::providers::extract;
+use crate::providers::invocation::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::spec::{CliSpec, EnvNames};
 use crate::providers::versions::Support;
-use crate::providers::invocation::{sum_u64, CliFailure, Invocation, Parsed, Request};
 
 /// Read-only tools: reading files and read-only git commands.
 pub(crate) const READ_TOOLS: &str = "Read,Grep,Glob,Bash(git diff:*),Bash(git log:*),\

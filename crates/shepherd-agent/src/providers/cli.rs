@@ -17,124 +17,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use shepherd_core::config::Provider;
 
 use crate::agent::{AgentContext, AgentError};
 use crate::driver::{
     agent_through_driver, prompt_for, read_answer_file, stderr_tail, Call, RawAnswer, Transport,
     DEFAULT_IDLE_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_TOTAL_TIMEOUT,
 };
-use crate::exec::{
-    self, EnvPolicy, LineSignal, OutputStream, ProcessOutput, ProcessSpec, Termination,
-    TimeoutKind, Watch,
-};
+use crate::exec::{self, EnvPolicy, ProcessOutput, ProcessSpec, Termination, TimeoutKind, Watch};
 use crate::prompts::Prompts;
 use crate::providers::codex;
 use crate::providers::invocation::{CliFailure, Invocation, Request};
+use crate::providers::registry::CliProvider;
 use crate::usage::Usage;
 use crate::validate::Attempt;
-
-/// An agent CLI Shepherd knows how to drive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CliProvider {
-    /// Claude Code: `claude -p`.
-    Claude,
-    /// OpenAI Codex CLI: `codex exec`.
-    Codex,
-    /// GitHub Copilot CLI: `copilot -p`.
-    Copilot,
-    /// Gemini CLI: `gemini -p`.
-    Gemini,
-    /// opencode: `opencode run`.
-    Opencode,
-}
-
-impl CliProvider {
-    /// Every CLI provider.
-    pub const ALL: [CliProvider; 5] = [
-        CliProvider::Claude,
-        CliProvider::Codex,
-        CliProvider::Copilot,
-        CliProvider::Gemini,
-        CliProvider::Opencode,
-    ];
-
-    /// The provider's name, as in the configuration (`claude`).
-    pub fn name(self) -> &'static str {
-        self.spec().name()
-    }
-
-    /// The executable looked up on the agent's `PATH` (the same as the name).
-    pub fn program(self) -> &'static str {
-        self.name()
-    }
-
-    /// The CLI provider of a configured provider; `None` for `builtin` and
-    /// `command`.
-    pub fn from_provider(provider: Provider) -> Option<Self> {
-        match provider {
-            Provider::Claude => Some(CliProvider::Claude),
-            Provider::Codex => Some(CliProvider::Codex),
-            Provider::Copilot => Some(CliProvider::Copilot),
-            Provider::Gemini => Some(CliProvider::Gemini),
-            Provider::Opencode => Some(CliProvider::Opencode),
-            Provider::Builtin | Provider::Command => None,
-        }
-    }
-
-    /// The variables this CLI gets besides [`crate::exec::BASE_ENV`], given
-    /// which variables are set in the parent environment: `(pass,
-    /// credentials)` for [`EnvPolicy`]. Credentials are the provider's own
-    /// model keys; forge credentials are never among them.
-    pub fn env_names(self, is_set: impl Fn(&str) -> bool) -> (Vec<String>, Vec<String>) {
-        let xdg = [
-            "XDG_CONFIG_HOME",
-            "XDG_DATA_HOME",
-            "XDG_STATE_HOME",
-            "XDG_CACHE_HOME",
-        ];
-        let (pass, credentials) = self.spec().env_names(&is_set);
-        let own = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect();
-        (own(xdg.into_iter().chain(pass).collect()), own(credentials))
-    }
-
-    /// Fixed variables this CLI gets: no auto-update, telemetry or other
-    /// traffic besides the model API during a run.
-    pub fn fixed_env(self) -> Vec<(String, String)> {
-        self.spec()
-            .fixed_env()
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
-
-    /// How this CLI's output is read while it runs: which lines are
-    /// progress, retries, or a call that cannot succeed. `None`: only the
-    /// total and idle timeouts apply.
-    ///
-    /// A provider module adds its own by writing a `classify(OutputStream,
-    /// &str) -> LineSignal` and returning it from its spec.
-    pub fn classifier(self) -> Option<fn(OutputStream, &str) -> LineSignal> {
-        self.spec().classifier()
-    }
-
-    /// The CLI's own error in its output after a failed call, if it said one.
-    pub(crate) fn own_error(self, stdout: &str, stderr: &str) -> Option<CliFailure> {
-        self.spec().own_error(stdout, stderr)
-    }
-
-    /// The variable holding the CLI's model key, named in an error about
-    /// credentials.
-    pub fn key_variable(self) -> Option<&'static str> {
-        self.spec().key_variable()
-    }
-
-    /// The variable that points the CLI at another endpoint, and the
-    /// endpoint it uses without it.
-    pub fn base_url_variable(self) -> Option<(&'static str, &'static str)> {
-        self.spec().base_url_variable()
-    }
-}
 
 /// The reason phrase of an HTTP status.
 fn reason_phrase(code: u16) -> &'static str {
@@ -152,12 +47,6 @@ fn reason_phrase(code: u16) -> &'static str {
         504 => "Gateway Timeout",
         529 => "Overloaded",
         _ => "error",
-    }
-}
-
-impl std::fmt::Display for CliProvider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 

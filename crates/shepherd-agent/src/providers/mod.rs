@@ -9,8 +9,10 @@ pub(crate) mod extract;
 pub(crate) mod gemini;
 pub(crate) mod invocation;
 pub(crate) mod opencode;
+pub mod registry;
 pub(crate) mod spec;
 pub(crate) mod strict;
 pub mod versions;
 
-pub use cli::{CliAgent, CliConfig, CliConfigError, CliProvider};
+pub use cli::{CliAgent, CliConfig, CliConfigError};
+pub use registry::CliProvider;

@@ -8,10 +8,8 @@
 
 use crate::agent::AgentError;
 use crate::exec::{LineSignal, OutputStream};
-use crate::providers::cli::CliProvider;
 use crate::providers::invocation::{CliFailure, Invocation, Parsed, Request};
 use crate::providers::versions::Support;
-use crate::providers::{claude, codex, copilot, gemini, opencode};
 
 /// Which of its variables a CLI gets, given which are set in the parent
 /// environment: `(pass, credentials)` names for [`crate::exec::EnvPolicy`].
@@ -59,58 +57,4 @@ pub(crate) trait CliSpec: Sync {
     /// The answer and usage in what the CLI printed (and wrote to the
     /// call's answer file, if it has one).
     fn parse(&self, stdout: &str, answer_file: Option<&str>) -> Result<Parsed, String>;
-}
-
-impl CliProvider {
-    /// The description of this CLI. (The one `match` naming every CLI.)
-    pub(crate) fn spec(self) -> &'static dyn CliSpec {
-        match self {
-            CliProvider::Claude => &claude::Spec,
-            CliProvider::Codex => &codex::Spec,
-            CliProvider::Copilot => &copilot::Spec,
-            CliProvider::Gemini => &gemini::Spec,
-            CliProvider::Opencode => &opencode::Spec,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::exec;
-
-    #[test]
-    fn every_cli_is_described_completely() {
-        let mut names = Vec::new();
-        for cli in CliProvider::ALL {
-            let spec = cli.spec();
-            assert_eq!(spec.name(), cli.name());
-            assert!(!names.contains(&spec.name()), "{cli}: name twice");
-            names.push(spec.name());
-            // A version range: a package and a tested release.
-            let support = spec.support();
-            assert!(!support.package.is_empty(), "{cli}");
-            assert_ne!(support.tested, (0, 0, 0), "{cli}");
-            assert!(support.range().ends_with(".x"), "{cli}");
-            // Its credentials are model keys, never a forge's; its fixed
-            // values are not tokens.
-            for all_set in [false, true] {
-                let (pass, credentials) = spec.env_names(&|_| all_set);
-                for name in pass.iter().chain(&credentials) {
-                    assert!(!exec::is_forge_credential(name), "{cli}: {name}");
-                }
-            }
-            for (name, _) in spec.fixed_env() {
-                assert!(!exec::is_token_like(name), "{cli}: {name}");
-            }
-            if let Some((var, default)) = spec.base_url_variable() {
-                assert!(!var.is_empty() && !default.is_empty(), "{cli}");
-            }
-        }
-        // The configuration's providers and the registry agree.
-        for cli in CliProvider::ALL {
-            let provider: shepherd_core::config::Provider = cli.name().parse().unwrap_or_default();
-            assert_eq!(CliProvider::from_provider(provider), Some(cli), "{cli}");
-        }
-    }
 }

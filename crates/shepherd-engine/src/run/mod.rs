@@ -17,6 +17,6 @@ pub use crate::options::{
 };
 pub use crate::run_dir::{ItemInfo, PauseKind, RunDir, RunFile};
 pub use imp::{
-    approve_run, effective_status, load_run_file, reject_run, run_report, Engine,
-    RunOutcome, RunSpec,
+    approve_run, effective_status, load_run_file, reject_run, run_report, Engine, RunOutcome,
+    RunSpec,
 };
