@@ -21,6 +21,10 @@
 //!   (theme, area, files, items), how many items stayed isolated, and the
 //!   escalations with their context sentence; reply failures needing
 //!   attention;
+//! - the items the run reported to the user and did not act on: those
+//!   Shepherd could not judge (a person must decide; nothing was posted) and
+//!   those whose author is not trusted, each with where it is, a link, a
+//!   one-line excerpt and why;
 //! - agent time and, where the provider reports them, tokens and cost;
 //! - that convergence is not mergeability.
 
@@ -158,6 +162,55 @@ pub struct ReportInput {
     pub agent: AgentUsage,
     /// Where the worktree was kept, when it was.
     pub worktree_kept: Option<String>,
+    /// Items reported to the user and not acted on.
+    #[serde(default)]
+    pub attention: Vec<AttentionItem>,
+}
+
+/// Why an item is reported to the user and not acted on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AttentionKind {
+    /// Shepherd could not judge it: a person must decide (nothing posted).
+    NeedsYourDecision,
+    /// Its author is not trusted (`[trust]`).
+    Untrusted,
+}
+
+/// An item the run reports to the user and did not act on.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct AttentionItem {
+    /// Why it is reported.
+    pub kind: AttentionKind,
+    /// The file, for threads.
+    pub path: Option<String>,
+    /// The line, for threads.
+    pub line: Option<u32>,
+    /// The thread or comment id.
+    pub item_id: String,
+    /// The web URL of its first comment.
+    pub url: Option<String>,
+    /// The first line of its first comment, shortened.
+    pub excerpt: String,
+    /// Why, in one sentence.
+    pub why: String,
+}
+
+/// The first non-empty line of `body`, at most 100 characters (with `…`
+/// when cut): what a report line quotes of a comment.
+pub fn excerpt(body: &str) -> String {
+    const MAX: usize = 100;
+    let line = body
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    if line.chars().count() <= MAX {
+        line.to_owned()
+    } else {
+        let cut: String = line.chars().take(MAX - 1).collect();
+        format!("{}…", cut.trim_end())
+    }
 }
 
 /// When a run last looked at the PR's review threads.
@@ -272,6 +325,10 @@ pub struct ThreadsClear {
     /// not Shepherd's, and this run did not reply after its look).
     #[serde(default)]
     pub not_handled: Vec<ThreadPath>,
+    /// Unresolved threads Shepherd could not judge and reported to the user
+    /// (nothing posted on them).
+    #[serde(default)]
+    pub needs_your_decision: Vec<ThreadPath>,
     /// Of `other_open`: threads this run replied to after its last look
     /// and left unresolved.
     #[serde(default)]
@@ -343,6 +400,10 @@ pub struct Report {
     pub worktree_kept: Option<String>,
     /// Rounds whose state equalled the previous round's.
     pub stalled_rounds: Vec<u32>,
+    /// Items reported to the user and not acted on (sorted: needing a
+    /// decision first, then untrusted; by path and line).
+    #[serde(default)]
+    pub attention: Vec<AttentionItem>,
     /// That convergence is not mergeability.
     pub note: String,
 }
@@ -531,6 +592,12 @@ pub fn build(input: &ReportInput) -> Report {
         agent,
         worktree_kept: input.worktree_kept.clone(),
         stalled_rounds,
+        attention: {
+            let mut list = input.attention.clone();
+            list.sort();
+            list.dedup();
+            list
+        },
         note: MERGEABILITY_NOTE.to_owned(),
     }
 }
@@ -546,6 +613,7 @@ fn threads_clear(input: &ReportInput, items: &[&ItemRecord]) -> ThreadsClear {
             deliberately_open: Vec::new(),
             other_open: Vec::new(),
             not_handled: Vec::new(),
+            needs_your_decision: Vec::new(),
             replied_since: Vec::new(),
             resolve_pending: Vec::new(),
             as_of: None,
@@ -564,6 +632,13 @@ fn threads_clear(input: &ReportInput, items: &[&ItemRecord]) -> ThreadsClear {
     };
     let mut deliberately_open = Vec::new();
     let mut not_handled = Vec::new();
+    let mut needs_your_decision = Vec::new();
+    let held = |id: &str| {
+        input
+            .attention
+            .iter()
+            .any(|a| a.kind == AttentionKind::NeedsYourDecision && a.item_id == id)
+    };
     let mut replied_since = Vec::new();
     let mut resolve_pending = Vec::new();
     for c in input
@@ -586,16 +661,19 @@ fn threads_clear(input: &ReportInput, items: &[&ItemRecord]) -> ThreadsClear {
                     replied_since.push(path(c));
                 }
             }
+            Class::New if held(&c.item_id) => needs_your_decision.push(path(c)),
             Class::New => not_handled.push(path(c)),
         }
     }
     let deliberately_open = thread_paths(deliberately_open);
     let not_handled = thread_paths(not_handled);
+    let needs_your_decision = thread_paths(needs_your_decision);
     let replied_since = thread_paths(replied_since);
     let resolve_pending = thread_paths(resolve_pending);
     let other_open = thread_paths(
         not_handled
             .iter()
+            .chain(&needs_your_decision)
             .chain(&replied_since)
             .chain(&resolve_pending)
             .cloned()
@@ -609,6 +687,7 @@ fn threads_clear(input: &ReportInput, items: &[&ItemRecord]) -> ThreadsClear {
         for (list, what) in [
             (&deliberately_open, "deliberately-open thread"),
             (&not_handled, "thread not handled yet"),
+            (&needs_your_decision, "thread needing your decision"),
             (&replied_since, "thread replied to, left open"),
             (&resolve_pending, "thread whose resolve has not succeeded"),
         ] {
@@ -641,6 +720,7 @@ fn threads_clear(input: &ReportInput, items: &[&ItemRecord]) -> ThreadsClear {
         deliberately_open,
         other_open,
         not_handled,
+        needs_your_decision,
         replied_since,
         resolve_pending,
         as_of: Some(look.clone()),
@@ -821,6 +901,8 @@ impl Report {
 
         self.clusters_markdown(&mut out);
 
+        self.attention_markdown(&mut out);
+
         out.push_str("\n## Needs attention\n\n");
         if self.failures.is_empty() {
             out.push_str("No reply, resolve, push or edit failed.\n");
@@ -892,6 +974,45 @@ fn count(n: usize, word: &str) -> String {
 }
 
 impl Report {
+    /// The sections of items reported to the user and not acted on.
+    fn attention_markdown(&self, out: &mut String) {
+        for (kind, title, blurb) in [
+            (
+                AttentionKind::NeedsYourDecision,
+                "Needs your decision",
+                "Shepherd could not judge these and posted nothing on them; decide them on the \
+                 forge (or run with `--reply-needs-human` to post the drafted reply).",
+            ),
+            (
+                AttentionKind::Untrusted,
+                "Untrusted, not acted on",
+                "Their authors are not trusted (`[trust]`): reported, not triaged, replied to or \
+                 resolved.",
+            ),
+        ] {
+            let items: Vec<&AttentionItem> =
+                self.attention.iter().filter(|a| a.kind == kind).collect();
+            if items.is_empty() {
+                continue;
+            }
+            out.push_str(&format!("\n## {title} ({})\n\n{blurb}\n\n", items.len()));
+            for a in items {
+                let link = a
+                    .url
+                    .as_deref()
+                    .filter(|u| !u.is_empty())
+                    .map_or(String::new(), |u| format!(" {}", code(u)));
+                out.push_str(&format!(
+                    "- {} {}{link}\n  - \"{}\"\n  - why: {}\n",
+                    where_(&a.path, a.line),
+                    md(&a.item_id),
+                    md(&a.excerpt),
+                    md(&a.why)
+                ));
+            }
+        }
+    }
+
     /// The Clusters section: the gate's signals in each round it opened,
     /// the clusters (theme, area, files, items), isolated items, and the
     /// escalations with their context sentence.
@@ -1080,6 +1201,7 @@ mod tests {
                 }],
             },
             worktree_kept: None,
+            attention: Vec::new(),
         }
     }
 

@@ -37,7 +37,9 @@ impl Runner {
             .collect();
         let new_items: Vec<String> = scoped
             .iter()
-            .filter(|c| c.class == Class::New && self.trusted(c))
+            .filter(|c| {
+                c.class == Class::New && self.trusted(c) && !self.still_held(&snapshot, &c.item_id)
+            })
             .map(|c| c.item_id.clone())
             .collect();
         let resolve_pending: Vec<String> = scoped

@@ -240,6 +240,8 @@ impl Engine {
             pr_url: String::new(),
             pr_title: String::new(),
             worktree_kept: None,
+            held: Default::default(),
+            untrusted: Vec::new(),
         };
         dir.save(&run)?;
         self.opts.progress.event(&ProgressEvent::RunStarted {
@@ -304,6 +306,9 @@ impl Engine {
         let mut config = config;
         if let Some(mode) = self.opts.approve {
             config.approve.mode = mode;
+        }
+        if self.opts.reply_needs_human {
+            config.approve.reply_needs_human = true;
         }
         let start = if run.pause == Some(PauseKind::Exhausted) {
             run.round_limit = run.round + config.loop_.max_rounds.max(1);
@@ -630,6 +635,12 @@ fn empty_input(run: &RunFile, status: &str, reason: Option<String>) -> ReportInp
         failures: run.failures.clone(),
         agent: run.agent.clone(),
         worktree_kept: run.worktree_kept.as_ref().map(|p| p.display().to_string()),
+        attention: run
+            .held
+            .values()
+            .map(|h| h.item.clone())
+            .chain(run.untrusted.iter().cloned())
+            .collect(),
     }
 }
 

@@ -14,7 +14,7 @@ pub(crate) mod options;
 
 pub use config::{ConfigRecord, Effective, RepoConfigSource, RepoFile};
 pub use error::{EngineError, Result};
-pub use files::{ItemInfo, PauseKind, RunDir, RunFile};
+pub use files::{HeldItem, ItemInfo, PauseKind, RunDir, RunFile};
 pub use imp::{
     approve_run, effective_status, exit_code, load_run_file, reject_run, run_report, Engine,
     RunOutcome, RunSpec,

@@ -65,6 +65,11 @@ pub(crate) struct CommonRunArgs {
     /// Print the report as JSON on stdout (progress still goes to stderr)
     #[arg(long)]
     pub json: bool,
+
+    /// Post the drafted reply on items Shepherd could not judge (needs-human);
+    /// without it they are reported to you only (`approve.reply_needs_human`)
+    #[arg(long)]
+    pub reply_needs_human: bool,
 }
 
 fn parse_approve(text: &str) -> Result<ApproveMode, String> {
@@ -456,6 +461,7 @@ pub(crate) fn cmd_run(args: RunArgs) -> CliResult<u8> {
     let mut layers = config_layers(Overrides {
         max_rounds: args.max_rounds,
         approve: args.common.approve,
+        reply_needs_human: args.common.reply_needs_human.then_some(true),
         ..Overrides::default()
     })?;
     let target = resolve_target_with(&args.target, &args.forge, &layers)?;

@@ -6,6 +6,7 @@ mod common;
 
 mod test_client;
 mod test_doctor;
+mod test_first_hour;
 mod test_run_approval;
 mod test_run_config;
 mod test_run_demo;
