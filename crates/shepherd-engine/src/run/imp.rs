@@ -14,7 +14,7 @@ use shepherd_forge::Forge;
 use super::config::{ConfigRecord, RepoConfigSource};
 use super::error::{EngineError, Result};
 use super::files::{PauseKind, RunDir, RunFile};
-use super::options::{ApprovalChange, EngineOptions, ProgressEvent};
+use super::options::{ApprovalChange, ApprovalRequest, EngineOptions, ProgressEvent};
 use crate::round::{Round, RoundEnd, Runner};
 use crate::store::{
     Approval, ApprovalState, LockOutcome, PrKey, RunStatus, StateDir, Store, StoreError, Timestamp,
@@ -750,12 +750,10 @@ pub fn approve_run(
                         updated_at: now,
                     })
             })
-            .ok_or_else(|| EngineError::NotResumable {
+            .ok_or_else(|| EngineError::UnknownItem {
                 run: run_id.to_owned(),
-                reason: format!(
-                    "item {} is not part of round {round}'s triage",
-                    change.item_id
-                ),
+                round,
+                item: change.item_id.clone(),
             })?;
         // A changed decision needs a reply written for it: an earlier
         // override (written for the old decision) does not carry over.
@@ -795,11 +793,39 @@ pub fn approve_run(
             run: run_id.to_owned(),
         });
     }
+    // The pause's reason said decisions await approval: no longer true.
+    let run = store.get_run(run_id)?;
+    let pending = store
+        .approvals(run_id, round)?
+        .iter()
+        .any(|a| a.state == ApprovalState::Pending);
+    if run.status == RunStatus::Paused && file.pause == Some(PauseKind::Approval) && !pending {
+        store.set_run_status(
+            run_id,
+            RunStatus::Paused,
+            Some(&format!(
+                "round {round}'s decisions are approved (by {approver}); nothing is posted until \
+                 `shepherd resume {run_id}`"
+            )),
+            now,
+        )?;
+    }
     Ok(store
         .approvals(run_id, round)?
         .iter()
         .filter(|a| a.state == ApprovalState::Approved)
         .count())
+}
+
+/// What the approval a paused run awaits shows of each item of its round
+/// (path, excerpt, drafted reply, reasoning), as the round saved it; empty
+/// when the round saved none.
+pub fn approval_request(state: &StateDir, run_id: &str) -> Result<Option<ApprovalRequest>> {
+    let file = load_run_file(state, run_id)?;
+    let path = RunDir::new(state.run_dir(run_id)?)
+        .round(file.round)
+        .join(crate::round::approval::APPROVAL_REQUEST);
+    Ok(super::files::read_json::<ApprovalRequest>(&path).ok())
 }
 
 /// Reject the pending approvals of run `run_id`: nothing is posted, and

@@ -16,8 +16,8 @@ pub use config::{ConfigRecord, Effective, RepoConfigSource, RepoFile};
 pub use error::{EngineError, Result};
 pub use files::{HeldItem, ItemInfo, PauseKind, RunDir, RunFile};
 pub use imp::{
-    approve_run, effective_status, exit_code, load_run_file, reject_run, run_report, Engine,
-    RunOutcome, RunSpec,
+    approval_request, approve_run, effective_status, exit_code, load_run_file, reject_run,
+    run_report, Engine, RunOutcome, RunSpec,
 };
 pub use options::{
     AgentSetupError, Agents, ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict,

@@ -157,6 +157,12 @@ pub struct ApprovalItem {
     pub line: Option<u32>,
     /// Who opened it.
     pub author: Option<String>,
+    /// The web URL of its first comment.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The first line of its first comment, shortened.
+    #[serde(default)]
+    pub excerpt: String,
     /// The triage decision.
     pub decision: Decision,
     /// Triage's reasoning.

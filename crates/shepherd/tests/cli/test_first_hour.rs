@@ -52,3 +52,86 @@ async fn items_shepherd_cannot_judge_are_reported_not_answered() {
     assert!(!out.contains("## Needs your decision"), "{out}");
     assert_eq!(shepherd_replies(&emu, 42).len(), 10);
 }
+
+/// Point 4: `status` shows what the approver judges (path, excerpt,
+/// proposed reply), in text and JSON; an unknown `--thread` is named;
+/// `approve` and `reject` speak JSON; after approving, `status` no longer
+/// says decisions await approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_is_not_blind() {
+    let emu = start_demo().await;
+    let api = emu.api_url();
+    let sh = Shepherd::new();
+    let (code, out, err) = tokio::task::block_in_place(|| {
+        sh.run_at(
+            &api,
+            &["run", "42", "--repo", "demo/authkit", "--approve", "prompt"],
+        )
+    });
+    assert_eq!(code, 3, "{out}\n{err}");
+    let run = sh.latest_run(&api);
+
+    let (code, out, err) = sh.run_at(&api, &["status", &run, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let status: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let pending = status["pending_approvals"].as_array().unwrap();
+    assert_eq!(pending.len(), 4, "{status:#}");
+    let on_a_file = pending
+        .iter()
+        .find(|p| p["path"].is_string())
+        .expect("a pending item on a file");
+    assert!(on_a_file["line"].is_u64(), "{on_a_file:#}");
+    for p in pending {
+        assert!(
+            !p["excerpt"].as_str().unwrap_or("").is_empty(),
+            "an excerpt: {p:#}"
+        );
+        assert!(
+            !p["proposed_reply"].as_str().unwrap_or("").is_empty(),
+            "a proposed reply: {p:#}"
+        );
+    }
+    let (code, text_out, _) = sh.run_at(&api, &["status", &run]);
+    assert_eq!(code, 0);
+    let path = on_a_file["path"].as_str().unwrap();
+    assert!(
+        text_out.contains(&format!("{path}:{}", on_a_file["line"])),
+        "{text_out}"
+    );
+    assert!(
+        text_out.contains(&format!(
+            "says:  {}",
+            on_a_file["excerpt"].as_str().unwrap()
+        )),
+        "{text_out}"
+    );
+    assert!(text_out.contains("reply: "), "{text_out}");
+
+    // An unknown id is named, as bad usage.
+    let (code, _, err) = sh.run_at(&api, &["approve", &run, "--thread", "NOPE"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("item NOPE is not part of round 1"), "{err}");
+    assert!(!err.contains("cannot be resumed"), "{err}");
+
+    let (code, out, err) = sh.run_at(&api, &["approve", &run, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let approved: serde_json::Value = serde_json::from_str(&out).expect("approve --json");
+    assert_eq!(approved["approved"], 4, "{approved:#}");
+    assert_eq!(approved["run_id"], run.as_str());
+
+    let (_, out, _) = sh.run_at(&api, &["status", &run, "--json"]);
+    let status: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(status["pending_approvals"].as_array().unwrap().len(), 0);
+    let reason = status["run"]["reason"].as_str().unwrap_or("");
+    assert!(!reason.contains("await approval"), "{reason}");
+    assert!(reason.contains("approved"), "{reason}");
+    let (_, out, _) = sh.run_at(&api, &["status", &run]);
+    assert!(!out.contains("await approval"), "{out}");
+
+    // reject --json (on the approved, still paused run: abandoned).
+    let (code, out, err) = sh.run_at(&api, &["reject", &run, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rejected: serde_json::Value = serde_json::from_str(&out).expect("reject --json");
+    assert_eq!(rejected["status"], "failed", "{rejected:#}");
+    assert!(shepherd_replies(&emu, 42).is_empty(), "nothing posted");
+}
