@@ -21,8 +21,8 @@ use shepherd_forge::Token;
 
 use crate::error::{CliError, CliResult};
 use crate::forge_setup::{
-    config_layers, connect, current_checkout, current_forge_config, resolve_target_with, runtime,
-    trusted_repo_config, ForgeArgs,
+    config_layers, connect, current_checkout, current_forge_config, endpoint_hint,
+    resolve_target_with, runtime, trusted_repo_config, with_target_scheme, ForgeArgs,
 };
 use crate::ui::color_enabled_stderr;
 
@@ -465,6 +465,7 @@ pub(crate) fn cmd_run(args: RunArgs) -> CliResult<u8> {
         ..Overrides::default()
     })?;
     let target = resolve_target_with(&args.target, &args.forge, &layers)?;
+    let forge_args = with_target_scheme(&args.target, &target, &args.forge);
     let (checkout_file, repo_config) = trusted_repo_config(&target)?;
     if let Some(file) = checkout_file {
         layers.insert(0, file);
@@ -473,11 +474,12 @@ pub(crate) fn cmd_run(args: RunArgs) -> CliResult<u8> {
         shepherd_core::config::Config::layered(&layers).map_err(CliError::usage)?;
     }
     let state = state_dir(args.common.state_dir.clone())?;
-    let forge = connect(&target, &args.forge, &current_forge_config(&layers)?)?;
+    let forge = connect(&target, &forge_args, &current_forge_config(&layers)?)?;
     let git = git_with_credentials(&target)?;
+    let hint = endpoint_hint(&target, &forge_args);
     let spec = RunSpec {
-        git_url: git_url(&target, args.forge.api_url.as_deref())?,
-        api_url: args.forge.api_url.clone(),
+        git_url: git_url(&target, forge_args.api_url.as_deref())?,
+        api_url: forge_args.api_url.clone(),
         target,
         layers,
         repo_config,
@@ -489,7 +491,7 @@ pub(crate) fn cmd_run(args: RunArgs) -> CliResult<u8> {
     let engine = Engine::new(forge, state, git, opts);
     let outcome = runtime()?
         .block_on(engine.start(spec))
-        .map_err(engine_error)?;
+        .map_err(|e| engine_error(e).with_unreachable_hint(|| hint))?;
     print_outcome(&outcome, args.common.json)
 }
 

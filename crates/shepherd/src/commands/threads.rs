@@ -15,8 +15,8 @@ use shepherd_core::{AuthorKind, Ledger, PrSnapshot};
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
 use crate::forge_setup::{
-    config_layers, connect, current_forge_config, resolve_target_with, runtime,
-    trusted_repo_config, ForgeArgs,
+    config_layers, connect, current_forge_config, endpoint_hint, resolve_target_with, runtime,
+    trusted_repo_config, with_target_scheme, ForgeArgs,
 };
 use crate::ui::outln;
 use crate::ui::Style;
@@ -149,16 +149,19 @@ impl Counts {
 pub(crate) fn cmd_threads(args: ThreadsArgs) -> CliResult<u8> {
     let mut layers = config_layers(Overrides::default())?;
     let target = resolve_target_with(&args.target, &args.forge, &layers)?;
+    let forge_args = with_target_scheme(&args.target, &target, &args.forge);
     // The configuration a run would start with (user layers and the
     // checkout's repository file): who is trusted, how items cluster.
     if let (Some(file), _) = trusted_repo_config(&target)? {
         layers.insert(0, file);
     }
     let config = Config::layered(&layers).map_err(CliError::usage)?;
-    let forge = connect(&target, &args.forge, &current_forge_config(&layers)?)?;
+    let forge = connect(&target, &forge_args, &current_forge_config(&layers)?)?;
     let snapshot: PrSnapshot = runtime()?
         .block_on(forge.snapshot(target.number))
-        .map_err(CliError::failure)?;
+        .map_err(|e| {
+            CliError::failure(e).with_unreachable_hint(|| endpoint_hint(&target, &forge_args))
+        })?;
 
     // No state store yet: the ledger is what Shepherd's markers on the PR say.
     let ledger: Ledger = rebuild_ledger_from_markers(&snapshot, &snapshot.viewer)

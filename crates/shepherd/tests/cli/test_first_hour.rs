@@ -135,3 +135,86 @@ async fn approving_is_not_blind() {
     assert_eq!(rejected["status"], "failed", "{rejected:#}");
     assert!(shepherd_replies(&emu, 42).is_empty(), "nothing posted");
 }
+
+/// `git` in `dir`, sealed from the user's config.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdin(std::process::Stdio::null())
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+/// Point 1: an `http://` PR URL or remote is contacted over HTTP (no
+/// `--api-url`); an unknown host with an http remote needs only `--forge`;
+/// a forge that cannot be reached is named with the endpoint tried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_urls_are_honoured_and_the_endpoint_is_named() {
+    let emu = start_demo().await;
+    let base = emu.api_url();
+    let sh = Shepherd::new();
+    let token = [("GITHUB_TOKEN", crate::common::DEV_TOKEN)];
+
+    // A PR URL on http://.
+    let url = format!("{base}/demo/authkit/pull/42");
+    let out = tokio::task::block_in_place(|| sh.run(&["threads", &url], &token));
+    let stdout = crate::common::text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        crate::common::text(&out.stderr)
+    );
+    assert!(stdout.contains("demo/authkit#42"), "{stdout}");
+
+    // A clone whose origin is http://HOST:PORT/…: the host is unknown, so
+    // the forge must be named, and nothing else.
+    let clone = sh.home.path().join("authkit");
+    std::fs::create_dir(&clone).unwrap();
+    git(&clone, &["init", "-q"]);
+    git(
+        &clone,
+        &["remote", "add", "origin", &emu.git_url("demo", "authkit")],
+    );
+    let in_clone = |args: &[&str]| {
+        let mut cmd = sh.command();
+        cmd.args(args).current_dir(&clone);
+        for (k, v) in token {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let out = tokio::task::block_in_place(|| in_clone(&["threads", "42"]));
+    let stderr = crate::common::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("127.0.0.1"), "{stderr}");
+    let out = tokio::task::block_in_place(|| in_clone(&["threads", "42", "--forge", "github"]));
+    let stdout = crate::common::text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        crate::common::text(&out.stderr)
+    );
+    assert!(stdout.contains("demo/authkit#42"), "{stdout}");
+
+    // Nothing listens there: the error names the endpoint tried.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{closed}/o/r/pull/1");
+    let out = tokio::task::block_in_place(|| sh.run(&["threads", &url], &token));
+    let stderr = crate::common::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the forge API tried: http://127.0.0.1:{closed}/api/v3"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("InvalidContentType"), "{stderr}");
+}
