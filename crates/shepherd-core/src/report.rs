@@ -750,7 +750,7 @@ fn where_(path: &Option<String>, line: Option<u32>) -> String {
     match (path, line) {
         (Some(p), Some(l)) => crate::escape::code_span(&format!("{p}:{l}")),
         (Some(p), None) => crate::escape::code_span(p),
-        (None, _) => "(PR conversation)".to_owned(),
+        (None, _) => "(conversation)".to_owned(),
     }
 }
 

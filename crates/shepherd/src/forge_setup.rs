@@ -65,8 +65,17 @@ pub(crate) fn config_layers(overrides: Overrides) -> CliResult<Vec<ConfigLayer>>
     let env = |k: &str| std::env::var(k).ok();
     let mut layers = Vec::new();
     if let Some(path) = shepherd_core::config::user_config_path(env) {
+        let named = env(shepherd_core::config::CONFIG_PATH_ENV).is_some_and(|v| !v.is_empty());
         match std::fs::read_to_string(&path) {
             Ok(text) => layers.push(ConfigLayer::user(path, text)),
+            // A file SHEPHERD_CONFIG names must exist: a typo there would
+            // otherwise run with none of its settings.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && named => {
+                return Err(CliError::usage(anyhow!(
+                    "{} names the user config {path}, which does not exist",
+                    shepherd_core::config::CONFIG_PATH_ENV
+                )))
+            }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
             Err(err) => {
                 return Err(CliError::usage(anyhow!(

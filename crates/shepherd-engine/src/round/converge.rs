@@ -16,6 +16,9 @@ use crate::run::error::Result;
 use crate::run::options::Stage;
 use crate::store::Timestamp;
 
+/// What the converge summary of a stalled round ends with.
+pub(crate) const STALLED_SUFFIX: &str = " (stalled: same state as the previous round)";
+
 impl Runner {
     pub(crate) async fn stage_converge(&mut self, round: &mut Round) -> Result<RoundEnd> {
         let snapshot = match self.forge.snapshot(self.run.target.number).await {
@@ -95,7 +98,7 @@ impl Runner {
         } else {
             let mut s = format!("not converged: {}", convergence.reasons.join("; "));
             if round.stalled {
-                s.push_str(" (stalled: same state as the previous round)");
+                s.push_str(STALLED_SUFFIX);
             }
             s
         };

@@ -434,9 +434,14 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                     }
                     RoundEnd::Restart { note } | RoundEnd::Next { note } => {
                         if round.stalled {
+                            // The note already ends in its own "(stalled: …)":
+                            // said once, without nesting parentheses.
+                            let note = note
+                                .strip_suffix(crate::round::converge::STALLED_SUFFIX)
+                                .unwrap_or(&note);
                             let reason = format!(
-                                "stalled: round {n} ended in the same state as round {}; another \
-                                 round would change nothing ({note})",
+                                "stalled: round {n} ended in the same state as round {}, so \
+                                 another round would change nothing; {note}",
                                 n.saturating_sub(1)
                             );
                             break limit_end(on_exhaust, reason, &runner.run.run_id);

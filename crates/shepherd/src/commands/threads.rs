@@ -299,7 +299,7 @@ fn print_text(target: &Target, snapshot: &PrSnapshot, items: &[Item], counts: &C
 fn kind_label(kind: ItemKind) -> &'static str {
     match kind {
         ItemKind::ReviewThread => "review thread",
-        ItemKind::IssueComment => "PR comment",
+        ItemKind::IssueComment => "conversation comment",
         ItemKind::ReviewBody => "review body",
     }
 }

@@ -22,6 +22,9 @@ async fn items_shepherd_cannot_judge_are_reported_not_answered() {
         "{err}"
     );
     assert!(out.contains("## Needs your decision (4)"), "{out}");
+    // Forge-neutral words for a top-level comment (GitLab has no "PR").
+    assert!(out.contains("(conversation)"), "{out}");
+    assert!(!out.contains("PR conversation"), "{out}");
     assert!(
         !emu.state_json()
             .to_string()
