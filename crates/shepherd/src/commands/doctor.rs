@@ -199,7 +199,19 @@ pub(crate) fn cmd_doctor(args: DoctorArgs) -> CliResult<u8> {
             None
         }
     };
-    let flag = args.forge.map(ForgeKind::from);
+    // --forge, else what SHEPHERD_API_URL implies (as for `run`).
+    let flag = args.forge.map(ForgeKind::from).or_else(|| {
+        std::env::var("SHEPHERD_API_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+            .map(|u| {
+                if u.trim_end_matches('/').ends_with("/api/v4") {
+                    ForgeKind::GitLab
+                } else {
+                    ForgeKind::GitHub
+                }
+            })
+    });
     let (forge, host) = match &remote {
         Some(r) => (
             flag.or(r.forge).or_else(|| configured(&r.repo.host)),

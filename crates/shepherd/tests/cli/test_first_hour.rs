@@ -221,3 +221,75 @@ async fn http_urls_are_honoured_and_the_endpoint_is_named() {
     );
     assert!(!stderr.contains("InvalidContentType"), "{stderr}");
 }
+
+/// The acceptance of issue 13: the README's end-to-end commands, run as
+/// written (RUN replaced by the run's id) in a clone of the demo PR's
+/// repository on the emulator, each with the exit code its comment says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_end_to_end_commands_work_against_the_emulator() {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let block = readme
+        .split("<!-- first-hour:begin -->")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- first-hour:end -->").next())
+        .expect("the README's end-to-end block");
+    let commands: Vec<Vec<String>> = block
+        .lines()
+        .filter(|l| l.starts_with("shepherd "))
+        .map(|l| {
+            l.split('#')
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .skip(1)
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect();
+    assert!(commands.len() >= 6, "{block}");
+
+    let emu = start_demo().await;
+    let api = emu.api_url();
+    let sh = Shepherd::new();
+    let clone = sh.home.path().join("authkit");
+    std::fs::create_dir(&clone).unwrap();
+    git(&clone, &["init", "-q"]);
+    git(
+        &clone,
+        &["remote", "add", "origin", &emu.git_url("demo", "authkit")],
+    );
+    let mut run_id = String::new();
+    for args in commands {
+        let args: Vec<String> = args
+            .into_iter()
+            .map(|a| if a == "RUN" { run_id.clone() } else { a })
+            .collect();
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = tokio::task::block_in_place(|| {
+            let mut cmd = sh.run_cmd(&api, &argv);
+            cmd.current_dir(&clone);
+            cmd.output().unwrap()
+        });
+        let (stdout, stderr) = (
+            crate::common::text(&out.stdout),
+            crate::common::text(&out.stderr),
+        );
+        let expected = if argv.first() == Some(&"run") { 3 } else { 0 };
+        assert_eq!(
+            out.status.code(),
+            Some(expected),
+            "shepherd {argv:?}\n{stdout}\n{stderr}"
+        );
+        if argv.first() == Some(&"run") {
+            run_id = sh.latest_run(&api);
+        }
+        if argv == ["resume", run_id.as_str()] {
+            assert!(stdout.contains("Status: **converged**"), "{stdout}");
+        }
+    }
+    assert!(!run_id.is_empty(), "the block runs `shepherd run`");
+    assert_honest_end_state(&emu, 42, 6);
+}
