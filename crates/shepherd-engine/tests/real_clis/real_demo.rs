@@ -1,34 +1,24 @@
 //! The demo through a real agent CLI: the harness of the end-to-end
-//! provider tests (`test_real_more.rs`).
-//!
-//! The CLI (installed at its pinned version by
+//! provider tests. The CLI (installed at its pinned version by
 //! `shepherd_model_server::clis`) runs every role of a `shepherd run` on
 //! the emulator's demo scenario, pointed at a scripted model server on
-//! loopback. The script plays a model that reads the prompt: triage
-//! decides `code-change` for each suggestion thread and `needs-human` for
-//! the rest, the cluster fixer writes the suggested code of `src/auth/`
-//! through the CLI's own file tools (Shepherd applies the two other
-//! suggestions itself), fix-validation says `addressed`, the review finds
-//! nothing. Triage
-//! (a read-only role) first tries to commit in the run's worktree.
+//! loopback (the script is `test_real_clis::demo_model`).
 //!
 //! The CLI's environment is synthetic (`EnvPolicy::parent`): the CLI's key
 //! and base URL, and forge tokens that must reach neither the CLI nor the
 //! model server.
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use shepherd_agent::exec::EnvPolicy;
 use shepherd_agent::{Agent, CliAgent, CliConfig, CliProvider, Prompts};
-use shepherd_emulator::Scenario;
 use shepherd_engine::run::CheckAgents;
 use shepherd_engine::{Agents, RunOutcome};
-use shepherd_model_server::{Conversation, Exchange, ModelServer, Script, Step, ToolCall};
+use shepherd_model_server::ModelServer;
 
 use crate::common::*;
 
@@ -46,138 +36,6 @@ pub const OUTPUT_TOKENS: u64 = 37;
 /// What triage tries first: a commit in the worktree it may only read.
 pub const SNEAKY_COMMIT: &str = "git commit --allow-empty -m 'e2e: a read-only role committed'";
 
-/// The phrases that tell the roles' prompts apart.
-pub const TRIAGE: &str = "You are the triage agent";
-pub const CLUSTER_FIX: &str = "You are the cluster fix agent";
-pub const FIX_VALIDATION: &str = "You are the fix validation agent";
-pub const REVIEW: &str = "You are the pre-push review agent";
-
-/// One `### Item N of M: id "X"` section of a prompt.
-#[derive(Debug, Clone)]
-pub struct PromptItem {
-    pub id: String,
-    pub file: Option<String>,
-    pub suggestion: bool,
-}
-
-/// The items a prompt lists, in order.
-pub fn prompt_items(text: &str) -> Vec<PromptItem> {
-    let mut items = Vec::new();
-    for section in text.split("### Item ").skip(1) {
-        let Some(id) = section
-            .split_once("id \"")
-            .and_then(|(_, rest)| rest.split_once('"'))
-            .map(|(id, _)| id.to_owned())
-        else {
-            continue;
-        };
-        let file = section
-            .split_once("- file: \"")
-            .and_then(|(_, rest)| rest.split_once('"'))
-            .map(|(f, _)| f.to_owned());
-        let suggestion = section.contains("- suggestion block: yes");
-        if !items.iter().any(|i: &PromptItem| i.id == id) {
-            items.push(PromptItem {
-                id,
-                file,
-                suggestion,
-            });
-        }
-    }
-    items
-}
-
-fn triage_answer(conv: &Conversation) -> Value {
-    let items: Vec<Value> = prompt_items(&conv.user_text)
-        .iter()
-        .map(|item| {
-            let auth = item
-                .file
-                .as_deref()
-                .is_some_and(|f| f.starts_with("src/auth/"));
-            let (decision, theme) = match (item.suggestion, auth) {
-                (true, true) => ("code-change", "error-handling"),
-                (true, false) => ("code-change", "naming"),
-                (false, _) => ("needs-human", "other"),
-            };
-            json!({"id": item.id, "decision": decision, "theme": theme,
-                   "reasoning": "The scripted model read the comment.",
-                   "reply_hint": "A person should decide this one.",
-                   "pr_changed_evidence": false})
-        })
-        .collect();
-    json!({"items": items})
-}
-
-fn fix_answer(conv: &Conversation, cluster: bool) -> Value {
-    let outcomes: Vec<Value> = prompt_items(&conv.user_text)
-        .iter()
-        .map(|item| {
-            json!({"id": item.id, "status": "fixed",
-                   "summary": "Applied the suggested change.",
-                   "reply": "Applied the suggestion as written.",
-                   "files": item.file.iter().collect::<Vec<_>>()})
-        })
-        .collect();
-    let assessment = cluster.then(
-        || json!({"verdict": "systemic", "why": "Every item ignores a failed call in src/auth."}),
-    );
-    json!({"outcomes": outcomes, "cluster_assessment": assessment})
-}
-
-fn validation_answer(conv: &Conversation) -> Value {
-    let items: Vec<Value> = prompt_items(&conv.user_text)
-        .iter()
-        .map(|item| {
-            json!({"id": item.id, "verdict": "addressed",
-                   "reasons": ["The diff applies the suggestion."]})
-        })
-        .collect();
-    json!({"items": items})
-}
-
-/// `text` with lines `start..=end` (1-based) replaced by `new`.
-fn replace_lines(text: &str, start: usize, end: usize, new: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out: Vec<&str> = lines[..start - 1].to_vec();
-    out.extend(new.lines());
-    out.extend(&lines[end..]);
-    let mut joined = out.join("\n");
-    joined.push('\n');
-    joined
-}
-
-/// The suggestion block of a comment body.
-fn suggestion(body: &str) -> Option<String> {
-    let (_, rest) = body.split_once("```suggestion\n")?;
-    let (block, _) = rest.split_once("```")?;
-    Some(block.to_owned())
-}
-
-/// The demo's head files with their suggestions applied (bottom-up per
-/// file).
-fn fixed_files(scenario: &Scenario) -> BTreeMap<String, String> {
-    let mut files: BTreeMap<String, String> = BTreeMap::new();
-    let mut threads: Vec<_> = scenario
-        .threads
-        .iter()
-        .filter_map(|t| {
-            let s = suggestion(&t.comments.first()?.body)?;
-            let end = t.line? as usize;
-            let start = t.start_line.map_or(end, |s| s as usize);
-            Some((t.path.clone(), start, end, s))
-        })
-        .collect();
-    threads.sort_by_key(|(path, start, _, _)| (path.clone(), std::cmp::Reverse(*start)));
-    for (path, start, end, new) in threads {
-        let text = files.entry(path.clone()).or_insert_with(|| {
-            String::from_utf8(scenario.head[&path].contents.clone()).expect("text")
-        });
-        *text = replace_lines(text, start, end, &new);
-    }
-    files
-}
-
 /// How the scripted fixer changes a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileEdits {
@@ -186,66 +44,6 @@ pub enum FileEdits {
     /// Replaces its whole text (Copilot CLI's `create` refuses a file that
     /// exists: its `edit`).
     Edit,
-}
-
-/// The script of the demo (see the module docs); every answer reports
-/// [`INPUT_TOKENS`] and [`OUTPUT_TOKENS`].
-pub fn demo_script(scenario: &Scenario, edits: FileEdits) -> Script {
-    let files = fixed_files(scenario);
-    let write = |path: &str, content: &str| {
-        Step::Tool(match edits {
-            FileEdits::Write => ToolCall::Write {
-                path: path.to_owned(),
-                content: content.to_owned(),
-            },
-            FileEdits::Edit => ToolCall::Edit {
-                path: path.to_owned(),
-                old: String::from_utf8(scenario.head[path].contents.clone()).expect("text"),
-                new: content.to_owned(),
-            },
-        })
-    };
-    // The cluster of src/auth: the token.sh suggestion adds a TODO, which
-    // the bot flags after the push; Shepherd applies the bot's suggestion
-    // itself in round 2, as it does the isolated naming suggestion.
-    let auth = [
-        "src/auth/login.sh",
-        "src/auth/password.sh",
-        "src/auth/session.sh",
-        "src/auth/token.sh",
-    ];
-    let mut cluster_steps: Vec<Step> = auth.iter().map(|p| write(p, &files[*p])).collect();
-    cluster_steps.push(Step::dynamic(|c| fix_answer(c, true)));
-    let usage = |e: Exchange| e.usage(INPUT_TOKENS, OUTPUT_TOKENS);
-    Script::new(vec![
-        usage(Exchange::when_contains(
-            "triage",
-            TRIAGE,
-            vec![
-                Step::Tool(ToolCall::Shell {
-                    command: SNEAKY_COMMIT.to_owned(),
-                }),
-                Step::dynamic(triage_answer),
-            ],
-        )),
-        usage(Exchange::when_contains(
-            "cluster-fix",
-            CLUSTER_FIX,
-            cluster_steps,
-        )),
-        usage(Exchange::when_contains(
-            "fix-validation",
-            FIX_VALIDATION,
-            vec![Step::dynamic(validation_answer)],
-        )),
-        usage(Exchange::when_contains(
-            "review",
-            REVIEW,
-            vec![Step::Structured(
-                json!({"findings": [], "summary": "Nothing to report."}),
-            )],
-        )),
-    ])
 }
 
 /// A real CLI and its environment for one test.
@@ -355,8 +153,8 @@ pub fn files_text(dir: &Path) -> Vec<(PathBuf, String)> {
     out
 }
 
-/// What every provider's demo run must show: converged in two rounds with
-/// the six suggestion threads fixed and resolved; no forge token in any
+/// What every provider's demo run must show: converged in one round with
+/// `resolved` threads resolved; no forge token in any
 /// request, transcript or file of the run; the CLI's key and base URL used;
 /// the read-only role's commit not pushed; tokens read from the CLI's output.
 pub fn assert_demo(
@@ -365,6 +163,7 @@ pub fn assert_demo(
     outcome: &RunOutcome,
     key: &str,
     own_vars: &[&str],
+    resolved: usize,
 ) {
     let requests = server.requests();
     let summary: Vec<String> = requests
@@ -389,19 +188,16 @@ pub fn assert_demo(
         shepherd_engine::RunStatus::Converged,
         "{context}"
     );
-    assert_eq!(outcome.report.rounds.len(), 2, "{context}");
+    assert_eq!(outcome.report.rounds.len(), 1, "{context}");
     setup.assert_clean();
     let pr = setup.pr();
-    let resolved = pr["threads"]
+    let resolved_now = pr["threads"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|t| t["resolved"] == true)
         .count();
-    assert_eq!(
-        resolved, 6,
-        "5 suggestion threads and the bot's TODO thread"
-    );
+    assert_eq!(resolved_now, resolved, "{context}");
 
     // Every role ran through the CLI, and every request was scripted.
     for label in ["triage", "cluster-fix", "fix-validation", "review"] {

@@ -12,22 +12,23 @@
 //! finding with a reproduction, which `apply-review` fixes. So every role
 //! runs, through the CLI's own tool loop.
 //!
-//! A provider of another CLI adds a test by giving [`real_agents`] its
-//! environment (`cli_env`) and calling [`the_demo_converges_with`].
+//! A provider of another CLI adds a test by giving [`the_demo_converges_with`]
+//! a [`DemoCli`]: how its CLI is pointed at the server, its key and
+//! variables, and how its file tools rewrite a file.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Value};
-use shepherd_agent::{Agent, CliAgent, CliConfig, CliProvider, Prompts};
-use shepherd_engine::run::CheckAgents;
-use shepherd_engine::{Agents, EngineOptions, RunStatus};
-use shepherd_model_server::clis::installed_cli;
+use shepherd_agent::CliProvider;
+use shepherd_engine::RunOutcome;
 use shepherd_model_server::{Conversation, Exchange, Match, ModelServer, Script, Step, ToolCall};
 
 use crate::common::*;
+use crate::real_demo::{
+    assert_demo, files_text, run_demo, FileEdits, RealCli, FORGE_TOKENS, INPUT_TOKENS,
+    OUTPUT_TOKENS,
+};
 
 /// The CLI's own model key: it must reach the model server, and only it.
 const MODEL_KEY: &str = "sk-e2e-model-key-5678";
@@ -150,8 +151,25 @@ fn apply_suggestion(file: &str, start: usize, end: usize, text: &str) -> String 
     out
 }
 
+/// `path` rewritten to `content` with the CLI's own file tool: a whole-file
+/// write, or (Copilot CLI, whose `create` refuses a file that exists) an
+/// edit replacing the whole text.
+fn rewrite(conv: &Conversation, edits: FileEdits, path: &str, content: String) -> Option<Step> {
+    Some(Step::Tool(match edits {
+        FileEdits::Write => ToolCall::Write {
+            path: path.to_owned(),
+            content,
+        },
+        FileEdits::Edit => ToolCall::Edit {
+            path: path.to_owned(),
+            old: std::fs::read_to_string(worktree_file(conv, path)).ok()?,
+            new: content,
+        },
+    }))
+}
+
 /// Read then write each file to fix: steps `2k` and `2k+1` of a fixer.
-fn fixer_step(conv: &Conversation, items: &[PromptItem]) -> Option<Step> {
+fn fixer_step(conv: &Conversation, items: &[PromptItem], edits_by: FileEdits) -> Option<Step> {
     let edits: Vec<(String, Edit)> = items.iter().filter_map(item_edit).collect();
     let step = conv.tool_results;
     let (path, edit) = edits.get(step / 2)?;
@@ -159,10 +177,7 @@ fn fixer_step(conv: &Conversation, items: &[PromptItem]) -> Option<Step> {
         return Some(Step::Tool(ToolCall::Read { path: path.clone() }));
     }
     let current = std::fs::read_to_string(worktree_file(conv, path)).ok()?;
-    Some(Step::Tool(ToolCall::Write {
-        path: path.clone(),
-        content: edit.apply(&current),
-    }))
+    rewrite(conv, edits_by, path, edit.apply(&current))
 }
 
 fn fix_answer(items: &[PromptItem], cluster: bool) -> Value {
@@ -184,8 +199,10 @@ fn fix_answer(items: &[PromptItem], cluster: bool) -> Value {
     json!({"outcomes": outcomes, "cluster_assessment": assessment})
 }
 
-/// The scripted model of the demo, one exchange per role (see the module docs).
-pub fn demo_model() -> Vec<Exchange> {
+/// The scripted model of the demo, one exchange per role (see the module
+/// docs), editing files with `edits`; every answer reports
+/// [`INPUT_TOKENS`] and [`OUTPUT_TOKENS`].
+pub fn demo_model(edits: FileEdits) -> Vec<Exchange> {
     let triage = Exchange::planned(
         "triage",
         Match::Contains("You are the triage agent".into()),
@@ -222,11 +239,11 @@ pub fn demo_model() -> Vec<Exchange> {
     let fix = |label: &str, needle: &str, cluster: bool| {
         Exchange::planned(label, Match::Contains(needle.into()), move |conv| {
             let items = prompt_items(&conv.user_text);
-            let edits = items.iter().filter_map(item_edit).count();
-            if conv.tool_results < 2 * edits {
-                return fixer_step(conv, &items);
+            let files = items.iter().filter_map(item_edit).count();
+            if conv.tool_results < 2 * files {
+                return fixer_step(conv, &items, edits);
             }
-            (conv.tool_results == 2 * edits).then(|| Step::Structured(fix_answer(&items, cluster)))
+            (conv.tool_results == 2 * files).then(|| Step::Structured(fix_answer(&items, cluster)))
         })
     };
     let validation = Exchange::planned(
@@ -280,7 +297,7 @@ pub fn demo_model() -> Vec<Exchange> {
     let apply_review = Exchange::planned(
         "apply-review",
         Match::Contains("A pre-push review of Shepherd's own commits".into()),
-        |conv| {
+        move |conv| {
             let findings = prompt_findings(&conv.user_text);
             let path = findings.iter().find_map(|(_, p)| p.clone())?;
             match conv.tool_results {
@@ -291,10 +308,7 @@ pub fn demo_model() -> Vec<Exchange> {
                         .split_inclusive('\n')
                         .filter(|l| !l.contains("TODO"))
                         .collect();
-                    Some(Step::Tool(ToolCall::Write {
-                        path,
-                        content: kept,
-                    }))
+                    rewrite(conv, edits, &path, kept)
                 }
                 2 => {
                     let outcomes: Vec<Value> = findings
@@ -308,7 +322,7 @@ pub fn demo_model() -> Vec<Exchange> {
             }
         },
     );
-    vec![
+    [
         triage,
         fix("cluster-fix", "You are the cluster fix agent", true),
         fix(
@@ -320,130 +334,68 @@ pub fn demo_model() -> Vec<Exchange> {
         review,
         apply_review,
     ]
+    .into_iter()
+    .map(|e| e.usage(INPUT_TOKENS, OUTPUT_TOKENS))
+    .collect()
 }
 
-/// Shepherd's environment as a user running `provider` against `server`
-/// would have it: the forge tokens set (they must reach no CLI), the CLI's
-/// key and endpoint.
-pub fn cli_env(
-    provider: CliProvider,
-    server: &ModelServer,
-    home: &Path,
-) -> Vec<(OsString, OsString)> {
-    let url = server.url();
-    let mut env: Vec<(&str, String)> = vec![
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ("HOME", home.display().to_string()),
-        ("GITHUB_TOKEN", DEV_TOKEN.into()),
-        ("GH_TOKEN", DEV_TOKEN.into()),
-        ("GITLAB_TOKEN", DEV_TOKEN.into()),
+/// The real `claude`, pointed at `server` by its own variables.
+pub fn claude(server: &ModelServer) -> RealCli {
+    let mut cli = RealCli::new(CliProvider::Claude);
+    cli.env = vec![
+        ("ANTHROPIC_BASE_URL".into(), server.url()),
+        ("ANTHROPIC_API_KEY".into(), MODEL_KEY.into()),
     ];
-    match provider {
-        CliProvider::Claude => env.extend([
-            ("ANTHROPIC_BASE_URL", url),
-            ("ANTHROPIC_API_KEY", MODEL_KEY.into()),
-        ]),
-        CliProvider::Codex => env.extend([
-            ("OPENAI_BASE_URL", format!("{url}/v1")),
-            ("OPENAI_API_KEY", MODEL_KEY.into()),
-        ]),
-        other => panic!("no environment for {other} yet"),
-    }
-    env.into_iter().map(|(k, v)| (k.into(), v.into())).collect()
+    cli
 }
 
-/// Every role on the real CLI of `provider`, with environment `env`.
-pub fn real_agents(provider: CliProvider, env: Vec<(OsString, OsString)>) -> (Agents, CheckAgents) {
-    let agent = || -> Arc<dyn Agent> {
-        let mut config = CliConfig::new(provider);
-        config.program = installed_cli(provider.name());
-        config.env.parent = Some(env.clone());
-        config.total_timeout = Duration::from_secs(300);
-        config.idle_timeout = Duration::from_secs(120);
-        config.no_progress_timeout = Duration::from_secs(60);
-        Arc::new(CliAgent::new(config, Prompts::builtin()).expect("the provider builds"))
-    };
-    (
-        Agents {
-            triage: agent(),
-            fix: agent(),
-            cluster_fix: agent(),
-        },
-        CheckAgents {
-            fix_validation: agent(),
-            review: agent(),
-            apply_review: agent(),
-        },
-    )
+/// The real `codex`, pointed at `server` by `OPENAI_BASE_URL` (which
+/// Shepherd turns into a model provider of a `CODEX_HOME` of its own).
+pub fn codex(server: &ModelServer) -> RealCli {
+    let mut cli = RealCli::new(CliProvider::Codex);
+    cli.env = vec![
+        ("OPENAI_BASE_URL".into(), format!("{}/v1", server.url())),
+        ("OPENAI_API_KEY".into(), MODEL_KEY.into()),
+    ];
+    cli
 }
 
-/// Every file under `dir` that holds `needle`.
-fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if std::fs::read(&path)
-                .is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle))
-            {
-                found.push(path);
-            }
-        }
-    }
-    found
+/// How one provider's CLI is set up for the demo.
+pub struct DemoCli {
+    /// The CLI, pointed at the scripted server.
+    pub cli: fn(&ModelServer) -> RealCli,
+    /// The value of its model key, which must reach the server.
+    pub key: &'static str,
+    /// The variables of its own that must be passed (key, base URL).
+    pub own_vars: &'static [&'static str],
+    /// How its file tools rewrite a file.
+    pub edits: FileEdits,
 }
 
-/// The demo converges with `provider`'s real CLI for every role; usage is
-/// read; the CLI's key and endpoint reached it, no forge token did.
-pub async fn the_demo_converges_with(provider: CliProvider) {
-    let server = ModelServer::start(Script::new(demo_model())).expect("model server starts");
-    let home = tempfile::tempdir().expect("temp dir");
-    let (agents, checks) = real_agents(provider, cli_env(provider, &server, home.path()));
+/// The demo converges with the real CLI of `demo` for every role (triage,
+/// cluster fix, single-item fix, fix validation, pre-push review and
+/// apply-review), each through the CLI's own tool loop; usage is read from
+/// the CLI's output; its key and endpoint reached it, no forge token did.
+pub async fn the_demo_converges_with(demo_cli: DemoCli) -> (Setup, ModelServer, RunOutcome) {
+    let server =
+        ModelServer::start(Script::new(demo_model(demo_cli.edits))).expect("model server starts");
+    let cli = (demo_cli.cli)(&server);
+    let provider = cli.provider;
     let setup = setup(demo()).await;
-    let opts = EngineOptions {
-        agents: Some(agents),
-        check_agents: Some(checks),
-        ..setup.options()
-    };
     let started = Instant::now();
-    let outcome = setup
-        .engine_with(opts)
-        .start(setup.spec(""))
-        .await
-        .expect("the run starts");
+    let outcome = run_demo(&setup, &cli).await;
     let wall = started.elapsed();
+    // Converged, no forge token anywhere, the key and variables passed, the
+    // read-only role's commit not pushed, tokens read per role.
+    assert_demo(
+        &setup,
+        &server,
+        &outcome,
+        demo_cli.key,
+        demo_cli.own_vars,
+        5,
+    );
     let report = &outcome.report;
-    assert_eq!(
-        outcome.status,
-        RunStatus::Converged,
-        "{:?}\n{}",
-        outcome.reason,
-        report.to_markdown()
-    );
-
-    // The triage's commit attempt reached neither the PR nor the run: the
-    // pushed history has Shepherd's commits only.
-    assert!(
-        server.requests_of("triage").iter().any(|r| r.step == 1),
-        "triage's model never saw the result of its commit attempt"
-    );
-    let head = setup.emu.head_sha(PR).expect("the PR has a head");
-    let log = std::process::Command::new("git")
-        .args(["log", "--format=%s", &head])
-        .current_dir(setup.emu.repository_path())
-        .output()
-        .expect("git log");
-    let subjects = String::from_utf8_lossy(&log.stdout);
-    assert!(
-        !subjects.contains("a read-only role committed"),
-        "the read-only role's commit was pushed:\n{subjects}"
-    );
 
     // Every role ran on the real CLI, through its tool loop.
     let requests = server.requests();
@@ -461,8 +413,6 @@ pub async fn the_demo_converges_with(provider: CliProvider) {
             "{role} made no tool call: {steps:?}"
         );
     }
-    let unmatched: Vec<_> = requests.iter().filter(|r| r.reply == "unmatched").collect();
-    assert!(unmatched.is_empty(), "{unmatched:?}");
     eprintln!(
         "{provider}: the demo converged in {wall:?}: {} rounds, {} agent calls, {} model requests",
         report.rounds.len(),
@@ -470,16 +420,7 @@ pub async fn the_demo_converges_with(provider: CliProvider) {
         requests.len()
     );
 
-    // The fixes are on the PR: every suggestion thread resolved, the TODO gone.
-    let pr = setup.pr();
-    let resolved = pr["threads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| t["resolved"] == true)
-        .count();
-    assert_eq!(resolved, 5, "{}", report.to_markdown());
-    // The changelog request went to the isolated fixer, which fixed it.
+    // The changelog request went to the single-item fixer, which fixed it.
     let results = read_json(&outcome.run_dir.join("rounds/1/results.json"));
     let by_agent = results
         .as_array()
@@ -489,8 +430,19 @@ pub async fn the_demo_converges_with(provider: CliProvider) {
         .filter(|r| r["result"]["outcome"] == "fixed")
         .count();
     assert_eq!(by_agent, 1, "{results:#}");
+    // The review's finding was applied before the push: no TODO pushed.
     let review = read(&outcome.run_dir.join("rounds/1/pre-push-review.md"));
     assert!(review.contains("F1"), "{review}");
+    let head = setup.emu.head_sha(PR).expect("the PR has a head");
+    let token_sh = std::process::Command::new("git")
+        .args(["show", &format!("{head}:src/auth/token.sh")])
+        .current_dir(setup.emu.repository_path())
+        .output()
+        .expect("git show");
+    assert!(
+        !String::from_utf8_lossy(&token_sh.stdout).contains("TODO"),
+        "apply-review's fix was not pushed"
+    );
 
     // Usage as the CLI reported it: tokens for every role, cost for claude.
     // (builtin too: Shepherd applies isolated suggestion blocks itself.)
@@ -503,65 +455,34 @@ pub async fn the_demo_converges_with(provider: CliProvider) {
         }
     }
     assert_eq!(report.agent.roles.len(), 6, "{:?}", report.agent.roles);
-
-    // The CLI's own key reached the model; no forge token did, anywhere.
-    for r in requests.iter().filter(|r| r.exchange.is_some()) {
-        let key = r
-            .header("x-api-key")
-            .map(str::to_owned)
-            .or_else(|| r.header("authorization").map(|a| a.replace("Bearer ", "")));
-        assert_eq!(key.as_deref(), Some(MODEL_KEY), "{} {}", r.method, r.path);
+    for (path, text) in files_text(cli.home.path()) {
+        for (_, token) in FORGE_TOKENS {
+            assert!(!text.contains(token), "a forge token in {}", path.display());
+        }
     }
-    let leaked: Vec<_> = requests.iter().filter(|r| r.contains(DEV_TOKEN)).collect();
-    assert!(
-        leaked.is_empty(),
-        "the forge token reached the model: {leaked:?}"
-    );
-    let (key, url) = match provider {
-        CliProvider::Claude => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-        _ => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-    };
-    let transcripts: Vec<PathBuf> = std::fs::read_dir(outcome.run_dir.join("rounds/1/agents"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    assert!(transcripts.len() >= 6, "{transcripts:?}");
-    for path in &transcripts {
-        let t = read_json(path);
-        let env: Vec<&str> = t["env"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
-        assert!(
-            env.contains(&key) && env.contains(&url),
-            "{}: {env:?}",
-            path.display()
-        );
-        assert!(
-            !env.iter()
-                .any(|n| n.contains("GITHUB") || n.starts_with("GH_") || n.contains("GITLAB")),
-            "{}: {env:?}",
-            path.display()
-        );
-    }
-    for dir in [outcome.run_dir.as_path(), home.path()] {
-        let holding = files_holding(dir, DEV_TOKEN);
-        assert!(holding.is_empty(), "the forge token is in {holding:?}");
-    }
+    (setup, server, outcome)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_converges_with_the_real_claude() {
-    the_demo_converges_with(CliProvider::Claude).await;
+    the_demo_converges_with(DemoCli {
+        cli: claude,
+        key: MODEL_KEY,
+        own_vars: &["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"],
+        edits: FileEdits::Write,
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_converges_with_the_real_codex() {
-    the_demo_converges_with(CliProvider::Codex).await;
+    the_demo_converges_with(DemoCli {
+        cli: codex,
+        key: MODEL_KEY,
+        own_vars: &["OPENAI_API_KEY", "OPENAI_BASE_URL"],
+        edits: FileEdits::Write,
+    })
+    .await;
 }
 
 #[test]

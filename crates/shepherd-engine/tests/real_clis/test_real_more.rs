@@ -1,14 +1,12 @@
 //! Gemini CLI, opencode and Copilot CLI, the real executables at their
 //! pinned versions, for every role of a run of the demo against a scripted
-//! model server (`real_demo.rs`), and their failure modes.
-
-use std::time::Instant;
+//! model server (`test_real_clis::demo_model`), and their failure modes.
 
 use shepherd_agent::CliProvider;
 use shepherd_model_server::ModelServer;
 
-use crate::common::*;
 use crate::real_demo::*;
+use crate::test_real_clis::{the_demo_converges_with, DemoCli};
 
 const GEMINI_KEY: &str = "e2e-gemini-key-0451";
 
@@ -34,23 +32,13 @@ fn gemini(server: &ModelServer) -> RealCli {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_runs_every_role_of_the_demo() {
-    let setup = setup(demo()).await;
-    let server = ModelServer::start(demo_script(&demo(), FileEdits::Write)).unwrap();
-    let cli = gemini(&server);
-    let started = Instant::now();
-    let outcome = run_demo(&setup, &cli).await;
-    eprintln!(
-        "gemini: {} requests in {:?}",
-        server.requests().len(),
-        started.elapsed()
-    );
-    assert_demo(
-        &setup,
-        &server,
-        &outcome,
-        GEMINI_KEY,
-        &["GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"],
-    );
+    let (_, server, _) = the_demo_converges_with(DemoCli {
+        cli: gemini,
+        key: GEMINI_KEY,
+        own_vars: &["GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"],
+        edits: FileEdits::Write,
+    })
+    .await;
     assert!(server
         .requests()
         .iter()
@@ -83,23 +71,13 @@ fn opencode(server: &ModelServer) -> RealCli {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opencode_runs_every_role_of_the_demo() {
-    let setup = setup(demo()).await;
-    let server = ModelServer::start(demo_script(&demo(), FileEdits::Write)).unwrap();
-    let cli = opencode(&server);
-    let started = Instant::now();
-    let outcome = run_demo(&setup, &cli).await;
-    eprintln!(
-        "opencode: {} requests in {:?}",
-        server.requests().len(),
-        started.elapsed()
-    );
-    assert_demo(
-        &setup,
-        &server,
-        &outcome,
-        OPENCODE_KEY,
-        &["SCRIPTED_API_KEY"],
-    );
+    let (_, server, _) = the_demo_converges_with(DemoCli {
+        cli: opencode,
+        key: OPENCODE_KEY,
+        own_vars: &["SCRIPTED_API_KEY"],
+        edits: FileEdits::Write,
+    })
+    .await;
     // Read-only roles were offered no tool that changes anything.
     for label in ["triage", "fix-validation", "review"] {
         for r in server.requests_of(label) {
@@ -139,21 +117,11 @@ fn copilot(server: &ModelServer) -> RealCli {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copilot_runs_every_role_of_the_demo() {
-    let setup = setup(demo()).await;
-    let server = ModelServer::start(demo_script(&demo(), FileEdits::Edit)).unwrap();
-    let cli = copilot(&server);
-    let started = Instant::now();
-    let outcome = run_demo(&setup, &cli).await;
-    eprintln!(
-        "copilot: {} requests in {:?}",
-        server.requests().len(),
-        started.elapsed()
-    );
-    assert_demo(
-        &setup,
-        &server,
-        &outcome,
-        COPILOT_KEY,
-        &["COPILOT_PROVIDER_API_KEY", "COPILOT_PROVIDER_BASE_URL"],
-    );
+    the_demo_converges_with(DemoCli {
+        cli: copilot,
+        key: COPILOT_KEY,
+        own_vars: &["COPILOT_PROVIDER_API_KEY", "COPILOT_PROVIDER_BASE_URL"],
+        edits: FileEdits::Edit,
+    })
+    .await;
 }
