@@ -72,6 +72,12 @@ pub struct ItemRecord {
     pub line: Option<u32>,
     /// How it was fixed (`suggestion`, `agent`, `cluster`, `metadata`).
     pub fix_kind: Option<String>,
+    /// The web URL of the item's first comment, when known.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The reply Shepherd posted (or meant to post), without its marker.
+    #[serde(default)]
+    pub reply: Option<String>,
 }
 
 /// A public call that failed and needs a person's attention.
@@ -288,6 +294,12 @@ pub struct ReportItem {
     pub replied: bool,
     /// Whether the resolve succeeded.
     pub resolved: bool,
+    /// The web URL of the item's first comment, when known.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The reply posted (or meant to be), when there is one.
+    #[serde(default)]
+    pub reply: Option<String>,
 }
 
 /// The items of one outcome.
@@ -499,6 +511,8 @@ pub fn build(input: &ReportInput) -> Report {
             commit: e.commit.clone(),
             replied: e.replied,
             resolved: e.resolved,
+            url: record.url.clone(),
+            reply: record.reply.clone(),
         });
     }
     let outcomes = groups
@@ -867,6 +881,17 @@ impl Report {
                     md(&item.item_id),
                     facts.join(", ")
                 ));
+                if let Some(url) = item.url.as_deref().filter(|u| !u.is_empty()) {
+                    out.push_str(&format!("  - link: {}\n", code(url)));
+                }
+                if let Some(reply) = item.reply.as_deref().map(excerpt).filter(|r| !r.is_empty()) {
+                    let said = if item.replied {
+                        "reply"
+                    } else {
+                        "drafted reply, not posted"
+                    };
+                    out.push_str(&format!("  - {said}: \"{}\"\n", md(&reply)));
+                }
             }
             out.push('\n');
         }
@@ -1104,6 +1129,8 @@ mod tests {
             path: path.map(str::to_owned),
             line: path.map(|_| 3),
             fix_kind: None,
+            url: None,
+            reply: None,
         }
     }
 

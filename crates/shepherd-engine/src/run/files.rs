@@ -59,6 +59,9 @@ pub struct ItemInfo {
     pub path: Option<String>,
     /// The thread's line.
     pub line: Option<u32>,
+    /// The web URL of the item's first comment.
+    #[serde(default)]
+    pub url: Option<String>,
 }
 
 /// `run.json`: what a run needs to be resumed and reported, beyond the store.

@@ -667,6 +667,8 @@ pub(crate) fn build_report(
                 path: info.and_then(|i| i.path.clone()),
                 line: info.and_then(|i| i.line),
                 fix_kind: r.fix_kind,
+                url: info.and_then(|i| i.url.clone()),
+                reply: r.reply_body,
                 entry: r.entry,
             }
         })

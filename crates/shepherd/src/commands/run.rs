@@ -430,7 +430,13 @@ pub(crate) fn print_outcome(outcome: &RunOutcome, json: bool) -> CliResult<u8> {
             .map_err(|e| CliError::failure(anyhow!(e)))
             .map(|text| writeln!(out, "{text}"))?
     } else {
-        writeln!(out, "{}", outcome.report.to_markdown()).and_then(|()| {
+        // The terminal's rendering; `report.md` keeps the Markdown.
+        writeln!(
+            out,
+            "{}",
+            shepherd_core::escape::terminal(&outcome.report.to_markdown())
+        )
+        .and_then(|()| {
             writeln!(out, "Run directory: {}", outcome.run_dir.display())?;
             if outcome.status == RunStatus::Paused {
                 writeln!(out, "Continue with: shepherd resume {}", outcome.run_id)?;

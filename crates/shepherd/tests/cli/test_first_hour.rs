@@ -22,6 +22,15 @@ async fn items_shepherd_cannot_judge_are_reported_not_answered() {
         "{err}"
     );
     assert!(out.contains("## Needs your decision (4)"), "{out}");
+    // Point 11: each item with its link and the reply posted.
+    assert!(out.contains("  - link: `http://127.0.0.1:"), "{out}");
+    // The report file keeps its Markdown.
+    let run = sh.latest_run(&api);
+    let dir = sh.state_dir().join("runs").join(&run);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("Status: **converged**"), "{md}");
+    assert!(out.contains("Status: converged"), "{out}");
+    assert!(out.contains("  - reply: \""), "{out}");
     // Forge-neutral words for a top-level comment (GitLab has no "PR").
     assert!(out.contains("(conversation)"), "{out}");
     assert!(!out.contains("PR conversation"), "{out}");
@@ -287,7 +296,12 @@ async fn the_readme_end_to_end_commands_work_against_the_emulator() {
             run_id = sh.latest_run(&api);
         }
         if argv == ["resume", run_id.as_str()] {
-            assert!(stdout.contains("Status: **converged**"), "{stdout}");
+            // Rendered for the terminal (point 9): no Markdown markers.
+            assert!(stdout.contains("Status: converged"), "{stdout}");
+            assert!(
+                !stdout.contains("\\_") && !stdout.contains("\\#"),
+                "{stdout}"
+            );
         }
     }
     assert!(!run_id.is_empty(), "the block runs `shepherd run`");
