@@ -166,7 +166,11 @@ fn emulator_command_serves_the_basic_scenario_to_threads() {
     assert!(stdout.contains("greeter/cli.py:9"), "{stdout}");
     assert!(stdout.contains("(outdated)"), "{stdout}");
     assert!(stdout.contains("@lint-bot [bot]"), "{stdout}");
-    assert!(stdout.contains("6 items: 6 new"), "{stdout}");
+    // The scenario's bots are not in `[trust]`: marked, not counted as new.
+    assert!(
+        stdout.contains("6 items: 4 new, 0 awaiting reviewer, 0 resolve-retry, 2 untrusted"),
+        "{stdout}"
+    );
 }
 
 /// `shepherd threads --json` on `forge` as the PR's author (the viewer).
@@ -259,7 +263,9 @@ async fn threads_shows_feedback_behind_a_pasted_marker_as_new(gitlab: bool) {
         .collect();
     assert_eq!(pasted.len(), 2, "both pasted comments are items: {after:#}");
     assert!(pasted.iter().all(|i| i["class"] == "new"), "{after:#}");
-    assert_eq!(after["counts"]["new"], 5, "{after:#}");
+    // spam-bot is not trusted: its pasted comment is shown, marked, not new.
+    assert_eq!(after["counts"]["new"], 4, "{after:#}");
+    assert_eq!(after["counts"]["untrusted"], 1, "{after:#}");
     assert_eq!(after["counts"]["awaiting_reviewer"], 0, "{after:#}");
 }
 
