@@ -17,8 +17,9 @@
 //! - "Review threads clear: yes", or "no, N deliberately-open threads: paths"
 //!   (threads Shepherd answered and left open on purpose), plus any other
 //!   unresolved thread;
-//! - clusters: the gate's signals in each round it opened, the clusters
-//!   (theme, area, files, items), how many items stayed isolated, and the
+//! - clusters: the gate's signals in each round it opened, each item's theme
+//!   and whether the triage agent or the lexical classifier gave it, the
+//!   clusters (theme, area, files, items), how many items stayed isolated, and the
 //!   escalations with their context sentence; reply failures needing
 //!   attention;
 //! - the items the run reported to the user and did not act on: those
@@ -34,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ci::{CiStatus, CiVerdict};
 use crate::classify::{Class, Classified, ItemKind};
-use crate::cluster::{Cluster, ClusterReport, Escalation, GateSignal};
+use crate::cluster::{Cluster, ClusterReport, Escalation, GateSignal, ItemTheme, ThemeSource};
 use crate::converge::MERGEABILITY_NOTE;
 use crate::ledger::{Decision, LedgerEntry, Outcome};
 
@@ -248,6 +249,11 @@ pub struct ClusterRound {
     pub isolated: usize,
     /// How many areas the round escalated to a person.
     pub escalations: usize,
+    /// Every item's theme in that round and where it came from (the triage
+    /// agent or the lexical classifier), sorted by id; empty in summaries
+    /// written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub themes: Vec<ItemTheme>,
 }
 
 impl From<&ClusterReport> for ClusterRound {
@@ -258,6 +264,7 @@ impl From<&ClusterReport> for ClusterRound {
             clusters: report.clusters.len(),
             isolated: report.isolated.len(),
             escalations: report.escalations.len(),
+            themes: report.themes.clone(),
         }
     }
 }
@@ -1058,6 +1065,20 @@ impl Report {
                     count(r.isolated, "isolated item"),
                     count(r.escalations, "escalation")
                 ));
+                for (source, label) in [
+                    (ThemeSource::Agent, "themes from the triage agent"),
+                    (ThemeSource::Lexical, "lexical themes (no agent theme)"),
+                ] {
+                    let items: Vec<String> = r
+                        .themes
+                        .iter()
+                        .filter(|t| t.source == source)
+                        .map(|t| format!("{} {}", md(&t.id), t.theme))
+                        .collect();
+                    if !items.is_empty() {
+                        out.push_str(&format!("  - {label}: {}\n", items.join(", ")));
+                    }
+                }
             }
             out.push('\n');
         }
@@ -1284,7 +1305,7 @@ mod tests {
     }
 
     #[test]
-    fn the_clusters_section_shows_signals_clusters_isolated_and_escalations() {
+    fn the_clusters_section_shows_signals_theme_sources_clusters_isolated_and_escalations() {
         use crate::cluster::{escalation_context, AreaKey, GateDecision};
 
         let key = AreaKey::new(Theme::ErrorHandling, "src/store");
@@ -1313,7 +1334,23 @@ mod tests {
             clusters: i.clusters[..1].to_vec(),
             isolated: vec!["T2".into(), "T3".into(), "IC_1".into()],
             escalations: vec![],
-            themes: vec![],
+            themes: vec![
+                ItemTheme {
+                    id: "T1".into(),
+                    theme: Theme::ErrorHandling,
+                    source: ThemeSource::Agent,
+                },
+                ItemTheme {
+                    id: "T2".into(),
+                    theme: Theme::Other,
+                    source: ThemeSource::Lexical,
+                },
+                ItemTheme {
+                    id: "T4".into(),
+                    theme: Theme::ErrorHandling,
+                    source: ThemeSource::Agent,
+                },
+            ],
             just_fixed_files: None,
         };
         let round3 = ClusterReport {
@@ -1325,6 +1362,7 @@ mod tests {
             clusters: i.clusters[1..].to_vec(),
             isolated: vec![],
             escalations: vec![escalation],
+            themes: vec![],
             ..round1.clone()
         };
         let report = build(&i)
@@ -1340,8 +1378,8 @@ mod tests {
         let md = report.to_markdown();
         let section = &md[md.find("## Clusters").unwrap()..md.find("## Needs attention").unwrap()];
         for expected in [
-            "- Round 1: opened by 5 new items >= cluster.min_volume 4; 1 cluster, 3 isolated items, 0 escalations",
-            "- Round 3: opened by re-entry: new items after a fix round of this run; 1 cluster, 0 isolated items, 1 escalation",
+            "- Round 1: opened by 5 new items >= cluster.min_volume 4; 1 cluster, 3 isolated items, 0 escalations\n  - themes from the triage agent: T1 error-handling, T4 error-handling\n  - lexical themes (no agent theme): T2 other\n",
+            "- Round 3: opened by re-entry: new items after a fix round of this run; 1 cluster, 0 isolated items, 1 escalation\n\n",
             "- error-handling in `src`: 2 items on 1 file\n",
             "- error-handling in `src/store`: 2 items on 2 files (escalated: not patched)\n",
             "  - files: `src/store/a.sh`, `src/store/b.sh`",
@@ -1359,6 +1397,7 @@ mod tests {
             "reentry-within-run"
         );
         assert_eq!(json["cluster_rounds"][0]["isolated"], 3);
+        assert_eq!(json["cluster_rounds"][0]["themes"][1]["source"], "lexical");
         let back: Report = serde_json::from_value(json).unwrap();
         assert_eq!(back, report);
     }

@@ -29,9 +29,11 @@
 //!    words starting with `prefix`, `*suffix` words ending with `suffix`, any
 //!    other word exactly (`log` does not match `login`; `logged in` reads as
 //!    `login`). Inside identifiers a rule word of four or more letters also
-//!    matches as part of a word (`RWMutex` holds `mutex`). Substring rules
-//!    cover scripts without spaces (Chinese, Japanese, Korean) and Russian
-//!    stems; code rules are substrings of code (`.unwrap()`, `mutex`).
+//!    matches as part of a word (`RWMutex` holds `mutex`). Word rules also
+//!    hold the common themes' words of Spanish, Portuguese, French and
+//!    German; substring rules cover scripts without spaces (Chinese,
+//!    Japanese, Korean) and Russian stems; code rules are substrings of code
+//!    (`.unwrap()`, `mutex`).
 //! 3. Each rule adds its weight times the place's multiplier for each match,
 //!    counting at most two matches per rule (the heaviest), so one repeated
 //!    word cannot drown the rest. A suggestion that only rewrites prose adds
@@ -557,7 +559,8 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (DO, "example*", 1),
     (DO, "wording", 3),
     (DO, "grammar*", 2),
-    (DO, "sentence", 1),
+    (DO, "sentence", 2),
+    (DO, "sentences", 2),
     (DO, "clarify", 1),
     (DO, "mention*", 1),
     (DO, "typo*", 3),
@@ -895,6 +898,143 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (LO, "info", 1),
     (LO, "stdout", 1),
     (LO, "stderr", 1),
+    // More English, from general usage in reviews rather than from the
+    // corpus: the documentation and style vocabulary that reviewers use for
+    // text and for small edits of code.
+    (DO, "reword*", 3),
+    (DO, "spelled", 2),
+    (DO, "spelt", 2),
+    (DO, "clarif*", 1),
+    (DO, "verbiage", 3),
+    (DO, "wordy", 2),
+    (DO, "doc string*", 3),
+    (DO, "code comment*", 3),
+    (DO, "inline comment*", 2),
+    (DO, "api doc*", 3),
+    (DO, "godoc", 3),
+    (DO, "doxygen", 3),
+    (DO, "docs page*", 3),
+    (DO, "wiki", 1),
+    (DO, "faq", 2),
+    (DO, "prose", 2),
+    (DO, "missing word*", 3),
+    (DO, "extra word*", 3),
+    (DO, "repeated word*", 3),
+    (DO, "duplicate word*", 3),
+    (DO, "news entry", 3),
+    (DO, "news fragment*", 3),
+    (DO, "broken link*", 3),
+    (DO, "dead link*", 3),
+    (DO, "table of contents", 3),
+    (DO, "comment says", 2),
+    (DO, "the comment", 1),
+    (DO, "missing period", 3),
+    (DO, "trailing period", 3),
+    (ST, "a constant", 2),
+    (ST, "const", 1),
+    (ST, "inline this", 2),
+    (ST, "if else", 2),
+    (ST, "80 columns", 3),
+    (ST, "80 char*", 3),
+    (ST, "100 char*", 3),
+    (ST, "120 char*", 3),
+    (ST, "line wrap*", 2),
+    (ST, "wrap at", 2),
+    (AR, "into a function", 2),
+    (AR, "own function", 2),
+    (AR, "deduplicat*", 2),
+    (AR, "dedup*", 2),
+    (AR, "private", 1),
+    (AR, "be private", 2),
+    (AR, "be public", 2),
+    (AR, "visibility", 2),
+    (AR, "pub crate", 2),
+    (ST, "pep8", 3),
+    (ST, "pep 8", 3),
+    (ST, "golangci*", 2),
+    (ST, "rubocop", 3),
+    (ST, "checkstyle", 3),
+    (ST, "spotless", 3),
+    (ST, "clang format", 3),
+    (ST, "extra space*", 3),
+    (ST, "extra line*", 2),
+    (ST, "empty line*", 2),
+    (ST, "trailing space*", 3),
+    (ST, "double space*", 2),
+    (ST, "missing space", 2),
+    (ST, "not used", 2),
+    (ST, "never used", 2),
+    (ST, "unused import*", 3),
+    (ST, "wildcard import*", 2),
+    (ST, "not needed", 1),
+    (ST, "no need", 1),
+    (ST, "can be removed", 1),
+    (ST, "concise", 2),
+    (ST, "succinct", 2),
+    (ST, "legib*", 2),
+    (ST, "clutter*", 2),
+    (ST, "tidy", 2),
+    (ST, "tidier", 2),
+    (ST, "arrow function*", 2),
+    (ST, "template literal*", 2),
+    (ST, "code style", 2),
+    (NA, "name it", 2),
+    (NA, "better name*", 2),
+    (LO, "debug print*", 3),
+    (LO, "debug statement*", 3),
+    (LO, "dbg", 2),
+    (LO, "printed", 1),
+    (LO, "printing", 1),
+    // Words of other languages written with spaces (Spanish, Portuguese,
+    // French, German): the common themes' words.
+    (EH, "erro", 2),
+    (EH, "erros", 2),
+    (EH, "erreur*", 2),
+    (EH, "fehler*", 2),
+    (EH, "excepci*", 3),
+    (EH, "exceção", 3),
+    (EH, "exceções", 3),
+    (EH, "ausnahme*", 3),
+    (VA, "validaci*", 3),
+    (VA, "validaç*", 3),
+    (VA, "validier*", 3),
+    (NA, "nombre*", 1),
+    (NA, "renombr*", 3),
+    (NA, "nome", 1),
+    (NA, "renomear", 3),
+    (NA, "renommer", 3),
+    (NA, "umbenenn*", 3),
+    (NA, "benenn*", 3),
+    (PE, "rendimiento", 3),
+    (PE, "desempenho", 3),
+    (PE, "leistung*", 2),
+    (TE, "prueba*", 3),
+    (SE, "seguridad", 3),
+    (SE, "segurança", 3),
+    (SE, "sicherheit*", 3),
+    (SE, "sécurité", 3),
+    (DO, "documentaci*", 3),
+    (DO, "documentaç*", 3),
+    (DO, "dokumentation", 3),
+    (DO, "documentar*", 3),
+    (DO, "documenter", 3),
+    (DO, "dokumentier*", 3),
+    (DO, "comentario*", 2),
+    (DO, "comentário*", 2),
+    (DO, "commentaire*", 2),
+    (DO, "kommentar*", 2),
+    (DO, "tippfehler", 3),
+    (DO, "rechtschreib*", 3),
+    (DO, "errata", 3),
+    (DO, "faute de frappe", 3),
+    (DO, "erro de digitação", 3),
+    (ST, "estilo", 2),
+    (ST, "formatierung", 3),
+    (ST, "einrückung", 3),
+    (ST, "formatação", 3),
+    (AR, "duplicad*", 2),
+    (AR, "dupliziert*", 2),
+    (CO, "nebenläufig*", 3),
 ];
 
 /// Word rules for remarks about the pull request rather than the code
@@ -1163,6 +1303,102 @@ const PROSE_SUBSTRING_RULES: &[(Theme, &str, u32)] = &[
     (LO, "ログ", 3),
     (LO, "로그", 3),
     (LO, "логир", 3),
+    // More words of Chinese, Japanese, Korean and Russian for the common
+    // themes, from general usage (typo, comment, redundant, duplicate…).
+    (EH, "报错", 2),
+    (EH, "抛出", 2),
+    (EH, "捕获", 2),
+    (EH, "исключени", 3),
+    (VA, "检查", 1),
+    (VA, "为空", 2),
+    (VA, "空值", 2),
+    (VA, "チェック", 1),
+    (VA, "空文字", 2),
+    (VA, "검사", 2),
+    (VA, "провер", 1),
+    (NA, "函数名", 3),
+    (NA, "方法名", 3),
+    (NA, "変数名", 3),
+    (NA, "関数名", 3),
+    (NA, "メソッド名", 3),
+    (NA, "변수명", 3),
+    (NA, "함수명", 3),
+    (NA, "메서드명", 3),
+    (NA, "메소드명", 3),
+    (NA, "назван", 2),
+    (PE, "效率", 2),
+    (PE, "耗时", 2),
+    (PE, "缓存", 2),
+    (PE, "効率", 2),
+    (PE, "キャッシュ", 2),
+    (PE, "효율", 2),
+    (PE, "캐시", 2),
+    (TE, "单测", 3),
+    (TE, "用例", 2),
+    (SE, "权限", 2),
+    (SE, "鉴权", 3),
+    (SE, "密码", 3),
+    (SE, "密钥", 3),
+    (SE, "認証", 2),
+    (SE, "権限", 2),
+    (SE, "인증", 2),
+    (SE, "권한", 2),
+    (SE, "безопасн", 3),
+    (DO, "拼写", 3),
+    (DO, "错别字", 3),
+    (DO, "笔误", 3),
+    (DO, "说明", 2),
+    (DO, "誤字", 3),
+    (DO, "脱字", 3),
+    (DO, "コメント", 2),
+    (DO, "오타", 3),
+    (DO, "오탈자", 3),
+    (DO, "주석", 3),
+    (DO, "맞춤법", 3),
+    (DO, "опечат", 3),
+    (DO, "комментари", 2),
+    (DO, "описани", 2),
+    (ST, "多余", 2),
+    (ST, "冗余", 2),
+    (ST, "简化", 2),
+    (ST, "风格", 3),
+    (ST, "规范", 2),
+    (ST, "冗長", 2),
+    (ST, "不要", 2),
+    (ST, "簡潔", 2),
+    (ST, "컨벤션", 3),
+    (ST, "포맷", 2),
+    (ST, "불필요", 2),
+    (ST, "форматир", 3),
+    (ST, "лишн", 2),
+    (ST, "избыточн", 2),
+    (ST, "читаем", 3),
+    (ST, "стил", 2),
+    (AR, "解耦", 3),
+    (AR, "耦合", 3),
+    (AR, "抽取", 2),
+    (AR, "抽离", 2),
+    (AR, "复用", 2),
+    (AR, "封装", 2),
+    (AR, "职责", 2),
+    (AR, "責務", 3),
+    (AR, "分離", 2),
+    (AR, "共通化", 3),
+    (AR, "重複", 1),
+    (AR, "중복", 1),
+    (AR, "분리", 2),
+    (AR, "추상화", 3),
+    (AR, "의존성", 2),
+    (AR, "дублир", 2),
+    (AR, "рефактор", 1),
+    (CO, "锁", 2),
+    (CO, "ロック", 2),
+    (CO, "동기화", 3),
+    (CO, "блокировк", 2),
+    (RM, "释放", 2),
+    (RM, "解放", 2),
+    (RM, "해제", 2),
+    (LO, "打印", 2),
 ];
 
 /// Weight multipliers by where a match was found. A rule's weight is
@@ -1420,7 +1656,8 @@ impl Parsed {
                     if k > 0 && !word.is_char_boundary(k) {
                         continue;
                     }
-                    let candidates = &index.by_first[bucket_of(byte)];
+                    let next = word.as_bytes().get(k + 1).copied();
+                    let candidates = &index.by_first[pair_bucket(byte, next)];
                     let suffixes: &[usize] = if k == 0 { &index.by_suffix } else { &[] };
                     for &r in candidates.iter().chain(suffixes) {
                         if matches[r] >= MAX_MATCHES_PER_RULE || seen.contains(&r) {
@@ -1446,9 +1683,19 @@ impl Parsed {
         for (rule, multiplier) in index.rules.iter().zip(&multipliers) {
             scores[rule.theme.index()] += rule.weight * multiplier;
         }
-        let ascii_prose = self.sentences.iter().all(|(s, _)| s.is_ascii());
+        // The characters of other scripts in the prose: a needle of another
+        // script is only searched for when its first character occurs.
+        let mut non_ascii: Vec<char> = self
+            .sentences
+            .iter()
+            .flat_map(|(s, _)| s.chars())
+            .filter(|c| !c.is_ascii())
+            .collect();
+        non_ascii.sort_unstable();
+        non_ascii.dedup();
         for &(theme, needle, weight) in PROSE_SUBSTRING_RULES {
-            if ascii_prose && !needle.is_ascii() {
+            let first = needle.chars().next().unwrap_or(' ');
+            if !first.is_ascii() && non_ascii.binary_search(&first).is_err() {
                 continue;
             }
             let mut left = MAX_MATCHES_PER_RULE;
@@ -1901,11 +2148,11 @@ struct WordRule {
 }
 
 /// The word rules ([`WORD_RULES`], and [`PROCESS_RULES`] as
-/// [`Theme::Other`]), indexed by the first byte of their first word so that
-/// a word is only compared with the rules it can start.
+/// [`Theme::Other`]), indexed by the first two bytes of their first word so
+/// that a word is only compared with the rules it can start.
 struct RuleIndex {
     rules: Vec<WordRule>,
-    /// Rules by [`bucket_of`] their first byte.
+    /// Rules by [`pair_bucket`] of their first two bytes.
     by_first: Vec<Vec<usize>>,
     /// Rules whose first word is a `*suffix` pattern: tried on every word.
     by_suffix: Vec<usize>,
@@ -1927,6 +2174,11 @@ fn bucket_of(byte: u8) -> usize {
     }
 }
 
+/// The bucket of a word's first two bytes (`None`: the word has one byte).
+fn pair_bucket(first: u8, second: Option<u8>) -> usize {
+    bucket_of(first) * (BUCKETS + 1) + second.map_or(BUCKETS, bucket_of)
+}
+
 fn rule_index() -> &'static RuleIndex {
     static INDEX: std::sync::OnceLock<RuleIndex> = std::sync::OnceLock::new();
     INDEX.get_or_init(|| {
@@ -1940,14 +2192,25 @@ fn rule_index() -> &'static RuleIndex {
                 weight,
             })
             .collect();
-        let mut by_first = vec![Vec::new(); BUCKETS];
+        let mut by_first = vec![Vec::new(); BUCKETS * (BUCKETS + 1)];
         let mut by_suffix = Vec::new();
         for (i, rule) in rules.iter().enumerate() {
             let first = rule.parts.first().copied().unwrap_or("");
             if first.starts_with('*') {
                 by_suffix.push(i);
             } else {
-                by_first[first.bytes().next().map_or(BUCKETS - 1, bucket_of)].push(i);
+                let stem = stem_of(first).as_bytes();
+                let b0 = stem.first().copied().unwrap_or(b' ');
+                match stem.get(1) {
+                    Some(&b1) => by_first[pair_bucket(b0, Some(b1))].push(i),
+                    // `x` matches the one-byte word; `x*` any word from `x`.
+                    None if first.ends_with('*') => {
+                        for b in 0..=BUCKETS {
+                            by_first[bucket_of(b0) * (BUCKETS + 1) + b].push(i);
+                        }
+                    }
+                    None => by_first[pair_bucket(b0, None)].push(i),
+                }
             }
         }
         RuleIndex {
@@ -2692,6 +2955,56 @@ mod tests {
             ("この関数にテストを追加してください。", Theme::Testing),
             ("이 변수 이름이 너무 모호합니다.", Theme::Naming),
             ("удали лишние пробелы", Theme::Style),
+        ] {
+            assert_eq!(
+                classify_theme(comment, None),
+                expected,
+                "{comment:?}: {:?}",
+                theme_scores(comment, None)
+            );
+        }
+    }
+
+    #[test]
+    fn more_languages_get_the_common_themes() {
+        for (comment, expected) in [
+            ("这里的注释写错了", Theme::Documentation),
+            ("这段代码有点冗余，可以简化一下", Theme::Style),
+            ("建议把这部分逻辑抽离出来复用", Theme::Architecture),
+            ("このコメントは古いです", Theme::Documentation),
+            ("この変数名を見直してください", Theme::Naming),
+            ("오타가 있습니다", Theme::Documentation),
+            ("불필요한 코드는 삭제해 주세요", Theme::Style),
+            ("Опечатка в слове", Theme::Documentation),
+            ("Falta documentar este parámetro.", Theme::Documentation),
+            ("Bitte den Kommentar aktualisieren.", Theme::Documentation),
+            ("Faltan pruebas para este caso.", Theme::Testing),
+            ("Isso pode gerar um problema de segurança.", Theme::Security),
+        ] {
+            assert_eq!(
+                classify_theme(comment, None),
+                expected,
+                "{comment:?}: {:?}",
+                theme_scores(comment, None)
+            );
+        }
+    }
+
+    #[test]
+    fn everyday_review_wording_for_text_layout_and_structure() {
+        for (comment, expected) in [
+            ("This sentence is hard to parse.", Theme::Documentation),
+            ("Missing period at the end.", Theme::Documentation),
+            ("Please reword this paragraph.", Theme::Documentation),
+            ("Can we make this a constant?", Theme::Style),
+            ("I'd inline this variable.", Theme::Style),
+            ("Wrap at 80 columns please.", Theme::Style),
+            (
+                "This could be a `match` instead of the if/else chain.",
+                Theme::Style,
+            ),
+            ("Extract this into a function.", Theme::Architecture),
+            ("Can this be private?", Theme::Architecture),
         ] {
             assert_eq!(
                 classify_theme(comment, None),

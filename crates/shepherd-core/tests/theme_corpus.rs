@@ -9,22 +9,24 @@
 //! `cargo test -p shepherd-core --test theme_corpus -- --nocapture` prints
 //! the figures.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
+use shepherd_core::cluster::{group, ClusterItem};
 use shepherd_core::theme::{classify_theme_at, Theme};
 
 /// Held-out accuracy floors: the figures reached when the rules were last
 /// changed (54/80, 45/70 and 9/10), rounded down. A change that lowers any
-/// of them fails.
+/// of them fails. The issue's target is 70% overall and 60% on human
+/// comments: the human floor is above it, the overall floor two comments
+/// below it (56/80 would be 70%), so the overall target is not asserted
+/// here, and not claimed.
 const HELD_OUT_OVERALL_FLOOR: f64 = 0.67;
 const HELD_OUT_HUMAN_FLOOR: f64 = 0.64;
 const HELD_OUT_BOT_FLOOR: f64 = 0.90;
-
-/// The budget per comment: 50 µs in an optimized build
-/// (`cargo test --release`); an unoptimized test build is allowed twenty
-/// times as much.
-const MICROS_PER_COMMENT: u128 = if cfg!(debug_assertions) { 1000 } else { 50 };
+/// Held-out pairwise cluster F1 (classifier's themes against the labels'),
+/// as reached (0.57: 2 of 5 pairs), rounded down.
+const HELD_OUT_CLUSTER_F1_FLOOR: f64 = 0.55;
 
 #[derive(Debug, Deserialize)]
 struct Row {
@@ -177,29 +179,76 @@ fn part<'a>(rows: &'a [Row], split: &str) -> Vec<&'a Row> {
     rows.iter().filter(|r| r.split == split).collect()
 }
 
-#[test]
-fn classification_stays_within_its_time_budget() {
-    let rows = corpus();
-    // The fastest of several rounds: the machine may be busy with others.
-    let fastest = (0..7)
-        .map(|_| {
-            let start = std::time::Instant::now();
-            for row in &rows {
-                std::hint::black_box(classify_theme_at(
-                    std::hint::black_box(&row.text),
-                    None,
-                    path_of(row),
-                ));
-            }
-            start.elapsed()
+/// The pairs of item ids that `group` puts in one cluster when each comment
+/// is an item with `theme_of`'s theme, all comments of one pull request on
+/// one file (so that only their themes decide whether they cluster).
+fn clustered_pairs(rows: &[&Row], theme_of: impl Fn(&Row) -> Theme) -> BTreeSet<(String, String)> {
+    let items: Vec<ClusterItem> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let file = format!("{}.txt", row.source.replace(['/', ':', '.'], "_"));
+            ClusterItem::new(format!("{i:03}"), Some(&file), theme_of(row))
         })
-        .min()
-        .unwrap_or_default();
-    let per_comment = fastest.as_micros() / rows.len() as u128;
-    println!("{per_comment} µs per comment (fastest of 7 rounds)");
+        .collect();
+    let mut pairs = BTreeSet::new();
+    for cluster in group(&items).clusters {
+        for (k, a) in cluster.item_ids.iter().enumerate() {
+            for b in &cluster.item_ids[k + 1..] {
+                pairs.insert((a.clone(), b.clone()));
+            }
+        }
+    }
+    pairs
+}
+
+/// Pairwise precision, recall and F1 of the clusters formed with the
+/// classifier's themes against those formed with the labelled themes, and
+/// how many pairs each has.
+fn cluster_agreement(rows: &[&Row]) -> (f64, f64, f64, usize, usize) {
+    let truth = clustered_pairs(rows, |r| r.theme.parse().unwrap_or(Theme::Other));
+    let predicted = clustered_pairs(rows, |r| classify_theme_at(&r.text, None, path_of(r)));
+    let both = truth.intersection(&predicted).count() as f64;
+    let precision = if predicted.is_empty() {
+        0.0
+    } else {
+        both / predicted.len() as f64
+    };
+    let recall = if truth.is_empty() {
+        0.0
+    } else {
+        both / truth.len() as f64
+    };
+    let f1 = if precision + recall == 0.0 {
+        0.0
+    } else {
+        2.0 * precision * recall / (precision + recall)
+    };
+    (precision, recall, f1, predicted.len(), truth.len())
+}
+
+#[test]
+fn clusters_with_the_classifier_s_themes_agree_with_those_of_the_labels() {
+    let rows = corpus();
+    for split in ["dev", "held-out"] {
+        let (precision, recall, f1, predicted, truth) = cluster_agreement(&part(&rows, split));
+        println!(
+            "{split}: pairwise cluster F1 {f1:.2} (precision {precision:.2}, recall {recall:.2}; \
+             {predicted} pairs with the classifier's themes, {truth} with the labels)"
+        );
+    }
+    // With the labels as themes the clusters are the labels' own: the
+    // measure is a real comparison, not a constant.
+    let held = part(&rows, "held-out");
+    let truth = clustered_pairs(&held, |r| r.theme.parse().unwrap_or(Theme::Other));
     assert!(
-        per_comment < MICROS_PER_COMMENT,
-        "{per_comment} µs per comment, budget {MICROS_PER_COMMENT} µs"
+        !truth.is_empty(),
+        "no two held-out comments share a theme and a pull request"
+    );
+    let (_, _, f1, _, _) = cluster_agreement(&held);
+    assert!(
+        f1 >= HELD_OUT_CLUSTER_F1_FLOOR,
+        "held-out pairwise cluster F1 {f1:.2} < {HELD_OUT_CLUSTER_F1_FLOOR}"
     );
 }
 
