@@ -227,7 +227,7 @@ async fn each_decision_reaches_the_forge_as_section_4_says() {
 /// still converges (the item stays held while nobody comments on it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_needs_human_item_is_reported_not_answered() {
-    let (lab, ids, _, outcome) = seven_decisions("").await;
+    let (lab, ids, _, outcome) = seven_decisions("reply_needs_human = false\n").await;
     let (_, path, line, _) = DECISIONS.iter().find(|d| d.0 == "needs-human").unwrap();
     let t = thread_at(&lab, path, *line);
     assert!(shepherd_replies(&t).is_empty(), "nothing posted: {t}");

@@ -9,7 +9,8 @@ use crate::common::*;
 /// round 2; the question and the invalid comment answered and left open.
 async fn the_demo_converges_with_the_builtin_agent(forge: ForgeKind) {
     let setup = setup_on(forge, demo()).await;
-    let outcome = setup.run("").await;
+    // The default: needs-human items held for the user (issue 13 point 2).
+    let outcome = setup.run("[approve]\nreply_needs_human = false\n").await;
     let pr = setup.pr();
     assert_eq!(
         outcome.status,
