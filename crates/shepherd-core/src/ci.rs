@@ -314,7 +314,11 @@ pub fn verdict(
             must_appear.extend(names.iter().map(String::as_str));
             let flagged = checks.iter().any(|c| c.required == Some(true));
             if must_appear.is_empty() && !flagged {
-                reasons.push("no check is required: every check counts".to_owned());
+                // With no check at all, "no checks reported" (below) is the
+                // reason; that every check counts says nothing then.
+                if !checks.is_empty() {
+                    reasons.push("no check is required: every check counts".to_owned());
+                }
                 true
             } else {
                 false
@@ -900,5 +904,17 @@ mod tests {
             prop_assert!(d <= poll_delay(attempt + 1, base, max));
             prop_assert_eq!(poll_delay(0, base, max), base.min(max));
         }
+    }
+
+    /// Issue 13 point 7: with no check at all, the UNKNOWN verdict's first
+    /// reason says so, not that every check counts.
+    #[test]
+    fn no_checks_at_the_deadline_says_so_first() {
+        let v = verdict(&[], &RequiredSet::Known(BTreeSet::new()), &[], true);
+        assert_eq!(v.status, CiStatus::Unknown);
+        assert_eq!(
+            v.reasons,
+            vec!["no checks reported at the deadline".to_owned()]
+        );
     }
 }

@@ -103,10 +103,52 @@ fn one_line(text: &str) -> String {
     text.replace("\r\n", " ").replace(['\n', '\r'], " ")
 }
 
+/// Markdown that [`markdown`] and [`code_span`] built, for a terminal:
+/// backslash escapes undone (`\#42` reads `#42`, a URL's `merge\_requests`
+/// can be pasted) and `**bold**` markers dropped. Unsafe characters stay
+/// the visible escapes [`visible`] gives them (a `\\` of the Markdown, a
+/// literal backslash, reads `\`): nothing raw reaches the terminal that
+/// the Markdown did not already hold.
+pub fn terminal(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut chars = markdown.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek().is_some_and(char::is_ascii_punctuation) => {
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+            }
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
     use super::*;
+
+    /// Issue 13 point 9: the terminal reads what the Markdown renders.
+    #[test]
+    fn terminal_text_undoes_the_markdown_escapes() {
+        let url = "https://gitlab.com/g/p/-/merge_requests/42";
+        let md = format!(
+            "- Status: **converged** ({})",
+            markdown(&format!("#42 PRRT_x {url}"))
+        );
+        assert_eq!(
+            terminal(&md),
+            format!("- Status: converged (#42 PRRT_x {url})")
+        );
+        // A backslash and a control character stay visible escapes.
+        assert_eq!(terminal(&markdown("a\\b\u{1b}")), "a\\\\b\\x1b");
+        assert_eq!(visible("a\\b\u{1b}"), "a\\\\b\\x1b");
+    }
 
     #[test]
     fn control_and_bidi_characters_become_visible_escapes() {

@@ -22,6 +22,10 @@
 //!   clusters (theme, area, files, items), how many items stayed isolated, and the
 //!   escalations with their context sentence; reply failures needing
 //!   attention;
+//! - the items the run reported to the user and did not act on: those
+//!   Shepherd could not judge (a person must decide; nothing was posted) and
+//!   those whose author is not trusted, each with where it is, a link, a
+//!   one-line excerpt and why;
 //! - agent time and, where the provider reports them, tokens and cost;
 //! - that convergence is not mergeability.
 
@@ -69,6 +73,12 @@ pub struct ItemRecord {
     pub line: Option<u32>,
     /// How it was fixed (`suggestion`, `agent`, `cluster`, `metadata`).
     pub fix_kind: Option<String>,
+    /// The web URL of the item's first comment, when known.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The reply Shepherd posted (or meant to post), without its marker.
+    #[serde(default)]
+    pub reply: Option<String>,
 }
 
 /// A public call that failed and needs a person's attention.
@@ -159,6 +169,55 @@ pub struct ReportInput {
     pub agent: AgentUsage,
     /// Where the worktree was kept, when it was.
     pub worktree_kept: Option<String>,
+    /// Items reported to the user and not acted on.
+    #[serde(default)]
+    pub attention: Vec<AttentionItem>,
+}
+
+/// Why an item is reported to the user and not acted on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AttentionKind {
+    /// Shepherd could not judge it: a person must decide (nothing posted).
+    NeedsYourDecision,
+    /// Its author is not trusted (`[trust]`).
+    Untrusted,
+}
+
+/// An item the run reports to the user and did not act on.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct AttentionItem {
+    /// Why it is reported.
+    pub kind: AttentionKind,
+    /// The file, for threads.
+    pub path: Option<String>,
+    /// The line, for threads.
+    pub line: Option<u32>,
+    /// The thread or comment id.
+    pub item_id: String,
+    /// The web URL of its first comment.
+    pub url: Option<String>,
+    /// The first line of its first comment, shortened.
+    pub excerpt: String,
+    /// Why, in one sentence.
+    pub why: String,
+}
+
+/// The first non-empty line of `body`, at most 100 characters (with `…`
+/// when cut): what a report line quotes of a comment.
+pub fn excerpt(body: &str) -> String {
+    const MAX: usize = 100;
+    let line = body
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    if line.chars().count() <= MAX {
+        line.to_owned()
+    } else {
+        let cut: String = line.chars().take(MAX - 1).collect();
+        format!("{}…", cut.trim_end())
+    }
 }
 
 /// When a run last looked at the PR's review threads.
@@ -242,6 +301,12 @@ pub struct ReportItem {
     pub replied: bool,
     /// Whether the resolve succeeded.
     pub resolved: bool,
+    /// The web URL of the item's first comment, when known.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The reply posted (or meant to be), when there is one.
+    #[serde(default)]
+    pub reply: Option<String>,
 }
 
 /// The items of one outcome.
@@ -279,6 +344,10 @@ pub struct ThreadsClear {
     /// not Shepherd's, and this run did not reply after its look).
     #[serde(default)]
     pub not_handled: Vec<ThreadPath>,
+    /// Unresolved threads Shepherd could not judge and reported to the user
+    /// (nothing posted on them).
+    #[serde(default)]
+    pub needs_your_decision: Vec<ThreadPath>,
     /// Of `other_open`: threads this run replied to after its last look
     /// and left unresolved.
     #[serde(default)]
@@ -350,6 +419,10 @@ pub struct Report {
     pub worktree_kept: Option<String>,
     /// Rounds whose state equalled the previous round's.
     pub stalled_rounds: Vec<u32>,
+    /// Items reported to the user and not acted on (sorted: needing a
+    /// decision first, then untrusted; by path and line).
+    #[serde(default)]
+    pub attention: Vec<AttentionItem>,
     /// That convergence is not mergeability.
     pub note: String,
 }
@@ -422,6 +495,8 @@ pub fn build(input: &ReportInput) -> Report {
             commit: e.commit.clone(),
             replied: e.replied,
             resolved: e.resolved,
+            url: record.url.clone(),
+            reply: record.reply.clone(),
         });
     }
     let outcomes = groups
@@ -515,6 +590,12 @@ pub fn build(input: &ReportInput) -> Report {
         agent,
         worktree_kept: input.worktree_kept.clone(),
         stalled_rounds,
+        attention: {
+            let mut list = input.attention.clone();
+            list.sort();
+            list.dedup();
+            list
+        },
         note: MERGEABILITY_NOTE.to_owned(),
     }
 }
@@ -530,6 +611,7 @@ fn threads_clear(input: &ReportInput, items: &[&ItemRecord]) -> ThreadsClear {
             deliberately_open: Vec::new(),
             other_open: Vec::new(),
             not_handled: Vec::new(),
+            needs_your_decision: Vec::new(),
             replied_since: Vec::new(),
             resolve_pending: Vec::new(),
             as_of: None,
@@ -548,6 +630,13 @@ fn threads_clear(input: &ReportInput, items: &[&ItemRecord]) -> ThreadsClear {
     };
     let mut deliberately_open = Vec::new();
     let mut not_handled = Vec::new();
+    let mut needs_your_decision = Vec::new();
+    let held = |id: &str| {
+        input
+            .attention
+            .iter()
+            .any(|a| a.kind == AttentionKind::NeedsYourDecision && a.item_id == id)
+    };
     let mut replied_since = Vec::new();
     let mut resolve_pending = Vec::new();
     for c in input
@@ -570,16 +659,19 @@ fn threads_clear(input: &ReportInput, items: &[&ItemRecord]) -> ThreadsClear {
                     replied_since.push(path(c));
                 }
             }
+            Class::New if held(&c.item_id) => needs_your_decision.push(path(c)),
             Class::New => not_handled.push(path(c)),
         }
     }
     let deliberately_open = thread_paths(deliberately_open);
     let not_handled = thread_paths(not_handled);
+    let needs_your_decision = thread_paths(needs_your_decision);
     let replied_since = thread_paths(replied_since);
     let resolve_pending = thread_paths(resolve_pending);
     let other_open = thread_paths(
         not_handled
             .iter()
+            .chain(&needs_your_decision)
             .chain(&replied_since)
             .chain(&resolve_pending)
             .cloned()
@@ -593,6 +685,7 @@ fn threads_clear(input: &ReportInput, items: &[&ItemRecord]) -> ThreadsClear {
         for (list, what) in [
             (&deliberately_open, "deliberately-open thread"),
             (&not_handled, "thread not handled yet"),
+            (&needs_your_decision, "thread needing your decision"),
             (&replied_since, "thread replied to, left open"),
             (&resolve_pending, "thread whose resolve has not succeeded"),
         ] {
@@ -625,6 +718,7 @@ fn threads_clear(input: &ReportInput, items: &[&ItemRecord]) -> ThreadsClear {
         deliberately_open,
         other_open,
         not_handled,
+        needs_your_decision,
         replied_since,
         resolve_pending,
         as_of: Some(look.clone()),
@@ -654,7 +748,7 @@ fn where_(path: &Option<String>, line: Option<u32>) -> String {
     match (path, line) {
         (Some(p), Some(l)) => crate::escape::code_span(&format!("{p}:{l}")),
         (Some(p), None) => crate::escape::code_span(p),
-        (None, _) => "(PR conversation)".to_owned(),
+        (None, _) => "(conversation)".to_owned(),
     }
 }
 
@@ -771,6 +865,17 @@ impl Report {
                     md(&item.item_id),
                     facts.join(", ")
                 ));
+                if let Some(url) = item.url.as_deref().filter(|u| !u.is_empty()) {
+                    out.push_str(&format!("  - link: {}\n", code(url)));
+                }
+                if let Some(reply) = item.reply.as_deref().map(excerpt).filter(|r| !r.is_empty()) {
+                    let said = if item.replied {
+                        "reply"
+                    } else {
+                        "drafted reply, not posted"
+                    };
+                    out.push_str(&format!("  - {said}: \"{}\"\n", md(&reply)));
+                }
             }
             out.push('\n');
         }
@@ -804,6 +909,8 @@ impl Report {
         }
 
         self.clusters_markdown(&mut out);
+
+        self.attention_markdown(&mut out);
 
         out.push_str("\n## Needs attention\n\n");
         if self.failures.is_empty() {
@@ -876,6 +983,45 @@ fn count(n: usize, word: &str) -> String {
 }
 
 impl Report {
+    /// The sections of items reported to the user and not acted on.
+    fn attention_markdown(&self, out: &mut String) {
+        for (kind, title, blurb) in [
+            (
+                AttentionKind::NeedsYourDecision,
+                "Needs your decision",
+                "Shepherd could not judge these and posted nothing on them; decide them on the \
+                 forge (or run with `--reply-needs-human` to post the drafted reply).",
+            ),
+            (
+                AttentionKind::Untrusted,
+                "Untrusted, not acted on",
+                "Their authors are not trusted (`[trust]`): reported, not triaged, replied to or \
+                 resolved.",
+            ),
+        ] {
+            let items: Vec<&AttentionItem> =
+                self.attention.iter().filter(|a| a.kind == kind).collect();
+            if items.is_empty() {
+                continue;
+            }
+            out.push_str(&format!("\n## {title} ({})\n\n{blurb}\n\n", items.len()));
+            for a in items {
+                let link = a
+                    .url
+                    .as_deref()
+                    .filter(|u| !u.is_empty())
+                    .map_or(String::new(), |u| format!(" {}", code(u)));
+                out.push_str(&format!(
+                    "- {} {}{link}\n  - \"{}\"\n  - why: {}\n",
+                    where_(&a.path, a.line),
+                    md(&a.item_id),
+                    md(&a.excerpt),
+                    md(&a.why)
+                ));
+            }
+        }
+    }
+
     /// The Clusters section: the gate's signals in each round it opened,
     /// the clusters (theme, area, files, items), isolated items, and the
     /// escalations with their context sentence.
@@ -981,6 +1127,8 @@ mod tests {
             path: path.map(str::to_owned),
             line: path.map(|_| 3),
             fix_kind: None,
+            url: None,
+            reply: None,
         }
     }
 
@@ -1078,6 +1226,7 @@ mod tests {
                 }],
             },
             worktree_kept: None,
+            attention: Vec::new(),
         }
     }
 

@@ -25,10 +25,10 @@ pub mod worktree;
 
 pub use round::approval::changed_decision_needs_reply;
 pub use run::{
-    approve_run, effective_status, load_run_file, reject_run, run_report, Agents, ApprovalChange,
-    ApprovalItem, ApprovalRequest, ApprovalVerdict, Approver, ConfigRecord, Engine, EngineError,
-    EngineOptions, NoProgress, PauseKind, Progress, ProgressEvent, RepoConfigSource, RepoFile,
-    RunDir, RunFile, RunOutcome, RunSpec, Stage,
+    approval_request, approve_run, effective_status, load_run_file, reject_run, run_report, Agents,
+    ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict, Approver, ConfigRecord, Engine,
+    EngineError, EngineOptions, NoProgress, PauseKind, Progress, ProgressEvent, RepoConfigSource,
+    RepoFile, RunDir, RunFile, RunOutcome, RunSpec, Stage,
 };
 pub use store::{
     Approval, ApprovalState, Event, LedgerRecord, LockInfo, LockOutcome, PrKey, Round, Run,

@@ -157,6 +157,12 @@ pub struct ApprovalItem {
     pub line: Option<u32>,
     /// Who opened it.
     pub author: Option<String>,
+    /// The web URL of its first comment.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The first line of its first comment, shortened.
+    #[serde(default)]
+    pub excerpt: String,
     /// The triage decision.
     pub decision: Decision,
     /// Triage's reasoning.
@@ -387,6 +393,10 @@ pub struct EngineOptions {
     /// On resume, the approval mode to use instead of the run's
     /// (`shepherd resume --approve auto`).
     pub approve: Option<shepherd_core::config::ApproveMode>,
+    /// On resume, post the drafted reply of items Shepherd could not judge
+    /// (`shepherd resume --reply-needs-human`), whatever the run's
+    /// configuration says.
+    pub reply_needs_human: bool,
     /// The user's checkout (where `shepherd run` was started): prompt
     /// overrides are read from its `.shepherd/prompts/`, never from the pull
     /// request. `None` uses the embedded prompts.
@@ -425,6 +435,7 @@ impl Default for EngineOptions {
             hostname: crate::store::local_hostname(),
             identity: None,
             approve: None,
+            reply_needs_human: false,
             checkout: None,
             max_parallel_fixes: DEFAULT_PARALLEL_FIXES,
         }

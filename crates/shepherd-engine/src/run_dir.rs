@@ -59,6 +59,9 @@ pub struct ItemInfo {
     pub path: Option<String>,
     /// The thread's line.
     pub line: Option<u32>,
+    /// The web URL of the item's first comment.
+    #[serde(default)]
+    pub url: Option<String>,
 }
 
 /// `run.json`: what a run needs to be resumed and reported, beyond the store.
@@ -128,6 +131,27 @@ pub struct RunFile {
     pub pr_title: String,
     /// Where the worktree was kept, when the run ended badly.
     pub worktree_kept: Option<PathBuf>,
+    /// Items Shepherd could not judge (`needs-human`) and reported to the
+    /// user instead of answering on the forge, by item id. An item stays
+    /// held (not triaged again, not blocking convergence) while nobody has
+    /// commented on it since.
+    #[serde(default)]
+    pub held: BTreeMap<String, HeldItem>,
+    /// The untrusted items of the last look at the threads, with why.
+    #[serde(default)]
+    pub untrusted: Vec<shepherd_core::report::AttentionItem>,
+}
+
+/// An item reported to the user, not answered on the forge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldItem {
+    /// The round that held it.
+    pub round: u32,
+    /// The id of the item's last comment when it was held: a later comment
+    /// makes the item new again.
+    pub last_comment: Option<String>,
+    /// The item as the report lists it (why: triage's reasoning).
+    pub item: shepherd_core::report::AttentionItem,
 }
 
 impl RunFile {

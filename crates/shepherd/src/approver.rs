@@ -68,7 +68,7 @@ impl Approver for TtyApprover {
                 let place = match (&item.path, item.line) {
                     (Some(p), Some(l)) => visible(&format!("{p}:{l}")),
                     (Some(p), None) => visible(p),
-                    (None, _) => "(PR conversation)".to_owned(),
+                    (None, _) => "(conversation)".to_owned(),
                 };
                 eprintln!(
                     "  [{}] {place} by @{} -> {}{}",

@@ -58,6 +58,29 @@ impl CliError {
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
+
+    /// Whether the forge could not be reached (network or TLS): then the
+    /// endpoint that was tried is worth naming.
+    pub fn is_unreachable_forge(&self) -> bool {
+        self.error.chain().any(|cause| {
+            matches!(
+                cause.downcast_ref::<shepherd_forge::ForgeError>(),
+                Some(
+                    shepherd_forge::ForgeError::Network { .. }
+                        | shepherd_forge::ForgeError::Certificate { .. }
+                )
+            )
+        })
+    }
+
+    /// Add `hint` when the forge could not be reached.
+    pub fn with_unreachable_hint(self, hint: impl FnOnce() -> String) -> Self {
+        if self.is_unreachable_forge() {
+            self.with_hint(hint())
+        } else {
+            self
+        }
+    }
 }
 
 impl fmt::Display for CliError {

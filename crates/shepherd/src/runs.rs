@@ -20,7 +20,8 @@ use crate::progress::LineProgress;
 #[derive(Debug, Clone, Args)]
 pub(crate) struct CommonRunArgs {
     /// How reply-only decisions are approved: `prompt` asks on a terminal (and pauses without
-    /// one), `auto` approves at once
+    /// one), `auto` approves at once, `label` approves when the PR carries the `shepherd-approved`
+    /// label (and pauses without it)
     #[arg(long, value_name = "MODE", value_parser = parse_approve)]
     pub approve: Option<ApproveMode>,
 
@@ -32,6 +33,11 @@ pub(crate) struct CommonRunArgs {
     /// Print the report as JSON on stdout (progress still goes to stderr)
     #[arg(long)]
     pub json: bool,
+
+    /// Post the drafted reply on items Shepherd could not judge (needs-human);
+    /// without it they are reported to you only (`approve.reply_needs_human`)
+    #[arg(long)]
+    pub reply_needs_human: bool,
 }
 
 fn parse_approve(text: &str) -> Result<ApproveMode, String> {
@@ -69,7 +75,13 @@ pub(crate) fn print_outcome(outcome: &RunOutcome, json: bool) -> CliResult<u8> {
             .map_err(|e| CliError::failure(anyhow!(e)))
             .map(|text| writeln!(out, "{text}"))?
     } else {
-        writeln!(out, "{}", outcome.report.to_markdown()).and_then(|()| {
+        // The terminal's rendering; `report.md` keeps the Markdown.
+        writeln!(
+            out,
+            "{}",
+            shepherd_core::escape::terminal(&outcome.report.to_markdown())
+        )
+        .and_then(|()| {
             writeln!(out, "Run directory: {}", outcome.run_dir.display())?;
             if outcome.status == RunStatus::Paused {
                 writeln!(out, "Continue with: shepherd resume {}", outcome.run_id)?;

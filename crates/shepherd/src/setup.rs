@@ -19,7 +19,7 @@ use shepherd_core::config::{repo_config_path, Config, ConfigLayer, ForgeConfig, 
 use shepherd_core::target::{parse_remote_url, parse_target, RemoteInfo, Target, TargetContext};
 use shepherd_core::ForgeKind;
 use shepherd_engine::{Git, HttpCredentials, RepoConfigSource, StateDir};
-use shepherd_forge::{ClientConfig, ConnectError, Forge, Token};
+use shepherd_forge::{ClientConfig, ConnectError, Forge, GitHubEndpoints, GitLabEndpoints, Token};
 
 use crate::error::{CliError, CliResult};
 
@@ -70,8 +70,17 @@ pub(crate) fn config_layers(overrides: Overrides) -> CliResult<Vec<ConfigLayer>>
     let env = |k: &str| std::env::var(k).ok();
     let mut layers = Vec::new();
     if let Some(path) = shepherd_core::config::user_config_path(env) {
+        let named = env(shepherd_core::config::CONFIG_PATH_ENV).is_some_and(|v| !v.is_empty());
         match std::fs::read_to_string(&path) {
             Ok(text) => layers.push(ConfigLayer::user(path, text)),
+            // A file SHEPHERD_CONFIG names must exist: a typo there would
+            // otherwise run with none of its settings.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && named => {
+                return Err(CliError::usage(anyhow!(
+                    "{} names the user config {path}, which does not exist",
+                    shepherd_core::config::CONFIG_PATH_ENV
+                )))
+            }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
             Err(err) => {
                 return Err(CliError::usage(anyhow!(
@@ -249,6 +258,90 @@ fn resolve_target_in(
         }
         err
     })
+}
+
+/// Whether `url` is a plain-HTTP URL (`http://…`).
+fn is_http(url: &str) -> bool {
+    url.trim()
+        .get(..7)
+        .is_some_and(|s| s.eq_ignore_ascii_case("http://"))
+}
+
+/// The `origin` remote's URL of the checkout `dir` is in, as git has it.
+fn origin_url(dir: &Path) -> Option<String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["remote", "get-url", "origin"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// The flags with the API URL the target's own URL implies: a PR URL, a
+/// `--repo` URL or an `origin` remote on `http://HOST[:PORT]` (a
+/// self-hosted instance, the emulator) is talked to over plain HTTP, at
+/// `http://HOST[:PORT]/api/v3` (GitHub Enterprise style) or `/api/v4`
+/// (GitLab), never over HTTPS. An explicit `--api-url` always wins;
+/// github.com and gitlab.com are always HTTPS.
+pub(crate) fn with_target_scheme(input: &str, target: &Target, args: &ForgeArgs) -> ForgeArgs {
+    let mut args = args.clone();
+    if args.api_url.is_some() {
+        return args;
+    }
+    let host = target.repo.host.to_ascii_lowercase();
+    if matches!(host.as_str(), "github.com" | "gitlab.com") {
+        return args;
+    }
+    let from_remote = || {
+        let cwd = std::env::current_dir().ok()?;
+        let url = origin_url(&cwd)?;
+        let remote = parse_remote_url(&url).ok()?;
+        (remote.repo.host.eq_ignore_ascii_case(&host) && is_http(&url)).then_some(())
+    };
+    let http = match target.repo_source {
+        shepherd_core::target::RepoSource::Url => is_http(input),
+        shepherd_core::target::RepoSource::Flag => args.repo.as_deref().is_some_and(is_http),
+        _ => from_remote().is_some(),
+    };
+    if http {
+        let suffix = match target.forge {
+            ForgeKind::GitHub => "api/v3",
+            ForgeKind::GitLab => "api/v4",
+        };
+        args.api_url = Some(format!("http://{}/{suffix}", target.repo.host));
+    }
+    args
+}
+
+/// The forge API endpoint a command talks to, and where that came from:
+/// what an error about reaching the forge names.
+pub(crate) fn endpoint_hint(target: &Target, args: &ForgeArgs) -> String {
+    let host = &target.repo.host;
+    let (url, why) = match (&args.api_url, target.forge) {
+        (Some(url), _) => (
+            url.clone(),
+            "from --api-url, SHEPHERD_API_URL or the target's http:// URL",
+        ),
+        (None, ForgeKind::GitHub) => (
+            GitHubEndpoints::for_host(host)
+                .map(|e| e.rest.to_string())
+                .unwrap_or_else(|_| host.clone()),
+            "from the host; pass --api-url for another",
+        ),
+        (None, ForgeKind::GitLab) => (
+            GitLabEndpoints::for_host(host)
+                .map(|e| e.api.to_string())
+                .unwrap_or_else(|_| host.clone()),
+            "from the host; pass --api-url for another",
+        ),
+    };
+    format!("the forge API tried: {url} ({why})")
 }
 
 /// `[forge]` as a command in the current directory sees it: `layers`

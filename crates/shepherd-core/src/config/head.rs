@@ -12,7 +12,7 @@
 //! | key | what the head's file can do |
 //! |---|---|
 //! | `paths.protected` | add patterns (the union is kept) |
-//! | `trust.collaborators`, `resolve.human_threads`, `approve.resolve_wontfix` | turn off |
+//! | `trust.collaborators`, `resolve.human_threads`, `approve.resolve_wontfix`, `approve.reply_needs_human` | turn off |
 //! | `trust.bots`, `trust.users` | remove accounts (the intersection is kept) |
 //! | `approve.mode` | ask for a stricter mode (`auto` < `label` < `prompt`) |
 //! | `review.enabled` | turn on |
@@ -230,16 +230,24 @@ impl HeadConfig {
             }
             list.retain(|l| head_list.iter().any(|k| k.eq_ignore_ascii_case(l)));
         }
-        for (key, head_value, value) in [
+        for (key, head_value, value, what_widens) in [
             (
                 "resolve.human_threads",
                 head.resolve.human_threads,
                 &mut config.resolve.human_threads,
+                "resolved",
             ),
             (
                 "approve.resolve_wontfix",
                 head.approve.resolve_wontfix,
                 &mut config.approve.resolve_wontfix,
+                "resolved",
+            ),
+            (
+                "approve.reply_needs_human",
+                head.approve.reply_needs_human,
+                &mut config.approve.reply_needs_human,
+                "posted",
             ),
         ] {
             if !is_set(key) {
@@ -248,7 +256,7 @@ impl HeadConfig {
             if head_value && !*value {
                 notes.push(format!(
                     "{what} sets `{key} = true`; ignored (a pull request cannot widen what is \
-                     resolved)"
+                     {what_widens})"
                 ));
             }
             *value &= head_value;

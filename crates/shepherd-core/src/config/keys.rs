@@ -166,6 +166,12 @@ pub(super) static KEYS: &[KeyDoc] = &[
     ),
     key("approve.resolve_wontfix", Kind::Bool, "Whether approved wontfix decisions resolve their threads."),
     key(
+        "approve.reply_needs_human",
+        Kind::Bool,
+        "Whether an item Shepherd could not judge (needs-human) gets the drafted reply on the forge; \
+         false reports it to you only. A reply a person wrote at approval is always posted.",
+    ),
+    key(
         "resolve.human_threads",
         Kind::Bool,
         "Whether threads opened by a person may be resolved; false leaves them for the person.",

@@ -120,6 +120,8 @@ pub struct Overrides {
     pub approve: Option<ApproveMode>,
     /// `approve.resolve_wontfix`.
     pub resolve_wontfix: Option<bool>,
+    /// `approve.reply_needs_human`.
+    pub reply_needs_human: Option<bool>,
     /// `cluster.enabled`.
     pub cluster_enabled: Option<bool>,
     /// `verify.command`.
@@ -156,6 +158,9 @@ impl Overrides {
         }
         if let Some(v) = self.resolve_wontfix {
             out.push(("approve.resolve_wontfix", Value::Boolean(v)));
+        }
+        if let Some(v) = self.reply_needs_human {
+            out.push(("approve.reply_needs_human", Value::Boolean(v)));
         }
         if let Some(v) = self.cluster_enabled {
             out.push(("cluster.enabled", Value::Boolean(v)));

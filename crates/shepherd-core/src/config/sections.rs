@@ -256,6 +256,10 @@ pub struct ApproveConfig {
     pub mode: ApproveMode,
     /// Whether approved wontfix decisions resolve their threads.
     pub resolve_wontfix: bool,
+    /// Whether an item Shepherd could not judge (`needs-human`) is answered
+    /// on the forge with the drafted reply; false reports it to the user
+    /// only (a reply a person wrote at approval is always posted).
+    pub reply_needs_human: bool,
 }
 
 /// `[resolve]`.
@@ -430,6 +434,38 @@ impl TrustConfig {
             AuthorKind::Bot => self.bots.iter().any(|b| normalize_login(b) == login),
             AuthorKind::User => self.collaborators && is_collaborator,
         }
+    }
+
+    /// Why comments of `author` are not acted on, or `None` when they are
+    /// ([`TrustConfig::trusts`]): one sentence naming the key to change.
+    pub fn untrusted_because(
+        &self,
+        author: Option<&Author>,
+        is_collaborator: bool,
+    ) -> Option<String> {
+        if self.trusts(author, is_collaborator) {
+            return None;
+        }
+        Some(match author {
+            None => "its author's account was deleted; a deleted account is never trusted".to_owned(),
+            Some(a) if normalize_login(&a.login).is_empty() => {
+                "its author has no login; such an account is never trusted".to_owned()
+            }
+            Some(a) => match a.kind {
+                AuthorKind::Bot => format!(
+                    "opened by the bot @{}, which is not in `trust.bots` or `trust.users`",
+                    a.login
+                ),
+                AuthorKind::User if !self.collaborators => format!(
+                    "opened by @{}; `trust.collaborators = false` and the login is not in `trust.users`",
+                    a.login
+                ),
+                AuthorKind::User => format!(
+                    "opened by @{}, who is not a collaborator nor in `trust.users`",
+                    a.login
+                ),
+            },
+        })
     }
 }
 

@@ -420,6 +420,7 @@ fn every_override_sets_its_key() {
         on_exhaust: Some(OnExhaust::Fail),
         approve: Some(ApproveMode::Auto),
         resolve_wontfix: Some(true),
+        reply_needs_human: Some(true),
         cluster_enabled: Some(false),
         verify_command: Some(CommandSpec::Argv(vec!["make".into()])),
         ci_timeout_secs: Some(9),
@@ -433,6 +434,7 @@ fn every_override_sets_its_key() {
     assert_eq!(c.loop_.on_exhaust, OnExhaust::Fail);
     assert_eq!(c.approve.mode, ApproveMode::Auto);
     assert!(c.approve.resolve_wontfix);
+    assert!(c.approve.reply_needs_human);
     assert!(!c.cluster.enabled);
     assert_eq!(
         c.verify.command,

@@ -28,6 +28,10 @@ struct ApprovalArtifact<'a> {
     approved: &'a BTreeMap<String, Decision>,
 }
 
+/// The round artifact of the approval a paused round awaits
+/// ([`ApprovalRequest`]): what `shepherd status` shows of each item.
+pub(crate) const APPROVAL_REQUEST: &str = "approval-request.json";
+
 /// The reply drafted for a decision when triage gave no hint.
 pub(crate) fn default_reply(decision: Decision) -> &'static str {
     match decision {
@@ -193,6 +197,8 @@ impl Runner {
                                 });
                             }
                             ApprovalVerdict::Defer => {
+                                let request = self.approval_request(round, &decisions);
+                                self.artifact(round, APPROVAL_REQUEST, &request)?;
                                 for id in &undecided {
                                     self.store().put_approval(&put(
                                         id,
@@ -234,6 +240,10 @@ impl Runner {
                         }
                     }
                     (ApproveMode::Prompt, None) => {
+                        // What `shepherd status` shows the approver: where
+                        // each item is, what it says, the reply drafted.
+                        let request = self.approval_request(round, &decisions);
+                        self.artifact(round, APPROVAL_REQUEST, &request)?;
                         for id in &undecided {
                             if !existing.contains_key(*id) {
                                 self.store().put_approval(&put(
@@ -394,6 +404,13 @@ impl Runner {
                         path: w.classified.path.clone(),
                         line: w.classified.line,
                         author: w.classified.author.as_ref().map(|a| a.login.clone()),
+                        url: w.classified.url.clone(),
+                        excerpt: w
+                            .attention(
+                                shepherd_core::report::AttentionKind::NeedsYourDecision,
+                                String::new(),
+                            )
+                            .excerpt,
                         decision,
                         reasoning: d.reasoning.clone(),
                         reply: self.drafted_reply(round, w.id(), decision),

@@ -17,6 +17,9 @@ use crate::error::Result;
 use crate::options::Stage;
 use crate::store::Timestamp;
 
+/// What the converge summary of a stalled round ends with.
+pub(crate) const STALLED_SUFFIX: &str = " (stalled: same state as the previous round)";
+
 impl Runner {
     pub(crate) async fn stage_converge(&mut self, round: &mut Round) -> Result<RoundEnd> {
         let snapshot = match self.forge.snapshot(self.run.target.number).await {
@@ -38,7 +41,9 @@ impl Runner {
             .collect();
         let new_items: Vec<String> = scoped
             .iter()
-            .filter(|c| c.class == Class::New && self.trusted(c))
+            .filter(|c| {
+                c.class == Class::New && self.trusted(c) && !self.still_held(&snapshot, &c.item_id)
+            })
             .map(|c| c.item_id.clone())
             .collect();
         let resolve_pending: Vec<String> = scoped
@@ -66,6 +71,7 @@ impl Runner {
                     kind: c.kind,
                     path: c.path.clone(),
                     line: c.line,
+                    url: c.url.clone(),
                 },
             );
         }
@@ -94,7 +100,7 @@ impl Runner {
         } else {
             let mut s = format!("not converged: {}", convergence.reasons.join("; "));
             if round.stalled {
-                s.push_str(" (stalled: same state as the previous round)");
+                s.push_str(STALLED_SUFFIX);
             }
             s
         };

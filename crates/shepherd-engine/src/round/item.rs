@@ -63,6 +63,28 @@ impl WorkItem {
         }
     }
 
+    /// The item as the report lists one it did not act on.
+    pub(crate) fn attention(
+        &self,
+        kind: shepherd_core::report::AttentionKind,
+        why: String,
+    ) -> shepherd_core::report::AttentionItem {
+        let body = match (&self.thread, &self.comment) {
+            (Some(t), _) => t.root().map_or("", |c| c.body.as_str()),
+            (None, Some(c)) => c.body.as_str(),
+            (None, None) => "",
+        };
+        shepherd_core::report::AttentionItem {
+            kind,
+            path: self.classified.path.clone(),
+            line: self.classified.line,
+            item_id: self.id().to_owned(),
+            url: self.classified.url.clone(),
+            excerpt: shepherd_core::report::excerpt(body),
+            why,
+        }
+    }
+
     /// Every comment id the snapshot showed on the item.
     pub(crate) fn comment_ids(&self) -> Vec<String> {
         match (&self.thread, &self.comment) {

@@ -182,6 +182,7 @@ impl Runner {
                     kind: c.kind,
                     path: c.path.clone(),
                     line: c.line,
+                    url: c.url.clone(),
                 },
             );
         }

@@ -23,7 +23,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 use shepherd_core::classify::ItemKind;
-use shepherd_core::model::ReviewState;
+use shepherd_core::model::{PrSnapshot, ReviewState};
 use shepherd_core::report::PublicFailure;
 use shepherd_core::{LedgerEntry, Marker};
 use shepherd_forge::{ForgeError, ItemRef, PostedComment, ThreadRef};
@@ -137,6 +137,7 @@ impl Runner {
         let mut replied = 0usize;
         let mut resolved = 0usize;
         let mut adopted = 0usize;
+        let mut held = 0usize;
         // Set once a reply landed in a pending review: the rest would too.
         let mut pending_review: Option<String> = None;
 
@@ -166,6 +167,34 @@ impl Runner {
                 resolved: false,
                 error: None,
             };
+
+            if self.holds(round, &item, &planned) {
+                // Shepherd could not judge it: the user hears of it (progress,
+                // report), the forge gets no boilerplate. The ledger records
+                // the decision, not a reply.
+                self.ledger_write(base, None)?;
+                let reason = round
+                    .triage
+                    .get(&r.item_id)
+                    .map(|t| t.reasoning.lines().next().unwrap_or("").trim().to_owned())
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or_else(|| planned.summary.clone());
+                self.run.held.insert(
+                    r.item_id.clone(),
+                    crate::run_dir::HeldItem {
+                        round: round.n,
+                        last_comment: item.comment_ids().last().cloned(),
+                        item: item.attention(
+                            shepherd_core::report::AttentionKind::NeedsYourDecision,
+                            reason,
+                        ),
+                    },
+                );
+                entry_log.action = "held-for-user";
+                log.push(entry_log);
+                held += 1;
+                continue;
+            }
 
             if let Some(first) = &pending_review {
                 // Recorded, so a resumed run carries the decision and reply.
@@ -321,6 +350,12 @@ impl Runner {
 
         self.artifact(round, "replies.json", &log)?;
         let mut summary = format!("{replied} replied, {resolved} resolved");
+        if held > 0 {
+            summary.push_str(&format!(
+                ", {held} needing your decision reported to you, not answered on the forge \
+                 (`--reply-needs-human` posts the drafted reply)"
+            ));
+        }
         if adopted > 0 {
             summary.push_str(&format!(
                 ", {adopted} existing reply(ies) adopted (no double post)"
@@ -357,6 +392,34 @@ impl Runner {
             }));
         }
         Ok(Ok(()))
+    }
+}
+
+impl Runner {
+    /// Whether `planned` is held for the user rather than posted: an item
+    /// Shepherd could not judge (`needs-human`), whose reply no person wrote,
+    /// unless `approve.reply_needs_human` asks for the drafted reply.
+    fn holds(&self, round: &Round, item: &WorkItem, planned: &Planned) -> bool {
+        planned.result.outcome == shepherd_core::Outcome::NeedsHuman
+            && !self.config.approve.reply_needs_human
+            && !round.reply_override.contains_key(item.id())
+    }
+
+    /// Whether a new item is still held for the user: held earlier in the
+    /// run, and nobody has commented on it since.
+    pub(crate) fn still_held(&self, snapshot: &PrSnapshot, item_id: &str) -> bool {
+        let last = match snapshot.threads.iter().find(|t| t.id == item_id) {
+            Some(t) => t.comments.last().map(|c| c.id.clone()),
+            None => snapshot
+                .comments
+                .iter()
+                .find(|c| c.id == item_id)
+                .map(|c| c.id.clone()),
+        };
+        self.run
+            .held
+            .get(item_id)
+            .is_some_and(|h| last.is_some() && h.last_comment == last)
     }
 }
 

@@ -31,6 +31,8 @@ struct ThreadsArtifact<'a> {
     carried: Vec<&'a str>,
     resolve_retry: Vec<&'a str>,
     untrusted: Vec<&'a str>,
+    /// Items reported to the user earlier in the run, unchanged since.
+    held_for_user: Vec<&'a str>,
     ledger_from_markers: usize,
 }
 
@@ -97,6 +99,7 @@ impl Runner {
                     kind: c.kind,
                     path: c.path.clone(),
                     line: c.line,
+                    url: c.url.clone(),
                 },
             );
         }
@@ -112,6 +115,8 @@ impl Runner {
         self.reconcile(&snapshot, &classified, &mine)?;
 
         let mut untrusted = Vec::new();
+        let mut held = Vec::new();
+        let mut untrusted_items = Vec::new();
         for c in &classified {
             if !self.in_scope(&snapshot, c) {
                 continue;
@@ -126,7 +131,19 @@ impl Runner {
                     .cloned(),
             };
             match c.class {
-                Class::New if !self.trusted(c) => untrusted.push(c.item_id.clone()),
+                Class::New if !self.trusted(c) => {
+                    let why = self
+                        .config
+                        .trust
+                        .untrusted_because(c.author.as_ref(), true)
+                        .unwrap_or_default();
+                    untrusted_items
+                        .push(item.attention(shepherd_core::report::AttentionKind::Untrusted, why));
+                    untrusted.push(c.item_id.clone());
+                }
+                Class::New if self.still_held(&snapshot, &c.item_id) => {
+                    held.push(c.item_id.clone());
+                }
                 Class::New => match mine.get(&c.item_id) {
                     Some(record) if record.entry.decision.is_some() && !record.entry.replied => {
                         match self.carry(&item, record, &round.start_sha).await? {
@@ -152,9 +169,11 @@ impl Runner {
             carried: round.carried.iter().map(|(w, _)| w.id()).collect(),
             resolve_retry: round.resolve_retry.iter().map(WorkItem::id).collect(),
             untrusted: untrusted.iter().map(String::as_str).collect(),
+            held_for_user: held.iter().map(String::as_str).collect(),
             ledger_from_markers: from_markers,
         };
         self.artifact(round, "threads.json", &artifact)?;
+        self.run.untrusted = untrusted_items;
         let mut summary = format!(
             "{} item(s): {} new, {} resolve-retry, {} awaiting reviewer",
             classified.len(),
@@ -175,6 +194,12 @@ impl Runner {
             summary.push_str(&format!(
                 ", {} untrusted (reported, not acted on)",
                 untrusted.len()
+            ));
+        }
+        if !held.is_empty() {
+            summary.push_str(&format!(
+                ", {} needing your decision (reported earlier, unchanged since)",
+                held.len()
             ));
         }
         if from_markers > 0 {

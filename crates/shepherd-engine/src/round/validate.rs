@@ -486,9 +486,17 @@ impl Runner {
         let shown = cmd.shown();
         let reason = (!passed).then(|| {
             let log = attempts.last().map_or("verify.log", |a| a.log.as_str());
+            // Only a failure in what the round touched is the round's: one
+            // already there (a reviewer's push) is not blamed on it.
+            let on = if round.commits.is_empty() {
+                "on the PR's head (this round made no commit)"
+            } else if note.is_some() {
+                "on the PR's head with this round's commits (in files the round did not touch)"
+            } else {
+                "on this round's commits"
+            };
             format!(
-                "the verify command `{shown}` {} on this round's commits; the push was refused \
-                 ({}see {})",
+                "the verify command `{shown}` {} {on}; the push was refused ({}see {})",
                 last.failure_words(),
                 note.as_ref().map_or(String::new(), |n| format!("{n}; ")),
                 round.dir.join(log).display()
@@ -504,6 +512,13 @@ impl Runner {
                 format!("`{shown}` passed after one repair ({})", cmd.source)
             }
             (_, true) => format!("`{shown}` passed ({})", cmd.source),
+            // A repair that was never tried (the builtin provider, no fix
+            // to repair) is not called an attempt.
+            (Some(r), false) if r.items.is_empty() => format!(
+                "`{shown}` {} ({}): the push will be refused",
+                last.failure_words(),
+                r.outcome
+            ),
             (Some(_), false) => format!(
                 "`{shown}` {} after one repair attempt: the push will be refused",
                 last.failure_words()

@@ -285,6 +285,9 @@ impl Runner {
             // `shepherd resume --approve MODE` outranks every layer.
             self.config.approve.mode = approve;
         }
+        if self.opts.reply_needs_human {
+            self.config.approve.reply_needs_human = true;
+        }
         Ok(Ok(()))
     }
 }

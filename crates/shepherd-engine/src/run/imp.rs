@@ -13,7 +13,7 @@ use shepherd_forge::Forge;
 
 use crate::config::{ConfigRecord, RepoConfigSource};
 use crate::error::{EngineError, Result};
-use crate::options::{ApprovalChange, EngineOptions, ProgressEvent};
+use crate::options::{ApprovalChange, ApprovalRequest, EngineOptions, ProgressEvent};
 use crate::round::{Round, RoundEnd, Runner};
 use crate::run_dir::{PauseKind, RunDir, RunFile};
 use crate::store::{
@@ -222,6 +222,8 @@ impl Engine {
             pr_url: String::new(),
             pr_title: String::new(),
             worktree_kept: None,
+            held: Default::default(),
+            untrusted: Vec::new(),
         };
         dir.save(&run)?;
         self.opts.progress.event(&ProgressEvent::RunStarted {
@@ -286,6 +288,9 @@ impl Engine {
         let mut config = config;
         if let Some(mode) = self.opts.approve {
             config.approve.mode = mode;
+        }
+        if self.opts.reply_needs_human {
+            config.approve.reply_needs_human = true;
         }
         let start = if run.pause == Some(PauseKind::Exhausted) {
             run.round_limit = run.round + config.loop_.max_rounds.max(1);
@@ -411,9 +416,14 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                     }
                     RoundEnd::Restart { note } | RoundEnd::Next { note } => {
                         if round.stalled {
+                            // The note already ends in its own "(stalled: …)":
+                            // said once, without nesting parentheses.
+                            let note = note
+                                .strip_suffix(crate::round::converge::STALLED_SUFFIX)
+                                .unwrap_or(&note);
                             let reason = format!(
-                                "stalled: round {n} ended in the same state as round {}; another \
-                                 round would change nothing ({note})",
+                                "stalled: round {n} ended in the same state as round {}, so \
+                                 another round would change nothing; {note}",
                                 n.saturating_sub(1)
                             );
                             break limit_end(on_exhaust, reason, &runner.run.run_id);
@@ -612,6 +622,12 @@ fn empty_input(run: &RunFile, status: &str, reason: Option<String>) -> ReportInp
         failures: run.failures.clone(),
         agent: run.agent.clone(),
         worktree_kept: run.worktree_kept.as_ref().map(|p| p.display().to_string()),
+        attention: run
+            .held
+            .values()
+            .map(|h| h.item.clone())
+            .chain(run.untrusted.iter().cloned())
+            .collect(),
     }
 }
 
@@ -633,6 +649,8 @@ pub(crate) fn build_report(
                 path: info.and_then(|i| i.path.clone()),
                 line: info.and_then(|i| i.line),
                 fix_kind: r.fix_kind,
+                url: info.and_then(|i| i.url.clone()),
+                reply: r.reply_body,
                 entry: r.entry,
             }
         })
@@ -721,12 +739,10 @@ pub fn approve_run(
                         updated_at: now,
                     })
             })
-            .ok_or_else(|| EngineError::NotResumable {
+            .ok_or_else(|| EngineError::UnknownItem {
                 run: run_id.to_owned(),
-                reason: format!(
-                    "item {} is not part of round {round}'s triage",
-                    change.item_id
-                ),
+                round,
+                item: change.item_id.clone(),
             })?;
         // A changed decision needs a reply written for it: an earlier
         // override (written for the old decision) does not carry over.
@@ -766,11 +782,39 @@ pub fn approve_run(
             run: run_id.to_owned(),
         });
     }
+    // The pause's reason said decisions await approval: no longer true.
+    let run = store.get_run(run_id)?;
+    let pending = store
+        .approvals(run_id, round)?
+        .iter()
+        .any(|a| a.state == ApprovalState::Pending);
+    if run.status == RunStatus::Paused && file.pause == Some(PauseKind::Approval) && !pending {
+        store.set_run_status(
+            run_id,
+            RunStatus::Paused,
+            Some(&format!(
+                "round {round}'s decisions are approved (by {approver}); nothing is posted until \
+                 `shepherd resume {run_id}`"
+            )),
+            now,
+        )?;
+    }
     Ok(store
         .approvals(run_id, round)?
         .iter()
         .filter(|a| a.state == ApprovalState::Approved)
         .count())
+}
+
+/// What the approval a paused run awaits shows of each item of its round
+/// (path, excerpt, drafted reply, reasoning), as the round saved it; empty
+/// when the round saved none.
+pub fn approval_request(state: &StateDir, run_id: &str) -> Result<Option<ApprovalRequest>> {
+    let file = load_run_file(state, run_id)?;
+    let path = RunDir::new(state.run_dir(run_id)?)
+        .round(file.round)
+        .join(crate::round::approval::APPROVAL_REQUEST);
+    Ok(crate::run_dir::read_json::<ApprovalRequest>(&path).ok())
 }
 
 /// Reject the pending approvals of run `run_id`: nothing is posted, and

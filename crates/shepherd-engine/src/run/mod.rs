@@ -15,8 +15,8 @@ pub use crate::options::{
     Approver, CheckAgents, EngineOptions, NoProgress, PrFields, Progress, ProgressEvent, Stage,
     DEFAULT_PARALLEL_FIXES,
 };
-pub use crate::run_dir::{ItemInfo, PauseKind, RunDir, RunFile};
+pub use crate::run_dir::{HeldItem, ItemInfo, PauseKind, RunDir, RunFile};
 pub use imp::{
-    approve_run, effective_status, load_run_file, reject_run, run_report, Engine, RunOutcome,
-    RunSpec,
+    approval_request, approve_run, effective_status, load_run_file, reject_run, run_report, Engine,
+    RunOutcome, RunSpec,
 };

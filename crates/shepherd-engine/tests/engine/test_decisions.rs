@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 use shepherd_core::Marker;
 use shepherd_emulator::{Permission, Scenario, ThreadCommentSpec, ThreadSpec, UserKind, UserSpec};
-use shepherd_engine::RunStatus;
+use shepherd_engine::{RunOutcome, RunStatus};
 
 use crate::common::*;
 use crate::test_agents::{default_script, fix_script, project, Lab, A_TXT, BODY};
@@ -99,7 +99,7 @@ fn triage_items(ids: &BTreeMap<&str, String>) -> Value {
 
 /// Runs the seven-decision scenario with `extra` configuration; returns the
 /// lab, the thread id per decision and the base SHA.
-async fn seven_decisions(extra: &str) -> (Lab, BTreeMap<&'static str, String>, String) {
+async fn seven_decisions(extra: &str) -> (Lab, BTreeMap<&'static str, String>, String, RunOutcome) {
     let threads: Vec<_> = DECISIONS.iter().map(|(_, p, l, b)| (*p, *l, *b)).collect();
     let lab = Lab::new(bot_project(&threads)).await;
     let ids: BTreeMap<&str, String> = DECISIONS
@@ -136,7 +136,7 @@ async fn seven_decisions(extra: &str) -> (Lab, BTreeMap<&'static str, String>, S
         outcome.reason,
         outcome.report.to_markdown()
     );
-    (lab, ids, base)
+    (lab, ids, base, outcome)
 }
 
 /// Asserts `decision`'s thread has exactly one Shepherd reply, marked for
@@ -161,7 +161,8 @@ fn assert_one_reply(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_decision_reaches_the_forge_as_section_4_says() {
-    let (lab, ids, base) = seven_decisions("").await;
+    // The drafted needs-human reply is posted only when asked for.
+    let (lab, ids, base, _) = seven_decisions("reply_needs_human = true\n").await;
     let pr = lab.setup.pr();
     lab.setup.assert_clean();
 
@@ -219,6 +220,32 @@ async fn each_decision_reaches_the_forge_as_section_4_says() {
             .count(),
         1
     );
+}
+
+/// Issue 13 point 2: an item Shepherd could not judge is reported to the
+/// user (report, progress), not answered on the forge, by default; the run
+/// still converges (the item stays held while nobody comments on it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_needs_human_item_is_reported_not_answered() {
+    let (lab, ids, _, outcome) = seven_decisions("reply_needs_human = false\n").await;
+    let (_, path, line, _) = DECISIONS.iter().find(|d| d.0 == "needs-human").unwrap();
+    let t = thread_at(&lab, path, *line);
+    assert!(shepherd_replies(&t).is_empty(), "nothing posted: {t}");
+    assert_eq!(t["resolved"], false, "{t}");
+    for d in ["wontfix", "question", "invalid"] {
+        assert_one_reply(&lab, &ids, d, d == "invalid");
+    }
+    let report = &outcome.report;
+    let held: Vec<_> = report
+        .attention
+        .iter()
+        .filter(|a| a.kind == shepherd_core::report::AttentionKind::NeedsYourDecision)
+        .collect();
+    assert_eq!(held.len(), 1, "{:?}", report.attention);
+    assert_eq!(held[0].item_id, ids["needs-human"]);
+    assert_eq!(held[0].path.as_deref(), Some(*path));
+    let md = report.to_markdown();
+    assert!(md.contains("## Needs your decision (1)"), "{md}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

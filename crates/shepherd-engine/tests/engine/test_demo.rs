@@ -9,7 +9,8 @@ use crate::common::*;
 /// round 2; the question and the invalid comment answered and left open.
 async fn the_demo_converges_with_the_builtin_agent(forge: ForgeKind) {
     let setup = setup_on(forge, demo()).await;
-    let outcome = setup.run("").await;
+    // The default: needs-human items held for the user (issue 13 point 2).
+    let outcome = setup.run("[approve]\nreply_needs_human = false\n").await;
     let pr = setup.pr();
     assert_eq!(
         outcome.status,
@@ -45,19 +46,24 @@ async fn the_demo_converges_with_the_builtin_agent(forge: ForgeKind) {
         let comments = thread["comments"].as_array().unwrap();
         let root = comments[0]["body"].as_str().unwrap();
         let last = comments.last().unwrap()["body"].as_str().unwrap();
-        assert!(
-            shepherd_core::Marker::find(last).is_some(),
-            "thread {} has no reply from Shepherd: {last}",
-            thread["id"]
-        );
         if root.contains("```suggestion") {
+            assert!(
+                shepherd_core::Marker::find(last).is_some(),
+                "thread {} has no reply from Shepherd: {last}",
+                thread["id"]
+            );
             // Fixed, pushed, replied citing the commit, resolved.
             assert_eq!(thread["resolved"], true, "{thread}");
             let cited = commits.iter().any(|sha| last.contains(sha.as_str()));
             assert!(cited, "the reply cites no pushed commit: {last}");
             fixed += 1;
         } else {
-            // Reply-only (needs-human with the builtin agent): left open.
+            // Needs-human with the builtin agent: reported to the user,
+            // nothing posted, left open (issue 13 point 2).
+            assert!(
+                shepherd_core::Marker::find(last).is_none(),
+                "no boilerplate reply: {thread}"
+            );
             assert_eq!(thread["resolved"], false, "{thread}");
             open += 1;
         }
@@ -71,10 +77,16 @@ async fn the_demo_converges_with_the_builtin_agent(forge: ForgeKind) {
         .filter_map(|c| c["body"].as_str())
         .filter(|b| shepherd_core::Marker::find(b).is_some())
         .collect();
+    assert!(
+        conversation.is_empty(),
+        "the top-level comment and the review body need a person; nothing posted: \
+         {conversation:?}"
+    );
     assert_eq!(
-        conversation.len(),
-        2,
-        "the top-level comment and the review body are answered: {conversation:?}"
+        outcome.report.attention.len(),
+        4,
+        "the 4 needs-human items are reported: {:?}",
+        outcome.report.attention
     );
 
     // The files are fixed on the PR's head: the TODO is gone again.
@@ -86,7 +98,7 @@ async fn the_demo_converges_with_the_builtin_agent(forge: ForgeKind) {
         report
             .review_threads
             .summary
-            .starts_with("no, 2 deliberately-open threads"),
+            .starts_with("no, 2 threads needing your decision"),
         "{}",
         report.review_threads.summary
     );

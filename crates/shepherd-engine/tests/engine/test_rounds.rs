@@ -108,6 +108,16 @@ async fn a_round_that_changes_nothing_is_reported_as_stalled(forge: ForgeKind) {
     assert_eq!(outcome.status, RunStatus::Exhausted, "{:?}", outcome.reason);
     let reason = outcome.reason.unwrap();
     assert!(reason.contains("stalled"), "{reason}");
+    // Said once, without nested parentheses (issue 13 point 7).
+    assert_eq!(reason.matches("stalled").count(), 1, "{reason}");
+    assert!(!reason.contains("(not converged"), "{reason}");
+    // No check at all: the UNKNOWN verdict says so first.
+    let ci = outcome.report.ci.as_ref().unwrap();
+    assert_eq!(
+        ci.reasons.first().map(String::as_str),
+        Some("no checks reported at the deadline"),
+        "{ci:?}"
+    );
     let rounds = &outcome.report.rounds;
     assert_eq!(rounds.len(), 3, "round 3 saw what round 2 saw: {rounds:?}");
     assert!(rounds[2].stalled && !rounds[1].stalled);

@@ -22,6 +22,7 @@ pub(crate) struct ApproveArgs {
     run: String,
     changes: Vec<ApprovalChange>,
     state_dir: Option<PathBuf>,
+    json: bool,
 }
 
 const ABOUT: &str = "Approve a paused run's triage, optionally changing decisions and replies";
@@ -70,6 +71,12 @@ impl clap::Args for ApproveArgs {
                     .env("SHEPHERD_STATE_DIR")
                     .value_parser(clap::value_parser!(PathBuf))
                     .help("Where the state lives"),
+            )
+            .arg(
+                Arg::new("json")
+                    .long("json")
+                    .action(ArgAction::SetTrue)
+                    .help("Print the outcome as JSON"),
             )
     }
 
@@ -127,6 +134,7 @@ impl clap::FromArgMatches for ApproveArgs {
             run,
             changes,
             state_dir: m.get_one::<PathBuf>("state_dir").cloned(),
+            json: m.get_flag("json"),
         })
     }
 
@@ -139,12 +147,40 @@ impl clap::FromArgMatches for ApproveArgs {
 pub(crate) fn cmd_approve(args: ApproveArgs) -> CliResult<u8> {
     let state = state_dir(args.state_dir)?;
     let approver = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
-    let n = shepherd_engine::approve_run(&state, &args.run, &args.changes, &approver)
-        .map_err(engine_error)?;
-    outln!(
-        "Approved {n} decision(s) of run {}. Continue with: shepherd resume {}",
-        args.run,
-        args.run
-    );
+    let n =
+        shepherd_engine::approve_run(&state, &args.run, &args.changes, &approver).map_err(|e| {
+            let unknown = matches!(e, shepherd_engine::EngineError::UnknownItem { .. });
+            let err = engine_error(e);
+            if unknown {
+                err.with_hint(format!(
+                    "`shepherd status {}` lists the items awaiting approval",
+                    args.run
+                ))
+            } else {
+                err
+            }
+        })?;
+    if args.json {
+        let value = serde_json::json!({
+            "run_id": args.run,
+            "approved": n,
+            "changes": args.changes.iter().map(|c| serde_json::json!({
+                "item_id": c.item_id,
+                "decision": c.decision,
+                "reply": c.reply,
+            })).collect::<Vec<_>>(),
+            "next": format!("shepherd resume {}", args.run),
+        });
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+    } else {
+        outln!(
+            "Approved {n} decision(s) of run {}. Continue with: shepherd resume {}",
+            args.run,
+            args.run
+        );
+    }
     Ok(exit_codes::SUCCESS)
 }

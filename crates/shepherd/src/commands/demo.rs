@@ -118,6 +118,7 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
     let state = state_dir(args.common.state_dir.clone())?;
     let mut layers = config_layers(Overrides {
         approve: Some(args.common.approve.unwrap_or(ApproveMode::Auto)),
+        reply_needs_human: args.common.reply_needs_human.then_some(true),
         ..Overrides::default()
     })?;
     // The demo's bots are trusted, and its CI is polled every second: put

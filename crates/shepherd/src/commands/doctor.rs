@@ -15,7 +15,7 @@ use shepherd_forge::{Token, TokenSource};
 use crate::commands::doctor_probe::{print_probes, probe_roles, RoleProbe};
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
-use crate::setup::{checkout_config, config_layers, origin_remote};
+use crate::setup::{checkout_config, config_layers, origin_remote, ForgeFlag};
 use crate::ui::outln;
 
 /// Check git, the forge token, the agent CLIs and the configuration
@@ -36,6 +36,10 @@ pub(crate) struct DoctorArgs {
     /// How long each probe may take, in seconds
     #[arg(long, value_name = "SECS", default_value_t = 120, requires = "probe")]
     probe_timeout: u64,
+    /// The forge, when the `origin` remote's host does not tell it (and no
+    /// `[forge]` hosts entry does)
+    #[arg(long, value_enum)]
+    forge: Option<ForgeFlag>,
 }
 
 /// The oldest git Shepherd works with (`fetch --no-write-fetch-head`).
@@ -48,11 +52,26 @@ struct Report {
     repository: Check,
     token: Check,
     config: Check,
+    /// The configuration files a run here reads, lowest precedence first.
+    config_files: Vec<ConfigFile>,
+    /// What deserves a look but does not stop a run.
+    warnings: Vec<String>,
     agents: Vec<AgentCli>,
     roles: Vec<RoleUse>,
     /// `--probe`'s calls; absent without `--probe`.
     #[serde(skip_serializing_if = "Option::is_none")]
     probes: Option<Vec<RoleProbe>>,
+}
+
+/// One configuration source a run reads.
+#[derive(Debug, Serialize)]
+struct ConfigFile {
+    /// `repository`, `user` or `environment`.
+    layer: &'static str,
+    /// The file, or the variables for the environment.
+    path: String,
+    /// Whether it exists (and is read).
+    found: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -148,31 +167,6 @@ pub(crate) fn cmd_doctor(args: DoctorArgs) -> CliResult<u8> {
     let cwd = std::env::current_dir().map_err(|e| CliError::failure(anyhow::anyhow!(e)))?;
     let git = git_check();
     let remote = origin_remote(&cwd);
-    let repository = match &remote {
-        Some(r) => Check {
-            ok: true,
-            detail: format!(
-                "origin is {} on {}",
-                r.repo,
-                r.forge
-                    .map_or("an unknown forge (set [forge] hosts or --forge)", |f| {
-                        f.as_str()
-                    })
-            ),
-        },
-        None => Check {
-            ok: true,
-            detail: "no origin remote here: pass a PR URL or --repo to `shepherd run`".into(),
-        },
-    };
-    let (forge, host) = match &remote {
-        Some(r) => (r.forge.unwrap_or(ForgeKind::GitHub), r.repo.host.clone()),
-        None => (
-            ForgeKind::GitHub,
-            ForgeKind::GitHub.spec().default_host.to_owned(),
-        ),
-    };
-    let token = token_check(forge, &host);
     let (config, settings) = match config_layers(Overrides::default())
         .and_then(|layers| checkout_config(&layers, &cwd))
     {
@@ -191,6 +185,71 @@ pub(crate) fn cmd_doctor(args: DoctorArgs) -> CliResult<u8> {
             None,
         ),
     };
+    let (config_files, warnings) = config_files();
+    // The forge as a run here would tell it: --forge, the well-known
+    // hosts, then `[forge]` hosts of the configuration.
+    let configured = |host: &str| {
+        let forge = &settings.as_ref()?.forge;
+        let listed = |hosts: &[String]| hosts.iter().any(|h| h.eq_ignore_ascii_case(host));
+        if listed(&forge.gitlab_hosts) {
+            Some(ForgeKind::GitLab)
+        } else if listed(&forge.github_hosts) {
+            Some(ForgeKind::GitHub)
+        } else {
+            None
+        }
+    };
+    // --forge, else what SHEPHERD_API_URL implies (as for `run`).
+    let flag = args.forge.map(ForgeKind::from).or_else(|| {
+        std::env::var("SHEPHERD_API_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+            .map(|u| {
+                if u.trim_end_matches('/').ends_with("/api/v4") {
+                    ForgeKind::GitLab
+                } else {
+                    ForgeKind::GitHub
+                }
+            })
+    });
+    let (forge, host) = match &remote {
+        Some(r) => (
+            flag.or(r.forge).or_else(|| configured(&r.repo.host)),
+            r.repo.host.clone(),
+        ),
+        None => {
+            let forge = flag.unwrap_or(ForgeKind::GitHub);
+            (Some(forge), forge.spec().default_host.to_owned())
+        }
+    };
+    let repository = match (&remote, forge) {
+        (Some(r), Some(f)) => Check {
+            ok: true,
+            detail: format!("origin is {} on {}", r.repo, f.as_str()),
+        },
+        (Some(r), None) => Check {
+            ok: false,
+            detail: format!(
+                "origin is {} on an unknown forge: pass --forge, or name {} in [forge] \
+                 github_hosts or gitlab_hosts",
+                r.repo, r.repo.host
+            ),
+        },
+        (None, _) => Check {
+            ok: true,
+            detail: "no origin remote here: pass a PR URL or --repo to `shepherd run`".into(),
+        },
+    };
+    let token = match forge {
+        Some(forge) => token_check(forge, &host),
+        None => Check {
+            ok: false,
+            detail: format!(
+                "which token depends on the forge of {host}, which is unknown (GitHub: \
+                 GITHUB_TOKEN or GH_TOKEN; GitLab: GITLAB_TOKEN)"
+            ),
+        },
+    };
     let agents: Vec<AgentCli> = CliProvider::ALL.into_iter().map(agent_cli).collect();
     let roles = settings.as_ref().map(roles_of).unwrap_or_default();
     let probes = match (&settings, args.probe) {
@@ -208,6 +267,8 @@ pub(crate) fn cmd_doctor(args: DoctorArgs) -> CliResult<u8> {
         repository,
         token,
         config,
+        config_files,
+        warnings,
         agents,
         roles,
         probes,
@@ -224,6 +285,78 @@ pub(crate) fn cmd_doctor(args: DoctorArgs) -> CliResult<u8> {
     } else {
         exit_codes::FAILURE
     })
+}
+
+/// The configuration sources a run in `cwd` reads, lowest precedence
+/// first (the checkout's repository file, the user's file, the
+/// environment), and warnings about them: a repository file with changes
+/// git has not committed is read as it is on disk here, while a run in CI
+/// (or of another clone) reads the committed copy on the base branch.
+fn config_files() -> (Vec<ConfigFile>, Vec<String>) {
+    let env = |k: &str| std::env::var(k).ok();
+    let mut files = Vec::new();
+    let mut warnings = Vec::new();
+    if let Some(root) = crate::setup::current_checkout() {
+        let found = shepherd_core::config::repo_config_path(|p| root.join(p).is_file())
+            .ok()
+            .flatten();
+        match found {
+            Some(rel) => {
+                files.push(ConfigFile {
+                    layer: "repository",
+                    path: root.join(rel).display().to_string(),
+                    found: true,
+                });
+                if uncommitted(&root, rel) {
+                    warnings.push(format!(
+                        "{rel} has changes git has not committed: a run here reads it as it is \
+                         on disk, but a run in CI (or of another clone) reads the committed copy \
+                         on the base branch; commit and push it"
+                    ));
+                }
+            }
+            None => files.push(ConfigFile {
+                layer: "repository",
+                path: root.join("shepherd.toml").display().to_string(),
+                found: false,
+            }),
+        }
+    }
+    if let Some(path) = shepherd_core::config::user_config_path(env) {
+        files.push(ConfigFile {
+            layer: "user",
+            found: Path::new(&path).is_file(),
+            path,
+        });
+    }
+    let vars: Vec<String> = shepherd_core::config::ENV_VARS
+        .iter()
+        .filter(|v| env(v.name).is_some_and(|x| !x.is_empty()))
+        .map(|v| format!("{} ({})", v.name, v.key))
+        .collect();
+    files.push(ConfigFile {
+        layer: "environment",
+        found: !vars.is_empty(),
+        path: if vars.is_empty() {
+            "no SHEPHERD_* variable set".to_owned()
+        } else {
+            vars.join(", ")
+        },
+    });
+    (files, warnings)
+}
+
+/// Whether `rel` in the checkout `root` differs from what git committed
+/// (modified, staged or untracked).
+fn uncommitted(root: &Path, rel: &str) -> bool {
+    Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["status", "--porcelain", "--untracked-files=all", "--", rel])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
 }
 
 fn git_check() -> Check {
@@ -350,6 +483,22 @@ fn print_text(report: &Report) {
         mark(report.config.ok),
         report.config.detail
     );
+    outln!("     config files, in the order read (later ones win):");
+    for f in &report.config_files {
+        outln!(
+            "       {:<11} {}{}",
+            f.layer,
+            f.path,
+            if f.found || f.layer == "environment" {
+                ""
+            } else {
+                " (not found)"
+            }
+        );
+    }
+    for w in &report.warnings {
+        outln!("WARN {w}");
+    }
     outln!();
     outln!("Agent CLIs:");
     for agent in &report.agents {

@@ -24,13 +24,28 @@ pub(crate) struct RejectArgs {
     /// Where the state lives
     #[arg(long, value_name = "DIR", env = "SHEPHERD_STATE_DIR")]
     state_dir: Option<PathBuf>,
+
+    /// Print the outcome as JSON
+    #[arg(long)]
+    json: bool,
 }
 
 pub(crate) fn cmd_reject(args: RejectArgs) -> CliResult<u8> {
     let state = state_dir(args.state_dir)?;
     let approver = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
     let n = shepherd_engine::reject_run(&state, &args.run, &approver).map_err(engine_error)?;
-    if n == 0 {
+    if args.json {
+        let value = serde_json::json!({
+            "run_id": args.run,
+            "rejected": n,
+            "abandoned": n == 0,
+            "status": "failed",
+        });
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+    } else if n == 0 {
         outln!(
             "Abandoned paused run {}: it is marked failed; what it posted before it paused stays \
              on the forge.",

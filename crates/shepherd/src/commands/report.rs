@@ -37,7 +37,8 @@ pub(crate) fn cmd_report(args: ReportArgs) -> CliResult<u8> {
     let text = if args.json {
         serde_json::to_string_pretty(&report).map_err(|e| CliError::failure(anyhow!(e)))?
     } else {
-        report.to_markdown()
+        // The terminal's rendering; `report.md` keeps the Markdown.
+        shepherd_core::escape::terminal(&report.to_markdown())
     };
     let mut out = std::io::stdout().lock();
     match writeln!(out, "{text}") {

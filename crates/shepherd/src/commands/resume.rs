@@ -39,6 +39,7 @@ pub(crate) fn cmd_resume(args: ResumeArgs) -> CliResult<u8> {
     let git = git_with_credentials(&file.target)?;
     let mut opts = engine_options();
     opts.approve = args.common.approve;
+    opts.reply_needs_human = args.common.reply_needs_human;
     opts.checkout = crate::setup::current_checkout();
     let engine = shepherd_engine::Engine::new(forge, state, git, opts);
     let outcome = runtime()?

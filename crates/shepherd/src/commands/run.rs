@@ -8,8 +8,9 @@ use super::ci_event::{CiArgs, CiJob};
 use crate::error::{CliError, CliResult};
 use crate::runs::{engine_error, engine_options, print_outcome, CommonRunArgs};
 use crate::setup::{
-    config_layers, connect, current_checkout, current_forge_config, git_url, git_with_credentials,
-    resolve_target_with, runtime, state_dir, trusted_repo_config, ForgeArgs,
+    config_layers, connect, current_checkout, current_forge_config, endpoint_hint, git_url,
+    git_with_credentials, resolve_target_with, runtime, state_dir, trusted_repo_config,
+    with_target_scheme, ForgeArgs,
 };
 
 /// Drive a pull request to a clean finish: fix, reply, resolve, wait for CI, repeat
@@ -62,9 +63,11 @@ fn run_target(args: &RunArgs, input: &str) -> CliResult<RunOutcome> {
     let mut layers = config_layers(Overrides {
         max_rounds: args.max_rounds,
         approve: args.common.approve,
+        reply_needs_human: args.common.reply_needs_human.then_some(true),
         ..Overrides::default()
     })?;
     let target = resolve_target_with(input, &args.forge, &layers)?;
+    let forge_args = with_target_scheme(input, &target, &args.forge);
     let (checkout_file, repo_config) = trusted_repo_config(&target)?;
     if let Some(file) = checkout_file {
         layers.insert(0, file);
@@ -73,11 +76,12 @@ fn run_target(args: &RunArgs, input: &str) -> CliResult<RunOutcome> {
         shepherd_core::config::Config::layered(&layers).map_err(CliError::usage)?;
     }
     let state = state_dir(args.common.state_dir.clone())?;
-    let forge = connect(&target, &args.forge, &current_forge_config(&layers)?)?;
+    let forge = connect(&target, &forge_args, &current_forge_config(&layers)?)?;
     let git = git_with_credentials(&target)?;
+    let hint = endpoint_hint(&target, &forge_args);
     let spec = RunSpec {
-        git_url: git_url(&target, args.forge.api_url.as_deref())?,
-        api_url: args.forge.api_url.clone(),
+        git_url: git_url(&target, forge_args.api_url.as_deref())?,
+        api_url: forge_args.api_url.clone(),
         target,
         layers,
         repo_config,
@@ -89,5 +93,5 @@ fn run_target(args: &RunArgs, input: &str) -> CliResult<RunOutcome> {
     let engine = Engine::new(forge, state, git, opts);
     runtime()?
         .block_on(engine.start(spec))
-        .map_err(engine_error)
+        .map_err(|e| engine_error(e).with_unreachable_hint(|| hint))
 }

@@ -48,10 +48,28 @@ struct RunDetail {
     target: String,
     pause: Option<shepherd_engine::PauseKind>,
     rounds: Vec<shepherd_core::report::RoundSummary>,
-    pending_approvals: Vec<Approval>,
+    pending_approvals: Vec<PendingApproval>,
     run_dir: PathBuf,
     worktree_kept: Option<PathBuf>,
     lock_holder: Option<shepherd_engine::LockInfo>,
+}
+
+/// A decision awaiting approval, with what the approver needs to judge it:
+/// where the item is, what it says, the reply Shepherd would post.
+#[derive(Debug, Serialize)]
+struct PendingApproval {
+    #[serde(flatten)]
+    approval: Approval,
+    path: Option<String>,
+    line: Option<u32>,
+    author: Option<String>,
+    url: Option<String>,
+    /// The first line of the item's first comment.
+    excerpt: Option<String>,
+    /// Triage's reasoning.
+    reasoning: Option<String>,
+    /// The reply that would be posted (the approver's, else the drafted one).
+    proposed_reply: Option<String>,
 }
 
 pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
@@ -100,11 +118,35 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
     };
     let run = store.get_run(&id).map_err(|e| engine_error(e.into()))?;
     let file = shepherd_engine::load_run_file(&state, &id).map_err(engine_error)?;
+    let request = shepherd_engine::approval_request(&state, &id).map_err(engine_error)?;
     let pending = store
         .approvals(&id, file.round)
         .map_err(CliError::failure)?
         .into_iter()
         .filter(|a| a.state == ApprovalState::Pending)
+        .map(|a| {
+            let item = request
+                .as_ref()
+                .and_then(|r| r.items.iter().find(|i| i.item_id == a.item_id));
+            let info = file.items.get(&a.item_id);
+            PendingApproval {
+                path: item
+                    .and_then(|i| i.path.clone())
+                    .or_else(|| info.and_then(|i| i.path.clone())),
+                line: item
+                    .and_then(|i| i.line)
+                    .or_else(|| info.and_then(|i| i.line)),
+                author: item.and_then(|i| i.author.clone()),
+                url: item.and_then(|i| i.url.clone()),
+                excerpt: item.map(|i| i.excerpt.clone()),
+                reasoning: item.map(|i| i.reasoning.clone()),
+                proposed_reply: a
+                    .reply_override
+                    .clone()
+                    .or_else(|| item.map(|i| i.reply.clone())),
+                approval: a,
+            }
+        })
         .collect();
     let detail = RunDetail {
         line: line(&run),
@@ -144,12 +186,35 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
     }
     if !detail.pending_approvals.is_empty() {
         outln!("  awaiting approval:");
-        for a in &detail.pending_approvals {
+        for p in &detail.pending_approvals {
+            let a = &p.approval;
             let word = serde_json::to_value(a.decision)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default();
-            outln!("    {}  {word}", visible(&a.item_id));
+            let place = match (&p.path, p.line) {
+                (Some(path), Some(line)) => visible(&format!("{path}:{line}")),
+                (Some(path), None) => visible(path),
+                (None, _) => "(conversation)".to_owned(),
+            };
+            let by = p
+                .author
+                .as_deref()
+                .map(|a| format!(" by @{}", visible(a)))
+                .unwrap_or_default();
+            outln!("    {place}{by} -> {word}  {}", visible(&a.item_id));
+            if let Some(excerpt) = p.excerpt.as_deref().filter(|e| !e.is_empty()) {
+                outln!("      says:  {}", visible(excerpt));
+            }
+            if let Some(why) = p.reasoning.as_deref().and_then(|r| r.lines().next()) {
+                outln!("      why:   {}", visible(why));
+            }
+            if let Some(reply) = &p.proposed_reply {
+                outln!(
+                    "      reply: {}",
+                    visible(reply.lines().next().unwrap_or(""))
+                );
+            }
         }
         outln!(
             "  approve with `shepherd approve {id}` (or reject with `shepherd reject {id}`), then `shepherd resume {id}`"

@@ -15,7 +15,8 @@ use shepherd_core::{AuthorKind, Ledger, PrSnapshot};
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
 use crate::setup::{
-    config_layers, connect, current_forge_config, resolve_target_with, runtime, ForgeArgs,
+    config_layers, connect, current_forge_config, endpoint_hint, resolve_target_with, runtime,
+    trusted_repo_config, with_target_scheme, ForgeArgs,
 };
 use crate::ui::outln;
 use crate::ui::Style;
@@ -46,8 +47,25 @@ struct ThreadsReport<'a> {
     viewer: &'a str,
     pr: &'a shepherd_core::PullRequest,
     counts: Counts,
-    items: &'a [Classified],
+    items: &'a [Item],
     clusters: Clusters,
+}
+
+/// One item as a round would treat it: its class, and for a new item whose
+/// author is not trusted, why a round reports it and does not act on it.
+#[derive(Debug, Serialize)]
+struct Item {
+    #[serde(flatten)]
+    classified: Classified,
+    /// Why a round does not act on it (`[trust]`); `None` when it does.
+    untrusted: Option<String>,
+}
+
+impl Item {
+    /// Whether a round would triage it: new and trusted.
+    fn acted_on(&self) -> bool {
+        self.classified.class == Class::New && self.untrusted.is_none()
+    }
 }
 
 /// The clusters a round would form from the new items (SPEC section 5).
@@ -62,11 +80,11 @@ struct Clusters {
 }
 
 impl Clusters {
-    fn of(snapshot: &PrSnapshot, items: &[Classified], targeted: bool) -> Self {
-        let defaults = Config::default();
+    fn of(snapshot: &PrSnapshot, items: &[Item], config: &Config, targeted: bool) -> Self {
         let mut themes = std::collections::BTreeMap::new();
         let mut cluster_items = Vec::new();
-        for item in items.iter().filter(|i| i.class == Class::New) {
+        // What a round triages and clusters: new, trusted items only.
+        for item in items.iter().filter(|i| i.acted_on()).map(|i| &i.classified) {
             let theme = classify_theme(root_body(snapshot, &item.item_id), None);
             themes.insert(item.item_id.clone(), theme);
             cluster_items.push(ClusterItem::new(
@@ -77,10 +95,10 @@ impl Clusters {
         }
         let gate = evaluate_gate(&ClusterGateInput {
             new_items: cluster_items.len(),
-            min_volume: defaults.cluster.min_volume,
+            min_volume: config.cluster.min_volume,
             fix_rounds_this_run_before: false,
             earlier_run_fixes: false,
-            enabled: defaults.cluster.enabled,
+            enabled: config.cluster.enabled,
             targeted,
         });
         Clusters {
@@ -105,16 +123,20 @@ fn root_body<'a>(snapshot: &'a PrSnapshot, id: &str) -> &'a str {
 
 #[derive(Debug, Default, Serialize)]
 struct Counts {
+    /// New items a round would triage (trusted).
     new: usize,
+    /// New items a round reports and does not act on (author not trusted).
+    untrusted: usize,
     resolve_retry: usize,
     awaiting_reviewer: usize,
 }
 
 impl Counts {
-    fn of(items: &[Classified]) -> Self {
+    fn of(items: &[Item]) -> Self {
         let mut counts = Counts::default();
         for item in items {
-            match item.class {
+            match item.classified.class {
+                Class::New if item.untrusted.is_some() => counts.untrusted += 1,
                 Class::New => counts.new += 1,
                 Class::ResolveRetry => counts.resolve_retry += 1,
                 Class::AwaitingReviewer => counts.awaiting_reviewer += 1,
@@ -125,24 +147,44 @@ impl Counts {
 }
 
 pub(crate) fn cmd_threads(args: ThreadsArgs) -> CliResult<u8> {
-    let layers = config_layers(Overrides::default())?;
+    let mut layers = config_layers(Overrides::default())?;
     let target = resolve_target_with(&args.target, &args.forge, &layers)?;
-    let forge = connect(&target, &args.forge, &current_forge_config(&layers)?)?;
+    let forge_args = with_target_scheme(&args.target, &target, &args.forge);
+    // The configuration a run would start with (user layers and the
+    // checkout's repository file): who is trusted, how items cluster.
+    if let (Some(file), _) = trusted_repo_config(&target)? {
+        layers.insert(0, file);
+    }
+    let config = Config::layered(&layers).map_err(CliError::usage)?;
+    let forge = connect(&target, &forge_args, &current_forge_config(&layers)?)?;
     let snapshot: PrSnapshot = runtime()?
         .block_on(forge.snapshot(target.number))
-        .map_err(CliError::failure)?;
+        .map_err(|e| {
+            CliError::failure(e).with_unreachable_hint(|| endpoint_hint(&target, &forge_args))
+        })?;
 
     // No state store yet: the ledger is what Shepherd's markers on the PR say.
     let ledger: Ledger = rebuild_ledger_from_markers(&snapshot, &snapshot.viewer)
         .into_iter()
         .collect();
-    let mut items = classify(&snapshot, &ledger);
+    let mut classified = classify(&snapshot, &ledger);
     if let shepherd_core::target::Mode::Targeted(selected) = target.mode {
-        items.retain(|item| targeted_matches(&snapshot, item, selected));
+        classified.retain(|item| targeted_matches(&snapshot, item, selected));
     }
+    // As a round sees them: a new item of an untrusted author is reported,
+    // not acted on (the run asks the same `[trust]` question).
+    let items: Vec<Item> = classified
+        .into_iter()
+        .map(|c| Item {
+            untrusted: (c.class == Class::New)
+                .then(|| config.trust.untrusted_because(c.author.as_ref(), true))
+                .flatten(),
+            classified: c,
+        })
+        .collect();
 
     let counts = Counts::of(&items);
-    let clusters = Clusters::of(&snapshot, &items, target.is_targeted());
+    let clusters = Clusters::of(&snapshot, &items, &config, target.is_targeted());
     if args.json {
         let report = ThreadsReport {
             target: &target,
@@ -182,7 +224,7 @@ fn targeted_matches(
     }
 }
 
-fn print_text(target: &Target, snapshot: &PrSnapshot, items: &[Classified], counts: &Counts) {
+fn print_text(target: &Target, snapshot: &PrSnapshot, items: &[Item], counts: &Counts) {
     let style = Style::stdout();
     let pr = &snapshot.pr;
     let short_sha: String = pr.head_sha.chars().take(7).collect();
@@ -209,15 +251,22 @@ fn print_text(target: &Target, snapshot: &PrSnapshot, items: &[Classified], coun
             ""
         }
     );
+    let untrusted = if counts.untrusted > 0 {
+        format!(", {} untrusted (reported, not acted on)", counts.untrusted)
+    } else {
+        String::new()
+    };
     outln!(
-        "  {} items: {} new, {} awaiting reviewer, {} resolve-retry",
+        "  {} items: {} new, {} awaiting reviewer, {} resolve-retry{untrusted}",
         items.len(),
         counts.new,
         counts.awaiting_reviewer,
         counts.resolve_retry
     );
-    for item in items {
+    for entry in items {
+        let item = &entry.classified;
         let class = match item.class {
+            Class::New if entry.untrusted.is_some() => style.dim("untrusted"),
             Class::New => style.yellow("new"),
             Class::ResolveRetry => style.cyan("resolve-retry"),
             Class::AwaitingReviewer => style.green("awaiting-reviewer"),
@@ -241,13 +290,16 @@ fn print_text(target: &Target, snapshot: &PrSnapshot, items: &[Classified], coun
             if item.outdated { "  (outdated)" } else { "" }
         );
         outln!("    {}", visible(&item.reason));
+        if let Some(why) = &entry.untrusted {
+            outln!("    not acted on: {}", visible(why));
+        }
     }
 }
 
 fn kind_label(kind: ItemKind) -> &'static str {
     match kind {
         ItemKind::ReviewThread => "review thread",
-        ItemKind::IssueComment => "PR comment",
+        ItemKind::IssueComment => "conversation comment",
         ItemKind::ReviewBody => "review body",
     }
 }

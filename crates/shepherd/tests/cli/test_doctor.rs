@@ -380,3 +380,124 @@ fn doctor_probe_with_the_builtin_provider_calls_nothing() {
     );
     assert_eq!(out.status.code(), Some(0), "{stdout}");
 }
+
+/// Issue 13 point 8: the forge of an unknown host comes from `[forge]
+/// gitlab_hosts` or `--forge`, the token is the forge's, an unknown forge
+/// is not ok, the config files read are listed in order, an uncommitted
+/// repository config is warned about, and a `SHEPHERD_CONFIG` naming no
+/// file is an error.
+#[test]
+fn doctor_tells_the_forge_lists_the_config_files_and_warns() {
+    let sh = Shepherd::new();
+    let (repo, path) = setup(&sh, "[loop]\nmax_rounds = 3\n", &[]);
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", sh.cwd())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&[
+        "remote",
+        "add",
+        "origin",
+        "git@git.corp.example:team/app.git",
+    ]);
+    let doctor = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = sh.command();
+        cmd.arg("doctor")
+            .args(extra)
+            .current_dir(&repo)
+            .env("PATH", &path)
+            .env("GITLAB_TOKEN", SECRET);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+
+    // An unknown host: not ok, and the token cannot be told.
+    let (code, out, _) = doctor(&[], &[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("FAIL repository"), "{out}");
+    assert!(out.contains("unknown forge"), "{out}");
+    assert!(!out.contains("GH_TOKEN\n"), "{out}");
+
+    // --forge gitlab: GITLAB_TOKEN is the token looked for and found.
+    let (code, out, _) = doctor(&["--forge", "gitlab"], &[]);
+    assert!(out.contains("ok   repository  origin is"), "{out}");
+    assert!(out.contains("ok   token       a gitlab token"), "{out}");
+    assert!(out.contains("$GITLAB_TOKEN"), "{out}");
+    assert!(!out.contains(SECRET), "{out}");
+    // The repository's shepherd.toml is untracked: a warning.
+    assert!(
+        out.contains("WARN shepherd.toml has changes git has not committed"),
+        "{out}"
+    );
+    assert_eq!(code, Some(0), "a warning does not fail: {out}");
+
+    // [forge] gitlab_hosts in the user's file says the same, and the files
+    // read are listed, in order.
+    let user = sh.cwd().join("user.toml");
+    std::fs::write(&user, "[forge]\ngitlab_hosts = [\"git.corp.example\"]\n").unwrap();
+    let user = user.display().to_string();
+    let (code, out, _) = doctor(&["--json"], &[("SHEPHERD_CONFIG", &user)]);
+    assert_eq!(code, Some(0), "{out}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        json["repository"]["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("on gitlab"),
+        "{json:#}"
+    );
+    let files: Vec<(String, String)> = json["config_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["layer"].as_str().unwrap().to_owned(),
+                f["path"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(files[0].0, "repository", "{files:?}");
+    assert!(files[0].1.ends_with("repo/shepherd.toml"), "{files:?}");
+    assert_eq!(files[1], ("user".to_owned(), user.clone()), "{files:?}");
+    assert_eq!(files[2].0, "environment", "{files:?}");
+
+    // Committed: no warning.
+    git(&["add", "shepherd.toml"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "config",
+    ]);
+    let (_, out, _) = doctor(&["--forge", "gitlab"], &[]);
+    assert!(!out.contains("WARN"), "{out}");
+
+    // SHEPHERD_CONFIG naming no file: an error, for doctor and the rest.
+    let missing = sh.cwd().join("nope.toml").display().to_string();
+    let (_, out, _) = doctor(&["--forge", "gitlab"], &[("SHEPHERD_CONFIG", &missing)]);
+    assert!(out.contains("FAIL config"), "{out}");
+    assert!(out.contains("nope.toml, which does not exist"), "{out}");
+    let out = sh.run(
+        &["threads", "1", "--repo", "o/r"],
+        &[("SHEPHERD_CONFIG", &missing)],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("which does not exist"),
+        "{}",
+        text(&out.stderr)
+    );
+}

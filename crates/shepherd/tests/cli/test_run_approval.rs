@@ -59,7 +59,7 @@ async fn pause_approve_resume() {
     let (code, out, err) = tokio::task::block_in_place(|| sh.run_at(&api, &["resume", &run]));
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(err.contains("Resuming"), "{err}");
-    assert_honest_end_state(&emu, 42, 10);
+    assert_honest_end_state(&emu, 42, 7);
     let state = emu.state_json().to_string();
     assert!(state.contains("Answered by hand."));
 

@@ -73,7 +73,7 @@ async fn kill_and_resume(key: &str, nth: u64, also_refuse_a_second_run: bool) {
     if std::env::var_os("SHOW").is_some() {
         eprintln!("{stderr}\n{stdout}");
     }
-    assert_honest_end_state(&emu, 42, 10);
+    assert_honest_end_state(&emu, 42, 6);
     // Fixes are pushed once: 2 commits in round 1 (the src/auth cluster and
     // the naming fix), 1 in round 2.
     let commits = emu.state_json()["pull_requests"][0]["commits"]
@@ -81,7 +81,7 @@ async fn kill_and_resume(key: &str, nth: u64, also_refuse_a_second_run: bool) {
         .map(Vec::len)
         .unwrap();
     assert_eq!(commits, 1 + 3, "the PR's commit plus Shepherd's three");
-    assert!(shepherd_replies(&emu, 42).len() == 10);
+    assert!(shepherd_replies(&emu, 42).len() == 6);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,6 +220,6 @@ async fn killed_while_git_holds_the_index_lock_then_resumed() {
     );
     assert!(!locks[0].exists());
     emu.wait_idle(Duration::from_secs(30)).await;
-    assert_honest_end_state(&emu, 42, 10);
-    assert_eq!(shepherd_replies(&emu, 42).len(), 10);
+    assert_honest_end_state(&emu, 42, 6);
+    assert_eq!(shepherd_replies(&emu, 42).len(), 6);
 }

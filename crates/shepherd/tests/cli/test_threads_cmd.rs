@@ -166,7 +166,11 @@ fn emulator_command_serves_the_basic_scenario_to_threads() {
     assert!(stdout.contains("greeter/cli.py:9"), "{stdout}");
     assert!(stdout.contains("(outdated)"), "{stdout}");
     assert!(stdout.contains("@lint-bot [bot]"), "{stdout}");
-    assert!(stdout.contains("6 items: 6 new"), "{stdout}");
+    // The scenario's bots are not in `[trust]`: marked, not counted as new.
+    assert!(
+        stdout.contains("6 items: 4 new, 0 awaiting reviewer, 0 resolve-retry, 2 untrusted"),
+        "{stdout}"
+    );
 }
 
 /// `shepherd threads --json` on `forge` as the PR's author (the viewer).
@@ -259,7 +263,9 @@ async fn threads_shows_feedback_behind_a_pasted_marker_as_new(gitlab: bool) {
         .collect();
     assert_eq!(pasted.len(), 2, "both pasted comments are items: {after:#}");
     assert!(pasted.iter().all(|i| i["class"] == "new"), "{after:#}");
-    assert_eq!(after["counts"]["new"], 5, "{after:#}");
+    // spam-bot is not trusted: its pasted comment is shown, marked, not new.
+    assert_eq!(after["counts"]["new"], 4, "{after:#}");
+    assert_eq!(after["counts"]["untrusted"], 1, "{after:#}");
     assert_eq!(after["counts"]["awaiting_reviewer"], 0, "{after:#}");
 }
 
@@ -271,4 +277,87 @@ async fn threads_shows_feedback_behind_a_pasted_marker_as_new_on_github() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn threads_shows_feedback_behind_a_pasted_marker_as_new_on_gitlab() {
     threads_shows_feedback_behind_a_pasted_marker_as_new(true).await;
+}
+
+/// Issue 13 point 3: `threads` shows what a round would do. A thread an
+/// untrusted bot opened is marked untrusted, with why, and is neither
+/// counted as new nor clustered; the trusted items are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_marks_untrusted_items_and_does_not_cluster_them() {
+    let mut s = scenario(4, 1);
+    // The bot opens two more threads on the same file, about the same theme.
+    for line in [50, 51] {
+        s.threads.push(shepherd_emulator::ThreadSpec::new(
+            "src/lib.rs",
+            line,
+            vec![shepherd_emulator::ThreadCommentSpec::new(
+                "review-bot",
+                "Consider renaming this function",
+            )],
+        ));
+    }
+    let emu = start(s).await;
+    let api = emu.api_url();
+    let sh = Shepherd::new();
+    let run = |json: bool| {
+        let mut args = vec!["threads", "7", "--repo", "acme/widgets", "--api-url", &api];
+        if json {
+            args.push("--json");
+        }
+        sh.run(&args, &[("GITHUB_TOKEN", AUTHOR)])
+    };
+    let (out, json_out) = tokio::task::block_in_place(|| (run(false), run(true)));
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(
+        stdout.contains("7 items: 5 new, 0 awaiting reviewer, 0 resolve-retry, 2 untrusted (reported, not acted on)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("untrusted  src/lib.rs:50"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "not acted on: opened by the bot @review-bot, which is not in `trust.bots` or `trust.users`"
+        ),
+        "{stdout}"
+    );
+    // 5 trusted new items open the gate; the bot's two are not among them.
+    assert!(
+        stdout.contains("Clusters a round would form (gate open: 5 new items"),
+        "{stdout}"
+    );
+
+    let json: serde_json::Value = serde_json::from_slice(&json_out.stdout).expect("JSON");
+    assert_eq!(json["counts"]["new"], 5, "{json:#}");
+    assert_eq!(json["counts"]["untrusted"], 2, "{json:#}");
+    let untrusted: Vec<&serde_json::Value> = json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| !i["untrusted"].is_null())
+        .collect();
+    assert_eq!(untrusted.len(), 2, "{json:#}");
+    let clustered: Vec<String> = json["clusters"]["themes"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    for item in &untrusted {
+        let id = item["item_id"].as_str().unwrap().to_owned();
+        assert!(!clustered.contains(&id), "{id} is clustered: {json:#}");
+    }
+
+    // Trusting the bot (the user config) makes them new, as a run would.
+    let config = sh.home.path().join("trust.toml");
+    std::fs::write(&config, "[trust]\nusers = [\"review-bot\"]\n").unwrap();
+    let config = config.display().to_string();
+    let out = tokio::task::block_in_place(|| {
+        sh.run(
+            &["threads", "7", "--repo", "acme/widgets", "--api-url", &api],
+            &[("GITHUB_TOKEN", AUTHOR), ("SHEPHERD_CONFIG", &config)],
+        )
+    });
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("7 items: 7 new"), "{stdout}");
+    assert!(!stdout.contains("untrusted"), "{stdout}");
 }

@@ -1,0 +1,309 @@
+//! Issue 13, "the first hour": what a new user sees, from the demo to a real PR.
+
+use crate::common::{assert_honest_end_state, shepherd_replies, start_demo, Shepherd};
+
+/// Point 2: with the builtin agent, the items it cannot judge are reported
+/// to the user (progress, report), not answered on the forge with
+/// boilerplate; `--reply-needs-human` posts the drafted reply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn items_shepherd_cannot_judge_are_reported_not_answered() {
+    let emu = start_demo().await;
+    let api = emu.api_url();
+    let sh = Shepherd::new();
+    let (code, out, err) = tokio::task::block_in_place(|| {
+        sh.run_at(
+            &api,
+            &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
+        )
+    });
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        err.contains("4 needing your decision reported to you, not answered on the forge"),
+        "{err}"
+    );
+    assert!(out.contains("## Needs your decision (4)"), "{out}");
+    // Point 11: each item with its link and the reply posted.
+    assert!(out.contains("  - link: `http://127.0.0.1:"), "{out}");
+    // The report file keeps its Markdown.
+    let run = sh.latest_run(&api);
+    let dir = sh.state_dir().join("runs").join(&run);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("Status: **converged**"), "{md}");
+    assert!(out.contains("Status: converged"), "{out}");
+    assert!(out.contains("  - reply: \""), "{out}");
+    // Forge-neutral words for a top-level comment (GitLab has no "PR").
+    assert!(out.contains("(conversation)"), "{out}");
+    assert!(!out.contains("PR conversation"), "{out}");
+    assert!(
+        !emu.state_json()
+            .to_string()
+            .contains("needs a maintainer's decision"),
+        "no boilerplate on the forge"
+    );
+    // The six fixes are answered, nothing else.
+    assert_honest_end_state(&emu, 42, 6);
+
+    let emu = start_demo().await;
+    let api = emu.api_url();
+    let sh = Shepherd::new();
+    let (code, out, err) = tokio::task::block_in_place(|| {
+        sh.run_at(
+            &api,
+            &[
+                "run",
+                "42",
+                "--repo",
+                "demo/authkit",
+                "--approve",
+                "auto",
+                "--reply-needs-human",
+            ],
+        )
+    });
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!out.contains("## Needs your decision"), "{out}");
+    assert_eq!(shepherd_replies(&emu, 42).len(), 10);
+}
+
+/// Point 4: `status` shows what the approver judges (path, excerpt,
+/// proposed reply), in text and JSON; an unknown `--thread` is named;
+/// `approve` and `reject` speak JSON; after approving, `status` no longer
+/// says decisions await approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_is_not_blind() {
+    let emu = start_demo().await;
+    let api = emu.api_url();
+    let sh = Shepherd::new();
+    let (code, out, err) = tokio::task::block_in_place(|| {
+        sh.run_at(
+            &api,
+            &["run", "42", "--repo", "demo/authkit", "--approve", "prompt"],
+        )
+    });
+    assert_eq!(code, 3, "{out}\n{err}");
+    let run = sh.latest_run(&api);
+
+    let (code, out, err) = sh.run_at(&api, &["status", &run, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let status: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let pending = status["pending_approvals"].as_array().unwrap();
+    assert_eq!(pending.len(), 4, "{status:#}");
+    let on_a_file = pending
+        .iter()
+        .find(|p| p["path"].is_string())
+        .expect("a pending item on a file");
+    assert!(on_a_file["line"].is_u64(), "{on_a_file:#}");
+    for p in pending {
+        assert!(
+            !p["excerpt"].as_str().unwrap_or("").is_empty(),
+            "an excerpt: {p:#}"
+        );
+        assert!(
+            !p["proposed_reply"].as_str().unwrap_or("").is_empty(),
+            "a proposed reply: {p:#}"
+        );
+    }
+    let (code, text_out, _) = sh.run_at(&api, &["status", &run]);
+    assert_eq!(code, 0);
+    let path = on_a_file["path"].as_str().unwrap();
+    assert!(
+        text_out.contains(&format!("{path}:{}", on_a_file["line"])),
+        "{text_out}"
+    );
+    assert!(
+        text_out.contains(&format!(
+            "says:  {}",
+            on_a_file["excerpt"].as_str().unwrap()
+        )),
+        "{text_out}"
+    );
+    assert!(text_out.contains("reply: "), "{text_out}");
+
+    // An unknown id is named, as bad usage.
+    let (code, _, err) = sh.run_at(&api, &["approve", &run, "--thread", "NOPE"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("item NOPE is not part of round 1"), "{err}");
+    assert!(!err.contains("cannot be resumed"), "{err}");
+
+    let (code, out, err) = sh.run_at(&api, &["approve", &run, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let approved: serde_json::Value = serde_json::from_str(&out).expect("approve --json");
+    assert_eq!(approved["approved"], 4, "{approved:#}");
+    assert_eq!(approved["run_id"], run.as_str());
+
+    let (_, out, _) = sh.run_at(&api, &["status", &run, "--json"]);
+    let status: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(status["pending_approvals"].as_array().unwrap().len(), 0);
+    let reason = status["run"]["reason"].as_str().unwrap_or("");
+    assert!(!reason.contains("await approval"), "{reason}");
+    assert!(reason.contains("approved"), "{reason}");
+    let (_, out, _) = sh.run_at(&api, &["status", &run]);
+    assert!(!out.contains("await approval"), "{out}");
+
+    // reject --json (on the approved, still paused run: abandoned).
+    let (code, out, err) = sh.run_at(&api, &["reject", &run, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rejected: serde_json::Value = serde_json::from_str(&out).expect("reject --json");
+    assert_eq!(rejected["status"], "failed", "{rejected:#}");
+    assert!(shepherd_replies(&emu, 42).is_empty(), "nothing posted");
+}
+
+/// `git` in `dir`, sealed from the user's config.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdin(std::process::Stdio::null())
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+/// Point 1: an `http://` PR URL or remote is contacted over HTTP (no
+/// `--api-url`); an unknown host with an http remote needs only `--forge`;
+/// a forge that cannot be reached is named with the endpoint tried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_urls_are_honoured_and_the_endpoint_is_named() {
+    let emu = start_demo().await;
+    let base = emu.api_url();
+    let sh = Shepherd::new();
+    let token = [("GITHUB_TOKEN", crate::common::DEV_TOKEN)];
+
+    // A PR URL on http://.
+    let url = format!("{base}/demo/authkit/pull/42");
+    let out = tokio::task::block_in_place(|| sh.run(&["threads", &url], &token));
+    let stdout = crate::common::text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        crate::common::text(&out.stderr)
+    );
+    assert!(stdout.contains("demo/authkit#42"), "{stdout}");
+
+    // A clone whose origin is http://HOST:PORT/…: the host is unknown, so
+    // the forge must be named, and nothing else.
+    let clone = sh.home.path().join("authkit");
+    std::fs::create_dir(&clone).unwrap();
+    git(&clone, &["init", "-q"]);
+    git(
+        &clone,
+        &["remote", "add", "origin", &emu.git_url("demo", "authkit")],
+    );
+    let in_clone = |args: &[&str]| {
+        let mut cmd = sh.command();
+        cmd.args(args).current_dir(&clone);
+        for (k, v) in token {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let out = tokio::task::block_in_place(|| in_clone(&["threads", "42"]));
+    let stderr = crate::common::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("127.0.0.1"), "{stderr}");
+    let out = tokio::task::block_in_place(|| in_clone(&["threads", "42", "--forge", "github"]));
+    let stdout = crate::common::text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        crate::common::text(&out.stderr)
+    );
+    assert!(stdout.contains("demo/authkit#42"), "{stdout}");
+
+    // Nothing listens there: the error names the endpoint tried.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{closed}/o/r/pull/1");
+    let out = tokio::task::block_in_place(|| sh.run(&["threads", &url], &token));
+    let stderr = crate::common::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the forge API tried: http://127.0.0.1:{closed}/api/v3"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("InvalidContentType"), "{stderr}");
+}
+
+/// The acceptance of issue 13: the README's end-to-end commands, run as
+/// written (RUN replaced by the run's id) in a clone of the demo PR's
+/// repository on the emulator, each with the exit code its comment says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_end_to_end_commands_work_against_the_emulator() {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let block = readme
+        .split("<!-- first-hour:begin -->")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- first-hour:end -->").next())
+        .expect("the README's end-to-end block");
+    let commands: Vec<Vec<String>> = block
+        .lines()
+        .filter(|l| l.starts_with("shepherd "))
+        .map(|l| {
+            l.split('#')
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .skip(1)
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect();
+    assert!(commands.len() >= 6, "{block}");
+
+    let emu = start_demo().await;
+    let api = emu.api_url();
+    let sh = Shepherd::new();
+    let clone = sh.home.path().join("authkit");
+    std::fs::create_dir(&clone).unwrap();
+    git(&clone, &["init", "-q"]);
+    git(
+        &clone,
+        &["remote", "add", "origin", &emu.git_url("demo", "authkit")],
+    );
+    let mut run_id = String::new();
+    for args in commands {
+        let args: Vec<String> = args
+            .into_iter()
+            .map(|a| if a == "RUN" { run_id.clone() } else { a })
+            .collect();
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = tokio::task::block_in_place(|| {
+            let mut cmd = sh.run_cmd(&api, &argv);
+            cmd.current_dir(&clone);
+            cmd.output().unwrap()
+        });
+        let (stdout, stderr) = (
+            crate::common::text(&out.stdout),
+            crate::common::text(&out.stderr),
+        );
+        let expected = if argv.first() == Some(&"run") { 3 } else { 0 };
+        assert_eq!(
+            out.status.code(),
+            Some(expected),
+            "shepherd {argv:?}\n{stdout}\n{stderr}"
+        );
+        if argv.first() == Some(&"run") {
+            run_id = sh.latest_run(&api);
+        }
+        if argv == ["resume", run_id.as_str()] {
+            // Rendered for the terminal (point 9): no Markdown markers.
+            assert!(stdout.contains("Status: converged"), "{stdout}");
+            assert!(
+                !stdout.contains("\\_") && !stdout.contains("\\#"),
+                "{stdout}"
+            );
+        }
+    }
+    assert!(!run_id.is_empty(), "the block runs `shepherd run`");
+    assert_honest_end_state(&emu, 42, 6);
+}
