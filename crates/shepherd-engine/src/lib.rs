@@ -17,7 +17,7 @@ pub mod run;
 pub mod store;
 pub mod worktree;
 
-pub use round::approval::changed_decision_needs_reply;
+pub use round::approval::{changed_decision_needs_reply, drafted_reply};
 pub use run::{
     approve_run, effective_status, exit_code, load_run_file, reject_run, run_report, Agents,
     ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict, Approver, ConfigRecord, Engine,

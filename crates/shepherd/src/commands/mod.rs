@@ -8,6 +8,7 @@ pub(crate) mod reject;
 pub(crate) mod report;
 pub(crate) mod resume;
 pub(crate) mod run;
+pub(crate) mod serve;
 pub(crate) mod status;
 pub(crate) mod threads;
 
@@ -26,6 +27,7 @@ pub(crate) fn dispatch(cli: Cli) -> CliResult<u8> {
         Command::Resume(args) => resume::cmd_resume(args),
         Command::Demo(args) => demo::cmd_demo(args),
         Command::Emulator(args) => emulator::cmd_emulator(args),
+        Command::Serve(args) => serve::cmd_serve(args),
         Command::Doctor(args) => doctor::cmd_doctor(args),
     }
 }
