@@ -103,7 +103,9 @@ async fn run_live(
     Path(id): Path<String>,
 ) -> Result<Html<String>, ServeError> {
     let run = load_run(&app, &id).await?;
-    Ok(Html(pages::run_live(&run).into_string()))
+    Ok(Html(
+        pages::run_live(&run, app.secret.as_str()).into_string(),
+    ))
 }
 
 async fn file_page(

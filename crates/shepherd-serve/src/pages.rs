@@ -200,10 +200,9 @@ pub fn run_page(run: &RunView, secret: &str, message: Option<&str>) -> String {
                 (pr_link(&run.run.pr.to_string(), file.map(|f| f.pr_url.as_str())))
                 @if let Some(f) = file { " " span.title { (f.pr_title) } }
             }
-            (actions(run, secret))
             @if !run.approvals.is_empty() { (approval_table(run, secret)) }
             div #live data-live-src={ "/runs/" (id) "/live" } data-events={ "/runs/" (id) "/events" } {
-                (live_body(run))
+                (live_body(run, secret))
             }
         },
     )
@@ -339,15 +338,17 @@ fn excerpt(e: &Excerpt) -> Markup {
     }
 }
 
-/// The live part of a run's page (what live updates replace).
-pub fn run_live(run: &RunView) -> Markup {
-    html! { div #live { (live_body(run)) } }
+/// The live part of a run's page (what live updates replace): its
+/// status, resume and reject buttons, rounds, threads, clusters, report.
+pub fn run_live(run: &RunView, secret: &str) -> Markup {
+    html! { div #live { (live_body(run, secret)) } }
 }
 
-fn live_body(run: &RunView) -> Markup {
+fn live_body(run: &RunView, secret: &str) -> Markup {
     let id = &run.run.id;
     let file = run.file.as_ref();
     html! {
+        (actions(run, secret))
         dl.summary {
             dt { "Status" } dd #status { (status_badge(run.status)) }
             @if let Some(r) = &run.run.reason { dt { "Why" } dd #reason { (r) } }

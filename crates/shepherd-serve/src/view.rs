@@ -227,8 +227,7 @@ fn file_names(dir: &Path) -> Vec<String> {
 fn stage_artifact(stage: &str, files: &[String]) -> Option<String> {
     let name = match stage {
         "fix" => "results.json".to_owned(),
-        "validate" | "revalidate" => "validate.json".to_owned(),
-        "push" => "push.json".to_owned(),
+        "review" => "pre-push-review.json".to_owned(),
         "converge" => "mergeability.json".to_owned(),
         other => format!("{other}.json"),
     };
