@@ -16,6 +16,8 @@
 //!   environment without forge tokens, process groups, timeouts, transcripts.
 //! - [`usage`] records tokens, cost and time per call, where providers report
 //!   them, in the call's [`AgentContext`].
+//! - [`probe`] makes one real triage call to a configured provider, for
+//!   `shepherd doctor --probe`.
 //! - Providers: [`BuiltinAgent`] (no model: suggestion blocks only),
 //!   [`CommandAgent`] (any executable speaking JSON on stdin/stdout) and
 //!   [`CliAgent`] (`claude`, `codex`, `copilot`, `gemini`, `opencode`).
@@ -29,6 +31,7 @@ pub(crate) mod diff;
 pub(crate) mod driver;
 pub mod exec;
 pub mod factory;
+pub mod probe;
 pub mod prompts;
 pub mod providers;
 pub mod task;
@@ -46,6 +49,7 @@ pub use answer::{
 pub use builtin::BuiltinAgent;
 pub use command::{CommandAgent, CommandConfig, CommandRequest};
 pub use factory::{agent_for, SettingsError};
+pub use probe::{probe, Probe};
 pub use prompts::Prompts;
 pub use providers::versions::{parse_version, Fit, Support, Version};
 pub use providers::{CliAgent, CliConfig, CliConfigError, CliProvider};

@@ -12,6 +12,7 @@ use shepherd_core::config::{AgentRole, Config, Overrides, Provider};
 use shepherd_core::ForgeKind;
 use shepherd_forge::{Token, TokenSource};
 
+use crate::commands::doctor_probe::{print_probes, probe_roles, RoleProbe};
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
 use crate::forge_setup::{checkout_config, config_layers, origin_remote};
@@ -21,12 +22,20 @@ use crate::ui::outln;
 ///
 /// Lists which agent CLIs are installed and which the configuration uses for
 /// each role. Prints no secret: a token is shown by where it came from.
-/// Exits 1 when something a run needs is missing.
+/// Exits 1 when something a run needs is missing, or a probe fails.
 #[derive(Debug, Args)]
 pub(crate) struct DoctorArgs {
     /// Print JSON instead of text
     #[arg(long)]
     json: bool,
+    /// Also make one real triage call to each provider the configuration
+    /// uses (this costs one model call each), and say whether it answered
+    /// and how long it took
+    #[arg(long)]
+    probe: bool,
+    /// How long each probe may take, in seconds
+    #[arg(long, value_name = "SECS", default_value_t = 120, requires = "probe")]
+    probe_timeout: u64,
 }
 
 /// The oldest git Shepherd works with (`fetch --no-write-fetch-head`).
@@ -41,6 +50,9 @@ struct Report {
     config: Check,
     agents: Vec<AgentCli>,
     roles: Vec<RoleUse>,
+    /// `--probe`'s calls; absent without `--probe`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    probes: Option<Vec<RoleProbe>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -178,7 +190,15 @@ pub(crate) fn cmd_doctor(args: DoctorArgs) -> CliResult<u8> {
     };
     let agents: Vec<AgentCli> = CliProvider::ALL.into_iter().map(agent_cli).collect();
     let roles = settings.as_ref().map(roles_of).unwrap_or_default();
-    let ok = git.ok && token.ok && config.ok && roles.iter().all(|r| r.available);
+    let probes = match (&settings, args.probe) {
+        (Some(cfg), true) => Some(probe_roles(cfg, Duration::from_secs(args.probe_timeout))?),
+        _ => None,
+    };
+    let ok = git.ok
+        && token.ok
+        && config.ok
+        && roles.iter().all(|r| r.available)
+        && probes.iter().flatten().all(|p| p.probe.answered);
     let report = Report {
         ok,
         git,
@@ -187,6 +207,7 @@ pub(crate) fn cmd_doctor(args: DoctorArgs) -> CliResult<u8> {
         config,
         agents,
         roles,
+        probes,
     };
     if args.json {
         let text = serde_json::to_string_pretty(&report)
@@ -379,6 +400,9 @@ fn print_text(report: &Report) {
                 }
             );
         }
+    }
+    if let Some(probes) = &report.probes {
+        print_probes(probes);
     }
     outln!();
     outln!(

@@ -3,6 +3,7 @@
 pub(crate) mod approve;
 pub(crate) mod demo;
 pub(crate) mod doctor;
+pub(crate) mod doctor_probe;
 pub(crate) mod emulator;
 pub(crate) mod reject;
 pub(crate) mod report;

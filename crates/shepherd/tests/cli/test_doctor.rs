@@ -284,3 +284,99 @@ fn doctor_shows_each_real_clis_version_against_the_supported_range() {
         "{stdout}"
     );
 }
+
+/// `doctor --probe` with the real `claude` (the pinned release) pointed at
+/// the scripted model server: one triage call, answered, timed and counted;
+/// then the same against a server answering 401, which fails doctor and
+/// names the cause. The forge token reaches neither.
+#[test]
+fn doctor_probe_makes_one_real_call_and_names_a_failure() {
+    use serde_json::json;
+    use shepherd_model_server::{Exchange, Failure, Match, ModelServer, Script, Step};
+
+    let sh = Shepherd::new();
+    let (repo, path) = setup(&sh, "[agent]\nprovider = \"claude\"\n", &[]);
+    let real = shepherd_model_server::clis::installed_cli("claude");
+    let path = format!("{path}:{}", real.parent().unwrap().display());
+    let answer = json!({"items": [{"id": "PROBE_1", "decision": "already-addressed", "theme": null,
+        "reasoning": "A probe; nothing to change.", "reply_hint": "Nothing to change.",
+        "pr_changed_evidence": false}]});
+    let doctor = |server: &ModelServer| {
+        sh.command()
+            .args(["doctor", "--probe", "--probe-timeout", "90", "--json"])
+            .current_dir(&repo)
+            .env("PATH", &path)
+            .env("HOME", sh.cwd())
+            .env("GITHUB_TOKEN", SECRET)
+            .env("ANTHROPIC_BASE_URL", server.url())
+            .env("ANTHROPIC_API_KEY", "sk-probe-key")
+            .output()
+            .unwrap()
+    };
+
+    let server = ModelServer::start(Script::new(vec![Exchange::new(
+        "triage",
+        Match::Contains("You are the triage agent".into()),
+        vec![Step::Structured(answer)],
+    )
+    .usage(200, 40)]))
+    .unwrap();
+    let out = doctor(&server);
+    let stdout = text(&out.stdout);
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let probes = json["probes"].as_array().unwrap();
+    assert_eq!(
+        probes.len(),
+        1,
+        "every role uses claude: one probe\n{stdout}"
+    );
+    let p = &probes[0];
+    assert_eq!(p["provider"], "claude");
+    assert_eq!(p["answered"], true, "{stdout}\n{}", text(&out.stderr));
+    assert_eq!(p["roles"].as_array().unwrap().len(), 7, "{p}");
+    assert!(p["elapsed_ms"].as_u64().unwrap() > 0, "{p}");
+    assert!(p["usage"]["input_tokens"].as_u64().unwrap() >= 200, "{p}");
+    assert!(!server.requests_of("triage").is_empty());
+    for r in server.requests() {
+        assert!(!r.contains(SECRET), "forge token sent to the model: {r:?}");
+    }
+
+    let failing = ModelServer::start(Script::new(vec![Exchange::new(
+        "all",
+        Match::Any,
+        vec![Step::Fail(Failure::unauthorized())],
+    )]))
+    .unwrap();
+    let out = doctor(&failing);
+    assert_eq!(out.status.code(), Some(1), "a failed probe fails doctor");
+    let json: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    let p = &json["probes"][0];
+    assert_eq!(p["answered"], false, "{p}");
+    let error = p["error"].as_str().unwrap();
+    assert!(
+        error.contains("401 Unauthorized") && error.contains("ANTHROPIC_API_KEY"),
+        "{error}"
+    );
+}
+
+/// Without a model-calling provider there is nothing to probe, and doctor
+/// says so instead of pretending a call was made.
+#[test]
+fn doctor_probe_with_the_builtin_provider_calls_nothing() {
+    let sh = Shepherd::new();
+    let (repo, path) = setup(&sh, "", &[]);
+    let out = sh
+        .command()
+        .args(["doctor", "--probe"])
+        .current_dir(&repo)
+        .env("PATH", &path)
+        .env("GITHUB_TOKEN", SECRET)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("nothing to probe: every role uses the builtin provider"),
+        "{stdout}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+}
