@@ -9,9 +9,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
 use shepherd_core::{Decision, ForgeKind, LedgerEntry, Outcome};
-use shepherd_engine::{
-    Approval, ApprovalState, LedgerRecord, PrKey, StateDir, Store, Timestamp,
-};
+use shepherd_engine::{Approval, ApprovalState, LedgerRecord, PrKey, StateDir, Store, Timestamp};
 
 const ITEMS: usize = 1000;
 const RUN: &str = "20240501-120000-42-abcd";
@@ -28,13 +26,21 @@ fn setup() -> (tempfile::TempDir, StateDir) {
     let t0 = Timestamp(1_714_564_800_000);
     store.create_run(RUN, &pr, t0).unwrap();
     store.start_round(RUN, 1, "pr-state", t0).unwrap();
-    for (n, stage) in ["pr-state", "worktree", "threads", "triage", "cluster", "approval"]
-        .iter()
-        .enumerate()
+    for (n, stage) in [
+        "pr-state", "worktree", "threads", "triage", "cluster", "approval",
+    ]
+    .iter()
+    .enumerate()
     {
         let payload = json!({ "stage": stage, "summary": format!("{ITEMS} items") });
         store
-            .append_event(RUN, Some(1), "stage", &payload, Timestamp(t0.0 + 100 * n as i64))
+            .append_event(
+                RUN,
+                Some(1),
+                "stage",
+                &payload,
+                Timestamp(t0.0 + 100 * n as i64),
+            )
             .unwrap();
     }
     let run_dir = state.create_run_dir(RUN).unwrap();
@@ -58,7 +64,11 @@ fn setup() -> (tempfile::TempDir, StateDir) {
             id(i),
             json!({ "comments": 1, "first": { "author": "reviewer", "body": body }, "last": null }),
         );
-        let decision = if i % 2 == 0 { "needs-human" } else { "code-change" };
+        let decision = if i % 2 == 0 {
+            "needs-human"
+        } else {
+            "code-change"
+        };
         triage.push(json!({
             "id": id(i), "decision": decision, "theme": "error-handling",
             "reasoning": "the code at this line drops the error", "reply_hint": "",
@@ -111,7 +121,11 @@ fn setup() -> (tempfile::TempDir, StateDir) {
         "pr_url": "https://github.com/acme/widgets/pull/42", "pr_title": "Widgets",
         "worktree_kept": null
     });
-    std::fs::write(run_dir.join("run.json"), serde_json::to_vec(&run_file).unwrap()).unwrap();
+    std::fs::write(
+        run_dir.join("run.json"),
+        serde_json::to_vec(&run_file).unwrap(),
+    )
+    .unwrap();
     (dir, state)
 }
 

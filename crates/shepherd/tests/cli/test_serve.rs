@@ -47,7 +47,9 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
             break url.to_owned();
         }
     };
-    let (base, secret) = url.split_once("/?token=").expect("the URL carries the secret");
+    let (base, secret) = url
+        .split_once("/?token=")
+        .expect("the URL carries the secret");
     assert!(base.starts_with("http://127.0.0.1:"), "{url}");
     let port = base.rsplit(':').next().unwrap();
     let cookie = format!("shepherd_serve_{port}={secret}");
