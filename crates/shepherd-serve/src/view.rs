@@ -58,7 +58,7 @@ pub fn runs(
             rounds,
         });
     }
-    rows.sort_by(|a, b| b.run.created_at.cmp(&a.run.created_at));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.run.created_at));
     Ok(rows)
 }
 
