@@ -216,7 +216,7 @@ mod tests {
     fn the_secret_matches_only_itself() {
         let s = Secret::generate().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.as_str().len(), 64);
-        assert!(s.matches(&s.as_str().to_owned()));
+        assert!(s.matches(s.as_str()));
         assert!(!s.matches(""));
         assert!(!s.matches(&s.as_str()[1..]));
         let other = Secret::generate().unwrap_or_else(|e| panic!("{e}"));

@@ -183,7 +183,7 @@ async fn pages_show_the_run_with_forge_text_escaped() {
     assert_eq!(status, 200);
     // The approval table: every reply-only item, editable, with its excerpt.
     for id in p.pending() {
-        assert!(page.contains(&format!("name=\"orig-decision-")), "{page}");
+        assert!(page.contains("name=\"orig-decision-"), "{page}");
         assert!(
             page.contains(&format!("data-item=\"{id}\"")),
             "{id}: {page}"
