@@ -23,7 +23,7 @@ mod run_dir;
 pub mod store;
 pub mod worktree;
 
-pub use round::approval::changed_decision_needs_reply;
+pub use round::approval::{changed_decision_needs_reply, drafted_reply};
 pub use run::{
     approval_request, approve_run, effective_status, load_run_file, reject_run, run_report, Agents,
     ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict, Approver, ConfigRecord, Engine,

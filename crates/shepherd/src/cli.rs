@@ -4,8 +4,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{
     approve::ApproveArgs, demo::DemoArgs, doctor::DoctorArgs, emulator::EmulatorArgs,
-    reject::RejectArgs, report::ReportArgs, resume::ResumeArgs, run::RunArgs, status::StatusArgs,
-    threads::ThreadsArgs,
+    reject::RejectArgs, report::ReportArgs, resume::ResumeArgs, run::RunArgs, serve::ServeArgs,
+    status::StatusArgs, threads::ThreadsArgs,
 };
 
 /// Drive a pull request or merge request to a clean finish
@@ -37,5 +37,6 @@ pub(crate) enum Command {
     Resume(ResumeArgs),
     Demo(DemoArgs),
     Emulator(EmulatorArgs),
+    Serve(ServeArgs),
     Doctor(DoctorArgs),
 }

@@ -23,7 +23,7 @@ pub use error::{CliError, CliResult};
 
 use cli::{Cli, Command};
 use commands::{
-    approve, demo, doctor, emulator, reject, report, resume, run as run_cmd, status, threads,
+    approve, demo, doctor, emulator, reject, report, resume, run as run_cmd, serve, status, threads,
 };
 
 /// Parse the command line, run the command, and return its exit code.
@@ -64,6 +64,7 @@ fn dispatch(cli: Cli) -> CliResult<u8> {
         Command::Resume(args) => resume::cmd_resume(args),
         Command::Demo(args) => demo::cmd_demo(args),
         Command::Emulator(args) => emulator::cmd_emulator(args),
+        Command::Serve(args) => serve::cmd_serve(args),
         Command::Doctor(args) => doctor::cmd_doctor(args),
     }
 }

@@ -46,6 +46,26 @@ pub(crate) fn default_reply(decision: Decision) -> &'static str {
     }
 }
 
+/// The reply drafted for an item whose decision is `decision`: the
+/// approver's text (`reply_override`), else triage's hint when the decision
+/// is still triage's, else the decision's default sentence. (What a round
+/// posts for a reply-only item, and what the dashboard shows as proposed.)
+pub fn drafted_reply(
+    reply_override: Option<&str>,
+    triage: Option<&shepherd_agent::TriageDecision>,
+    decision: Decision,
+) -> String {
+    if let Some(text) = reply_override {
+        return text.to_owned();
+    }
+    match triage {
+        Some(d) if d.decision == decision && !d.reply_hint.trim().is_empty() => {
+            d.reply_hint.clone()
+        }
+        _ => default_reply(decision).to_owned(),
+    }
+}
+
 /// Whether an approver who changed `triaged` into `approved` must also give
 /// the reply: triage's hint was written for the old decision (a builtin
 /// "needs a maintainer's decision" must never be posted, let alone resolve,
@@ -61,15 +81,11 @@ impl Runner {
     /// The reply drafted for an item: the approver's text, else triage's
     /// hint when the decision is still triage's, else the decision's default.
     pub(crate) fn drafted_reply(&self, round: &Round, id: &str, decision: Decision) -> String {
-        if let Some(text) = round.reply_override.get(id) {
-            return text.clone();
-        }
-        match round.triage.get(id) {
-            Some(d) if d.decision == decision && !d.reply_hint.trim().is_empty() => {
-                d.reply_hint.clone()
-            }
-            _ => default_reply(decision).to_owned(),
-        }
+        drafted_reply(
+            round.reply_override.get(id).map(String::as_str),
+            round.triage.get(id),
+            decision,
+        )
     }
 
     /// The items whose approved decision differs from triage's and needs the

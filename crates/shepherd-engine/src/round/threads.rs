@@ -34,6 +34,65 @@ struct ThreadsArtifact<'a> {
     /// Items reported to the user earlier in the run, unchanged since.
     held_for_user: Vec<&'a str>,
     ledger_from_markers: usize,
+    /// What each item says (its first and, when there are more, its last
+    /// comment), for people reading the run (the dashboard). Untrusted text.
+    excerpts: BTreeMap<&'a str, Excerpt<'a>>,
+}
+
+/// The longest comment body kept in an excerpt, in characters.
+const EXCERPT_CHARS: usize = 2000;
+
+#[derive(Serialize)]
+struct Excerpt<'a> {
+    comments: usize,
+    first: CommentExcerpt<'a>,
+    last: Option<CommentExcerpt<'a>>,
+}
+
+#[derive(Serialize)]
+struct CommentExcerpt<'a> {
+    author: Option<&'a str>,
+    body: String,
+}
+
+impl<'a> CommentExcerpt<'a> {
+    fn new(author: Option<&'a shepherd_core::model::Author>, body: &str) -> Self {
+        let mut text: String = body.chars().take(EXCERPT_CHARS).collect();
+        if text.len() < body.len() {
+            text.push_str(" …");
+        }
+        CommentExcerpt {
+            author: author.map(|a| a.login.as_str()),
+            body: text,
+        }
+    }
+}
+
+/// The excerpts of every thread and top-level comment of `snapshot`.
+fn excerpts(snapshot: &PrSnapshot) -> BTreeMap<&str, Excerpt<'_>> {
+    let threads = snapshot.threads.iter().filter_map(|t| {
+        let first = t.comments.first()?;
+        let last = t.comments.last().filter(|_| t.comments.len() > 1);
+        Some((
+            t.id.as_str(),
+            Excerpt {
+                comments: t.comments.len(),
+                first: CommentExcerpt::new(first.author.as_ref(), &first.body),
+                last: last.map(|c| CommentExcerpt::new(c.author.as_ref(), &c.body)),
+            },
+        ))
+    });
+    let comments = snapshot.comments.iter().map(|c| {
+        (
+            c.id.as_str(),
+            Excerpt {
+                comments: 1,
+                first: CommentExcerpt::new(c.author.as_ref(), &c.body),
+                last: None,
+            },
+        )
+    });
+    threads.chain(comments).collect()
 }
 
 /// The ledger a round classifies against: entries rebuilt from the markers
@@ -171,6 +230,7 @@ impl Runner {
             untrusted: untrusted.iter().map(String::as_str).collect(),
             held_for_user: held.iter().map(String::as_str).collect(),
             ledger_from_markers: from_markers,
+            excerpts: excerpts(&snapshot),
         };
         self.artifact(round, "threads.json", &artifact)?;
         self.run.untrusted = untrusted_items;

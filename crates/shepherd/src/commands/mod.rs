@@ -11,5 +11,6 @@ pub(crate) mod reject;
 pub(crate) mod report;
 pub(crate) mod resume;
 pub(crate) mod run;
+pub(crate) mod serve;
 pub(crate) mod status;
 pub(crate) mod threads;

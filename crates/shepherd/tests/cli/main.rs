@@ -17,6 +17,7 @@ mod test_run_config;
 mod test_run_demo;
 mod test_run_kill;
 mod test_run_tty;
+mod test_serve;
 mod test_statements;
 mod test_threads_cmd;
 mod test_tls;

@@ -1,0 +1,39 @@
+// Shepherd's dashboard: live updates. An element `#live` with
+// `data-events` (a server-sent events URL) and `data-live-src` (a page
+// holding a fresh `#live`) is refreshed whenever the server says the run
+// changed. Forms are never touched: what an approver types stays.
+"use strict";
+(function () {
+  function refresh(live) {
+    fetch(live.dataset.liveSrc, { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (text) {
+        var doc = new DOMParser().parseFromString(text, "text/html");
+        var fresh = doc.getElementById("live");
+        if (!fresh) { return; }
+        // Keep open <details> open across the refresh.
+        var open = {};
+        live.querySelectorAll("details[data-key]").forEach(function (d) { open[d.dataset.key] = d.open; });
+        live.replaceChildren.apply(live, Array.prototype.slice.call(fresh.childNodes));
+        live.querySelectorAll("details[data-key]").forEach(function (d) {
+          if (d.dataset.key in open) { d.open = open[d.dataset.key]; }
+        });
+        live.dataset.version = String((Number(live.dataset.version) || 0) + 1);
+        document.dispatchEvent(new CustomEvent("shepherd:refreshed"));
+      })
+      .catch(function () {});
+  }
+  function start() {
+    var live = document.getElementById("live");
+    if (!live || !live.dataset.events || !window.EventSource) { return; }
+    // The first event says where things stand (it may already differ from
+    // the rendered page); every later one, that something changed.
+    var source = new EventSource(live.dataset.events);
+    source.addEventListener("change", function () { refresh(live); });
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

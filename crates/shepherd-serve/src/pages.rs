@@ -1,0 +1,529 @@
+//! The pages, rendered with [`maud`]: every interpolated string is escaped,
+//! so forge text (comment bodies, titles, paths, logins) is always shown as
+//! text. The only HTML not built here is the report's, made by
+//! [`crate::markdown::to_html`], which turns raw HTML into text too. Links
+//! to the forge are kept only when they are `http(s)://`.
+
+use std::path::Path;
+
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+use serde::Serialize;
+use shepherd_core::Decision;
+use shepherd_engine::{RunStatus, Timestamp};
+
+use crate::view::{decision_word, ApprovalRow, Excerpt, ItemView, RunRow, RunView};
+
+/// Every decision, in the order the approver picks from.
+const DECISIONS: [Decision; 7] = [
+    Decision::CodeChange,
+    Decision::MetadataChange,
+    Decision::Question,
+    Decision::Wontfix,
+    Decision::AlreadyAddressed,
+    Decision::Invalid,
+    Decision::NeedsHuman,
+];
+
+const STATUSES: [RunStatus; 6] = [
+    RunStatus::Running,
+    RunStatus::Paused,
+    RunStatus::Converged,
+    RunStatus::Failed,
+    RunStatus::Exhausted,
+    RunStatus::Interrupted,
+];
+
+/// The serde word of a kebab-case enum (`review-thread`, `needs-human`).
+fn word<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// `url` when it is a web link, else nothing (no `javascript:` from the forge).
+fn web_link(url: &str) -> Option<&str> {
+    (url.starts_with("https://") || url.starts_with("http://")).then_some(url)
+}
+
+fn duration(millis: i64) -> String {
+    let millis = millis.max(0);
+    if millis < 1000 {
+        format!("{millis} ms")
+    } else if millis < 60_000 {
+        format!("{:.1} s", millis as f64 / 1000.0)
+    } else {
+        format!("{}m {:02}s", millis / 60_000, (millis % 60_000) / 1000)
+    }
+}
+
+fn time(t: Timestamp) -> String {
+    let text = t.to_string(); // 2024-05-01T12:00:00.000Z
+    text.get(..19).unwrap_or(&text).replace('T', " ") + " UTC"
+}
+
+fn layout(title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · Shepherd" }
+                link rel="stylesheet" href="/assets/app.css";
+                script src="/assets/app.js" defer {}
+            }
+            body {
+                header { a.brand href="/" { "Shepherd" } span.sub { "local dashboard" } }
+                main { (body) }
+            }
+        }
+    }
+    .into_string()
+}
+
+fn status_badge(status: RunStatus) -> Markup {
+    html! { span class={ "badge status-" (status.as_str()) } data-status=(status.as_str()) { (status.as_str()) } }
+}
+
+/// An error page.
+pub fn error_page(status: axum::http::StatusCode, message: &str) -> String {
+    layout(
+        status.as_str(),
+        html! {
+            h1 { (status.as_str()) " " (status.canonical_reason().unwrap_or("")) }
+            p.error { (message) }
+            p { a href="/" { "All runs" } }
+        },
+    )
+}
+
+/// The list of runs, with the repository and status filter.
+pub fn runs_page(
+    rows: &[RunRow],
+    repo: Option<&str>,
+    status: Option<&str>,
+    state_root: &Path,
+) -> String {
+    let query = format!(
+        "/?repo={}&status={}",
+        urlencode(repo.unwrap_or("")),
+        urlencode(status.unwrap_or(""))
+    );
+    layout(
+        "Runs",
+        html! {
+            h1 { "Runs" }
+            p.muted { "State: " code { (state_root.display()) } }
+            form.filter method="get" action="/" {
+                label { "Repository " input type="text" name="repo" value=(repo.unwrap_or("")) placeholder="owner/name"; }
+                label { "Status "
+                    select name="status" {
+                        option value="" { "any" }
+                        @for s in STATUSES {
+                            option value=(s.as_str()) selected[status == Some(s.as_str())] { (s.as_str()) }
+                        }
+                    }
+                }
+                button type="submit" { "Filter" }
+            }
+            div #live data-live-src=(query) data-events="/events" {
+                (runs_table(rows))
+            }
+        },
+    )
+}
+
+fn runs_table(rows: &[RunRow]) -> Markup {
+    html! {
+        @if rows.is_empty() {
+            p.muted { "No runs." }
+        } @else {
+            table.runs {
+                thead { tr { th { "Run" } th { "Pull request" } th { "Status" } th { "Rounds" } th { "CI" } th { "Started" } th { "Ended" } th { "Why" } } }
+                tbody {
+                    @for row in rows {
+                        @let ended = row.status != RunStatus::Running;
+                        tr data-run=(row.run.id) {
+                            td { a href={ "/runs/" (row.run.id) } { code { (row.run.id) } } }
+                            td {
+                                (pr_link(&row.run.pr.to_string(), row.file.as_ref().map(|f| f.pr_url.as_str())))
+                                @if let Some(f) = &row.file { @if !f.pr_title.is_empty() { br; span.muted { (f.pr_title) } } }
+                            }
+                            td { (status_badge(row.status)) }
+                            td { (row.rounds) }
+                            td { (row.file.as_ref().and_then(|f| f.last_ci.as_ref()).map_or("-", |c| c.status.as_str())) }
+                            td { (time(row.run.created_at)) }
+                            td { @if ended { (time(row.run.updated_at)) } @else { "-" } }
+                            td.reason { (row.run.reason.as_deref().unwrap_or("")) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn pr_link(label: &str, url: Option<&str>) -> Markup {
+    html! {
+        @match url.and_then(web_link) {
+            Some(u) => a href=(u) rel="noreferrer noopener" target="_blank" { (label) },
+            None => span { (label) },
+        }
+    }
+}
+
+fn urlencode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'/') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The page of one run. `message` (a refused action) is shown at the top.
+pub fn run_page(run: &RunView, secret: &str, message: Option<&str>) -> String {
+    let id = &run.run.id;
+    let file = run.file.as_ref();
+    layout(
+        &format!("Run {id}"),
+        html! {
+            p { a href="/" { "← all runs" } }
+            h1 { "Run " code { (id) } }
+            @if let Some(m) = message { p.error role="alert" { (m) } }
+            p {
+                (pr_link(&run.run.pr.to_string(), file.map(|f| f.pr_url.as_str())))
+                @if let Some(f) = file { " " span.title { (f.pr_title) } }
+            }
+            @if !run.approvals.is_empty() { (approval_table(run, secret)) }
+            div #live data-live-src={ "/runs/" (id) "/live" } data-events={ "/runs/" (id) "/events" } {
+                (live_body(run, secret))
+            }
+        },
+    )
+}
+
+fn actions(run: &RunView, secret: &str) -> Markup {
+    let id = &run.run.id;
+    html! {
+        @if run.status == RunStatus::Paused || run.resumable() {
+            div.actions {
+                @if run.resumable() && !run.awaits_approval() {
+                    form method="post" action={ "/runs/" (id) "/resume" } {
+                        input type="hidden" name="csrf" value=(secret);
+                        button #resume type="submit" { "Resume the run" }
+                    }
+                }
+                @if run.status == RunStatus::Paused {
+                    form method="post" action={ "/runs/" (id) "/reject" } {
+                        input type="hidden" name="csrf" value=(secret);
+                        button #reject.danger type="submit" {
+                            @if run.awaits_approval() { "Reject the triage" } @else { "Abandon the run" }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn approval_table(run: &RunView, secret: &str) -> Markup {
+    let id = &run.run.id;
+    let open = run.awaits_approval();
+    html! {
+        section #approval {
+            h2 { "Approval" @if let Some(f) = &run.file { " (round " (f.round) ")" } }
+            @if open {
+                p { "Reply-only decisions wait for you. Change a decision or edit a reply, then approve; items you leave as they are are approved as triaged. The honesty gate checks the approved decisions before anything is posted." }
+            } @else {
+                p.muted { "Decided." }
+            }
+            form method="post" action={ "/runs/" (id) "/approve" } {
+                input type="hidden" name="csrf" value=(secret);
+                table.approval {
+                    thead { tr { th { "Item" } th { "Comment" } th { "Triage" } th { "Decision" } th { "Reply" } } }
+                    tbody {
+                        @for (i, row) in run.approvals.iter().enumerate() {
+                            (approval_row(i, row, open))
+                        }
+                    }
+                }
+                @if open {
+                    div.actions {
+                        button #approve-resume type="submit" name="action" value="approve-resume" { "Approve and resume" }
+                        button #approve type="submit" name="action" value="approve" { "Approve only" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn approval_row(i: usize, row: &ApprovalRow, open: bool) -> Markup {
+    let editable = open && row.pending();
+    let state = row
+        .approval
+        .as_ref()
+        .map_or("not reply-only".to_owned(), |a| a.state.as_str().to_owned());
+    html! {
+        tr.item data-item=(row.item_id) {
+            td {
+                @if let Some(item) = &row.item { (location(item)) } @else { code { (row.item_id) } }
+                br; span.muted { (state) }
+            }
+            td.excerpt { @if let Some(e) = row.item.as_ref().and_then(|i| i.excerpt.as_ref()) { (excerpt(e)) } }
+            td {
+                strong { (decision_word(row.triage.decision)) }
+                p.reasoning { (row.triage.reasoning) }
+            }
+            td {
+                @if editable {
+                    input type="hidden" name={ "item-" (i) } value=(row.item_id);
+                    input type="hidden" name={ "orig-decision-" (i) } value=(decision_word(row.decision));
+                    select name={ "decision-" (i) } aria-label="decision" {
+                        @for d in DECISIONS {
+                            option value=(decision_word(d)) selected[d == row.decision] { (decision_word(d)) }
+                        }
+                    }
+                } @else {
+                    (decision_word(row.decision))
+                }
+            }
+            td {
+                @if editable {
+                    input type="hidden" name={ "orig-reply-" (i) } value=(row.reply);
+                    textarea name={ "reply-" (i) } rows="4" aria-label="reply" { (row.reply) }
+                } @else {
+                    pre.reply { (row.reply) }
+                }
+            }
+        }
+    }
+}
+
+fn location(item: &ItemView) -> Markup {
+    let c = &item.classified;
+    let place = match (&c.path, c.line) {
+        (Some(p), Some(l)) => format!("{p}:{l}"),
+        (Some(p), None) => p.clone(),
+        _ => word(&c.kind),
+    };
+    html! {
+        @match c.url.as_deref().and_then(web_link) {
+            Some(u) => a.loc href=(u) rel="noreferrer noopener" target="_blank" title=(item.id) { (place) },
+            None => span.loc title=(item.id) { (place) },
+        }
+        @if c.outdated { " " span.badge { "outdated" } }
+        @if item.untrusted { " " span.badge.warn title="opened by someone outside [trust]: reported, not acted on" { "untrusted" } }
+    }
+}
+
+fn excerpt(e: &Excerpt) -> Markup {
+    html! {
+        div.comment {
+            span.author { "@" (e.first.author.as_deref().unwrap_or("ghost")) }
+            pre.body { (e.first.body) }
+        }
+        @if let Some(last) = &e.last {
+            div.comment.last {
+                span.author { "… " (e.comments.saturating_sub(1)) " more; last @" (last.author.as_deref().unwrap_or("ghost")) }
+                pre.body { (last.body) }
+            }
+        }
+    }
+}
+
+/// The live part of a run's page (what live updates replace): its
+/// status, resume and reject buttons, rounds, threads, clusters, report.
+pub fn run_live(run: &RunView, secret: &str) -> Markup {
+    html! { div #live { (live_body(run, secret)) } }
+}
+
+fn live_body(run: &RunView, secret: &str) -> Markup {
+    let id = &run.run.id;
+    let file = run.file.as_ref();
+    html! {
+        (actions(run, secret))
+        dl.summary {
+            dt { "Status" } dd #status { (status_badge(run.status)) }
+            @if let Some(r) = &run.run.reason { dt { "Why" } dd #reason { (r) } }
+            @if let Some(p) = file.and_then(|f| f.pause) { dt { "Paused for" } dd { (word(&p)) } }
+            dt { "Rounds" } dd { (run.rounds.len()) @if let Some(f) = file { " of at most " (f.round_limit) } }
+            dt { "CI" } dd { (file.and_then(|f| f.last_ci.as_ref()).map_or("-", |c| c.status.as_str())) }
+            dt { "Started" } dd { (time(run.run.created_at)) }
+            dt { "Last change" } dd { (time(run.run.updated_at)) }
+            @if let Some(f) = file {
+                dt { "Agent" } dd { (f.agent.calls) " call(s), " (duration(f.agent.millis as i64))
+                    @if let Some(t) = f.agent.tokens { ", " (t) " tokens" } }
+            }
+        }
+        @if let Some(f) = file { @if !f.failures.is_empty() {
+            section #failures {
+                h2 { "Reply failures needing attention" }
+                ul { @for x in &f.failures { li { (x.action) @if let Some(i) = &x.item_id { " " code { (i) } } ": " (x.error) } } }
+            }
+        } }
+        section #timeline {
+            h2 { "Rounds" }
+            @for r in &run.rounds {
+                @let n = r.round.number;
+                details.round data-key={ "round-" (n) } open[r.round.ended_at.is_none() || n as usize == run.rounds.len()] {
+                    summary {
+                        "Round " (n) ": " (r.round.stage)
+                        @match r.round.ended_at {
+                            Some(end) => { " · " (duration(end.as_millis() - r.round.started_at.as_millis())) },
+                            None => { " · in progress" },
+                        }
+                    }
+                    table.stages {
+                        thead { tr { th { "Stage" } th { "Took" } th { "Summary" } } }
+                        tbody {
+                            @for s in &r.stages {
+                                tr data-stage=(s.stage) {
+                                    td { @match &s.artifact {
+                                        Some(a) => a href={ "/runs/" (id) "/files/rounds/" (n) "/" (a) } { (s.stage) },
+                                        None => (s.stage),
+                                    } }
+                                    td.num { (duration(s.millis)) }
+                                    td { (s.summary) }
+                                }
+                            }
+                        }
+                    }
+                    @if !r.events.is_empty() {
+                        ul.events { @for e in &r.events { li { (time(e.at)) " " (e.kind) " " code { (e.payload.to_string()) } } } }
+                    }
+                    p.files { "Artifacts: "
+                        @for f in &r.files { a href={ "/runs/" (id) "/files/rounds/" (n) "/" (f) } { (f) } " " }
+                    }
+                }
+            }
+        }
+        (threads_table(run))
+        @if let Some(f) = file {
+            @if !f.clusters.is_empty() || !f.escalations.is_empty() {
+                section #clusters {
+                    h2 { "Clusters" }
+                    @for c in &f.clusters {
+                        details.cluster data-key={ "cluster-" (c.area) "-" (c.theme.as_str()) } {
+                            summary { (c.theme.as_str()) " in " code { (c.area) } ": " (c.item_ids.len()) " item(s)" }
+                            p { (c.hypothesis) }
+                            pre.brief { (shepherd_core::cluster::render_brief(c, None)) }
+                        }
+                    }
+                    @if !f.escalations.is_empty() {
+                        h3 { "Escalations" }
+                        ul { @for e in &f.escalations { li { (e.key.theme.as_str()) " in " code { (e.key.area) } " after " (e.rounds) " round(s): " (e.context) } } }
+                    }
+                }
+            }
+        }
+        @if let Some(md) = &run.report_md {
+            section #report {
+                h2 { "Report" }
+                div.report { (PreEscaped(crate::markdown::to_html(md))) }
+            }
+        }
+        section #files {
+            h2 { "Run directory" }
+            p { @for f in &run.files { a href={ "/runs/" (id) "/files/" (f) } { (f) } " " } }
+        }
+    }
+}
+
+fn threads_table(run: &RunView) -> Markup {
+    html! {
+        section #threads {
+            h2 { "Threads" }
+            @if run.items.is_empty() {
+                p.muted { "No threads seen yet." }
+            } @else {
+                table.threads {
+                    thead { tr { th { "Item" } th { "Comment" } th { "Decision" } th { "Reply" } th { "Outcome" } th { "Commit" } th { "State" } } }
+                    tbody {
+                        @for item in &run.items {
+                            (thread_row(run, item))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn thread_row(run: &RunView, item: &ItemView) -> Markup {
+    let latest = item.latest();
+    let approval = run.approvals.iter().find(|a| a.item_id == item.id);
+    let decision = latest
+        .and_then(|r| r.entry.decision)
+        .or(approval.map(|a| a.decision))
+        .or(item.triage.as_ref().map(|t| t.decision));
+    let (reply, posted) = match latest.and_then(|r| r.reply_body.clone()) {
+        Some(body) => (Some(body), latest.is_some_and(|r| r.entry.replied)),
+        None => (approval.map(|a| a.reply.clone()), false),
+    };
+    let mut state = vec![item.classified.class.as_str().to_owned()];
+    if let Some(r) = latest {
+        if r.entry.replied {
+            state.push("replied".into());
+        }
+        if r.entry.resolved {
+            state.push("resolved".into());
+        } else if r.entry.resolve_authorized {
+            state.push("resolve authorized".into());
+        }
+    }
+    html! {
+        tr.item id={ "item-" (item.id) } data-item=(item.id) {
+            td { (location(item)) }
+            td.excerpt { @if let Some(e) = &item.excerpt { (excerpt(e)) } }
+            td { (decision.map(decision_word).unwrap_or_else(|| "-".into())) }
+            td {
+                @if let Some(text) = &reply {
+                    pre.reply { (text) }
+                    span.muted { @if posted { "posted" } @else { "not posted yet" } }
+                }
+            }
+            td { (latest.and_then(|r| r.entry.outcome).map(|o| word(&o)).unwrap_or_else(|| "-".into())) }
+            td { @if let Some(c) = latest.and_then(|r| r.entry.commit.as_deref()) { code { (c.get(..10).unwrap_or(c)) } } }
+            td {
+                (state.join(", "))
+                @if !item.history.is_empty() {
+                    details.history data-key={ "ledger-" (item.id) } {
+                        summary { "ledger (" (item.history.len()) ")" }
+                        table {
+                            tr { th { "When" } th { "Run" } th { "Round" } th { "Decision" } th { "Outcome" } th { "Replied" } th { "Resolved" } }
+                            @for h in &item.history {
+                                tr {
+                                    td { (time(h.at)) }
+                                    td { code { (h.run_id) } }
+                                    td { (h.entry.round) }
+                                    td { (h.entry.decision.map(decision_word).unwrap_or_default()) }
+                                    td { (h.entry.outcome.map(|o| word(&o)).unwrap_or_default()) }
+                                    td { (if h.entry.replied { "yes" } else { "no" }) }
+                                    td { (if h.entry.resolved { "yes" } else if h.entry.resolve_authorized { "authorized" } else { "no" }) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One file of a run directory, as text.
+pub fn file_page(run_id: &str, rel: &str, text: &str) -> String {
+    layout(
+        rel,
+        html! {
+            p { a href={ "/runs/" (run_id) } { "← run " (run_id) } }
+            h1 { code { (rel) } }
+            pre.file { (text) }
+        },
+    )
+}

@@ -1,0 +1,346 @@
+//! The dashboard over HTTP: the secret, the checks on state-changing
+//! requests, the pages, the artifacts, live updates, and an approval that
+//! resumes the run to convergence.
+
+use std::time::Duration;
+
+use shepherd_engine::{ApprovalState, RunStatus};
+
+use crate::common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_without_the_secret_are_refused_and_change_nothing() {
+    let p = paused().await;
+    let pending = p.pending();
+    assert!(!pending.is_empty(), "the run awaits approval");
+    let approve = p.url(&format!("/runs/{}/approve", p.run_id));
+    let item = pending[0].clone();
+    let form = [
+        ("action", "approve-resume"),
+        ("item-0", item.as_str()),
+        ("reply-0", "forged"),
+    ];
+
+    // No cookie, no form secret.
+    let r = p.client.post(&approve).form(&form).send().await.unwrap();
+    assert_eq!(r.status(), 403);
+    // The form's secret alone (no cookie).
+    let mut with_csrf = form.to_vec();
+    with_csrf.push(("csrf", p.server.secret()));
+    let r = p
+        .client
+        .post(&approve)
+        .form(&with_csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    // The cookie alone (a cross-site form would carry it, were it not
+    // SameSite=Strict): no form secret.
+    let r = p
+        .client
+        .post(&approve)
+        .header("cookie", p.cookie())
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    // Both, from another origin.
+    let r = p
+        .client
+        .post(&approve)
+        .header("cookie", p.cookie())
+        .header("origin", "http://evil.example")
+        .form(&with_csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    // A wrong secret.
+    let r = p
+        .client
+        .post(&approve)
+        .header("cookie", format!("{}=0000", p.server.cookie_name()))
+        .form(&[("csrf", "0000"), ("action", "approve")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    // Reject and resume are guarded the same way.
+    for action in ["reject", "resume"] {
+        let url = p.url(&format!("/runs/{}/{action}", p.run_id));
+        let r = p
+            .client
+            .post(&url)
+            .header("cookie", p.cookie())
+            .form(&[("csrf", "wrong")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403, "{action}");
+    }
+
+    // Nothing changed: every approval still pending, the run paused,
+    // nothing resumed, nothing posted.
+    assert_eq!(p.pending(), pending);
+    assert!(p
+        .approvals()
+        .iter()
+        .all(|a| a.reply_override.is_none() && a.approver.is_none()));
+    let store = shepherd_engine::Store::open_in(&p.state_dir()).unwrap();
+    assert_eq!(store.get_run(&p.run_id).unwrap().status, RunStatus::Paused);
+    assert_eq!(p.resumer.count(), 0);
+    assert_eq!(p.marker_replies(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_printed_url_opens_a_session_and_reads_need_it() {
+    let p = paused().await;
+    // Without the secret: refused.
+    let r = p.client.get(p.url("/")).send().await.unwrap();
+    assert_eq!(r.status(), 403);
+    let r = p.client.get(p.url("/?token=nope")).send().await.unwrap();
+    assert_eq!(r.status(), 403);
+    // The printed URL: a cookie, and the same page without the secret.
+    let r = p.client.get(p.server.url()).send().await.unwrap();
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], "/");
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(cookie.starts_with(&p.cookie()), "{cookie}");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    // `//host` does not redirect to another site.
+    let r = p
+        .client
+        .get(format!(
+            "{}//evil.example/?token={}",
+            p.server.base_url(),
+            p.server.secret()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["location"], "/");
+    // A Host that is not loopback (DNS rebinding) is refused, secret or not.
+    let r = p
+        .client
+        .get(p.url("/"))
+        .header("host", "evil.example")
+        .header("cookie", p.cookie())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    // With the cookie: the runs list, with its security headers.
+    let r = p.get("/").await;
+    assert_eq!(r.status(), 200);
+    let csp = r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        csp.contains("script-src 'self'") && csp.contains("default-src 'none'"),
+        "{csp}"
+    );
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    let body = r.text().await.unwrap();
+    assert!(body.contains(&p.run_id), "{body}");
+    assert!(
+        !body.contains(p.server.secret()),
+        "the list carries no secret"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_show_the_run_with_forge_text_escaped() {
+    let p = paused().await;
+    // The list, and its filters.
+    let (_, list) = p.page("/").await;
+    assert!(
+        list.contains(&p.run_id) && list.contains("paused"),
+        "{list}"
+    );
+    let (_, list) = p.page("/?status=converged").await;
+    assert!(
+        !list.contains(&format!("data-run=\"{}\"", p.run_id)),
+        "{list}"
+    );
+    let (_, list) = p.page("/?status=paused&repo=demo%2Fauthkit").await;
+    assert!(
+        list.contains(&format!("data-run=\"{}\"", p.run_id)),
+        "{list}"
+    );
+    let (_, list) = p.page("/?repo=other%2Frepo").await;
+    assert!(
+        !list.contains(&format!("data-run=\"{}\"", p.run_id)),
+        "{list}"
+    );
+
+    let (status, page) = p.page(&format!("/runs/{}", p.run_id)).await;
+    assert_eq!(status, 200);
+    // The approval table: every reply-only item, editable, with its excerpt.
+    for id in p.pending() {
+        assert!(page.contains("name=\"orig-decision-"), "{page}");
+        assert!(
+            page.contains(&format!("data-item=\"{id}\"")),
+            "{id}: {page}"
+        );
+    }
+    // The markup comment is text: escaped, never a tag.
+    assert!(
+        page.contains("&lt;script&gt;window.__pwned = 1&lt;/script&gt;"),
+        "{page}"
+    );
+    assert!(page.contains("&lt;img src=x onerror="), "{page}");
+    assert!(!page.contains("<script>window"), "{page}");
+    assert!(!page.contains("<img"), "{page}");
+    // Path and line, a link to the forge, the timeline with durations,
+    // the report.
+    assert!(page.contains("src/auth/login.sh:2"), "{page}");
+    assert!(
+        page.contains("/demo/authkit/pull/42#discussion_r"),
+        "{page}"
+    );
+    for stage in ["pr-state", "threads", "triage", "cluster", "approval"] {
+        assert!(
+            page.contains(&format!("data-stage=\"{stage}\"")),
+            "{stage}: {page}"
+        );
+    }
+    assert!(page.contains(" ms<") || page.contains(" s<"), "{page}");
+    assert!(page.contains("id=\"report\""), "{page}");
+    assert!(page.contains("Approve and resume"), "{page}");
+
+    // The live part alone.
+    let (status, live) = p.page(&format!("/runs/{}/live", p.run_id)).await;
+    assert_eq!(status, 200);
+    assert!(live.starts_with("<div id=\"live\">"), "{live}");
+    assert!(live.contains("data-status=\"paused\""), "{live}");
+
+    // Artifacts, as text; nothing outside the run directory or in its worktree.
+    let (status, triage) = p
+        .page(&format!("/runs/{}/files/rounds/1/triage.json", p.run_id))
+        .await;
+    assert_eq!(status, 200);
+    assert!(triage.contains("needs-human"), "{triage}");
+    let (status, threads) = p
+        .page(&format!("/runs/{}/files/rounds/1/threads.json", p.run_id))
+        .await;
+    assert_eq!(status, 200);
+    assert!(threads.contains("&lt;script&gt;"), "{threads}");
+    for bad in [
+        "files/worktree/README.md",
+        "files/..%2F..%2Fstate.db",
+        "files/rounds/1/..%2F..%2Frun.json",
+        "files/.hidden",
+        "files/rounds/x/triage.json",
+    ] {
+        let (status, _) = p.page(&format!("/runs/{}/{bad}", p.run_id)).await;
+        assert_eq!(status, 404, "{bad}");
+    }
+    let (status, _) = p.page("/runs/no-such-run").await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_updates_say_when_a_run_changes() {
+    let p = paused().await;
+    let r = p.get(&format!("/runs/{}/events", p.run_id)).await;
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let mut r = r;
+    let mut seen = String::new();
+    let first = tokio::time::timeout(Duration::from_secs(5), r.chunk())
+        .await
+        .expect("a first event")
+        .unwrap()
+        .unwrap();
+    seen.push_str(&String::from_utf8_lossy(&first));
+    assert!(seen.contains("event: change"), "{seen}");
+    // A change of the run (here: a rejection) is the next event.
+    let reject = p.post(&format!("/runs/{}/reject", p.run_id), &[]).await;
+    assert_eq!(reject.status(), 303);
+    let next = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let chunk = r.chunk().await.unwrap().unwrap();
+            let text = String::from_utf8_lossy(&chunk).into_owned();
+            if text.contains("event: change") {
+                return text;
+            }
+        }
+    })
+    .await
+    .expect("an event after the change");
+    assert!(next.contains("failed"), "{next}");
+    assert!(p.pending().is_empty());
+    assert!(p
+        .approvals()
+        .iter()
+        .all(|a| a.state == ApprovalState::Rejected));
+    assert_eq!(p.marker_replies(), 0, "a rejection posts nothing");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_decision_without_its_reply_is_refused_as_by_the_cli() {
+    let p = paused().await;
+    let id = p.thread_with("<script>");
+    let r = p
+        .post(
+            &format!("/runs/{}/approve", p.run_id),
+            &[
+                ("action", "approve-resume"),
+                ("item-0", id.as_str()),
+                ("decision-0", "invalid"),
+                ("orig-decision-0", "needs-human"),
+                ("reply-0", ""),
+                ("orig-reply-0", "x"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), 409);
+    let page = r.text().await.unwrap();
+    assert!(page.contains("class=\"error\""), "{page}");
+    assert!(page.contains(&id) && page.contains("reply"), "{page}");
+    // The engine's check refused it before anything was recorded.
+    assert!(p.pending().contains(&id));
+    assert_eq!(p.resumer.count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_over_http_resumes_the_run_with_the_edited_reply() {
+    let p = paused().await;
+    let id = p.thread_with("<script>");
+    let reply = "Edited from the dashboard: a maintainer will look at this.";
+    let r = p
+        .post(
+            &format!("/runs/{}/approve", p.run_id),
+            &[
+                ("action", "approve-resume"),
+                ("item-0", id.as_str()),
+                ("decision-0", "needs-human"),
+                ("orig-decision-0", "needs-human"),
+                ("reply-0", reply),
+                ("orig-reply-0", "drafted"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), 303, "{}", r.text().await.unwrap());
+    let approval = p.approvals().into_iter().find(|a| a.item_id == id).unwrap();
+    assert_eq!(approval.reply_override.as_deref(), Some(reply));
+    assert_eq!(approval.approver.as_deref(), Some("tester"));
+    assert!(p.pending().is_empty(), "every item approved");
+    let outcome = p.resumer.outcome().await;
+    assert_eq!(outcome.status, RunStatus::Converged, "{:?}", outcome.reason);
+    let comments = p.comments_of(&id);
+    assert!(comments.iter().any(|c| c.contains(reply)), "{comments:?}");
+    // The page says so.
+    let (_, page) = p.page(&format!("/runs/{}", p.run_id)).await;
+    assert!(page.contains("data-status=\"converged\""), "{page}");
+    assert!(!page.contains("Approve and resume"), "{page}");
+}
