@@ -16,7 +16,7 @@
 //!   environment without forge tokens, process groups, timeouts, transcripts.
 //! - [`usage`] records tokens, cost and time per call, where providers report
 //!   them, in the call's [`AgentContext`].
-//! - [`probe`] makes one real triage call to a configured provider, for
+//! - [`mod@probe`] makes one real triage call to a configured provider, for
 //!   `shepherd doctor --probe`.
 //! - Providers: [`BuiltinAgent`] (no model: suggestion blocks only),
 //!   [`CommandAgent`] (any executable speaking JSON on stdin/stdout) and

@@ -1,7 +1,7 @@
 //! Shepherd's forges: the [`Forge`] trait and the GitHub and GitLab clients.
 //!
 //! The engine talks to a forge only through `Arc<dyn Forge>`; this crate holds
-//! the trait, the error type every call returns, the [`connect`] factory
+//! the trait, the error type every call returns, the [`connect()`] factory
 //! (from a target to its client), API tokens and their discovery, the
 //! forge's view of CI ([`ci`]), [`GitHubClient`] (GraphQL for reads and
 //! resolves, REST for replies, edits, labels and CI) and [`GitLabClient`]

@@ -1,6 +1,6 @@
 //! The agent CLIs Shepherd drives: [`CliProvider`], and the one `match`
-//! naming every CLI ([`CliProvider::spec`]), which maps each to its
-//! provider module's [`CliSpec`]. Below the provider modules' users, above
+//! naming every CLI (`CliProvider::spec`), which maps each to its
+//! provider module's `CliSpec`. Below the provider modules' users, above
 //! the modules themselves, so no provider module imports this one.
 
 use shepherd_core::config::Provider;
@@ -61,7 +61,7 @@ impl CliProvider {
 
     /// The variables this CLI gets besides [`crate::exec::BASE_ENV`], given
     /// which variables are set in the parent environment: `(pass,
-    /// credentials)` for [`EnvPolicy`]. Credentials are the provider's own
+    /// credentials)` for [`EnvPolicy`](crate::exec::EnvPolicy). Credentials are the provider's own
     /// model keys; forge credentials are never among them.
     pub fn env_names(self, is_set: impl Fn(&str) -> bool) -> (Vec<String>, Vec<String>) {
         let xdg = [

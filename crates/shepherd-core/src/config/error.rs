@@ -69,8 +69,8 @@ pub(super) fn did_you_mean(suggestion: &Option<String>) -> String {
     }
 }
 
-/// A value that is not one of a fixed set of names ([`Provider`],
-/// [`OnExhaust`], [`ApproveMode`], [`AgentRole`] from strings).
+/// A value that is not one of a fixed set of names (`Provider`,
+/// `OnExhaust`, `ApproveMode`, `AgentRole` from strings).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{value}` is not one of {expected}")]
 pub struct ParseNameError {

@@ -25,7 +25,7 @@ pub enum Source {
     /// Command-line flags.
     Flags,
     /// The pull request head's config file, by repository path: untrusted,
-    /// see [`HeadConfig`].
+    /// see `HeadConfig`.
     PrHead(String),
 }
 
