@@ -26,7 +26,13 @@ fn review_event(head_repo: &str) -> serde_json::Value {
 fn runner(event: &serde_json::Value, api: &str, token: &str) -> FakeRunner {
     let r = FakeRunner::new(event, "pull_request_review");
     let config = r.root.path().join("shepherd-config.toml");
-    std::fs::write(&config, RUN_CONFIG).unwrap();
+    // Every item gets a reply (needs-human too), so each job's replies
+    // can be counted: what these tests check is that none is doubled.
+    std::fs::write(
+        &config,
+        format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
+    )
+    .unwrap();
     r.input("github-token", token)
         .input("agent", "builtin")
         .input("approve", "label")

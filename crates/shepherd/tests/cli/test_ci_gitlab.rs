@@ -68,7 +68,13 @@ async fn the_template_job_converges_and_a_second_job_doubles_nothing() {
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_shepherd")).parent().unwrap();
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("config.toml");
-    std::fs::write(&config, RUN_CONFIG).unwrap();
+    // Every item gets a reply (needs-human too), so each job's replies
+    // can be counted: what these tests check is that none is doubled.
+    std::fs::write(
+        &config,
+        format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
+    )
+    .unwrap();
 
     // Job 1, with the note asked for.
     let project = tempfile::tempdir().unwrap();
@@ -138,7 +144,13 @@ async fn a_fork_merge_request_is_skipped_before_any_request() {
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_shepherd")).parent().unwrap();
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("config.toml");
-    std::fs::write(&config, RUN_CONFIG).unwrap();
+    // Every item gets a reply (needs-human too), so each job's replies
+    // can be counted: what these tests check is that none is doubled.
+    std::fs::write(
+        &config,
+        format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
+    )
+    .unwrap();
     let project = tempfile::tempdir().unwrap();
     let mut vars = pipeline_vars(&emu, &config, bin_dir);
     // The rules skip it; the binary skips it too if a rule is overridden.
