@@ -368,7 +368,7 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (NA, "shadow*", 1),
     (NA, "generic name*", 4),
     (NA, "too generic", 2),
-    (NA, "connotation*", 2),
+    (NA, "connotation*", 3),
     (NA, "specific name*", 2),
     (NA, "casing", 2),
     (NA, "prefix*", 1),
@@ -512,6 +512,9 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (SE, "untrusted", 3),
     (SE, "exploit*", 3),
     (SE, "traversal", 3),
+    (SE, "path traversal", 2),
+    (SE, "crafted", 2),
+    (SE, "session cookie*", 3),
     (SE, "rce", 3),
     (SE, "eval", 2),
     (SE, "innerhtml", 3),
@@ -818,6 +821,8 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (RM, "closes", 1),
     (RM, "closed", 1),
     (RM, "closing", 1),
+    (RM, "not closing", 2),
+    (RM, "not closed", 2),
     (RM, "unclosed", 3),
     (RM, "never closed", 3),
     (RM, "not closed", 3),
@@ -1155,6 +1160,7 @@ const CODE_RULES: &[(Theme, &str, u32)] = &[
     (CO, "synchronized", 2),
     (CO, "threading.", 2),
     (CO, "go func", 2),
+    (CO, "ctx.done()", 2),
     (CO, "waitgroup", 2),
     (CO, "select!", 1),
     (CO, "promise.all", 1),
@@ -1731,6 +1737,7 @@ impl Parsed {
             "awesome",
             "kudos",
             "ship",
+            "good",
         ];
         const ASKS: &[&str] = &[
             "but", "however", "though", "please", "nit", "should", "could", "would", "consider",
@@ -1899,10 +1906,20 @@ fn split_first_sentence(line: &str) -> (&str, &str) {
 /// becomes the word `typo`; `try/catch`-like pairs stay words.
 fn prose_chunks(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
+    let mut skip_next = false;
     for chunk in line.split_whitespace() {
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
         if matches!(chunk, "->" | "→") {
-            // `recieve -> receive`: a correction of the text.
+            // `recieve -> receive`: a correction of the text. The words on
+            // either side are the text corrected, not the reviewer's words
+            // (`log -> \`log\``, in backquotes, says nothing about logging).
+            let kept = out.trim_end().len();
+            let word_start = out[..kept].rfind(' ').map_or(0, |i| i + 1);
+            out.truncate(word_start);
             out.push_str("typo ");
+            skip_next = true;
             continue;
         }
         if chunk.contains('/') {
@@ -2109,6 +2126,7 @@ fn words(prose: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for w in prose
         .split(|c: char| !c.is_alphanumeric())
+        .flat_map(split_at_script_change)
         .filter(|w| !w.is_empty())
     {
         if matches!(w, "in" | "into" | "out")
@@ -2123,6 +2141,42 @@ fn words(prose: &str) -> Vec<String> {
         out.push(w.to_owned());
     }
     out
+}
+
+/// Cuts a run of letters where it passes between Chinese, Japanese or
+/// Korean script and any other: those scripts write no space before a
+/// particle, so `optional을` and `logを` are a word and a particle.
+fn split_at_script_change(run: &str) -> impl Iterator<Item = &str> {
+    let mut cuts: Vec<usize> = Vec::new();
+    let mut prev: Option<bool> = None;
+    for (i, c) in run.char_indices() {
+        let cjk = is_cjk(c);
+        if prev.is_some_and(|p| p != cjk) {
+            cuts.push(i);
+        }
+        prev = Some(cjk);
+    }
+    cuts.push(run.len());
+    let mut start = 0;
+    cuts.into_iter().map(move |end| {
+        let piece = &run[start..end];
+        start = end;
+        piece
+    })
+}
+
+/// Whether a character is of a script written without spaces between
+/// words: kana, Han ideographs, Hangul.
+fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{1100}'..='\u{11FF}'
+        | '\u{3040}'..='\u{30FF}'
+        | '\u{3130}'..='\u{318F}'
+        | '\u{3400}'..='\u{4DBF}'
+        | '\u{4E00}'..='\u{9FFF}'
+        | '\u{AC00}'..='\u{D7AF}'
+        | '\u{F900}'..='\u{FAFF}'
+        | '\u{FF66}'..='\u{FF9F}')
 }
 
 /// Whether `word` matches one pattern word: `prefix*` matches words starting
@@ -2465,6 +2519,11 @@ mod tests {
         (
             Theme::Security,
             "path comes from the request: `../` lets an attacker read arbitrary files (path traversal).",
+            None,
+        ),
+        (
+            Theme::Security,
+            "**Reject path traversal in `name` before joining paths.**\n\nA crafted value like `../../x` escapes the root. Validate the id format.",
             None,
         ),
         (
@@ -3035,6 +3094,23 @@ mod tests {
         );
         // A path is no correction.
         assert_eq!(classify_theme("see src/auth/login.ts", None), Theme::Other);
+        // The words corrected are the text's, not the reviewer's: `log`
+        // here is a word of the documentation, not a log statement.
+        assert_eq!(
+            classify_theme("Please write log -> `log` in the guide.", None),
+            Theme::Documentation
+        );
+    }
+
+    #[test]
+    fn words_are_cut_where_latin_meets_cjk_script() {
+        assert_eq!(
+            words("optional을 써주시는게"),
+            ["optional", "을", "써주시는게"]
+        );
+        assert_eq!(words("logを出す"), ["log", "を出す"]);
+        // Latin letters with diacritics stay one word.
+        assert_eq!(words("validação"), ["validação"]);
     }
 
     #[test]
@@ -3052,6 +3128,7 @@ mod tests {
                 theme_scores(comment, None)
             );
         }
+        assert_eq!(classify_theme("Good catch, thanks!", None), Theme::Other);
         // An approval that still asks for something is not only an approval.
         assert_eq!(
             classify_theme(
