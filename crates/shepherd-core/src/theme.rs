@@ -1526,10 +1526,13 @@ impl Parsed {
         let mut details_depth: usize = 0;
         for line in text.lines() {
             let trimmed = line.trim_start();
-            if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            // A fence may open inside a quote (`> ```kotlin`): its lines are
+            // code all the same.
+            let unquoted = trimmed.trim_start_matches(['>', ' ']);
+            if unquoted.starts_with("```") || unquoted.starts_with("~~~") {
                 fence = match fence {
                     Some(_) => None,
-                    None => Some(trimmed.trim_start_matches(['`', '~']).trim() == "suggestion"),
+                    None => Some(unquoted.trim_start_matches(['`', '~']).trim() == "suggestion"),
                 };
                 if fence == Some(true) {
                     suggestions.push(String::new());
@@ -3099,6 +3102,21 @@ mod tests {
         assert_eq!(
             classify_theme("Please write log -> `log` in the guide.", None),
             Theme::Documentation
+        );
+    }
+
+    #[test]
+    fn code_fenced_inside_a_quote_is_code() {
+        let quoted = "I thought this was the idiom:\n\n> ```kotlin\n> data?.let {\n>     // run if not null, validate nothing\n> }\n> ```";
+        let parsed = Parsed::new(quoted, None);
+        assert!(parsed.code.contains("data?.let"), "{:?}", parsed.code);
+        assert!(
+            parsed
+                .sentences
+                .iter()
+                .all(|(s, _)| !s.contains("validate")),
+            "{:?}",
+            parsed.sentences
         );
     }
 
