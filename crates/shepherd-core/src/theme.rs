@@ -24,7 +24,10 @@
 //!      something (it starts with an imperative: `Update the docstring`)
 //!      weigh `HEADLINE`; other sentences `BODY`; quoted lines
 //!      `CODE_WORD`.
-//! 2. Prose is cut into words at every character that is not alphanumeric.
+//! 2. Prose is cut into words at every character that is not alphanumeric,
+//!    and where Latin letters meet Chinese, Japanese or Korean script
+//!    (`optional을` is `optional` and a particle); the words either side of
+//!    a `->` correction are the text corrected, and become the word `typo`.
 //!    Each word rule is a pattern of one or more words; `prefix*` matches
 //!    words starting with `prefix`, `*suffix` words ending with `suffix`, any
 //!    other word exactly (`log` does not match `login`; `logged in` reads as
