@@ -24,6 +24,7 @@ fn path_of(row: &Row) -> Option<&'static str> {
     match (row.placement.as_str(), row.language.as_str()) {
         ("inline", "Markdown") => Some("file.md"),
         ("inline", "AsciiDoc") => Some("file.adoc"),
+        ("inline", "reStructuredText") => Some("file.rst"),
         _ => None,
     }
 }

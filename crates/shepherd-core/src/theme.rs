@@ -24,7 +24,10 @@
 //!      something (it starts with an imperative: `Update the docstring`)
 //!      weigh `HEADLINE`; other sentences `BODY`; quoted lines
 //!      `CODE_WORD`.
-//! 2. Prose is cut into words at every character that is not alphanumeric.
+//! 2. Prose is cut into words at every character that is not alphanumeric,
+//!    and where Latin letters meet Chinese, Japanese or Korean script
+//!    (`optional을` is `optional` and a particle); the words either side of
+//!    a `->` correction are the text corrected, and become the word `typo`.
 //!    Each word rule is a pattern of one or more words; `prefix*` matches
 //!    words starting with `prefix`, `*suffix` words ending with `suffix`, any
 //!    other word exactly (`log` does not match `login`; `logged in` reads as
@@ -368,7 +371,7 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (NA, "shadow*", 1),
     (NA, "generic name*", 4),
     (NA, "too generic", 2),
-    (NA, "connotation*", 2),
+    (NA, "connotation*", 3),
     (NA, "specific name*", 2),
     (NA, "casing", 2),
     (NA, "prefix*", 1),
@@ -512,6 +515,9 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (SE, "untrusted", 3),
     (SE, "exploit*", 3),
     (SE, "traversal", 3),
+    (SE, "path traversal", 2),
+    (SE, "crafted", 2),
+    (SE, "session cookie*", 3),
     (SE, "rce", 3),
     (SE, "eval", 2),
     (SE, "innerhtml", 3),
@@ -818,6 +824,8 @@ const WORD_RULES: &[(Theme, &str, u32)] = &[
     (RM, "closes", 1),
     (RM, "closed", 1),
     (RM, "closing", 1),
+    (RM, "not closing", 2),
+    (RM, "not closed", 2),
     (RM, "unclosed", 3),
     (RM, "never closed", 3),
     (RM, "not closed", 3),
@@ -1155,6 +1163,7 @@ const CODE_RULES: &[(Theme, &str, u32)] = &[
     (CO, "synchronized", 2),
     (CO, "threading.", 2),
     (CO, "go func", 2),
+    (CO, "ctx.done()", 2),
     (CO, "waitgroup", 2),
     (CO, "select!", 1),
     (CO, "promise.all", 1),
@@ -1520,10 +1529,13 @@ impl Parsed {
         let mut details_depth: usize = 0;
         for line in text.lines() {
             let trimmed = line.trim_start();
-            if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            // A fence may open inside a quote (`> ```kotlin`): its lines are
+            // code all the same.
+            let unquoted = trimmed.trim_start_matches(['>', ' ']);
+            if unquoted.starts_with("```") || unquoted.starts_with("~~~") {
                 fence = match fence {
                     Some(_) => None,
-                    None => Some(trimmed.trim_start_matches(['`', '~']).trim() == "suggestion"),
+                    None => Some(unquoted.trim_start_matches(['`', '~']).trim() == "suggestion"),
                 };
                 if fence == Some(true) {
                     suggestions.push(String::new());
@@ -1731,6 +1743,7 @@ impl Parsed {
             "awesome",
             "kudos",
             "ship",
+            "good",
         ];
         const ASKS: &[&str] = &[
             "but", "however", "though", "please", "nit", "should", "could", "would", "consider",
@@ -1899,10 +1912,20 @@ fn split_first_sentence(line: &str) -> (&str, &str) {
 /// becomes the word `typo`; `try/catch`-like pairs stay words.
 fn prose_chunks(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
+    let mut skip_next = false;
     for chunk in line.split_whitespace() {
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
         if matches!(chunk, "->" | "→") {
-            // `recieve -> receive`: a correction of the text.
+            // `recieve -> receive`: a correction of the text. The words on
+            // either side are the text corrected, not the reviewer's words
+            // (`log -> \`log\``, in backquotes, says nothing about logging).
+            let kept = out.trim_end().len();
+            let word_start = out[..kept].rfind(' ').map_or(0, |i| i + 1);
+            out.truncate(word_start);
             out.push_str("typo ");
+            skip_next = true;
             continue;
         }
         if chunk.contains('/') {
@@ -2109,6 +2132,7 @@ fn words(prose: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for w in prose
         .split(|c: char| !c.is_alphanumeric())
+        .flat_map(split_at_script_change)
         .filter(|w| !w.is_empty())
     {
         if matches!(w, "in" | "into" | "out")
@@ -2123,6 +2147,42 @@ fn words(prose: &str) -> Vec<String> {
         out.push(w.to_owned());
     }
     out
+}
+
+/// Cuts a run of letters where it passes between Chinese, Japanese or
+/// Korean script and any other: those scripts write no space before a
+/// particle, so `optional을` and `logを` are a word and a particle.
+fn split_at_script_change(run: &str) -> impl Iterator<Item = &str> {
+    let mut cuts: Vec<usize> = Vec::new();
+    let mut prev: Option<bool> = None;
+    for (i, c) in run.char_indices() {
+        let cjk = is_cjk(c);
+        if prev.is_some_and(|p| p != cjk) {
+            cuts.push(i);
+        }
+        prev = Some(cjk);
+    }
+    cuts.push(run.len());
+    let mut start = 0;
+    cuts.into_iter().map(move |end| {
+        let piece = &run[start..end];
+        start = end;
+        piece
+    })
+}
+
+/// Whether a character is of a script written without spaces between
+/// words: kana, Han ideographs, Hangul.
+fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{1100}'..='\u{11FF}'
+        | '\u{3040}'..='\u{30FF}'
+        | '\u{3130}'..='\u{318F}'
+        | '\u{3400}'..='\u{4DBF}'
+        | '\u{4E00}'..='\u{9FFF}'
+        | '\u{AC00}'..='\u{D7AF}'
+        | '\u{F900}'..='\u{FAFF}'
+        | '\u{FF66}'..='\u{FF9F}')
 }
 
 /// Whether `word` matches one pattern word: `prefix*` matches words starting
@@ -2465,6 +2525,11 @@ mod tests {
         (
             Theme::Security,
             "path comes from the request: `../` lets an attacker read arbitrary files (path traversal).",
+            None,
+        ),
+        (
+            Theme::Security,
+            "**Reject path traversal in `name` before joining paths.**\n\nA crafted value like `../../x` escapes the root. Validate the id format.",
             None,
         ),
         (
@@ -3035,6 +3100,38 @@ mod tests {
         );
         // A path is no correction.
         assert_eq!(classify_theme("see src/auth/login.ts", None), Theme::Other);
+        // The words corrected are the text's, not the reviewer's: `log`
+        // here is a word of the documentation, not a log statement.
+        assert_eq!(
+            classify_theme("Please write log -> `log` in the guide.", None),
+            Theme::Documentation
+        );
+    }
+
+    #[test]
+    fn code_fenced_inside_a_quote_is_code() {
+        let quoted = "I thought this was the idiom:\n\n> ```kotlin\n> data?.let {\n>     // run if not null, validate nothing\n> }\n> ```";
+        let parsed = Parsed::new(quoted, None);
+        assert!(parsed.code.contains("data?.let"), "{:?}", parsed.code);
+        assert!(
+            parsed
+                .sentences
+                .iter()
+                .all(|(s, _)| !s.contains("validate")),
+            "{:?}",
+            parsed.sentences
+        );
+    }
+
+    #[test]
+    fn words_are_cut_where_latin_meets_cjk_script() {
+        assert_eq!(
+            words("optional을 써주시는게"),
+            ["optional", "을", "써주시는게"]
+        );
+        assert_eq!(words("logを出す"), ["log", "を出す"]);
+        // Latin letters with diacritics stay one word.
+        assert_eq!(words("validação"), ["validação"]);
     }
 
     #[test]
@@ -3052,6 +3149,7 @@ mod tests {
                 theme_scores(comment, None)
             );
         }
+        assert_eq!(classify_theme("Good catch, thanks!", None), Theme::Other);
         // An approval that still asks for something is not only an approval.
         assert_eq!(
             classify_theme(

@@ -16,17 +16,15 @@ use shepherd_core::cluster::{group, ClusterItem};
 use shepherd_core::theme::{classify_theme_at, Theme};
 
 /// Held-out accuracy floors: the figures reached when the rules were last
-/// changed (54/80, 45/70 and 9/10), rounded down. A change that lowers any
+/// changed (71/101, 58/87 and 13/14), rounded down. A change that lowers any
 /// of them fails. The target is 70% overall and 60% on human
-/// comments: the human floor is above it, the overall floor two comments
-/// below it (56/80 would be 70%), so the overall target is not asserted
-/// here, and not claimed.
-const HELD_OUT_OVERALL_FLOOR: f64 = 0.67;
-const HELD_OUT_HUMAN_FLOOR: f64 = 0.64;
-const HELD_OUT_BOT_FLOOR: f64 = 0.90;
+/// comments; both are met, and the floors hold them.
+const HELD_OUT_OVERALL_FLOOR: f64 = 0.70;
+const HELD_OUT_HUMAN_FLOOR: f64 = 0.66;
+const HELD_OUT_BOT_FLOOR: f64 = 0.92;
 /// Held-out pairwise cluster F1 (classifier's themes against the labels'),
-/// as reached (0.57: 2 of 5 pairs), rounded down.
-const HELD_OUT_CLUSTER_F1_FLOOR: f64 = 0.55;
+/// as reached (0.60: 3 of 7 pairs), rounded down.
+const HELD_OUT_CLUSTER_F1_FLOOR: f64 = 0.60;
 
 #[derive(Debug, Deserialize)]
 struct Row {
@@ -45,6 +43,7 @@ fn path_of(row: &Row) -> Option<&'static str> {
     match (row.placement.as_str(), row.language.as_str()) {
         ("inline", "Markdown") => Some("file.md"),
         ("inline", "AsciiDoc") => Some("file.adoc"),
+        ("inline", "reStructuredText") => Some("file.rst"),
         _ => None,
     }
 }
