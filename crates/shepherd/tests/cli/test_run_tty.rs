@@ -39,7 +39,8 @@ fn demo_on_a_tty(sh: &Shepherd, keys: &str) -> (Option<i32>, String, std::path::
     (
         out.status.code(),
         format!("{}{}", text(&out.stdout), text(&out.stderr)),
-        state,
+        // Demo runs keep to their own `demo/` state dir.
+        state.join("demo"),
     )
 }
 
