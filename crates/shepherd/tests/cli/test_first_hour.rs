@@ -534,3 +534,67 @@ fn demo_runs_keep_to_their_own_state_and_leave_no_clone_behind() {
         .unwrap_or_default();
     assert!(cached.is_empty(), "{cached:?}");
 }
+
+/// Point 7: with the builtin provider a failing verify command is not said
+/// to have had "one repair attempt": the builtin provider makes none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_repair_attempt_is_claimed_when_none_was_made() {
+    use shepherd_emulator::{FileSpec, Scenario};
+    let mut scenario = Scenario::demo().unwrap();
+    scenario.head.insert(
+        "verify.sh".into(),
+        FileSpec {
+            contents: b"#!/bin/sh\necho broken\nexit 1\n".to_vec(),
+            executable: true,
+        },
+    );
+    let emu = crate::common::start(scenario).await;
+    emu.wait_idle(std::time::Duration::from_secs(30)).await;
+    let api = emu.api_url();
+    let sh = Shepherd::new();
+    let (code, out, err) = tokio::task::block_in_place(|| {
+        sh.run_at(
+            &api,
+            &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
+        )
+    });
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("the builtin provider makes no repair attempt"),
+        "{err}"
+    );
+    assert!(!err.contains("after one repair attempt"), "{err}");
+    assert!(!out.contains("after one repair attempt"), "{out}");
+}
+
+/// Point 7: a GitLab run speaks of merge requests and conversations, never
+/// of "PR conversation" or "PR comment".
+#[test]
+fn gitlab_runs_use_gitlab_nouns() {
+    let sh = Shepherd::new();
+    let state = sh.home.path().join("state");
+    let out = sh.run(
+        &[
+            "demo",
+            "--forge",
+            "gitlab",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let (stdout, stderr) = (
+        crate::common::text(&out.stdout),
+        crate::common::text(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.starts_with("# Shepherd report: merge request "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(conversation)"), "{stdout}");
+    for text in [&stdout, &stderr] {
+        assert!(!text.contains("PR conversation"), "{text}");
+        assert!(!text.contains("PR comment"), "{text}");
+    }
+}
