@@ -901,3 +901,40 @@ pub fn reject_run(state: &StateDir, run_id: &str, approver: &str) -> Result<usiz
     store.set_run_status(run_id, RunStatus::Failed, Some(reason), now)?;
     Ok(n)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+    use crate::store::Event;
+
+    fn event(seq: i64, round: Option<u32>, kind: &str, stage: &str, at: i64) -> Event {
+        Event {
+            seq,
+            run_id: "r".into(),
+            round,
+            kind: kind.into(),
+            payload: serde_json::json!({ "stage": stage }),
+            at: Timestamp(at),
+        }
+    }
+
+    #[test]
+    fn stage_times_come_from_the_rounds_stage_events() {
+        let events = [
+            event(1, Some(1), "stage", "pr-state", 1_100),
+            event(2, Some(1), "ci-rerun", "", 1_200),
+            event(3, Some(2), "stage", "pr-state", 1_250),
+            event(4, Some(1), "stage", "worktree", 1_400),
+            event(5, Some(1), "stage", "ci", 7_400),
+        ];
+        let (times, tail) = stage_times(&events, 1, Timestamp(1_000), Timestamp(7_900));
+        let got: Vec<(&str, u64)> = times.iter().map(|t| (t.stage.as_str(), t.ms)).collect();
+        assert_eq!(got, [("pr-state", 100), ("worktree", 300), ("ci", 6_000)]);
+        assert_eq!(tail, 500);
+        // No stage completed: everything is the tail.
+        let (times, tail) = stage_times(&events, 3, Timestamp(1_000), Timestamp(1_800));
+        assert!(times.is_empty());
+        assert_eq!(tail, 800);
+    }
+}
