@@ -48,6 +48,14 @@ pub const MAX_STDERR: usize = 1 << 20;
 /// `*CREDENTIAL*`, `*API_KEY*`, `*APIKEY*`, `*PRIVATE_KEY*`, `*_KEY`, `*_PAT`,
 /// `*JWT*`, and every forge variable ([`is_forge_credential`]).
 pub fn is_token_like(name: &str) -> bool {
+    looks_secret(name) || is_forge_credential(name)
+}
+
+/// Whether a variable name looks like it holds a secret (the name patterns
+/// of [`is_token_like`], and the forges' credential variables), as opposed
+/// to a forge variable that only configures (`GITHUB_SERVER_URL`, `GH_HOST`).
+/// Dropping one of these is worth a warning; dropping the others is not.
+pub fn looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     const INFIXES: [&str; 8] = [
         "TOKEN",
@@ -63,7 +71,26 @@ pub fn is_token_like(name: &str) -> bool {
         || upper.contains("PRIVATE_KEY")
         || upper.ends_with("_KEY")
         || upper.ends_with("_PAT")
-        || is_forge_credential(name)
+        || shepherd_core::forges::is_forge_credential_name(name)
+}
+
+/// Tell the user once per process that `name` is kept from agents and
+/// commands, when it looks like a secret; a dropped non-secret forge
+/// variable (a URL, a host) is only logged at debug level.
+fn note_dropped(name: &str, why: &str) {
+    static WARNED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    if !looks_secret(name) {
+        tracing::debug!(variable = name, "not passing {why} to an agent");
+        return;
+    }
+    let first = WARNED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(name.to_owned());
+    if first {
+        tracing::warn!(variable = name, "not passing {why} to an agent");
+    }
 }
 
 /// Whether a variable name holds (or configures) forge credentials: the
@@ -131,9 +158,7 @@ impl EnvPolicy {
             .copied()
             .chain(self.pass.iter().map(String::as_str))
             .collect();
-        let drop = |n: &str, why: &str| {
-            tracing::warn!(variable = n, "not passing {why} to an agent");
-        };
+        let drop = note_dropped;
         let mut env: std::collections::BTreeMap<OsString, OsString> =
             std::collections::BTreeMap::new();
         for (name, value) in parent {
@@ -731,6 +756,35 @@ mod tests {
             "CARGO_HOME",
         ] {
             assert!(!is_token_like(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn only_secret_looking_names_are_worth_a_warning() {
+        // Kept from agents, but configuration, not secrets: no warning.
+        for name in [
+            "GITHUB_SERVER_URL",
+            "GITHUB_API_URL",
+            "GITHUB_GRAPHQL_URL",
+            "GH_HOST",
+            "GITHUB_ACTIONS",
+            "GITHUB_REPOSITORY",
+            "GITLAB_URL",
+            "CI_SERVER_URL",
+        ] {
+            assert!(!looks_secret(name), "{name}");
+        }
+        for name in [
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "GITLAB_TOKEN",
+            "CI_JOB_TOKEN",
+            "COPILOT_GITHUB_TOKEN",
+            "ANTHROPIC_API_KEY",
+            "DB_PASSWORD",
+        ] {
+            assert!(looks_secret(name), "{name}");
+            assert!(is_token_like(name), "{name}");
         }
     }
 

@@ -425,6 +425,17 @@ pub fn poll_delay(attempt: u32, base: Duration, max: Duration) -> Duration {
     base.checked_mul(factor).unwrap_or(max).min(max)
 }
 
+/// The first wait of a CI watch: a quick check is seen in seconds, not
+/// after a whole poll interval.
+pub const FIRST_POLL: Duration = Duration::from_secs(2);
+
+/// The wait before CI poll `attempt` (0-based) with the configured
+/// `interval`: [`FIRST_POLL`] (or `interval`, when shorter), doubling each
+/// attempt up to `interval`: 2, 4, 8, 15, 15, ... s with the default 15 s.
+pub fn ci_poll_schedule(attempt: u32, interval: Duration) -> Duration {
+    poll_delay(attempt, FIRST_POLL.min(interval), interval)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
@@ -682,6 +693,24 @@ mod tests {
         assert!(!should_rerun(&pass, false));
         let unknown = verdict(&[], &RequiredSet::Unknown, &[], true);
         assert!(!should_rerun(&unknown, false));
+    }
+
+    #[test]
+    fn ci_polls_start_soon_and_back_off_to_the_interval() {
+        let secs = |interval: u64| -> Vec<u64> {
+            (0..7)
+                .map(|a| ci_poll_schedule(a, Duration::from_secs(interval)).as_secs())
+                .collect()
+        };
+        assert_eq!(secs(15), [2, 4, 8, 15, 15, 15, 15]);
+        assert_eq!(secs(60), [2, 4, 8, 16, 32, 60, 60]);
+        assert_eq!(secs(1), [1, 1, 1, 1, 1, 1, 1]);
+        assert_eq!(secs(3), [2, 3, 3, 3, 3, 3, 3]);
+        // A 1 s check is seen after 2 s, not after the 15 s interval.
+        assert!(ci_poll_schedule(0, Duration::from_secs(15)) < Duration::from_secs(15));
+        let fast = Duration::from_millis(150);
+        assert_eq!(ci_poll_schedule(0, fast), fast);
+        assert_eq!(ci_poll_schedule(u32::MAX, fast), fast);
     }
 
     #[test]

@@ -58,6 +58,57 @@ pub struct RoundSummary {
     pub stalled: bool,
     /// A note (why it ended early, a rejected push).
     pub note: Option<String>,
+    /// How it ended (`next round`, `converged`, `paused`, `failed`, ...),
+    /// after [`Self::stage`]; `None` in runs recorded before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
+    /// How long each stage it completed took, in order (from the store's
+    /// stage events); what followed the last one is [`Self::tail_ms`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stage_times: Vec<StageTime>,
+    /// The time from the last completed stage to the round's end (the
+    /// stage it stopped in, when it stopped early), in ms.
+    #[serde(default)]
+    pub tail_ms: u64,
+}
+
+/// How long one stage of a round took.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageTime {
+    /// The stage (`pr-state`, `ci`, ...).
+    pub stage: String,
+    /// Its duration, in ms.
+    pub ms: u64,
+}
+
+impl RoundSummary {
+    /// Where the round ended, as the rounds table shows it: the last stage
+    /// it completed, and how it ended after it (`ci, then failed`).
+    pub fn ended_at(&self) -> String {
+        match &self.ended {
+            Some(how) => format!("{}, then {how}", self.stage),
+            None => self.stage.clone(),
+        }
+    }
+
+    /// Its stage times as one line (`pr-state 0.1s, ci 6.2s; total 7.0s`),
+    /// `None` when none was recorded.
+    pub fn times_line(&self) -> Option<String> {
+        if self.stage_times.is_empty() {
+            return None;
+        }
+        let secs = |ms: u64| format!("{:.1}s", ms as f64 / 1000.0);
+        let mut parts: Vec<String> = self
+            .stage_times
+            .iter()
+            .map(|t| format!("{} {}", t.stage, secs(t.ms)))
+            .collect();
+        if self.tail_ms >= 100 {
+            parts.push(format!("then {}", secs(self.tail_ms)));
+        }
+        let total: u64 = self.stage_times.iter().map(|t| t.ms).sum::<u64>() + self.tail_ms;
+        Some(format!("{}; total {}", parts.join(", "), secs(total)))
+    }
 }
 
 /// The latest ledger entry of one item, with where the item is.
@@ -818,7 +869,7 @@ impl Report {
                 out.push_str(&format!(
                     "| {} | {} | {} | {} | {} | {} | {} |\n",
                     r.number,
-                    md(&r.stage),
+                    md(&r.ended_at()),
                     r.new_items,
                     commits,
                     r.pushed
@@ -828,6 +879,19 @@ impl Report {
                     note
                 ));
             }
+        }
+
+        let times: Vec<String> = self
+            .rounds
+            .iter()
+            .filter_map(|r| {
+                r.times_line()
+                    .map(|t| format!("- Round {}: {}\n", r.number, md(&t)))
+            })
+            .collect();
+        if !times.is_empty() {
+            out.push_str("\nStage times:\n\n");
+            out.push_str(&times.concat());
         }
 
         out.push_str("\n## Items by outcome\n\n");
@@ -1179,6 +1243,9 @@ mod tests {
                 ci: Some(CiStatus::Pass),
                 stalled: false,
                 note: None,
+                ended: None,
+                stage_times: Vec::new(),
+                tail_ms: 0,
             }],
             items: vec![
                 pending,
@@ -1404,6 +1471,9 @@ mod tests {
             ci: None,
             stalled: false,
             note: Some("the push was rejected".into()),
+            ended: None,
+            stage_times: Vec::new(),
+            tail_ms: 0,
         });
         let md = build(&i).to_markdown();
         assert!(
@@ -1411,6 +1481,61 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("| 2 | push | 2 | 2 (not pushed) | - |"), "{md}");
+    }
+
+    #[test]
+    fn the_rounds_table_says_where_each_round_ended_and_how_long_its_stages_took() {
+        let mut i = input();
+        i.rounds[0].ended = Some("next round".into());
+        i.rounds[0].stage_times = vec![
+            StageTime {
+                stage: "pr-state".into(),
+                ms: 120,
+            },
+            StageTime {
+                stage: "ci".into(),
+                ms: 6_240,
+            },
+            StageTime {
+                stage: "converge".into(),
+                ms: 80,
+            },
+        ];
+        i.rounds.push(RoundSummary {
+            number: 2,
+            stage: "cluster".into(),
+            new_items: 2,
+            commits: 0,
+            pushed: None,
+            ci: None,
+            stalled: false,
+            note: Some("4 reply-only decisions await approval".into()),
+            ended: Some("paused".into()),
+            stage_times: vec![StageTime {
+                stage: "pr-state".into(),
+                ms: 50,
+            }],
+            tail_ms: 1_500,
+        });
+        let md = build(&i).to_markdown();
+        assert!(md.contains("| 1 | converge, then next round | 3 |"), "{md}");
+        assert!(md.contains("| 2 | cluster, then paused | 2 |"), "{md}");
+        assert!(
+            md.contains("- Round 1: pr-state 0.1s, ci 6.2s, converge 0.1s; total 6.4s\n"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- Round 2: pr-state 0.1s, then 1.5s; total 1.6s\n"),
+            "{md}"
+        );
+        // An old run's summary (no times) still reads.
+        let old: RoundSummary = serde_json::from_value(serde_json::json!({
+            "number": 1, "stage": "converge", "new_items": 0, "commits": 0,
+            "pushed": null, "ci": null, "stalled": false, "note": null
+        }))
+        .unwrap();
+        assert_eq!(old.ended_at(), "converge");
+        assert_eq!(old.times_line(), None);
     }
 
     #[test]

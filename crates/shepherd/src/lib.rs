@@ -80,7 +80,8 @@ fn init_tracing(verbose: u8) {
         EnvFilter::try_from_env("SHEPHERD_LOG").unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        // Through the progress renderer: a warning never lands inside a spinner.
+        .with_writer(progress::MakeLogWriter)
         .with_ansi(ui::color_enabled_stderr())
         .try_init();
 }

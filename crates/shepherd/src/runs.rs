@@ -94,6 +94,11 @@ pub(crate) fn print_outcome(outcome: &RunOutcome, json: bool) -> CliResult<u8> {
             return Err(CliError::failure(anyhow!("cannot write the report: {err}")));
         }
     }
+    // A repository file the run read (base branch, PR head) that is not a
+    // valid configuration is bad input, like the user's own file: exit 2.
+    if outcome.failed_on_config() {
+        return Ok(exit_codes::USAGE);
+    }
     Ok(exit_codes::of_run(outcome.status))
 }
 

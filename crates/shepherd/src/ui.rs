@@ -51,6 +51,12 @@ pub(crate) struct Style {
 }
 
 impl Style {
+    /// No colour, whatever the terminal.
+    #[cfg(test)]
+    pub(crate) fn plain() -> Self {
+        Style { enabled: false }
+    }
+
     pub(crate) fn stdout() -> Self {
         Style {
             enabled: color_enabled_stdout(),

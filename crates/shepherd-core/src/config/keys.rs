@@ -201,7 +201,7 @@ pub(super) static KEYS: &[KeyDoc] = &[
         Kind::Int { min: 1, max: SECS },
         "Seconds to wait for the checks of a pushed head before the verdict is `UNKNOWN`.",
     ),
-    key("ci.poll_interval_secs", Kind::Int { min: 1, max: SECS }, "Seconds between two looks at the checks."),
+    key("ci.poll_interval_secs", Kind::Int { min: 1, max: SECS }, "The longest wait, in seconds, between two looks at the checks (the first looks come sooner: after 2, 4, 8 s)."),
     key(
         "ci.appear_timeout_secs",
         Kind::Int { min: 0, max: SECS },

@@ -337,7 +337,7 @@ pub struct CiConfig {
     /// Seconds to wait for the checks of a pushed head before the verdict is
     /// `UNKNOWN`.
     pub timeout_secs: u64,
-    /// Seconds between two looks at the checks.
+    /// The longest wait, in seconds, between two looks at the checks (the first looks come sooner: after 2, 4, 8 s).
     pub poll_interval_secs: u64,
     /// Seconds to wait for checks to appear on a new head (within `timeout_secs`).
     pub appear_timeout_secs: u64,

@@ -3,8 +3,11 @@
 //! when discovery fails every check counts (strict). Checks that have not
 //! appeared are waited for (up to `ci.appear_timeout_secs`); failed jobs
 //! are re-run at most once per head SHA; a timeout, a check still pending at
-//! the deadline, or no checks at all is `UNKNOWN`, never `PASS`. Polls back
-//! off from the configured interval (`ci.json`). The same on GitLab, where
+//! the deadline, or no checks at all is `UNKNOWN`, never `PASS`. Polls start
+//! soon and back off to the configured interval
+//! ([`shepherd_core::ci::ci_poll_schedule`]: 2, 4, 8, ... s), so a quick check
+//! is seen in seconds; `ci.json` records when each poll was made. A
+//! `Waiting` progress event is emitted when what is waited for changes. The same on GitLab, where
 //! the checks are the jobs of the head pipeline, the required ones those
 //! that may not fail (`allow_failure: false`), and a re-run retries the
 //! failed jobs.
@@ -13,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use shepherd_core::ci::{
-    poll_delay, should_rerun, verdict, CheckState, CiStatus, CiVerdict, RequiredSet,
+    ci_poll_schedule, should_rerun, verdict, CheckState, CiStatus, CiVerdict, RequiredSet,
 };
 
 use super::pr_state::short;
@@ -30,6 +33,8 @@ struct CiArtifact<'a> {
     checks: &'a [CheckState],
     reran: Vec<u64>,
     polls: u32,
+    /// When each poll was made, in ms after the wait started.
+    poll_offsets_ms: Vec<u64>,
     waited_ms: u64,
     verdict: &'a CiVerdict,
 }
@@ -81,8 +86,7 @@ impl Runner {
             ),
         };
         let ci = &self.config.ci;
-        let base = self.opts.ci_poll.unwrap_or_else(|| ci.poll_interval());
-        let max_delay = (base * 8).min(Duration::from_secs(120)).max(base);
+        let interval = self.opts.ci_poll.unwrap_or_else(|| ci.poll_interval());
         let started = Instant::now();
         let deadline = started + ci.timeout();
         let appear_deadline = started + ci.appear_timeout().min(ci.timeout());
@@ -90,15 +94,19 @@ impl Runner {
 
         let mut attempt = 0u32;
         let mut polls = 0u32;
+        let mut poll_offsets_ms = Vec::new();
+        let mut last_waiting: Option<String> = None;
         let mut reran = Vec::new();
         if round.pushed.is_some() {
             // A new head: its checks take a moment to be created, and bots
             // react to the push meanwhile.
-            tokio::time::sleep(base).await;
+            tokio::time::sleep(ci_poll_schedule(0, interval)).await;
+            attempt = 1;
         }
         let (checks, result) = loop {
             polls += 1;
             let now = Instant::now();
+            poll_offsets_ms.push(millis(now.duration_since(started)));
             let (checks, last_error) = match self.ci_checks(&sha).await {
                 Ok(checks) => (checks, None),
                 Err(err) => (Vec::new(), Some(err)),
@@ -134,29 +142,34 @@ impl Runner {
                         "ci-rerun",
                         serde_json::json!({ "sha": sha, "runs": reran }),
                     )?;
-                    attempt = 0;
-                    tokio::time::sleep(base).await;
+                    attempt = 1;
+                    last_waiting = None;
+                    tokio::time::sleep(ci_poll_schedule(0, interval)).await;
                     continue;
                 }
             }
             if v.status.is_final() {
                 break (checks, v);
             }
-            if polls == 1 || polls % 5 == 0 {
-                let mut waiting: Vec<String> = v.pending.clone();
-                waiting.extend(v.missing.iter().map(|m| format!("{m} (not yet reported)")));
+            // One event per change of what is waited for: the terminal's
+            // spinner shows it (with the time waited), a log gets a line.
+            let mut waiting: Vec<String> = v.pending.clone();
+            waiting.extend(v.missing.iter().map(|m| format!("{m} (not yet reported)")));
+            let what = if waiting.is_empty() {
+                format!("CI of {}: waiting for checks to appear", short(&sha))
+            } else {
+                format!("CI of {}: waiting for {}", short(&sha), waiting.join(", "))
+            };
+            if last_waiting.as_deref() != Some(what.as_str()) {
                 self.emit(ProgressEvent::Waiting {
                     round: round.n,
-                    what: if waiting.is_empty() {
-                        format!("CI of {}: waiting for checks to appear", short(&sha))
-                    } else {
-                        format!("CI of {}: waiting for {}", short(&sha), waiting.join(", "))
-                    },
+                    what: what.clone(),
                 });
+                last_waiting = Some(what);
             }
             let remaining = deadline.saturating_duration_since(Instant::now());
             let delay =
-                poll_delay(attempt, base, max_delay).min(remaining.max(Duration::from_millis(10)));
+                ci_poll_schedule(attempt, interval).min(remaining.max(Duration::from_millis(10)));
             attempt += 1;
             tokio::time::sleep(delay).await;
         };
@@ -171,7 +184,8 @@ impl Runner {
                 checks: &checks,
                 reran: reran.clone(),
                 polls,
-                waited_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                poll_offsets_ms,
+                waited_ms: millis(started.elapsed()),
                 verdict: &result,
             },
         )?;
@@ -192,4 +206,8 @@ impl Runner {
         self.stage_done(round, Stage::Ci, summary)?;
         Ok(Ok(()))
     }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use shepherd_core::config::{Config, ConfigLayer, OnExhaust};
 
 use shepherd_core::converge::{after_round, LimitAction};
-use shepherd_core::report::{build, ItemRecord, Report, ReportInput, RoundSummary};
+use shepherd_core::report::{build, ItemRecord, Report, ReportInput, RoundSummary, StageTime};
 use shepherd_core::target::Target;
 use shepherd_forge::Forge;
 
@@ -57,6 +57,22 @@ pub struct RunOutcome {
     pub report: Report,
     /// Where the worktree was kept, when it was.
     pub worktree_kept: Option<PathBuf>,
+}
+
+/// How the reason of a run that failed on an invalid configuration starts
+/// (a repository file read during the run: the base branch's, the PR head's).
+pub const INVALID_CONFIGURATION: &str = "invalid configuration: ";
+
+impl RunOutcome {
+    /// Whether the run failed because a configuration file it read during
+    /// the run is invalid (the CLI exits as for a bad user config).
+    pub fn failed_on_config(&self) -> bool {
+        self.status == RunStatus::Failed
+            && self
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(INVALID_CONFIGURATION))
+    }
 }
 
 /// The engine: runs and resumes runs against one forge.
@@ -494,13 +510,27 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Round, RoundEnd)> {
     runner.emit(ProgressEvent::RoundStarted { round: n });
     let mut round = Round::new(n, runner.dir.create_round(n)?);
     let end = runner.run_round(&mut round).await?;
-    let stage = runner
+    let stored = runner
         .store()
         .rounds(&run_id)?
         .into_iter()
-        .find(|r| r.number == n)
-        .map(|r| r.stage)
-        .unwrap_or_default();
+        .find(|r| r.number == n);
+    let started_at = stored.as_ref().map_or(Timestamp::now(), |r| r.started_at);
+    let stage = stored.map(|r| r.stage).unwrap_or_default();
+    let (stage_times, tail_ms) = stage_times(
+        &runner.store().events(&run_id)?,
+        n,
+        started_at,
+        Timestamp::now(),
+    );
+    let ended = match &end {
+        RoundEnd::Converged => "converged",
+        RoundEnd::Next { .. } => "next round",
+        RoundEnd::Restart { .. } => "restarted",
+        RoundEnd::Paused { .. } => "paused",
+        RoundEnd::Failed { .. } => "failed",
+        RoundEnd::Ended { .. } => "ended",
+    };
     let note = match &end {
         RoundEnd::Converged => None,
         RoundEnd::Next { .. } => None,
@@ -518,6 +548,9 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Round, RoundEnd)> {
         ci: round.ci.as_ref().map(|v| v.status),
         stalled: round.stalled,
         note,
+        ended: Some(ended.to_owned()),
+        stage_times,
+        tail_ms,
     };
     runner.run.rounds.retain(|r| r.number != n);
     runner.run.rounds.push(summary);
@@ -528,6 +561,34 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Round, RoundEnd)> {
         let _ = crate::run_dir::write_text(&round.dir.join("report.md"), &report.to_markdown());
     }
     Ok((round, end))
+}
+
+/// How long each stage of round `n` took, from the store's `stage` events
+/// (each recorded when its stage completed), the first counted from the
+/// round's start; and the time from the last one to `ended`, in ms.
+fn stage_times(
+    events: &[crate::store::Event],
+    n: u32,
+    started: Timestamp,
+    ended: Timestamp,
+) -> (Vec<StageTime>, u64) {
+    let ms = |from: Timestamp, to: Timestamp| u64::try_from(to.0 - from.0).unwrap_or(0);
+    let mut last = started;
+    let mut times = Vec::new();
+    for event in events
+        .iter()
+        .filter(|e| e.round == Some(n) && e.kind == "stage")
+    {
+        let Some(stage) = event.payload["stage"].as_str() else {
+            continue;
+        };
+        times.push(StageTime {
+            stage: stage.to_owned(),
+            ms: ms(last, event.at),
+        });
+        last = event.at;
+    }
+    (times, ms(last, ended))
 }
 
 async fn finish(mut runner: Runner, end: End) -> RunOutcome {
@@ -839,4 +900,41 @@ pub fn reject_run(state: &StateDir, run_id: &str, approver: &str) -> Result<usiz
     };
     store.set_run_status(run_id, RunStatus::Failed, Some(reason), now)?;
     Ok(n)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+    use crate::store::Event;
+
+    fn event(seq: i64, round: Option<u32>, kind: &str, stage: &str, at: i64) -> Event {
+        Event {
+            seq,
+            run_id: "r".into(),
+            round,
+            kind: kind.into(),
+            payload: serde_json::json!({ "stage": stage }),
+            at: Timestamp(at),
+        }
+    }
+
+    #[test]
+    fn stage_times_come_from_the_rounds_stage_events() {
+        let events = [
+            event(1, Some(1), "stage", "pr-state", 1_100),
+            event(2, Some(1), "ci-rerun", "", 1_200),
+            event(3, Some(2), "stage", "pr-state", 1_250),
+            event(4, Some(1), "stage", "worktree", 1_400),
+            event(5, Some(1), "stage", "ci", 7_400),
+        ];
+        let (times, tail) = stage_times(&events, 1, Timestamp(1_000), Timestamp(7_900));
+        let got: Vec<(&str, u64)> = times.iter().map(|t| (t.stage.as_str(), t.ms)).collect();
+        assert_eq!(got, [("pr-state", 100), ("worktree", 300), ("ci", 6_000)]);
+        assert_eq!(tail, 500);
+        // No stage completed: everything is the tail.
+        let (times, tail) = stage_times(&events, 3, Timestamp(1_000), Timestamp(1_800));
+        assert!(times.is_empty());
+        assert_eq!(tail, 800);
+    }
 }

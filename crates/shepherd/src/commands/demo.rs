@@ -10,7 +10,7 @@ use shepherd_core::config::{ApproveMode, ConfigLayer, Overrides};
 use shepherd_core::target::{ForgeSource, Mode, RepoSource, Target};
 use shepherd_core::{ForgeKind, RepoRef};
 use shepherd_emulator::{EmulatedForge, Emulator, RunningEmulator, Scenario, UserKind};
-use shepherd_engine::{Engine, Git, HttpCredentials, RepoConfigSource, RunSpec};
+use shepherd_engine::{Engine, Git, HttpCredentials, RepoConfigSource, RunSpec, StateDir};
 use shepherd_forge::{ClientConfig, Forge, Token};
 
 use crate::error::{CliError, CliResult};
@@ -99,12 +99,12 @@ impl DemoForge {
         )
     }
 
+    /// The command that serves the same demo to explore by hand: the
+    /// embedded scenario, so it works outside a source checkout.
     fn explore_hint(&self) -> &'static str {
         match self.kind {
-            ForgeKind::GitHub => "shepherd emulator --scenario examples/scenarios/demo",
-            ForgeKind::GitLab => {
-                "shepherd emulator --scenario examples/scenarios/demo --forge gitlab"
-            }
+            ForgeKind::GitHub => "shepherd emulator",
+            ForgeKind::GitLab => "shepherd emulator --forge gitlab",
         }
     }
 }
@@ -115,7 +115,13 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
     };
     let scenario =
         Scenario::demo_for(forge.emulated()).map_err(|e| CliError::failure(anyhow!(e)))?;
-    let state = state_dir(args.common.state_dir.clone())?;
+    // Demo runs keep to their own state directory (`demo/` in the state
+    // directory), out of the real runs' `shepherd status` list.
+    let state = StateDir::at(
+        state_dir(args.common.state_dir.clone())?
+            .root()
+            .join("demo"),
+    );
     let mut layers = config_layers(Overrides {
         approve: Some(args.common.approve.unwrap_or(ApproveMode::Auto)),
         reply_needs_human: args.common.reply_needs_human.then_some(true),
@@ -196,6 +202,9 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
         if let Err(err) = std::fs::write(&state_file, dump) {
             eprintln!("note: cannot save the emulator's state: {err}");
         }
+        // Each demo's emulator listens on a new port, so its clone cache
+        // (keyed by host and port) is never used again: remove it.
+        remove_cache_clone(&outcome.run_dir);
         let code = print_outcome(&outcome, json)?;
         let dir = state.root().display();
         eprintln!();
@@ -223,4 +232,24 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
         emu.shutdown().await.map_err(CliError::failure)?;
         Ok(code)
     })
+}
+
+/// Remove the clone cache of the run in `run_dir` (`cache_dir` in its
+/// `run.json`), and its host's directory: a demo's host is
+/// `127.0.0.1:PORT`, a port no later demo uses.
+fn remove_cache_clone(run_dir: &std::path::Path) {
+    let cache = std::fs::read_to_string(run_dir.join("run.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|run| run["cache_dir"].as_str().map(std::path::PathBuf::from));
+    let Some(cache) = cache else { return };
+    // `cache/<host>/<owner>/<name>.git`: the host's directory goes.
+    let host_dir = cache.parent().and_then(std::path::Path::parent);
+    for dir in [Some(cache.as_path()), host_dir].into_iter().flatten() {
+        if dir.exists() {
+            if let Err(err) = std::fs::remove_dir_all(dir) {
+                tracing::debug!(%err, dir = %dir.display(), "cannot remove the demo's clone cache");
+            }
+        }
+    }
 }

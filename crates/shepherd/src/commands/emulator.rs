@@ -6,24 +6,26 @@ use std::path::PathBuf;
 use anyhow::anyhow;
 use clap::Args;
 use shepherd_core::ForgeKind;
-use shepherd_emulator::{EmulatedForge, Emulator, Scenario};
+use shepherd_emulator::{EmulatedForge, Emulator, Scenario, UserKind};
 
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
 use crate::setup::{runtime, ForgeFlag};
 use crate::ui::outln;
 
-/// Serve the local forge emulator (GitHub or GitLab) for a scenario directory
+/// Serve the local forge emulator (GitHub or GitLab), with the demo or a scenario directory
 ///
-/// The emulator listens on loopback only. It prints its API and git URLs and
-/// the (fake) tokens of the scenario's users, then serves until Ctrl-C. The
-/// scenario's `forge` says which API is served; `--forge gitlab` serves a
-/// GitHub scenario as GitLab (its suggestion blocks in GitLab's syntax).
+/// The emulator listens on loopback only. Without `--scenario` it serves
+/// the embedded demo (the one `shepherd demo` runs). It prints its API and
+/// git URLs, the (fake) tokens of the scenario's users and the commands that
+/// point Shepherd and git at it, then serves until Ctrl-C. The scenario's
+/// `forge` says which API is served; `--forge gitlab` serves a GitHub
+/// scenario as GitLab (its suggestion blocks in GitLab's syntax).
 #[derive(Debug, Args)]
 pub(crate) struct EmulatorArgs {
-    /// The scenario directory (`scenario.toml`, `base/`, `head/`)
+    /// The scenario directory (`scenario.toml`, `base/`, `head/`); default: the embedded demo
     #[arg(long, value_name = "DIR")]
-    scenario: PathBuf,
+    scenario: Option<PathBuf>,
 
     /// The forge to play, instead of the scenario's `forge`
     #[arg(long, value_enum)]
@@ -51,15 +53,77 @@ fn as_forge(scenario: Scenario, forge: Option<ForgeFlag>) -> CliResult<Scenario>
     }
 }
 
+/// The lines that tell how to point Shepherd and git at the emulator
+/// serving `scenario` at `base` (its root URL).
+fn next_steps(scenario: &Scenario, base: &str) -> String {
+    let repo = &scenario.repository;
+    let pr = &scenario.pull_request;
+    let (kind, api) = match scenario.forge {
+        EmulatedForge::GitHub => (ForgeKind::GitHub, base.to_owned()),
+        EmulatedForge::GitLab => (ForgeKind::GitLab, format!("{base}/api/v4")),
+    };
+    let spec = kind.spec();
+    let token_var = spec.token_vars.first().copied().unwrap_or("GITHUB_TOKEN");
+    let token = scenario
+        .user(&pr.author)
+        .map_or("TOKEN", |u| u.token.as_str());
+    let forge_flag = match kind {
+        ForgeKind::GitHub => "",
+        ForgeKind::GitLab => " --forge gitlab",
+    };
+    let mut out = format!(
+        "To shepherd {}/{}{}{} from another terminal, as its author {}:\n\
+         \n  export {token_var}={token}\n\
+         \n  shepherd threads {} --repo {}/{}{forge_flag} --api-url {api}\n\
+         \n  shepherd run {} --repo {}/{}{forge_flag} --api-url {api} --state-dir \"$(mktemp -d)\"\n\
+         \nTo look at its code: git clone {base}/{}/{}.git\n",
+        repo.owner,
+        repo.name,
+        spec.number_sigil,
+        pr.number,
+        pr.author,
+        pr.number,
+        repo.owner,
+        repo.name,
+        pr.number,
+        repo.owner,
+        repo.name,
+        repo.owner,
+        repo.name,
+    );
+    let bots: Vec<&str> = scenario
+        .users
+        .iter()
+        .filter(|u| u.kind == UserKind::Bot)
+        .map(|u| u.login.as_str())
+        .collect();
+    if !bots.is_empty() {
+        out.push_str(&format!(
+            "Its bots are not trusted unless your config says so \
+             (`shepherd demo` trusts them): [trust] users = [{}]\n",
+            bots.iter()
+                .map(|b| format!("{b:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    out
+}
+
 pub(crate) fn cmd_emulator(args: EmulatorArgs) -> CliResult<u8> {
-    let scenario = Scenario::load(&args.scenario).map_err(CliError::usage)?;
+    let scenario = match &args.scenario {
+        Some(dir) => Scenario::load(dir).map_err(CliError::usage)?,
+        None => Scenario::demo().map_err(|e| CliError::failure(anyhow!(e)))?,
+    };
     let scenario = as_forge(scenario, args.forge)?;
+    let steps = scenario.clone();
     let bind = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     runtime()?.block_on(async move {
         let emulator = Emulator::start(scenario, bind)
             .await
             .map_err(CliError::failure)?;
         outln!("{}", emulator.banner());
+        outln!("{}", next_steps(&steps, &emulator.api_url()));
         outln!("Press Ctrl-C to stop.");
         tokio::signal::ctrl_c()
             .await
@@ -95,5 +159,36 @@ mod tests {
         );
         let err = as_forge(gitlab, Some(ForgeFlag(ForgeKind::GitHub))).unwrap_err();
         assert!(err.to_string().contains("GitLab scenario"), "{err}");
+    }
+
+    #[test]
+    fn the_next_steps_name_the_token_the_api_url_and_the_clone_url() {
+        let base = "http://127.0.0.1:4000";
+        let github = next_steps(&Scenario::demo().unwrap(), base);
+        assert!(
+            github.contains("export GITHUB_TOKEN=emu_dev_token"),
+            "{github}"
+        );
+        assert!(
+            github.contains("shepherd run 42 --repo demo/authkit --api-url http://127.0.0.1:4000 "),
+            "{github}"
+        );
+        assert!(
+            github.contains("git clone http://127.0.0.1:4000/demo/authkit.git"),
+            "{github}"
+        );
+        assert!(
+            github.contains("[trust] users = [\"review-bot\"]"),
+            "{github}"
+        );
+        let gitlab = next_steps(&Scenario::demo_gitlab().unwrap(), base);
+        assert!(
+            gitlab.contains("export GITLAB_TOKEN=emu_dev_token"),
+            "{gitlab}"
+        );
+        assert!(
+            gitlab.contains("--forge gitlab --api-url http://127.0.0.1:4000/api/v4"),
+            "{gitlab}"
+        );
     }
 }

@@ -178,7 +178,7 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
         outln!(
             "    round {}: reached {}, {} new item(s), {} commit(s){}",
             r.number,
-            r.stage,
+            r.ended_at(),
             r.new_items,
             r.commits,
             r.ci.map(|c| format!(", CI {c}")).unwrap_or_default()

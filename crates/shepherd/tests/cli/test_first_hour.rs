@@ -307,3 +307,294 @@ async fn the_readme_end_to_end_commands_work_against_the_emulator() {
     assert!(!run_id.is_empty(), "the block runs `shepherd run`");
     assert_honest_end_state(&emu, 42, 6);
 }
+
+/// The `ci.json` of each round of the newest run, in round order.
+fn ci_artifacts(sh: &Shepherd, api: &str) -> Vec<serde_json::Value> {
+    let run = sh.latest_run(api);
+    let rounds = sh.state_dir().join("runs").join(run).join("rounds");
+    (1..)
+        .map(|n| rounds.join(n.to_string()).join("ci.json"))
+        .take_while(|p| p.exists())
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect()
+}
+
+/// Points 5 and 11: with the default 15 s poll interval, a quick check is
+/// seen after the first short poll (2 s), not after the interval (the polls
+/// `ci.json` records); non-secret forge variables (URLs) are kept from the
+/// verify command without a warning, and a token warns once. The report's
+/// rounds table says where each round ended, and its stage times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quick_check_is_seen_soon_and_the_report_times_the_stages() {
+    let emu = start_demo().await;
+    let api = emu.api_url();
+    let sh = Shepherd::new();
+    let config = sh.home.path().join("slow-poll.toml");
+    std::fs::write(
+        &config,
+        "[trust]\nusers = [\"review-bot\"]\n[ci]\npoll_interval_secs = 15\ntimeout_secs = 120\n",
+    )
+    .unwrap();
+    let out = tokio::task::block_in_place(|| {
+        let mut cmd = sh.run_cmd(
+            &api,
+            &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
+        );
+        cmd.env("SHEPHERD_CONFIG", &config)
+            .env("GITHUB_SERVER_URL", "https://github.example")
+            .env("GITHUB_API_URL", "https://github.example/api/v3");
+        cmd.output().unwrap()
+    });
+    let (stdout, stderr) = (
+        crate::common::text(&out.stdout),
+        crate::common::text(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+
+    let cis = ci_artifacts(&sh, &api);
+    assert_eq!(cis.len(), 2, "two rounds waited for CI");
+    for ci in &cis {
+        assert_eq!(ci["verdict"]["status"], "PASS", "{ci:#}");
+        let offsets: Vec<u64> = ci["poll_offsets_ms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            offsets.len() as u64,
+            ci["polls"].as_u64().unwrap(),
+            "{ci:#}"
+        );
+        // The first poll after the push comes after 2 s, not 15 s; the
+        // check (about a second) is seen before one interval has passed.
+        assert!(offsets[0] < 15_000, "{ci:#}");
+        assert!(*offsets.last().unwrap() < 15_000, "{ci:#}");
+    }
+
+    for quiet in ["GITHUB_SERVER_URL", "GITHUB_API_URL"] {
+        assert!(!stderr.contains(quiet), "{stderr}");
+    }
+    assert!(
+        stderr.matches("variable=\"GITHUB_TOKEN\"").count() <= 1,
+        "a token warns once per run: {stderr}"
+    );
+
+    // Point 11: where each round ended, and its stage times.
+    assert!(
+        stdout.contains("| 1 | converge, then next round |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| 2 | converge, then converged |"),
+        "{stdout}"
+    );
+    let times = stdout
+        .lines()
+        .find(|l| l.starts_with("- Round 1: pr-state "))
+        .unwrap_or_else(|| panic!("round 1's stage times: {stdout}"));
+    for stage in ["worktree ", "fix ", "ci ", "converge "] {
+        assert!(times.contains(stage), "{times}");
+    }
+    assert!(times.contains("; total "), "{times}");
+    let report: serde_json::Value = {
+        let (_, out, _) = sh.run_at(&api, &["report", &sh.latest_run(&api), "--json"]);
+        serde_json::from_str(&out).unwrap()
+    };
+    let round = &report["rounds"][0];
+    assert_eq!(round["ended"], "next round", "{round:#}");
+    assert!(
+        round["stage_times"].as_array().unwrap().len() >= 10,
+        "{round:#}"
+    );
+}
+
+/// Point 7: a repository file the run reads from the forge (the base
+/// branch's, the PR head's) that is not a valid configuration exits 2, as
+/// the user's own file does, and the error names the copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_repository_config_exits_2_and_names_its_copy() {
+    use shepherd_emulator::{FileSpec, Scenario};
+    for (tree, text, says) in [
+        (
+            "base",
+            "[cluster]\nmin_volum = 7\n",
+            "unknown key `cluster.min_volum` in shepherd.toml (base branch main at ",
+        ),
+        (
+            "head",
+            "[cluster\nmin_volume = 7\n",
+            "invalid TOML in shepherd.toml on the pull request's head",
+        ),
+    ] {
+        let mut scenario = Scenario::demo().unwrap();
+        let files = if tree == "base" {
+            &mut scenario.base
+        } else {
+            &mut scenario.head
+        };
+        files.insert("shepherd.toml".into(), FileSpec::text(text));
+        let emu = crate::common::start(scenario).await;
+        emu.wait_idle(std::time::Duration::from_secs(30)).await;
+        let api = emu.api_url();
+        let sh = Shepherd::new();
+        let (code, out, err) = tokio::task::block_in_place(|| {
+            sh.run_at(
+                &api,
+                &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
+            )
+        });
+        assert_eq!(code, 2, "{tree}: {out}\n{err}");
+        assert!(err.contains(says), "{tree}: {err}");
+    }
+}
+
+/// Point 10: `shepherd emulator` serves the embedded demo without
+/// `--scenario`, and its banner's commands work as printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_emulator_serves_the_demo_and_says_how_to_use_it() {
+    use std::io::BufRead;
+    let sh = Shepherd::new();
+    let mut child = sh
+        .command()
+        .arg("emulator")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut banner = String::new();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        banner.push_str(&line);
+        banner.push('\n');
+        if line.starts_with("Press Ctrl-C") {
+            break;
+        }
+    }
+    assert!(banner.contains("serving demo/authkit"), "{banner}");
+    assert!(
+        banner.contains("export GITHUB_TOKEN=emu_dev_token"),
+        "{banner}"
+    );
+    assert!(banner.contains("git clone http://127.0.0.1:"), "{banner}");
+    let threads: Vec<String> = banner
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("shepherd threads "))
+        .expect("a threads command")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert!(threads.contains(&"--api-url".to_owned()), "{banner}");
+    let mut args = vec!["threads".to_owned()];
+    args.extend(threads);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = tokio::task::block_in_place(|| {
+        sh.run(&argv, &[("GITHUB_TOKEN", crate::common::DEV_TOKEN)])
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        crate::common::text(&out.stdout),
+        crate::common::text(&out.stderr)
+    );
+    assert!(crate::common::text(&out.stdout).contains("demo/authkit#42"));
+}
+
+/// Point 10: `shepherd demo` keeps its runs out of the user's `shepherd
+/// status` list (its own `demo/` state dir), leaves no clone cache for its
+/// port behind, and ends with a command that works outside a checkout.
+#[test]
+fn demo_runs_keep_to_their_own_state_and_leave_no_clone_behind() {
+    let sh = Shepherd::new();
+    let state = sh.home.path().join("state");
+    let env = [("SHEPHERD_STATE_DIR", state.to_str().unwrap())];
+    let out = sh.run(&["demo"], &env);
+    let stderr = crate::common::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let last = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("Explore the demo yourself: "))
+        .expect("the explore hint");
+    assert_eq!(last, "shepherd emulator", "{stderr}");
+    assert!(stderr.contains(&format!("--state-dir {}", state.join("demo").display())));
+
+    let out = sh.run(&["status", "--json"], &env);
+    assert_eq!(out.status.code(), Some(0));
+    let runs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(runs.as_array().map(Vec::len), Some(0), "{runs:#}");
+    let demo_state = state.join("demo");
+    assert_eq!(
+        std::fs::read_dir(demo_state.join("runs")).unwrap().count(),
+        1
+    );
+    let cached: Vec<_> = std::fs::read_dir(demo_state.join("cache"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(cached.is_empty(), "{cached:?}");
+}
+
+/// Point 7: with the builtin provider a failing verify command is not said
+/// to have had "one repair attempt": the builtin provider makes none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_repair_attempt_is_claimed_when_none_was_made() {
+    use shepherd_emulator::{FileSpec, Scenario};
+    let mut scenario = Scenario::demo().unwrap();
+    scenario.head.insert(
+        "verify.sh".into(),
+        FileSpec {
+            contents: b"#!/bin/sh\necho broken\nexit 1\n".to_vec(),
+            executable: true,
+        },
+    );
+    let emu = crate::common::start(scenario).await;
+    emu.wait_idle(std::time::Duration::from_secs(30)).await;
+    let api = emu.api_url();
+    let sh = Shepherd::new();
+    let (code, out, err) = tokio::task::block_in_place(|| {
+        sh.run_at(
+            &api,
+            &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
+        )
+    });
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("the builtin provider makes no repair attempt"),
+        "{err}"
+    );
+    assert!(!err.contains("after one repair attempt"), "{err}");
+    assert!(!out.contains("after one repair attempt"), "{out}");
+}
+
+/// Point 7: a GitLab run speaks of merge requests and conversations, never
+/// of "PR conversation" or "PR comment".
+#[test]
+fn gitlab_runs_use_gitlab_nouns() {
+    let sh = Shepherd::new();
+    let state = sh.home.path().join("state");
+    let out = sh.run(
+        &[
+            "demo",
+            "--forge",
+            "gitlab",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let (stdout, stderr) = (
+        crate::common::text(&out.stdout),
+        crate::common::text(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.starts_with("# Shepherd report: merge request "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(conversation)"), "{stdout}");
+    for text in [&stdout, &stderr] {
+        assert!(!text.contains("PR conversation"), "{text}");
+        assert!(!text.contains("PR comment"), "{text}");
+    }
+}

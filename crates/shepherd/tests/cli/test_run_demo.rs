@@ -23,7 +23,12 @@ fn demo_converges_and_says_where_to_look() {
         .and_then(|l| l.split_whitespace().next())
         .expect("the report hint names the run")
         .to_owned();
-    let dump = state.join("runs").join(&run).join("emulator-state.json");
+    // Demo runs keep to their own `demo/` state dir.
+    let dump = state
+        .join("demo")
+        .join("runs")
+        .join(&run)
+        .join("emulator-state.json");
     let dump: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dump).unwrap()).unwrap();
     assert!(dump["pull_requests"][0]["threads"].is_array());
@@ -34,7 +39,7 @@ fn demo_converges_and_says_where_to_look() {
             &run,
             "--json",
             "--state-dir",
-            state.to_str().unwrap(),
+            state.join("demo").to_str().unwrap(),
         ],
         &[],
     );
@@ -80,7 +85,12 @@ fn demo_on_gitlab_converges() {
         .and_then(|l| l.split_whitespace().next())
         .expect("the report hint names the run")
         .to_owned();
-    let dump = state.join("runs").join(&run).join("emulator-state.json");
+    // Demo runs keep to their own `demo/` state dir.
+    let dump = state
+        .join("demo")
+        .join("runs")
+        .join(&run)
+        .join("emulator-state.json");
     let dump: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dump).unwrap()).unwrap();
     assert_eq!(dump["forge"], "gitlab");

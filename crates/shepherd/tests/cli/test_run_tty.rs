@@ -39,7 +39,8 @@ fn demo_on_a_tty(sh: &Shepherd, keys: &str) -> (Option<i32>, String, std::path::
     (
         out.status.code(),
         format!("{}{}", text(&out.stdout), text(&out.stderr)),
-        state,
+        // Demo runs keep to their own `demo/` state dir.
+        state.join("demo"),
     )
 }
 
@@ -65,6 +66,14 @@ fn approve_all_on_a_terminal_converges() {
     assert!(screen.contains("(needs approval)"), "{screen}");
     assert_eq!(code, Some(0), "{screen}");
     assert!(screen.contains("converged"), "{screen}");
+    // A wait (the verify command) is a spinner with the time waited,
+    // cleared when the stage's line comes, not a plain line.
+    assert!(
+        screen.contains("1/waiting      0s verify: sh verify.sh"),
+        "{screen}"
+    );
+    assert!(screen.contains("\x1b[2K"), "{screen}");
+    assert!(!screen.contains("  - 1/waiting"), "{screen}");
 }
 
 #[test]
