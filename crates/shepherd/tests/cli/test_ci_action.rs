@@ -228,3 +228,128 @@ async fn two_concurrent_stateless_jobs_double_nothing() {
     assert_eq!(job.outputs["status"], "converged", "{}", job.log());
     assert_honest_end_state(&emu, 42, 10);
 }
+
+/// The body of every comment of PR 42 whose marker names `item`'s answer,
+/// found through the command's text: the answers to `/shepherd approve`.
+fn command_answers(emu: &shepherd_emulator::RunningEmulator) -> Vec<String> {
+    let state = emu.state_json();
+    let comments = state["pull_requests"][0]["issue_comments"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let commands: BTreeSet<String> = comments
+        .iter()
+        .filter(|c| {
+            c["body"]
+                .as_str()
+                .is_some_and(|b| b.starts_with("/shepherd approve"))
+        })
+        .filter_map(|c| {
+            c["node_id"]
+                .as_str()
+                .or(c["id"].as_str())
+                .map(str::to_owned)
+        })
+        .collect();
+    comments
+        .iter()
+        .filter_map(|c| {
+            let body = c["body"].as_str()?;
+            let marker = shepherd_core::Marker::find(body)?;
+            commands.contains(&marker.item).then(|| body.to_owned())
+        })
+        .collect()
+}
+
+/// Approval by a comment command, read from the forge by stateless jobs: an
+/// outsider's `/shepherd approve` (read access) approves nothing and is
+/// reported; a maintainer's approves the decisions on feedback older than
+/// it, not the feedback a reviewer bot posts after it; each command is
+/// answered once, however many jobs read it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_commands_by_a_collaborator_count_and_an_outsiders_do_not() {
+    let mut scenario = shepherd_emulator::Scenario::demo().unwrap();
+    // `reader` has read access only: on GitHub anyone who can read may comment.
+    scenario
+        .comments
+        .push(shepherd_emulator::IssueCommentSpec::new(
+            "reader",
+            "/shepherd approve",
+        ));
+    let emu = crate::common::start(scenario).await;
+    emu.wait_idle(std::time::Duration::from_secs(30)).await;
+    let api = emu.api_url();
+    let event = review_event("demo/authkit");
+
+    // Job 1: only the outsider's command: nothing is approved or posted,
+    // and the summary says why the command did not count.
+    let job = run(&runner(&event, &api, DEV_TOKEN));
+    assert!(!job.failed, "{}", job.log());
+    assert_eq!(job.outputs["status"], "paused", "{}", job.log());
+    assert!(
+        job.summary
+            .contains("`/shepherd approve` by @reader was ignored: @reader has `read` access"),
+        "{}",
+        job.summary
+    );
+    assert!(shepherd_replies(&emu, 42).is_empty(), "nothing posted");
+
+    // A maintainer approves by comment.
+    emu.act_comment("reviewer", "/shepherd approve")
+        .await
+        .unwrap();
+
+    // Job 2, fresh: everything older than the command is approved and
+    // posted, and both commands are answered.
+    let job = run(&runner(&event, &api, DEV_TOKEN));
+    assert!(!job.failed, "{}", job.log());
+    assert_eq!(job.outputs["status"], "converged", "{}", job.log());
+    let answers = command_answers(&emu);
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert!(
+        answers
+            .iter()
+            .any(|a| a.starts_with("@reviewer Approved: this command approves")),
+        "{answers:?}"
+    );
+    assert!(
+        answers.iter().any(|a| a.starts_with(
+            "@reader This `/shepherd approve` approves nothing: @reader has `read` access"
+        )),
+        "{answers:?}"
+    );
+    // The demo's 10 items (as with the label) and the 2 commands.
+    assert_eq!(assert_no_reply_doubled(&emu), 12);
+
+    // A reviewer comments after the command: the command does not approve
+    // what it could not have seen.
+    emu.act_comment("review-bot", "Please also document the session lifetime.")
+        .await
+        .unwrap();
+    let job = run(&runner(&event, &api, DEV_TOKEN));
+    assert!(!job.failed, "{}", job.log());
+    assert_eq!(job.outputs["status"], "paused", "{}", job.log());
+    assert!(
+        job.summary.contains(
+            "The latest `/shepherd approve` (by @reviewer) approves only feedback posted before it"
+        ),
+        "{}",
+        job.summary
+    );
+    assert_eq!(assert_no_reply_doubled(&emu), 12);
+
+    // Job 4, fresh: the commands are read again, not answered again.
+    let job = run(&runner(&event, &api, DEV_TOKEN));
+    assert_eq!(job.outputs["status"], "paused", "{}", job.log());
+    assert_eq!(assert_no_reply_doubled(&emu), 12);
+
+    // A second command approves the new item; job 5 converges.
+    emu.act_comment("reviewer", "/shepherd approve the docs answer too")
+        .await
+        .unwrap();
+    let job = run(&runner(&event, &api, DEV_TOKEN));
+    assert_eq!(job.outputs["status"], "converged", "{}", job.log());
+    assert_eq!(command_answers(&emu).len(), 3);
+    assert_eq!(assert_no_reply_doubled(&emu), 14);
+    assert_honest_end_state(&emu, 42, 14);
+}
