@@ -194,10 +194,16 @@ fn reqwest_post(url: &str, token: &str, body: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Two jobs on the same PR at once (two runners, two state directories, no
-/// shared database): the one whose push lands does the work; the other's
-/// non-forced push is refused by the forge, so it posts nothing. No reply
-/// is doubled.
+/// Two jobs on the same PR at once (two runners, two real `shepherd`
+/// processes, two state directories, no shared database): whichever pushes
+/// first does that round's work; the other's non-forced push is refused by
+/// the forge (as a non-fast-forward, or as a lost ref update when both
+/// pushes were in flight together), so it posts nothing of that attempt,
+/// re-syncs to the new head, finds the other's markers and goes on with
+/// only what is left. Neither job fails; every item is answered; no fix is
+/// made twice (a later job finds nothing to do). What this does not rule
+/// out (docs/ci.md): the two jobs replying to the same reply-only item in
+/// the same instant, each after checking for the other's marker.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_concurrent_stateless_jobs_double_nothing() {
     let emu = start_demo().await;
@@ -214,19 +220,42 @@ async fn two_concurrent_stateless_jobs_double_nothing() {
             (ha.join().unwrap(), hb.join().unwrap())
         })
     });
-    let statuses = [ja.outputs["status"].clone(), jb.outputs["status"].clone()];
-    assert!(
-        statuses.contains(&"converged".to_owned()),
-        "one job converges: {statuses:?}\n{}\n{}",
-        ja.log(),
-        jb.log()
-    );
-    assert_no_reply_doubled(&emu);
-    // Whatever the loser did, a later job finds everything answered once.
+    for job in [&ja, &jb] {
+        assert!(!job.failed, "neither job fails:\n{}", job.log());
+        assert_eq!(job.outputs["status"], "converged", "{}", job.log());
+    }
+    // The one that lost a push says so, and that it re-synced.
+    let lost: Vec<&ActionRun> = [&ja, &jb]
+        .into_iter()
+        .filter(|j| {
+            j.summary
+                .contains("was rejected (someone pushed meanwhile); re-syncing")
+        })
+        .collect();
+    for job in &lost {
+        assert!(
+            job.summary.contains("(not pushed)"),
+            "the refused attempt is reported as not pushed:\n{}",
+            job.summary
+        );
+    }
+    // Every item answered (a resolved thread only with its authorization).
+    let replies = shepherd_replies(&emu, 42);
+    let unique: BTreeSet<&String> = replies.iter().collect();
+    assert_eq!(unique.len(), 10, "{replies:?}");
+    if unique.len() != replies.len() {
+        eprintln!("the reply-only race of docs/ci.md happened: {replies:?}");
+    }
+    // A later job finds nothing to do: no fix or reply is left, none redone.
     let c = runner(&event, &api, DEV_TOKEN).input("approve", "auto");
     let job = run(&c);
     assert_eq!(job.outputs["status"], "converged", "{}", job.log());
-    assert_honest_end_state(&emu, 42, 10);
+    assert_eq!(job.outputs["rounds"], "1", "nothing left: {}", job.log());
+    assert_eq!(
+        shepherd_replies(&emu, 42),
+        replies,
+        "the later job posted nothing"
+    );
 }
 
 /// The body of every comment of PR 42 whose marker names `item`'s answer,
