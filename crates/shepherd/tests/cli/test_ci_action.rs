@@ -205,7 +205,7 @@ fn reqwest_post(url: &str, token: &str, body: &str) -> String {
 /// out (docs/ci.md): the two jobs replying to the same reply-only item in
 /// the same instant, each after checking for the other's marker.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_concurrent_stateless_jobs_double_nothing() {
+async fn two_concurrent_stateless_jobs_neither_fail_nor_redo_a_fix() {
     let emu = start_demo().await;
     let api = emu.api_url();
     let event = review_event("demo/authkit");

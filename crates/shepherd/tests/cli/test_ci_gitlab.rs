@@ -296,3 +296,58 @@ async fn the_template_runs_under_gitlab_ci_local_and_converges() {
     assert!(outputs.contains("rounds=1\n"), "{outputs}");
     assert_honest_end_state(&emu, 42, answered);
 }
+
+/// On GitLab too: a `/shepherd approve` note by a Reporter approves nothing
+/// (reported), one by a Maintainer approves the waiting decisions, read by
+/// the template's stateless job from the project's members.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approve_note_counts_from_a_developer_and_up_only() {
+    let mut scenario = Scenario::demo().unwrap().into_gitlab().unwrap();
+    scenario
+        .comments
+        .push(shepherd_emulator::IssueCommentSpec::new(
+            "reader",
+            "/shepherd approve",
+        ));
+    let emu = start(scenario).await;
+    emu.wait_idle(std::time::Duration::from_secs(30)).await;
+    let template = load_yaml(&repo_root().join("examples/gitlab/shepherd.gitlab-ci.yml"));
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_shepherd")).parent().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
+    )
+    .unwrap();
+    let job = |emu: &shepherd_emulator::RunningEmulator| {
+        let project = tempfile::tempdir().unwrap();
+        let mut vars = pipeline_vars(emu, &config, bin_dir);
+        vars.insert("SHEPHERD_APPROVE".into(), "label".into());
+        let run = tokio::task::block_in_place(|| {
+            gitlab_job(&template, "shepherd", project.path(), &vars)
+        });
+        let outputs = std::fs::read_to_string(project.path().join("shepherd-outputs.txt")).unwrap();
+        let report = std::fs::read_to_string(project.path().join("shepherd-report.md")).unwrap();
+        (run, outputs, report)
+    };
+
+    let (run, outputs, report) = job(&emu);
+    assert_eq!(run.exit, 0, "{}", run.log);
+    assert!(outputs.contains("status=paused\n"), "{outputs}");
+    assert!(
+        report
+            .contains("`/shepherd approve` by @reader was ignored: @reader has `reporter` access"),
+        "{report}"
+    );
+    assert!(shepherd_replies(&emu, 42).is_empty());
+
+    emu.act_comment("reviewer", "/shepherd approve")
+        .await
+        .unwrap();
+    let (run, outputs, _) = job(&emu);
+    assert_eq!(run.exit, 0, "{}", run.log);
+    assert!(outputs.contains("status=converged\n"), "{outputs}");
+    // The merge request's 10 items and the 2 commands, each answered once.
+    assert_honest_end_state(&emu, 42, 12);
+}
