@@ -68,6 +68,20 @@ pub struct PullRequestFields {
     pub labels: Vec<String>,
 }
 
+/// What a user may do in the repository, as the forge says: what decides
+/// whether their `/shepherd approve` command approves anything.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserAccess {
+    /// The login asked about.
+    pub login: String,
+    /// The forge's word for the role (GitHub `role_name`: `admin`,
+    /// `maintain`, `write`, `triage`, `read`, `none`; GitLab: `developer`,
+    /// `maintainer`, `owner`, `reporter`, `guest`, `none`).
+    pub role: String,
+    /// Write, maintain or admin on GitHub; Developer or above on GitLab.
+    pub can_write: bool,
+}
+
 /// A comment Shepherd posted (or found by its marker).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PostedComment {
@@ -197,6 +211,15 @@ pub trait Forge: Send + Sync {
     async fn pull_request_fields(&self, number: u64) -> Result<PullRequestFields> {
         let _ = number;
         unsupported("pull_request_fields")
+    }
+
+    /// What `login` may do in the repository (GitHub: the collaborator
+    /// permission API; GitLab: the project's members, inherited ones
+    /// included). Someone who is not a collaborator or member has role
+    /// `none`.
+    async fn user_access(&self, login: &str) -> Result<UserAccess> {
+        let _ = login;
+        unsupported("user_access")
     }
 
     /// Sets the title and/or the body of `number` (nothing is sent when both

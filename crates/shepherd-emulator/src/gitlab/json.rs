@@ -68,7 +68,7 @@ pub(crate) fn user_json(user: &UserRecord, base_url: &str) -> Value {
 
 /// GitLab's access level of a permission (Guest 10, Reporter 20,
 /// Developer 30, Maintainer 40).
-fn access_level(permission: Permission) -> u32 {
+pub(crate) fn access_level(permission: Permission) -> u32 {
     match permission {
         Permission::None => 0,
         Permission::Read => 20,

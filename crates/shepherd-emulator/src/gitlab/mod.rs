@@ -5,6 +5,7 @@
 mod common;
 mod discussions;
 mod json;
+mod members;
 mod merge_requests;
 mod pipelines;
 mod repository;

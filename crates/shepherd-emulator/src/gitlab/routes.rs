@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::{discussions, merge_requests, pipelines, repository};
+use super::{discussions, members, merge_requests, pipelines, repository};
 use crate::shared::Shared;
 
 /// Every GitLab route.
@@ -18,6 +18,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .route("/api/v4/user", get(merge_requests::get_user))
         .route(PROJECT, get(merge_requests::get_project))
+        .route(&at("/members/all"), get(members::list_all_members))
         .route(
             &at("/merge_requests"),
             get(merge_requests::list_merge_requests),

@@ -2,6 +2,7 @@
 //! Served at `/…` and, for Enterprise-style clients, at `/api/v3/…`.
 
 mod checks;
+mod collaborators;
 mod common;
 mod issues;
 mod json;

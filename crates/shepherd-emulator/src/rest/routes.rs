@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::routing::{delete, get, post};
 use axum::Router;
 
-use super::{checks, issues, pulls};
+use super::{checks, collaborators, issues, pulls};
 use crate::shared::Shared;
 
 /// Every REST route.
@@ -16,6 +16,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .route("/user", get(pulls::get_user))
         .route(REPO, get(pulls::get_repository))
+        .route(
+            &at("/collaborators/{username}/permission"),
+            get(collaborators::get_permission),
+        )
         .route(&at("/pulls"), get(pulls::list_pull_requests))
         .route(
             &at("/pulls/{number}"),

@@ -5,14 +5,29 @@
 //! the pending approvals are saved and the run pauses (exit 3) until
 //! `shepherd approve` (or `reject`) and `shepherd resume`. The approved
 //! decisions are what the honesty gate checks against (`approval.json`).
+//!
+//! `--approve label` reads the approval from the forge, every round (a CI
+//! job has no database from the job that paused): the `shepherd-approved`
+//! label approves every reply-only decision; a conversation comment whose
+//! first line is `/shepherd approve` ([`APPROVE_COMMAND`]), by a user the
+//! forge says may write ([`shepherd_forge::UserAccess`]), approves the
+//! reply-only decisions on feedback older than the command (an item whose
+//! latest comment came after it waits for another approval). A command by
+//! anyone else approves nothing and is reported. A command is never
+//! feedback: in every mode it is answered once, by a reply carrying the
+//! command's marker, with what it approved (or why not).
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use shepherd_core::config::{ApproveMode, APPROVAL_LABEL};
+use shepherd_core::marker::Marker;
+use shepherd_core::model::{TopLevelComment, TopLevelKind};
 use shepherd_core::Decision;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
 
-use super::item::is_reply_only;
+use super::item::{is_reply_only, WorkItem};
 use super::runner::Runner;
 use super::state::{Flow, Round, RoundEnd};
 use crate::error::{EngineError, Result};
@@ -77,6 +92,131 @@ pub fn changed_decision_needs_reply(triaged: Decision, approved: Decision) -> bo
     approved != triaged && is_reply_only(approved) && approved != Decision::NeedsHuman
 }
 
+/// The comment command that approves reply-only decisions (approve mode
+/// `label`): the first line of a conversation comment.
+pub const APPROVE_COMMAND: &str = "/shepherd approve";
+
+/// Whether `body` is an [`APPROVE_COMMAND`]: its first non-empty line is
+/// `/shepherd approve`, possibly followed by words of the approver's.
+pub fn is_approve_command(body: &str) -> bool {
+    let Some(first) = body.lines().map(str::trim).find(|l| !l.is_empty()) else {
+        return false;
+    };
+    let mut words = first.split_whitespace();
+    words
+        .next()
+        .is_some_and(|w| w.eq_ignore_ascii_case("/shepherd"))
+        && words
+            .next()
+            .is_some_and(|w| w.eq_ignore_ascii_case("approve"))
+}
+
+/// A forge timestamp (RFC 3339).
+fn forge_time(text: &str) -> Option<OffsetDateTime> {
+    OffsetDateTime::parse(text, &Rfc3339).ok()
+}
+
+/// When an item last changed: its latest comment (a thread) or the
+/// comment itself (a top-level item). `None` when the forge gave no
+/// readable time: then no command approves it.
+fn item_time(item: &WorkItem) -> Option<OffsetDateTime> {
+    match (&item.thread, &item.comment) {
+        (Some(t), _) => t
+            .comments
+            .iter()
+            .map(|c| forge_time(&c.created_at))
+            .try_fold(None, |latest: Option<OffsetDateTime>, t| {
+                t.map(|t| Some(latest.map_or(t, |l| l.max(t))))
+            })
+            .flatten(),
+        (None, Some(c)) => forge_time(&c.created_at),
+        (None, None) => None,
+    }
+}
+
+/// The `/shepherd approve` commands of the pull request's conversation,
+/// oldest first: not Shepherd's own replies, with a readable time.
+fn approve_commands<'c>(
+    comments: &'c [TopLevelComment],
+    viewer: &'c str,
+) -> impl Iterator<Item = (&'c TopLevelComment, OffsetDateTime)> + 'c {
+    comments.iter().filter_map(move |c| {
+        let command = c.kind == TopLevelKind::IssueComment
+            && is_approve_command(&c.body)
+            && Marker::find_own(&c.body, c.author.as_ref(), viewer).is_none();
+        if !command {
+            return None;
+        }
+        Some((c, forge_time(&c.created_at)?))
+    })
+}
+
+/// The answer to a command: what it approved, or why nothing.
+fn command_answer(
+    command: &CommandSeen,
+    reply_only: &[String],
+    item_times: &BTreeMap<String, OffsetDateTime>,
+) -> String {
+    match &command.verdict {
+        Err(why) => format!("This `{APPROVE_COMMAND}` approves nothing: {why}."),
+        Ok(()) => {
+            let n = reply_only
+                .iter()
+                .filter(|id| item_times.get(*id).is_some_and(|t| *t <= command.at))
+                .count();
+            if n == 0 {
+                "Seen: no reply-only decision on feedback posted before this command was \
+                 waiting, so it approves nothing."
+                    .to_owned()
+            } else {
+                format!(
+                    "Approved: this command approves Shepherd's {n} reply-only decision(s) on \
+                     feedback posted before it. Feedback posted after it waits for another \
+                     approval."
+                )
+            }
+        }
+    }
+}
+
+/// One command, as this round read it.
+struct CommandSeen {
+    id: String,
+    login: String,
+    at: OffsetDateTime,
+    /// `Ok(())` when it approves; else why not (for the report and the
+    /// command's answer).
+    verdict: std::result::Result<(), String>,
+}
+
+/// The commands of a round in approve mode `label`, and what they approve.
+struct Commands {
+    seen: Vec<CommandSeen>,
+}
+
+impl Commands {
+    /// The latest honoured command: what approves items older than it.
+    fn latest_honoured(&self) -> Option<&CommandSeen> {
+        self.seen
+            .iter()
+            .filter(|c| c.verdict.is_ok())
+            .max_by_key(|c| c.at)
+    }
+
+    /// Why each ignored command approves nothing, one sentence each.
+    fn ignored(&self) -> Vec<String> {
+        self.seen
+            .iter()
+            .filter_map(|c| {
+                c.verdict
+                    .as_ref()
+                    .err()
+                    .map(|why| format!("`{APPROVE_COMMAND}` by @{} was ignored: {why}", c.login))
+            })
+            .collect()
+    }
+}
+
 impl Runner {
     /// The reply drafted for an item: the approver's text, else triage's
     /// hint when the decision is still triage's, else the decision's default.
@@ -119,16 +259,53 @@ impl Runner {
                     .map(|d| (w.id().to_owned(), d.decision))
             })
             .collect();
+        // `/shepherd approve` comments are commands, not feedback: they
+        // need no approval and get an answer (a `question`: replied to,
+        // never resolved), whatever triage made of them.
+        let command_items: Vec<String> = round
+            .work
+            .iter()
+            .filter(|w| {
+                w.comment.as_ref().is_some_and(|c| {
+                    c.kind == TopLevelKind::IssueComment && is_approve_command(&c.body)
+                })
+            })
+            .map(|w| w.id().to_owned())
+            .collect();
+        let mut decisions = decisions;
+        for id in &command_items {
+            decisions.insert(id.clone(), Decision::Question);
+        }
         let reply_only: Vec<String> = decisions
             .iter()
-            .filter(|(_, d)| is_reply_only(**d))
+            .filter(|(id, d)| is_reply_only(**d) && !command_items.contains(id))
             .map(|(id, _)| id.clone())
+            .collect();
+        let item_times: BTreeMap<String, OffsetDateTime> = round
+            .work
+            .iter()
+            .filter_map(|w| Some((w.id().to_owned(), item_time(w)?)))
             .collect();
         let mode = self.config.approve.mode;
         let mode_word = mode.as_str();
         let mut end = None;
+        // Read from the forge every round: nothing of an earlier job's
+        // approval survives on a CI runner.
+        let commands = if mode == ApproveMode::Label
+            && (!reply_only.is_empty() || !command_items.is_empty())
+        {
+            match self.read_approve_commands(round).await {
+                Ok(c) => Some(c),
+                Err(reason) => {
+                    end = Some(RoundEnd::Failed { reason });
+                    None
+                }
+            }
+        } else {
+            None
+        };
 
-        if !reply_only.is_empty() {
+        if !reply_only.is_empty() && end.is_none() {
             let existing: BTreeMap<String, Approval> = self
                 .store()
                 .approvals(&run_id, round.n)?
@@ -230,29 +407,50 @@ impl Runner {
                         // The approval lives on the forge: a stateless CI
                         // run has no database from the run that paused.
                         let present = self.approval_label_present().await;
-                        if let Err(reason) = &present {
-                            end = Some(RoundEnd::Failed {
-                                reason: reason.clone(),
-                            });
-                        } else if present == Ok(true) {
-                            for id in &undecided {
-                                self.store().put_approval(&put(
-                                    id,
-                                    ApprovalState::Approved,
-                                    Some(&format!("label {APPROVAL_LABEL}")),
-                                ))?;
-                            }
-                        } else {
-                            for id in &undecided {
-                                if !existing.contains_key(*id) {
-                                    self.store().put_approval(&put(
-                                        id,
-                                        ApprovalState::Pending,
-                                        None,
-                                    ))?;
+                        let honoured = commands.as_ref().and_then(Commands::latest_honoured);
+                        match present {
+                            Err(reason) => end = Some(RoundEnd::Failed { reason }),
+                            Ok(label) => {
+                                let mut waiting = 0;
+                                for id in &undecided {
+                                    // A command approves what was there when
+                                    // it was posted: feedback that came (or
+                                    // changed) after it waits.
+                                    let by = if label {
+                                        Some(format!("label {APPROVAL_LABEL}"))
+                                    } else {
+                                        honoured
+                                            .filter(|c| {
+                                                item_times.get(*id).is_some_and(|t| *t <= c.at)
+                                            })
+                                            .map(|c| {
+                                                format!("comment {APPROVE_COMMAND} by @{}", c.login)
+                                            })
+                                    };
+                                    match by {
+                                        Some(by) => {
+                                            self.store().put_approval(&put(
+                                                id,
+                                                ApprovalState::Approved,
+                                                Some(&by),
+                                            ))?;
+                                        }
+                                        None => {
+                                            waiting += 1;
+                                            if !existing.contains_key(*id) {
+                                                self.store().put_approval(&put(
+                                                    id,
+                                                    ApprovalState::Pending,
+                                                    None,
+                                                ))?;
+                                            }
+                                        }
+                                    }
+                                }
+                                if waiting > 0 {
+                                    end = Some(self.label_pause(waiting, commands.as_ref()));
                                 }
                             }
-                            end = Some(self.label_pause(undecided.len()));
                         }
                     }
                     (ApproveMode::Prompt, None) => {
@@ -272,6 +470,32 @@ impl Runner {
                         end = Some(self.approval_pause(undecided.len()));
                     }
                 }
+            }
+        }
+
+        // Each command's answer: what it approved, or why nothing.
+        for id in &command_items {
+            let answer = match (mode, commands.as_ref()) {
+                (ApproveMode::Label, Some(commands)) => {
+                    match commands.seen.iter().find(|c| c.id == *id) {
+                        Some(c) => command_answer(c, &reply_only, &item_times),
+                        None => format!(
+                            "This `{APPROVE_COMMAND}` approves nothing: the forge gave no \
+                             readable time for it, so Shepherd cannot tell what it saw."
+                        ),
+                    }
+                }
+                _ => format!(
+                    "This `{APPROVE_COMMAND}` approves nothing: Shepherd runs with \
+                     `approve = {mode_word}` on this pull request, where comment commands \
+                     do not approve."
+                ),
+            };
+            round.reply_override.insert(id.clone(), answer);
+        }
+        if let Some(commands) = &commands {
+            for why in commands.ignored() {
+                tracing::warn!(round = round.n, "{why}");
             }
         }
 
@@ -319,7 +543,7 @@ impl Runner {
                 approved: &round.approved,
             },
         )?;
-        let summary = if reply_only.is_empty() {
+        let mut summary = if reply_only.is_empty() {
             "nothing to approve".to_owned()
         } else {
             match &end {
@@ -337,6 +561,18 @@ impl Runner {
                 ),
             }
         };
+        if !command_items.is_empty() {
+            summary.push_str(&format!(
+                "; {} `{APPROVE_COMMAND}` command(s) answered",
+                command_items.len()
+            ));
+        }
+        if let Some(commands) = &commands {
+            for why in commands.ignored() {
+                summary.push_str("; ");
+                summary.push_str(&why);
+            }
+        }
         self.stage_done(round, Stage::Approval, summary)?;
         Ok(match end {
             Some(end) => Err(end),
@@ -354,16 +590,85 @@ impl Runner {
         Ok(fields.labels.iter().any(|l| l == APPROVAL_LABEL))
     }
 
-    fn label_pause(&self, count: usize) -> RoundEnd {
+    /// What a label-mode pause says: what waits, how to approve it, and
+    /// which commands did not count.
+    fn label_pause(&self, count: usize, commands: Option<&Commands>) -> RoundEnd {
         let run = &self.run.run_id;
+        let mut reason = format!(
+            "{count} reply-only decision(s) await approval: a maintainer adds the label \
+             `{APPROVAL_LABEL}` to the pull request or comments `{APPROVE_COMMAND}`, and the \
+             next run posts them (or `shepherd approve {run}` and `shepherd resume {run}` on \
+             this machine)"
+        );
+        if let Some(commands) = commands {
+            if let Some(c) = commands.latest_honoured() {
+                reason.push_str(&format!(
+                    ". The latest `{APPROVE_COMMAND}` (by @{}) approves only feedback posted \
+                     before it; these came after it",
+                    c.login
+                ));
+            }
+            for why in commands.ignored() {
+                reason.push_str(". ");
+                reason.push_str(&why);
+            }
+        }
         RoundEnd::Paused {
             kind: PauseKind::Approval,
-            reason: format!(
-                "{count} reply-only decision(s) await approval: a maintainer adds the label \
-                 `{APPROVAL_LABEL}` to the pull request and the next run posts them (or \
-                 `shepherd approve {run}` and `shepherd resume {run}` on this machine)"
-            ),
+            reason,
         }
+    }
+
+    /// The `/shepherd approve` commands of the pull request and whether
+    /// each approves: its author may write to the repository, as the forge
+    /// says now. A forge that cannot tell fails the round closed.
+    async fn read_approve_commands(&self, round: &Round) -> std::result::Result<Commands, String> {
+        let snapshot = round.snapshot();
+        let mut access: BTreeMap<String, shepherd_forge::UserAccess> = BTreeMap::new();
+        let mut seen = Vec::new();
+        for (c, at) in approve_commands(&snapshot.comments, &snapshot.viewer) {
+            let Some(author) = c.author.as_ref() else {
+                seen.push(CommandSeen {
+                    id: c.id.clone(),
+                    login: "ghost".to_owned(),
+                    at,
+                    verdict: Err("its author's account was deleted".to_owned()),
+                });
+                continue;
+            };
+            let login = author.login.clone();
+            let known = access.get(&login).cloned();
+            let user = match known {
+                Some(user) => user,
+                None => {
+                    let user = self.forge.user_access(&login).await.map_err(|e| {
+                        format!(
+                            "cannot tell whether @{login} may approve with `{APPROVE_COMMAND}`: {e}"
+                        )
+                    })?;
+                    access.insert(login.clone(), user.clone());
+                    user
+                }
+            };
+            let verdict = if author.kind == shepherd_core::model::AuthorKind::Bot {
+                Err("a bot's comment never approves".to_owned())
+            } else if user.can_write {
+                Ok(())
+            } else {
+                Err(format!(
+                    "@{login} has `{}` access to the repository; approving takes write, \
+                     maintain or admin (GitLab: Developer or above)",
+                    user.role
+                ))
+            };
+            seen.push(CommandSeen {
+                id: c.id.clone(),
+                login,
+                at,
+                verdict,
+            });
+        }
+        Ok(Commands { seen })
     }
 
     fn approval_pause(&self, count: usize) -> RoundEnd {
@@ -435,5 +740,41 @@ impl Runner {
                 })
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_approve_command_is_the_first_line() {
+        for yes in [
+            "/shepherd approve",
+            "  /Shepherd APPROVE  ",
+            "\n/shepherd approve the wontfix too\nthanks",
+        ] {
+            assert!(is_approve_command(yes), "{yes:?}");
+        }
+        for no in [
+            "",
+            "/shepherd",
+            "/shepherd approved",
+            "please /shepherd approve",
+            "LGTM\n/shepherd approve",
+            "/shepherdapprove",
+        ] {
+            assert!(!is_approve_command(no), "{no:?}");
+        }
+    }
+
+    #[test]
+    fn forge_times_compare_as_instants() {
+        let github = forge_time("2024-03-01T10:00:00Z").unwrap();
+        let gitlab = forge_time("2024-03-01T10:00:00.500Z").unwrap();
+        let offset = forge_time("2024-03-01T11:00:01+01:00").unwrap();
+        assert!(github < gitlab && gitlab < offset);
+        assert!(forge_time("yesterday").is_none());
     }
 }

@@ -301,8 +301,10 @@ impl Worktree {
     }
 
     /// Push HEAD to branch `head_ref` of the remote, as a fast-forward only:
-    /// never `--force`, never a `+` refspec. A non-fast-forward rejection is
-    /// [`PushOutcome::Rejected`]; any other failure (a hook or a protected
+    /// never `--force`, never a `+` refspec. A non-fast-forward rejection,
+    /// or a push that lost the ref update to a concurrent one
+    /// (`lost_ref_update_race`), is [`PushOutcome::Rejected`]; any other
+    /// failure (a hook or a protected
     /// branch declining it, no access) is an error.
     pub fn push(&self, head_ref: &str) -> Result<PushOutcome> {
         check_branch(&self.git, &self.dir, head_ref)?;
@@ -341,9 +343,14 @@ impl Worktree {
         let stdout = String::from_utf8_lossy(&out.stdout);
         // Porcelain status line: "!\t<src>:<dst>\t[rejected] (fetch first)".
         // "[remote rejected]" (hooks, protection) is not a race: an error.
+        let stderr_text = String::from_utf8_lossy(&out.stderr);
+        let raced = lost_ref_update_race(&stdout, &stderr_text);
         let rejected: Vec<&str> = stdout
             .lines()
-            .filter(|l| l.starts_with('!') && l.contains("\t[rejected]"))
+            .filter(|l| {
+                l.starts_with('!')
+                    && (l.contains("\t[rejected]") || (raced && l.contains("\t[remote rejected]")))
+            })
             .collect();
         if rejected.is_empty() {
             let source = self.git.failed(&args, &out);
@@ -614,6 +621,23 @@ impl Worktree {
     }
 }
 
+/// Whether a push the remote refused lost a race for the branch: two
+/// pushes from the same base both passed the fast-forward check, and the
+/// remote moved the ref for the other first (`[remote rejected] (failed to
+/// update ref)` with `cannot lock ref …: is at A but expected B`, or
+/// GitHub's `incorrect old value provided`). That is the same as a
+/// non-fast-forward rejection: nothing was overwritten, re-sync and re-run.
+/// A hook or a protected branch declining the push is not a race.
+pub(crate) fn lost_ref_update_race(stdout: &str, stderr: &str) -> bool {
+    let remote_rejected = stdout
+        .lines()
+        .any(|l| l.starts_with('!') && l.contains("\t[remote rejected]"));
+    let text = format!("{stdout}\n{stderr}");
+    remote_rejected
+        && ((text.contains("cannot lock ref") && text.contains("but expected"))
+            || text.contains("incorrect old value provided"))
+}
+
 /// Whether a failed push is worth another try, from git's curl trace and
 /// stderr: the remote answered 5xx or a rate limit (429, or a 403 with
 /// `Retry-After`), or the network failed. `Some(wait)` when it is, with the
@@ -789,6 +813,19 @@ mod unit_tests {
                 "{bad:?} accepted"
             );
         }
+    }
+
+    #[test]
+    fn a_lost_ref_update_race_is_told_from_a_declined_push() {
+        let raced_out = "To http://h/r.git\n!\tHEAD:refs/heads/f\t[remote rejected] (failed to update ref)\nDone\n";
+        let raced_err = "remote: error: cannot lock ref 'refs/heads/f': is at 4ea5 but expected 2af4\nerror: failed to push some refs to 'http://h/r.git'\n";
+        assert!(lost_ref_update_race(raced_out, raced_err));
+        let github = "!\tHEAD:refs/heads/f\t[remote rejected] (incorrect old value provided)\n";
+        assert!(lost_ref_update_race(github, ""));
+        let hook = "!\tHEAD:refs/heads/f\t[remote rejected] (pre-receive hook declined)\n";
+        assert!(!lost_ref_update_race(hook, "remote: protected branch\n"));
+        // Not refused at all: nothing to classify.
+        assert!(!lost_ref_update_race("", raced_err));
     }
 
     #[test]

@@ -13,8 +13,9 @@ use super::queries::{VIEWER, VIEWER_OP};
 use super::wire::ViewerData;
 use super::{checks, writes};
 use crate::ci::{CheckRun, CombinedStatus, RequiredChecks, StatusRollup, WorkflowRun};
+use crate::error::ForgeError;
 use crate::error::Result;
-use crate::forge::{Forge, ItemRef, PostedComment, PullRequestFields, ThreadRef};
+use crate::forge::{Forge, ItemRef, PostedComment, PullRequestFields, ThreadRef, UserAccess};
 use crate::transport::Conditional;
 
 #[async_trait]
@@ -96,6 +97,37 @@ impl Forge for GitHubClient {
             title: pull.title,
             body: pull.body.unwrap_or_default(),
             labels: pull.labels.into_iter().map(|l| l.name).collect(),
+        })
+    }
+
+    async fn user_access(&self, login: &str) -> Result<UserAccess> {
+        #[derive(serde::Deserialize)]
+        struct Permission {
+            permission: String,
+            #[serde(default)]
+            role_name: Option<String>,
+        }
+        let url = repo_url(
+            &self.transport,
+            &self.repo,
+            &["collaborators", login, "permission"],
+        )?;
+        // GitHub answers 404 for a login that is no user at all.
+        let answer: Permission = match self.transport.get(&url, &[], Conditional::No).await {
+            Ok(p) => p,
+            Err(ForgeError::NotFound { .. }) => Permission {
+                permission: "none".into(),
+                role_name: None,
+            },
+            Err(e) => return Err(e),
+        };
+        // `permission` folds maintain into write and triage into read;
+        // `role_name` says which.
+        let can_write = matches!(answer.permission.as_str(), "admin" | "write");
+        Ok(UserAccess {
+            login: login.to_owned(),
+            role: answer.role_name.unwrap_or(answer.permission),
+            can_write,
         })
     }
 

@@ -10,7 +10,8 @@ use super::client::GitLabClient;
 use super::{ci, writes};
 use crate::ci::{CheckRun, CombinedStatus, RequiredChecks, StatusRollup, WorkflowRun};
 use crate::error::Result;
-use crate::forge::{Forge, ItemRef, PostedComment, PullRequestFields, ThreadRef};
+use crate::forge::{Forge, ItemRef, PostedComment, PullRequestFields, ThreadRef, UserAccess};
+use crate::transport::Conditional;
 
 #[async_trait]
 impl Forge for GitLabClient {
@@ -73,6 +74,44 @@ impl Forge for GitLabClient {
             title: mr.title,
             body: mr.description.unwrap_or_default(),
             labels: mr.labels,
+        })
+    }
+
+    async fn user_access(&self, login: &str) -> Result<UserAccess> {
+        #[derive(serde::Deserialize)]
+        struct Member {
+            username: String,
+            access_level: u32,
+            #[serde(default)]
+            state: Option<String>,
+        }
+        // `members/all` includes members inherited from groups; `query`
+        // matches names too, so the username is compared exactly.
+        let url = self.project_url(&["members", "all"])?;
+        let pages: Vec<Vec<Member>> = self
+            .transport
+            .get_pages(&url, &[("query", login)], Conditional::No)
+            .await?;
+        let level = pages
+            .into_iter()
+            .flatten()
+            .filter(|m| m.username.eq_ignore_ascii_case(login))
+            .filter(|m| m.state.as_deref().is_none_or(|s| s == "active"))
+            .map(|m| m.access_level)
+            .max()
+            .unwrap_or(0);
+        let role = match level {
+            50.. => "owner",
+            40..=49 => "maintainer",
+            30..=39 => "developer",
+            20..=29 => "reporter",
+            10..=19 => "guest",
+            _ => "none",
+        };
+        Ok(UserAccess {
+            login: login.to_owned(),
+            role: role.to_owned(),
+            can_write: level >= 30,
         })
     }
 

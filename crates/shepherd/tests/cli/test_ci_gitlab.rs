@@ -171,3 +171,183 @@ async fn a_fork_merge_request_is_skipped_before_any_request() {
         emu.request_counts()
     );
 }
+
+/// The template's job run by `gitlab-ci-local` (GitLab's pipeline, run
+/// locally: its rules, variables, `script`, artifacts) with the shell
+/// executor, in a project whose `.gitlab-ci.yml` includes the template,
+/// against the emulator in GitLab mode: it converges, and a second
+/// pipeline doubles nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_template_runs_under_gitlab_ci_local_and_converges() {
+    let (gcl, tools_bin) = crate::ci_tools::gitlab_ci_local();
+    let emu = start(Scenario::demo().unwrap().into_gitlab().unwrap()).await;
+    emu.wait_idle(std::time::Duration::from_secs(30)).await;
+    let api = emu.gitlab_api_url();
+    let server = api.trim_end_matches("/api/v4").to_owned();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_shepherd")).parent().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
+    )
+    .unwrap();
+    // A project that includes the template, as docs/ci.md says.
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path();
+    std::fs::create_dir_all(dir.join("ci")).unwrap();
+    std::fs::copy(
+        repo_root().join("examples/gitlab/shepherd.gitlab-ci.yml"),
+        dir.join("ci/shepherd.gitlab-ci.yml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(".gitlab-ci.yml"),
+        "include:\n  - local: ci/shepherd.gitlab-ci.yml\nvariables:\n  SHEPHERD_AGENT: builtin\n",
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=ci", "-c", "user.email=ci@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q", "-b", "feature/login"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "ci"]);
+    git(&[
+        "remote",
+        "add",
+        "origin",
+        &format!("{server}/demo/authkit.git"),
+    ]);
+
+    let pipeline = || {
+        let path = format!(
+            "{}:{}:{}",
+            tools_bin.display(),
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut cmd = std::process::Command::new(gcl.get_program());
+        // A merge request pipeline of MR !42 (predefined variables that a
+        // local run cannot know), and the project's masked variables.
+        let vars = [
+            ("CI_PIPELINE_SOURCE", "merge_request_event".to_owned()),
+            ("CI_MERGE_REQUEST_IID", "42".to_owned()),
+            ("CI_MERGE_REQUEST_PROJECT_PATH", "demo/authkit".to_owned()),
+            (
+                "CI_MERGE_REQUEST_SOURCE_PROJECT_PATH",
+                "demo/authkit".to_owned(),
+            ),
+            ("CI_PROJECT_PATH", "demo/authkit".to_owned()),
+            ("CI_PROJECT_ID", emu.gitlab_project_id().to_string()),
+            ("CI_SERVER_URL", server.clone()),
+            ("CI_API_V4_URL", api.clone()),
+            ("GITLAB_TOKEN", "emu_dev_token".to_owned()),
+            ("SHEPHERD_APPROVE", "auto".to_owned()),
+            ("SHEPHERD_CONFIG_FILE", config.display().to_string()),
+        ];
+        cmd.args(["--force-shell-executor", "--no-color"]);
+        for (k, v) in &vars {
+            cmd.arg("--variable").arg(format!("{k}={v}"));
+        }
+        let predefined: Vec<&str> = vars
+            .iter()
+            .map(|(k, _)| *k)
+            .filter(|k| k.starts_with("CI_") && !k.starts_with("CI_MERGE_REQUEST"))
+            .collect();
+        cmd.arg("shepherd")
+            .current_dir(dir)
+            .env("PATH", path)
+            .env("HOME", home.path())
+            .env("GCL_IGNORE_PREDEFINED_VARS", predefined.join(","))
+            .stdin(std::process::Stdio::null());
+        let out = tokio::task::block_in_place(|| cmd.output()).unwrap();
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), log)
+    };
+
+    let (ok, log) = pipeline();
+    assert!(ok, "{log}");
+    assert!(log.contains("PASS  shepherd"), "{log}");
+    let artifacts = dir.join(".gitlab-ci-local/artifacts/shepherd");
+    let outputs = std::fs::read_to_string(artifacts.join("shepherd-outputs.txt")).unwrap();
+    assert!(outputs.contains("status=converged\n"), "{outputs}");
+    let report = std::fs::read_to_string(artifacts.join("shepherd-report.md")).unwrap();
+    assert!(report.starts_with("## Shepherd: converged"), "{report}");
+    assert!(artifacts.join("shepherd-run/report.json").is_file());
+    let answered = shepherd_replies(&emu, 42).len();
+    assert_eq!(answered, 10, "{:?}", shepherd_replies(&emu, 42));
+    assert_honest_end_state(&emu, 42, answered);
+
+    // A second pipeline: a fresh state directory, nothing left to do.
+    let (ok, log) = pipeline();
+    assert!(ok, "{log}");
+    let outputs = std::fs::read_to_string(artifacts.join("shepherd-outputs.txt")).unwrap();
+    assert!(outputs.contains("status=converged\n"), "{outputs}");
+    assert!(outputs.contains("rounds=1\n"), "{outputs}");
+    assert_honest_end_state(&emu, 42, answered);
+}
+
+/// On GitLab too: a `/shepherd approve` note by a Reporter approves nothing
+/// (reported), one by a Maintainer approves the waiting decisions, read by
+/// the template's stateless job from the project's members.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approve_note_counts_from_a_developer_and_up_only() {
+    let mut scenario = Scenario::demo().unwrap().into_gitlab().unwrap();
+    scenario
+        .comments
+        .push(shepherd_emulator::IssueCommentSpec::new(
+            "reader",
+            "/shepherd approve",
+        ));
+    let emu = start(scenario).await;
+    emu.wait_idle(std::time::Duration::from_secs(30)).await;
+    let template = load_yaml(&repo_root().join("examples/gitlab/shepherd.gitlab-ci.yml"));
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_shepherd")).parent().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
+    )
+    .unwrap();
+    let job = |emu: &shepherd_emulator::RunningEmulator| {
+        let project = tempfile::tempdir().unwrap();
+        let mut vars = pipeline_vars(emu, &config, bin_dir);
+        vars.insert("SHEPHERD_APPROVE".into(), "label".into());
+        let run = tokio::task::block_in_place(|| {
+            gitlab_job(&template, "shepherd", project.path(), &vars)
+        });
+        let outputs = std::fs::read_to_string(project.path().join("shepherd-outputs.txt")).unwrap();
+        let report = std::fs::read_to_string(project.path().join("shepherd-report.md")).unwrap();
+        (run, outputs, report)
+    };
+
+    let (run, outputs, report) = job(&emu);
+    assert_eq!(run.exit, 0, "{}", run.log);
+    assert!(outputs.contains("status=paused\n"), "{outputs}");
+    assert!(
+        report
+            .contains("`/shepherd approve` by @reader was ignored: @reader has `reporter` access"),
+        "{report}"
+    );
+    assert!(shepherd_replies(&emu, 42).is_empty());
+
+    emu.act_comment("reviewer", "/shepherd approve")
+        .await
+        .unwrap();
+    let (run, outputs, _) = job(&emu);
+    assert_eq!(run.exit, 0, "{}", run.log);
+    assert!(outputs.contains("status=converged\n"), "{outputs}");
+    // The merge request's 10 items and the 2 commands, each answered once.
+    assert_honest_end_state(&emu, 42, 12);
+}
