@@ -14,7 +14,7 @@ use shepherd_core::Decision;
 
 use super::item::is_reply_only;
 use super::runner::Runner;
-use super::state::{Flow, Round, RoundEnd};
+use super::state::{Decided, Items, Round, RoundEnd, Step, Triaged};
 use crate::error::{EngineError, Result};
 use crate::options::{ApprovalItem, ApprovalRequest, ApprovalVerdict, Stage};
 use crate::run_dir::PauseKind;
@@ -80,40 +80,46 @@ pub fn changed_decision_needs_reply(triaged: Decision, approved: Decision) -> bo
 impl Runner {
     /// The reply drafted for an item: the approver's text, else triage's
     /// hint when the decision is still triage's, else the decision's default.
-    pub(crate) fn drafted_reply(&self, round: &Round, id: &str, decision: Decision) -> String {
+    pub(crate) fn drafted_reply(&self, decided: &Decided, id: &str, decision: Decision) -> String {
         drafted_reply(
-            round.reply_override.get(id).map(String::as_str),
-            round.triage.get(id),
+            decided.reply_override.get(id).map(String::as_str),
+            decided.triage.get(id),
             decision,
         )
     }
 
     /// The items whose approved decision differs from triage's and needs the
     /// approver's reply, which is missing ([`changed_decision_needs_reply`]).
-    fn missing_replies(&self, round: &Round) -> Vec<(String, Decision)> {
-        round
+    fn missing_replies(&self, decided: &Decided) -> Vec<(String, Decision)> {
+        decided
             .approved
             .iter()
             .filter(|(id, approved)| {
-                round.triage.get(*id).is_some_and(|t| {
+                decided.triage.get(*id).is_some_and(|t| {
                     changed_decision_needs_reply(t.decision, **approved)
-                        && !round.reply_override.contains_key(*id)
+                        && !decided.reply_override.contains_key(*id)
                 })
             })
             .map(|(id, d)| (id.clone(), *d))
             .collect()
     }
 
-    pub(crate) async fn stage_approval(&mut self, round: &mut Round) -> Result<Flow> {
-        if round.work.is_empty() {
-            return Ok(Ok(()));
+    pub(crate) async fn stage_approval(
+        &mut self,
+        round: &Round,
+        items: &Items,
+        triaged: Triaged,
+    ) -> Result<Step<Decided>> {
+        let mut decided = Decided::from(triaged);
+        if items.work.is_empty() {
+            return Ok(Ok(decided));
         }
         let run_id = self.run.run_id.clone();
-        let decisions: BTreeMap<String, Decision> = round
+        let decisions: BTreeMap<String, Decision> = items
             .work
             .iter()
             .filter_map(|w| {
-                round
+                decided
                     .triage
                     .get(w.id())
                     .map(|d| (w.id().to_owned(), d.decision))
@@ -174,7 +180,7 @@ impl Runner {
                         }
                     }
                     (ApproveMode::Prompt, Some(approver)) => {
-                        let request = self.approval_request(round, &decisions);
+                        let request = self.approval_request(round, items, &decided, &decisions);
                         let verdict =
                             tokio::task::spawn_blocking(move || approver.review(&request))
                                 .await
@@ -213,7 +219,8 @@ impl Runner {
                                 });
                             }
                             ApprovalVerdict::Defer => {
-                                let request = self.approval_request(round, &decisions);
+                                let request =
+                                    self.approval_request(round, items, &decided, &decisions);
                                 self.artifact(round, APPROVAL_REQUEST, &request)?;
                                 for id in &undecided {
                                     self.store().put_approval(&put(
@@ -258,7 +265,7 @@ impl Runner {
                     (ApproveMode::Prompt, None) => {
                         // What `shepherd status` shows the approver: where
                         // each item is, what it says, the reply drafted.
-                        let request = self.approval_request(round, &decisions);
+                        let request = self.approval_request(round, items, &decided, &decisions);
                         self.artifact(round, APPROVAL_REQUEST, &request)?;
                         for id in &undecided {
                             if !existing.contains_key(*id) {
@@ -277,19 +284,19 @@ impl Runner {
 
         // Approved decisions (and replies) override triage's.
         let approvals = self.store().approvals(&run_id, round.n)?;
-        round.approved = decisions;
+        decided.approved = decisions;
         for a in &approvals {
-            if a.state == ApprovalState::Approved && round.approved.contains_key(&a.item_id) {
-                round.approved.insert(a.item_id.clone(), a.decision);
+            if a.state == ApprovalState::Approved && decided.approved.contains_key(&a.item_id) {
+                decided.approved.insert(a.item_id.clone(), a.decision);
                 if let Some(text) = a.reply_override.clone().filter(|t| !t.trim().is_empty()) {
-                    round.reply_override.insert(a.item_id.clone(), text);
+                    decided.reply_override.insert(a.item_id.clone(), text);
                 }
             }
         }
         // A changed decision without a reply that fits it: nothing is
         // posted; the item goes back to the approver for its reply.
         let missing = if end.is_none() {
-            self.missing_replies(round)
+            self.missing_replies(&decided)
         } else {
             Vec::new()
         };
@@ -316,7 +323,7 @@ impl Runner {
                 needed: !reply_only.is_empty(),
                 mode: mode_word,
                 approvals: &approvals,
-                approved: &round.approved,
+                approved: &decided.approved,
             },
         )?;
         let summary = if reply_only.is_empty() {
@@ -340,7 +347,7 @@ impl Runner {
         self.stage_done(round, Stage::Approval, summary)?;
         Ok(match end {
             Some(end) => Err(end),
-            None => Ok(()),
+            None => Ok(decided),
         })
     }
 
@@ -404,16 +411,18 @@ impl Runner {
     fn approval_request(
         &self,
         round: &Round,
+        items: &Items,
+        decided: &Decided,
         decisions: &BTreeMap<String, Decision>,
     ) -> ApprovalRequest {
         ApprovalRequest {
             run_id: self.run.run_id.clone(),
             round: round.n,
-            items: round
+            items: items
                 .work
                 .iter()
                 .filter_map(|w| {
-                    let d = round.triage.get(w.id())?;
+                    let d = decided.triage.get(w.id())?;
                     let decision = *decisions.get(w.id())?;
                     Some(ApprovalItem {
                         item_id: w.id().to_owned(),
@@ -429,7 +438,7 @@ impl Runner {
                             .excerpt,
                         decision,
                         reasoning: d.reasoning.clone(),
-                        reply: self.drafted_reply(round, w.id(), decision),
+                        reply: self.drafted_reply(decided, w.id(), decision),
                         needs_approval: is_reply_only(decision),
                     })
                 })
