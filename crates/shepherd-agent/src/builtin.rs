@@ -617,8 +617,8 @@ mod tests {
     use crate::validate::parse_answer;
     use shepherd_core::cluster::Cluster;
     use shepherd_core::model::{
-        Author, AuthorKind, Comment, DiffSide, ForgeKind, ReviewThread, SubjectType,
-        TopLevelComment, TopLevelKind,
+        Author, AuthorKind, Comment, ForgeKind, ReviewThread, SubjectType, TopLevelComment,
+        TopLevelKind,
     };
     use shepherd_core::theme::Theme;
     use std::path::Path;
@@ -629,20 +629,10 @@ mod tests {
     const HUNK: &str = "@@ -0,0 +1,10 @@\n+l1\n+l2\n+l3\n+l4\n+l5\n+l6\n+l7\n+l8\n+l9\n+l10";
 
     fn thread(id: &str, path: &str, start: Option<u32>, line: u32, body: &str) -> ReviewThread {
-        ReviewThread {
-            id: id.into(),
-            is_resolved: false,
-            is_outdated: false,
-            path: path.into(),
-            line: Some(line),
-            start_line: start,
-            original_line: Some(line),
-            original_start_line: start,
-            diff_side: DiffSide::Right,
-            subject_type: SubjectType::Line,
-            viewer_can_reply: true,
-            viewer_can_resolve: true,
-            comments: vec![Comment {
+        shepherd_core::testing::thread(id)
+            .path(path)
+            .range(start, line)
+            .comment(Comment {
                 id: format!("{id}-c1"),
                 database_id: Some(1),
                 author: Some(Author {
@@ -654,8 +644,8 @@ mod tests {
                 created_at: "2024-01-01T00:00:00Z".into(),
                 diff_hunk: Some(HUNK.into()),
                 review_state: None,
-            }],
-        }
+            })
+            .build()
     }
 
     fn pr() -> PrContext {

@@ -506,7 +506,7 @@ pub struct ApplyReviewTask {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
-    use shepherd_core::model::{Author, Comment, SubjectType};
+    use shepherd_core::model::{Author, Comment};
 
     use super::*;
 
@@ -527,21 +527,11 @@ mod tests {
     }
 
     fn thread(comments: Vec<Comment>) -> ReviewThread {
-        ReviewThread {
-            id: "T1".into(),
-            is_resolved: false,
-            is_outdated: false,
-            path: "src/a.rs".into(),
-            line: Some(2),
-            start_line: None,
-            original_line: Some(2),
-            original_start_line: None,
-            diff_side: DiffSide::Right,
-            subject_type: SubjectType::Line,
-            viewer_can_reply: true,
-            viewer_can_resolve: true,
-            comments,
-        }
+        shepherd_core::testing::thread("T1")
+            .path("src/a.rs")
+            .at(2)
+            .comments(comments)
+            .build()
     }
 
     /// SECURITY: only the viewer's marker makes a comment Shepherd's. A

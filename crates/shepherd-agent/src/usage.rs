@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use shepherd_core::usage::known_sum;
 
 use crate::task::Role;
 
@@ -41,15 +42,9 @@ impl Usage {
     /// Adds `other` to this usage. A known figure plus an unknown one stays
     /// known (the sum of what was reported); two unknowns stay unknown.
     pub fn add(&mut self, other: &Usage) {
-        fn sum<T: std::ops::Add<Output = T> + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
-            match (a, b) {
-                (Some(a), Some(b)) => Some(a + b),
-                (a, b) => a.or(b),
-            }
-        }
-        self.input_tokens = sum(self.input_tokens, other.input_tokens);
-        self.output_tokens = sum(self.output_tokens, other.output_tokens);
-        self.cost_usd = sum(self.cost_usd, other.cost_usd);
+        self.input_tokens = known_sum(self.input_tokens, other.input_tokens);
+        self.output_tokens = known_sum(self.output_tokens, other.output_tokens);
+        self.cost_usd = known_sum(self.cost_usd, other.cost_usd);
         self.duration += other.duration;
     }
 }

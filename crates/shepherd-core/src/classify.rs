@@ -460,9 +460,7 @@ fn author_display(author: Option<&Author>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{
-        AuthorKind, DiffSide, ForgeKind, PrStatus, PullRequest, RepoRef, SubjectType,
-    };
+    use crate::model::{AuthorKind, ForgeKind, PrStatus, PullRequest, RepoRef};
     use proptest::prelude::*;
 
     const VIEWER: &str = "shep";
@@ -501,21 +499,12 @@ mod tests {
     }
 
     fn thread(id: &str, comments: Vec<Comment>) -> ReviewThread {
-        ReviewThread {
-            id: id.to_owned(),
-            is_resolved: false,
-            is_outdated: false,
-            path: "src/lib.rs".to_owned(),
-            line: Some(10),
-            start_line: None,
-            original_line: Some(8),
-            original_start_line: None,
-            diff_side: DiffSide::Right,
-            subject_type: SubjectType::Line,
-            viewer_can_reply: true,
-            viewer_can_resolve: true,
-            comments,
-        }
+        crate::testing::thread(id)
+            .path("src/lib.rs")
+            .current(None, Some(10))
+            .original(None, Some(8))
+            .comments(comments)
+            .build()
     }
 
     fn top(id: &str, kind: TopLevelKind, login: &str, body: &str) -> TopLevelComment {

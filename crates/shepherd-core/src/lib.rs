@@ -2,8 +2,8 @@
 //!
 //! Types for pull requests, threads and ledger entries; target parsing; the
 //! reply marker; thread classification; the honesty gate; suggestion blocks;
-//! clustering. Nothing here does IO, spawns, sleeps or reads a clock: every
-//! function is deterministic and tested as such.
+//! clustering; token arithmetic. Nothing here does IO, spawns, sleeps or
+//! reads a clock: every function is deterministic and tested as such.
 #![warn(missing_docs)]
 
 pub mod ci;
@@ -21,7 +21,10 @@ pub mod model;
 pub mod report;
 pub mod suggestion;
 pub mod target;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;
 pub mod theme;
+pub mod usage;
 
 pub use ledger::{Decision, Ledger, LedgerEntry, Outcome};
 pub use marker::Marker;

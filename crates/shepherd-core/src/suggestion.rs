@@ -1403,21 +1403,12 @@ mod tests {
         "@@ -1,3 +1,4 @@\n fn f() {\n-    old();\n+    let a = 1;\n+    let b = 2;";
 
     fn thread(comments: Vec<Comment>) -> ReviewThread {
-        ReviewThread {
-            id: "PRRT_1".into(),
-            is_resolved: false,
-            is_outdated: false,
-            path: "src/f.rs".into(),
-            line: Some(13),
-            start_line: Some(12),
-            original_line: Some(3),
-            original_start_line: Some(2),
-            diff_side: DiffSide::Right,
-            subject_type: SubjectType::Line,
-            viewer_can_reply: true,
-            viewer_can_resolve: true,
-            comments,
-        }
+        crate::testing::thread("PRRT_1")
+            .path("src/f.rs")
+            .current(Some(12), Some(13))
+            .original(Some(2), Some(3))
+            .comments(comments)
+            .build()
     }
 
     #[test]
@@ -1572,25 +1563,16 @@ mod tests {
 
     /// A GitLab thread (no diff hunk) on `src/f.rs`, lines `start..=line`.
     fn gitlab_thread(start: Option<u32>, line: u32, bodies: &[&str]) -> ReviewThread {
-        ReviewThread {
-            id: "0123456789abcdef0123456789abcdef01234567".into(),
-            is_resolved: false,
-            is_outdated: false,
-            path: "src/f.rs".into(),
-            line: Some(line),
-            start_line: start,
-            original_line: Some(line),
-            original_start_line: start,
-            diff_side: DiffSide::Right,
-            subject_type: SubjectType::Line,
-            viewer_can_reply: true,
-            viewer_can_resolve: true,
-            comments: bodies
-                .iter()
-                .enumerate()
-                .map(|(i, body)| comment(&format!("{}", 100 + i), body, None))
-                .collect(),
-        }
+        crate::testing::thread("0123456789abcdef0123456789abcdef01234567")
+            .path("src/f.rs")
+            .range(start, line)
+            .comments(
+                bodies
+                    .iter()
+                    .enumerate()
+                    .map(|(i, body)| comment(&format!("{}", 100 + i), body, None)),
+            )
+            .build()
     }
 
     #[test]

@@ -488,21 +488,9 @@ mod tests {
 
     #[test]
     fn thread_ref_needs_the_root_rest_id() {
-        let mut thread = ReviewThread {
-            id: "PRRT_1".into(),
-            is_resolved: false,
-            is_outdated: false,
-            path: "a.rs".into(),
-            line: Some(1),
-            start_line: None,
-            original_line: Some(1),
-            original_start_line: None,
-            diff_side: shepherd_core::model::DiffSide::Right,
-            subject_type: shepherd_core::model::SubjectType::Line,
-            viewer_can_reply: true,
-            viewer_can_resolve: true,
-            comments: Vec::new(),
-        };
+        let mut thread = shepherd_core::testing::thread("PRRT_1")
+            .path("a.rs")
+            .build();
         assert_eq!(ThreadRef::of(&thread), None);
         thread.comments.push(shepherd_core::model::Comment {
             id: "PRRC_1".into(),

@@ -6,8 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use shepherd_agent::{CommandAgent, CommandConfig, PrContext, Prompts, TaskItem, TriageTask};
 use shepherd_core::model::{
-    Author, AuthorKind, Comment, DiffSide, ForgeKind, ReviewThread, SubjectType, TopLevelComment,
-    TopLevelKind,
+    Author, AuthorKind, Comment, ForgeKind, ReviewThread, TopLevelComment, TopLevelKind,
 };
 
 pub const FAKE_AGENT: &str = env!("CARGO_BIN_EXE_fake-agent");
@@ -46,21 +45,11 @@ pub fn thread(
     line: u32,
     comments: Vec<Comment>,
 ) -> ReviewThread {
-    ReviewThread {
-        id: id.into(),
-        is_resolved: false,
-        is_outdated: false,
-        path: path.into(),
-        line: Some(line),
-        start_line: start,
-        original_line: Some(line),
-        original_start_line: start,
-        diff_side: DiffSide::Right,
-        subject_type: SubjectType::Line,
-        viewer_can_reply: true,
-        viewer_can_resolve: true,
-        comments,
-    }
+    shepherd_core::testing::thread(id)
+        .path(path)
+        .range(start, line)
+        .comments(comments)
+        .build()
 }
 
 pub fn top_level(id: &str, kind: TopLevelKind, body: &str) -> TopLevelComment {

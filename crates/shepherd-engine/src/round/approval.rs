@@ -27,9 +27,9 @@ use shepherd_core::Decision;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::item::{is_reply_only, WorkItem};
+use super::item::{is_reply_only, Feedback, WorkItem};
 use super::runner::Runner;
-use super::state::{Flow, Round, RoundEnd};
+use super::state::{Decided, Items, Round, RoundEnd, Step, Synced, Triaged};
 use crate::error::{EngineError, Result};
 use crate::options::{ApprovalItem, ApprovalRequest, ApprovalVerdict, Stage};
 use crate::run_dir::PauseKind;
@@ -120,8 +120,8 @@ fn forge_time(text: &str) -> Option<OffsetDateTime> {
 /// comment itself (a top-level item). `None` when the forge gave no
 /// readable time: then no command approves it.
 fn item_time(item: &WorkItem) -> Option<OffsetDateTime> {
-    match (&item.thread, &item.comment) {
-        (Some(t), _) => t
+    match &item.feedback {
+        Feedback::Thread(t) => t
             .comments
             .iter()
             .map(|c| forge_time(&c.created_at))
@@ -129,8 +129,7 @@ fn item_time(item: &WorkItem) -> Option<OffsetDateTime> {
                 t.map(|t| Some(latest.map_or(t, |l| l.max(t))))
             })
             .flatten(),
-        (None, Some(c)) => forge_time(&c.created_at),
-        (None, None) => None,
+        Feedback::TopLevel(c) => forge_time(&c.created_at),
     }
 }
 
@@ -220,40 +219,47 @@ impl Commands {
 impl Runner {
     /// The reply drafted for an item: the approver's text, else triage's
     /// hint when the decision is still triage's, else the decision's default.
-    pub(crate) fn drafted_reply(&self, round: &Round, id: &str, decision: Decision) -> String {
+    pub(crate) fn drafted_reply(&self, decided: &Decided, id: &str, decision: Decision) -> String {
         drafted_reply(
-            round.reply_override.get(id).map(String::as_str),
-            round.triage.get(id),
+            decided.reply_override.get(id).map(String::as_str),
+            decided.triage.get(id),
             decision,
         )
     }
 
     /// The items whose approved decision differs from triage's and needs the
     /// approver's reply, which is missing ([`changed_decision_needs_reply`]).
-    fn missing_replies(&self, round: &Round) -> Vec<(String, Decision)> {
-        round
+    fn missing_replies(&self, decided: &Decided) -> Vec<(String, Decision)> {
+        decided
             .approved
             .iter()
             .filter(|(id, approved)| {
-                round.triage.get(*id).is_some_and(|t| {
+                decided.triage.get(*id).is_some_and(|t| {
                     changed_decision_needs_reply(t.decision, **approved)
-                        && !round.reply_override.contains_key(*id)
+                        && !decided.reply_override.contains_key(*id)
                 })
             })
             .map(|(id, d)| (id.clone(), *d))
             .collect()
     }
 
-    pub(crate) async fn stage_approval(&mut self, round: &mut Round) -> Result<Flow> {
-        if round.work.is_empty() {
-            return Ok(Ok(()));
+    pub(crate) async fn stage_approval(
+        &mut self,
+        round: &Round,
+        synced: &Synced,
+        items: &Items,
+        triaged: Triaged,
+    ) -> Result<Step<Decided>> {
+        let mut decided = Decided::from(triaged);
+        if items.work.is_empty() {
+            return Ok(Ok(decided));
         }
         let run_id = self.run.run_id.clone();
-        let decisions: BTreeMap<String, Decision> = round
+        let decisions: BTreeMap<String, Decision> = items
             .work
             .iter()
             .filter_map(|w| {
-                round
+                decided
                     .triage
                     .get(w.id())
                     .map(|d| (w.id().to_owned(), d.decision))
@@ -262,13 +268,12 @@ impl Runner {
         // `/shepherd approve` comments are commands, not feedback: they
         // need no approval and get an answer (a `question`: replied to,
         // never resolved), whatever triage made of them.
-        let command_items: Vec<String> = round
+        let command_items: Vec<String> = items
             .work
             .iter()
             .filter(|w| {
-                w.comment.as_ref().is_some_and(|c| {
-                    c.kind == TopLevelKind::IssueComment && is_approve_command(&c.body)
-                })
+                matches!(&w.feedback, Feedback::TopLevel(c)
+                    if c.kind == TopLevelKind::IssueComment && is_approve_command(&c.body))
             })
             .map(|w| w.id().to_owned())
             .collect();
@@ -281,7 +286,7 @@ impl Runner {
             .filter(|(id, d)| is_reply_only(**d) && !command_items.contains(id))
             .map(|(id, _)| id.clone())
             .collect();
-        let item_times: BTreeMap<String, OffsetDateTime> = round
+        let item_times: BTreeMap<String, OffsetDateTime> = items
             .work
             .iter()
             .filter_map(|w| Some((w.id().to_owned(), item_time(w)?)))
@@ -294,7 +299,7 @@ impl Runner {
         let commands = if mode == ApproveMode::Label
             && (!reply_only.is_empty() || !command_items.is_empty())
         {
-            match self.read_approve_commands(round).await {
+            match self.read_approve_commands(synced).await {
                 Ok(c) => Some(c),
                 Err(reason) => {
                     end = Some(RoundEnd::Failed { reason });
@@ -351,7 +356,7 @@ impl Runner {
                         }
                     }
                     (ApproveMode::Prompt, Some(approver)) => {
-                        let request = self.approval_request(round, &decisions);
+                        let request = self.approval_request(round, items, &decided, &decisions);
                         let verdict =
                             tokio::task::spawn_blocking(move || approver.review(&request))
                                 .await
@@ -390,7 +395,8 @@ impl Runner {
                                 });
                             }
                             ApprovalVerdict::Defer => {
-                                let request = self.approval_request(round, &decisions);
+                                let request =
+                                    self.approval_request(round, items, &decided, &decisions);
                                 self.artifact(round, APPROVAL_REQUEST, &request)?;
                                 for id in &undecided {
                                     self.store().put_approval(&put(
@@ -456,7 +462,7 @@ impl Runner {
                     (ApproveMode::Prompt, None) => {
                         // What `shepherd status` shows the approver: where
                         // each item is, what it says, the reply drafted.
-                        let request = self.approval_request(round, &decisions);
+                        let request = self.approval_request(round, items, &decided, &decisions);
                         self.artifact(round, APPROVAL_REQUEST, &request)?;
                         for id in &undecided {
                             if !existing.contains_key(*id) {
@@ -491,7 +497,7 @@ impl Runner {
                      do not approve."
                 ),
             };
-            round.reply_override.insert(id.clone(), answer);
+            decided.reply_override.insert(id.clone(), answer);
         }
         if let Some(commands) = &commands {
             for why in commands.ignored() {
@@ -501,19 +507,19 @@ impl Runner {
 
         // Approved decisions (and replies) override triage's.
         let approvals = self.store().approvals(&run_id, round.n)?;
-        round.approved = decisions;
+        decided.approved = decisions;
         for a in &approvals {
-            if a.state == ApprovalState::Approved && round.approved.contains_key(&a.item_id) {
-                round.approved.insert(a.item_id.clone(), a.decision);
+            if a.state == ApprovalState::Approved && decided.approved.contains_key(&a.item_id) {
+                decided.approved.insert(a.item_id.clone(), a.decision);
                 if let Some(text) = a.reply_override.clone().filter(|t| !t.trim().is_empty()) {
-                    round.reply_override.insert(a.item_id.clone(), text);
+                    decided.reply_override.insert(a.item_id.clone(), text);
                 }
             }
         }
         // A changed decision without a reply that fits it: nothing is
         // posted; the item goes back to the approver for its reply.
         let missing = if end.is_none() {
-            self.missing_replies(round)
+            self.missing_replies(&decided)
         } else {
             Vec::new()
         };
@@ -540,7 +546,7 @@ impl Runner {
                 needed: !reply_only.is_empty(),
                 mode: mode_word,
                 approvals: &approvals,
-                approved: &round.approved,
+                approved: &decided.approved,
             },
         )?;
         let mut summary = if reply_only.is_empty() {
@@ -576,7 +582,7 @@ impl Runner {
         self.stage_done(round, Stage::Approval, summary)?;
         Ok(match end {
             Some(end) => Err(end),
-            None => Ok(()),
+            None => Ok(decided),
         })
     }
 
@@ -622,8 +628,11 @@ impl Runner {
     /// The `/shepherd approve` commands of the pull request and whether
     /// each approves: its author may write to the repository, as the forge
     /// says now. A forge that cannot tell fails the round closed.
-    async fn read_approve_commands(&self, round: &Round) -> std::result::Result<Commands, String> {
-        let snapshot = round.snapshot();
+    async fn read_approve_commands(
+        &self,
+        synced: &Synced,
+    ) -> std::result::Result<Commands, String> {
+        let snapshot = &synced.snapshot;
         let mut access: BTreeMap<String, shepherd_forge::UserAccess> = BTreeMap::new();
         let mut seen = Vec::new();
         for (c, at) in approve_commands(&snapshot.comments, &snapshot.viewer) {
@@ -709,16 +718,18 @@ impl Runner {
     fn approval_request(
         &self,
         round: &Round,
+        items: &Items,
+        decided: &Decided,
         decisions: &BTreeMap<String, Decision>,
     ) -> ApprovalRequest {
         ApprovalRequest {
             run_id: self.run.run_id.clone(),
             round: round.n,
-            items: round
+            items: items
                 .work
                 .iter()
                 .filter_map(|w| {
-                    let d = round.triage.get(w.id())?;
+                    let d = decided.triage.get(w.id())?;
                     let decision = *decisions.get(w.id())?;
                     Some(ApprovalItem {
                         item_id: w.id().to_owned(),
@@ -734,7 +745,7 @@ impl Runner {
                             .excerpt,
                         decision,
                         reasoning: d.reasoning.clone(),
-                        reply: self.drafted_reply(round, w.id(), decision),
+                        reply: self.drafted_reply(decided, w.id(), decision),
                         needs_approval: is_reply_only(decision),
                     })
                 })

@@ -21,7 +21,7 @@ use shepherd_core::ci::{
 
 use super::pr_state::short;
 use super::runner::Runner;
-use super::state::{Flow, Round};
+use super::state::{Round, Synced};
 use crate::error::Result;
 use crate::options::{ProgressEvent, Stage};
 
@@ -69,13 +69,16 @@ impl Runner {
         Ok(checks)
     }
 
-    pub(crate) async fn stage_ci(&mut self, round: &mut Round) -> Result<Flow> {
-        let sha = round
-            .pushed
-            .clone()
-            .unwrap_or_else(|| round.start_sha.clone());
+    /// The CI verdict on what the round pushed (else on its start).
+    pub(crate) async fn stage_ci(
+        &mut self,
+        round: &Round,
+        synced: &Synced,
+        pushed: Option<&str>,
+    ) -> Result<CiVerdict> {
+        let sha = pushed.map_or_else(|| synced.start_sha.clone(), str::to_owned);
         let number = self.run.target.number;
-        let base_ref = round.snapshot().pr.base_ref.clone();
+        let base_ref = synced.snapshot.pr.base_ref.clone();
         let (required, discovery) = match self.forge.required_checks(number, &base_ref).await {
             Ok(found) => (found.required.clone(), found.summary()),
             Err(err) => (
@@ -97,7 +100,7 @@ impl Runner {
         let mut poll_offsets_ms = Vec::new();
         let mut last_waiting: Option<String> = None;
         let mut reran = Vec::new();
-        if round.pushed.is_some() {
+        if pushed.is_some() {
             // A new head: its checks take a moment to be created, and bots
             // react to the push meanwhile.
             tokio::time::sleep(ci_poll_schedule(0, interval)).await;
@@ -202,9 +205,8 @@ impl Runner {
             summary.push_str(" [strict: required checks unknown]");
         }
         self.run.last_ci = Some(result.clone());
-        round.ci = Some(result);
         self.stage_done(round, Stage::Ci, summary)?;
-        Ok(Ok(()))
+        Ok(result)
     }
 }
 

@@ -21,22 +21,29 @@ use shepherd_core::report::gate_signal_text;
 use shepherd_core::Decision;
 
 use super::runner::Runner;
-use super::state::{Flow, Round};
+use super::state::{Items, Round, Triage};
 use crate::error::Result;
 use crate::options::{is_builtin, Stage};
 use crate::store::LedgerRecord;
 
 impl Runner {
-    pub(crate) async fn stage_cluster(&mut self, round: &mut Round) -> Result<Flow> {
-        if round.work.is_empty() {
-            return Ok(Ok(()));
+    /// The clusters of the round's new items, when the gate opens; an
+    /// escalated item's decision becomes `needs-human` in `triage`.
+    pub(crate) async fn stage_cluster(
+        &mut self,
+        round: &Round,
+        items: &Items,
+        triage: &mut Triage,
+    ) -> Result<Option<ClusterReport>> {
+        if items.work.is_empty() {
+            return Ok(None);
         }
         let records = self.store().ledger_records_for_pr(&self.run.pr)?;
         let earlier_run_fixes = records
             .iter()
             .any(|r| r.run_id != self.run.run_id && r.entry.commit.is_some());
         let input = ClusterGateInput {
-            new_items: round.work.len(),
+            new_items: items.work.len(),
             min_volume: self.config.cluster.min_volume,
             fix_rounds_this_run_before: self.run.fix_history.iter().any(|h| h.round < round.n),
             earlier_run_fixes,
@@ -52,18 +59,18 @@ impl Runner {
                 signals = decision.signals.len(),
                 "cluster gate closed"
             );
-            return Ok(Ok(()));
+            return Ok(None);
         }
 
         // Agent themes first: a theme the triage agent gave is what grouping
         // uses; the lexical classifier fills in where it gave none. The
         // builtin provider has no model: its themes are the lexical ones.
         let agent_themes = !is_builtin(self.agents().triage.as_ref());
-        let items: Vec<ClusterItem> = round
+        let items: Vec<ClusterItem> = items
             .work
             .iter()
             .map(|w| {
-                let (theme, source) = match round.triage.get_mut(w.id()) {
+                let (theme, source) = match triage.get_mut(w.id()) {
                     Some(d) => match d.theme {
                         Some(theme) if agent_themes => (theme, ThemeSource::Agent),
                         Some(theme) => (theme, ThemeSource::Lexical),
@@ -101,8 +108,7 @@ impl Runner {
 
         for e in &escalated {
             for id in &e.item_ids {
-                round.escalated.insert(id.clone(), e.context.clone());
-                if let Some(d) = round.triage.get_mut(id) {
+                if let Some(d) = triage.get_mut(id) {
                     d.decision = Decision::NeedsHuman;
                     d.reasoning = format!("escalated: {}", e.context);
                     d.reply_hint = format!(
@@ -141,9 +147,8 @@ impl Runner {
             report.isolated.len(),
             report.escalations.len()
         );
-        round.clusters = Some(report);
         self.stage_done(round, Stage::Cluster, summary)?;
-        Ok(Ok(()))
+        Ok(Some(report))
     }
 
     /// On a re-entry, the files the previous fix round changed: the last fix

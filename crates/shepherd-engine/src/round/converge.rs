@@ -5,7 +5,7 @@
 //! Every check writes `mergeability.json`. The round's gate state is recorded for stall
 //! detection.
 
-use shepherd_core::ci::CiStatus;
+use shepherd_core::ci::CiVerdict;
 use shepherd_core::classify::Class;
 use shepherd_core::converge::{check, is_stalled, mergeability, ConvergenceInput, GateState};
 use shepherd_core::model::PrStatus;
@@ -21,16 +21,26 @@ use crate::store::Timestamp;
 pub(crate) const STALLED_SUFFIX: &str = " (stalled: same state as the previous round)";
 
 impl Runner {
-    pub(crate) async fn stage_converge(&mut self, round: &mut Round) -> Result<RoundEnd> {
+    /// How the round ends, and whether it stalled (the same state as the
+    /// previous round).
+    pub(crate) async fn stage_converge(
+        &mut self,
+        round: &Round,
+        ci: &CiVerdict,
+        reply_failures: usize,
+    ) -> Result<(RoundEnd, bool)> {
         let snapshot = match self.forge.snapshot(self.run.target.number).await {
             Ok(s) => s,
             Err(err) => {
-                return Ok(RoundEnd::Failed {
-                    reason: format!(
-                        "cannot re-fetch the {} after CI: {err}",
-                        pr_noun(self.run.target.forge)
-                    ),
-                })
+                return Ok((
+                    RoundEnd::Failed {
+                        reason: format!(
+                            "cannot re-fetch the {} after CI: {err}",
+                            pr_noun(self.run.target.forge)
+                        ),
+                    },
+                    false,
+                ))
             }
         };
         let (_, classified, _) = self.classify_snapshot(&snapshot)?;
@@ -51,13 +61,13 @@ impl Runner {
             .filter(|c| c.class == Class::ResolveRetry)
             .map(|c| c.item_id.clone())
             .collect();
-        let ci = round.ci.as_ref().map_or(CiStatus::Unknown, |v| v.status);
+        let ci = ci.status;
         let convergence = check(&ConvergenceInput {
             pr_state: snapshot.pr.state,
             ci,
             new_items: new_items.clone(),
             resolve_pending,
-            reply_failures: round.failures.len(),
+            reply_failures,
         });
         self.artifact(
             round,
@@ -78,7 +88,7 @@ impl Runner {
         self.run.last_open_items = classified.clone();
 
         let state = GateState::from_snapshot(&snapshot, &scoped, ci);
-        round.stalled = !convergence.converged
+        let stalled = !convergence.converged
             && convergence.ended.is_none()
             && is_stalled(self.run.last_gate_state.as_ref(), &state);
         let state_json = serde_json::to_value(&state).unwrap_or(serde_json::Value::Null);
@@ -99,13 +109,13 @@ impl Runner {
             )
         } else {
             let mut s = format!("not converged: {}", convergence.reasons.join("; "));
-            if round.stalled {
+            if stalled {
                 s.push_str(STALLED_SUFFIX);
             }
             s
         };
         self.stage_done(round, Stage::Converge, summary.clone())?;
-        Ok(if let Some(state) = convergence.ended {
+        let end = if let Some(state) = convergence.ended {
             let word = if state == PrStatus::Merged {
                 "merged"
             } else {
@@ -122,6 +132,7 @@ impl Runner {
             RoundEnd::Converged
         } else {
             RoundEnd::Next { note: summary }
-        })
+        };
+        Ok((end, stalled))
     }
 }

@@ -34,7 +34,7 @@ use shepherd_core::{Decision, Outcome};
 use super::item::{reply_only_outcome, Planned, WorkItem};
 use super::metadata;
 use super::runner::Runner;
-use super::state::{Flow, Round};
+use super::state::{Changes, Decided, Fixing, Items, Round, Synced, Triage};
 use super::triage::task_item;
 use super::unit::{blocked_all, commit_message, FixUnit, UnitKind, UnitResult, ITEM_TRAILER};
 use crate::error::{EngineError, Result};
@@ -42,21 +42,35 @@ use crate::options::{is_builtin, Stage};
 use crate::worktree::{ProtectedPaths, WorktreeError};
 
 impl Runner {
-    pub(crate) async fn stage_fix(&mut self, round: &mut Round) -> Result<Flow> {
+    /// The round's changes: every item's planned result (new and carried,
+    /// in reply order) and the commits that fix them.
+    pub(crate) async fn stage_fix(
+        &mut self,
+        round: &Round,
+        synced: &Synced,
+        items: &Items,
+        decided: &Decided,
+    ) -> Result<Changes> {
+        let fixing = Fixing {
+            round,
+            synced,
+            decided,
+        };
+        let mut changes = Changes::default();
         let cfg = self.config.gate_config();
         let protected = ProtectedPaths::new(&self.config.paths.protected)?;
 
         // Code-change units: clusters of two or more, then isolated items
         // ordered so that edits lower in a file come first.
-        let code: Vec<WorkItem> = round
+        let code: Vec<WorkItem> = items
             .work
             .iter()
-            .filter(|w| round.approved.get(w.id()) == Some(&Decision::CodeChange))
+            .filter(|w| decided.approved.get(w.id()) == Some(&Decision::CodeChange))
             .cloned()
             .collect();
         // Fixes an earlier run already pushed (its reply was lost and its
         // state directory is gone): replied to, not redone.
-        let earlier: BTreeMap<String, UnitResult> = round
+        let earlier: BTreeMap<String, UnitResult> = decided
             .earlier_fixes
             .iter()
             .filter(|(id, _)| code.iter().any(|w| w.id() == id.as_str()))
@@ -68,7 +82,7 @@ impl Runner {
             .collect();
         let mut used: BTreeSet<String> = BTreeSet::new();
         let mut units: Vec<FixUnit> = Vec::new();
-        if let Some(report) = &round.clusters {
+        if let Some(report) = &decided.clusters {
             for cluster in &report.clusters {
                 let members: Vec<WorkItem> = code
                     .iter()
@@ -103,7 +117,7 @@ impl Runner {
         });
         let (suggested, agent_singles): (Vec<WorkItem>, Vec<WorkItem>) = singles
             .into_iter()
-            .partition(|w| has_applicable_suggestion(w, round.snapshot()));
+            .partition(|w| has_applicable_suggestion(w, &synced.snapshot));
         units.extend(agent_singles.into_iter().map(|w| FixUnit {
             label: format!("fix-{}", w.id()),
             files: w.classified.path.iter().cloned().collect(),
@@ -114,10 +128,10 @@ impl Runner {
 
         // Metadata units, when they can run at all.
         let mut results: BTreeMap<String, UnitResult> = earlier;
-        let meta: Vec<WorkItem> = round
+        let meta: Vec<WorkItem> = items
             .work
             .iter()
-            .filter(|w| round.approved.get(w.id()) == Some(&Decision::MetadataChange))
+            .filter(|w| decided.approved.get(w.id()) == Some(&Decision::MetadataChange))
             .cloned()
             .collect();
         let mut fields = None;
@@ -158,7 +172,9 @@ impl Runner {
         let fallback = !is_builtin(self.agents().fix.as_ref());
         let mut by_suggestion: BTreeSet<String> = BTreeSet::new();
         for item in &suggested {
-            let r = self.fix_suggestion(round, item, &protected).await?;
+            let r = self
+                .fix_suggestion(round, fixing, &mut changes, item, &protected)
+                .await?;
             let applied = r.get(item.id()).is_some_and(|u| u.commit.is_some());
             if applied {
                 by_suggestion.insert(item.id().to_owned());
@@ -178,7 +194,14 @@ impl Runner {
         // Then the agents, in parallel.
         if !units.is_empty() {
             let r = self
-                .run_units(round, &units, &protected, fields.as_ref())
+                .run_units(
+                    round,
+                    fixing,
+                    &mut changes,
+                    &units,
+                    &protected,
+                    fields.as_ref(),
+                )
                 .await?;
             results.extend(r);
         }
@@ -191,8 +214,8 @@ impl Runner {
             .filter_map(|u| u.cluster.as_ref().map(|c| (u, c)))
             .flat_map(|(u, c)| u.ids().into_iter().map(|id| (id.to_owned(), c.clone())))
             .collect();
-        for item in &round.work {
-            let Some(&decision) = round.approved.get(item.id()) else {
+        for item in &items.work {
+            let Some(&decision) = decided.approved.get(item.id()) else {
                 continue;
             };
             if !matches!(decision, Decision::CodeChange | Decision::MetadataChange) {
@@ -228,7 +251,7 @@ impl Runner {
             };
             let fixed = commit.is_some();
             if fixed {
-                let theme = round
+                let theme = decided
                     .triage
                     .get(item.id())
                     .and_then(|d| d.theme)
@@ -286,14 +309,14 @@ impl Runner {
         }
 
         // Reply-only items.
-        for item in &round.work {
-            let Some(&decision) = round.approved.get(item.id()) else {
+        for item in &items.work {
+            let Some(&decision) = decided.approved.get(item.id()) else {
                 continue;
             };
             let Some(outcome) = reply_only_outcome(decision) else {
                 continue;
             };
-            let reply = self.drafted_reply(round, item.id(), decision);
+            let reply = self.drafted_reply(decided, item.id(), decision);
             let gate_item = item.gate_item();
             planned.push((
                 item.clone(),
@@ -322,18 +345,18 @@ impl Runner {
             ));
         }
 
-        planned.extend(round.carried.iter().cloned());
+        planned.extend(items.carried.iter().cloned());
         // Reply in the forge's order: threads, then top-level items.
-        let order: BTreeMap<&str, usize> = round
+        let order: BTreeMap<&str, usize> = items
             .classified
             .iter()
             .enumerate()
             .map(|(i, c)| (c.item_id.as_str(), i))
             .collect();
         planned.sort_by_key(|(w, _)| order.get(w.id()).copied().unwrap_or(usize::MAX));
-        round.planned = planned;
+        changes.planned = planned;
 
-        if !round.commits.is_empty() {
+        if !changes.commits.is_empty() {
             // A round re-run after a crash replaces its own entry: counted
             // twice, it would fake a re-entry or hasten an escalation.
             self.run.fix_history.retain(|h| h.round != round.n);
@@ -343,7 +366,7 @@ impl Runner {
                 drew_feedback: Vec::new(),
             });
         }
-        let results: Vec<&Planned> = round.planned.iter().map(|(_, p)| p).collect();
+        let results: Vec<&Planned> = changes.planned.iter().map(|(_, p)| p).collect();
         self.artifact(round, "results.json", &results)?;
         let fixed = results
             .iter()
@@ -365,7 +388,7 @@ impl Runner {
         let mut summary = format!(
             "{} result(s): {fixed} fixed in {} commit(s), {blocked} blocked, {} reply-only",
             results.len(),
-            round.commits.len(),
+            changes.commits.len(),
             results
                 .iter()
                 .filter(|p| reply_only_outcome(p.result.decision).is_some() && !p.carried)
@@ -379,24 +402,24 @@ impl Runner {
             summary.push_str(&format!(", {carried} carried"));
         }
         self.stage_done(round, Stage::Fix, summary)?;
-        Ok(Ok(()))
+        Ok(changes)
     }
 
     /// The fix task of `unit` in `dir`, the agent that runs it, and its role.
     pub(crate) fn fix_task(
         &self,
-        round: &Round,
+        fixing: Fixing<'_>,
         unit: &FixUnit,
         dir: PathBuf,
     ) -> (FixTask, Arc<dyn Agent>, &'static str) {
-        let snapshot = round.snapshot();
+        let snapshot = &fixing.synced.snapshot;
         let pr = PrContext::new(snapshot.forge, &snapshot.pr);
         let items: Vec<_> = unit
             .items
             .iter()
             .map(|w| {
                 let item = task_item(w, snapshot);
-                match round.triage.get(w.id()) {
+                match fixing.decided.triage.get(w.id()) {
                     Some(d) => item.with_triage(TriageNote {
                         reasoning: d.reasoning.clone(),
                         reply_hint: d.reply_hint.clone(),
@@ -407,7 +430,8 @@ impl Runner {
             .collect();
         match (&unit.cluster, unit.kind) {
             (Some(cluster), _) => {
-                let just_fixed = round
+                let just_fixed = fixing
+                    .decided
                     .clusters
                     .as_ref()
                     .and_then(|r| r.just_fixed_files.clone());
@@ -450,21 +474,28 @@ impl Runner {
     /// a later comment is new feedback on that fix). The item's decision
     /// becomes `code-change`, the fix stage replies citing the commit, and
     /// nothing is fixed or pushed again.
-    pub(crate) async fn adopt_earlier_fixes(&mut self, round: &mut Round) -> Result<()> {
-        let viewer = round.snapshot().viewer.clone();
-        let candidates: Vec<WorkItem> = round
+    pub(crate) async fn adopt_earlier_fixes(
+        &mut self,
+        round: &Round,
+        synced: &Synced,
+        items: &Items,
+        triage: &mut Triage,
+    ) -> Result<BTreeMap<String, String>> {
+        let mut earlier = BTreeMap::new();
+        let viewer = synced.snapshot.viewer.clone();
+        let candidates: Vec<WorkItem> = items
             .work
             .iter()
             .filter(|w| {
                 w.classified.path.is_some()
-                    && w.thread.is_some()
+                    && w.thread().is_some()
                     && !has_own_reply(w, &viewer)
-                    && round.triage.contains_key(w.id())
+                    && triage.contains_key(w.id())
             })
             .cloned()
             .collect();
         if candidates.is_empty() {
-            return Ok(());
+            return Ok(earlier);
         }
         let git = self.git.clone();
         let (commits, email) = self
@@ -500,7 +531,7 @@ impl Runner {
             {
                 continue;
             }
-            if let Some(d) = round.triage.get_mut(item.id()) {
+            if let Some(d) = triage.get_mut(item.id()) {
                 d.decision = Decision::CodeChange;
                 d.reasoning = format!(
                     "Already fixed by Shepherd's commit {sha} on the pull request (its \
@@ -514,16 +545,18 @@ impl Runner {
                 "earlier-fix-adopted",
                 serde_json::json!({ "item": item.id(), "commit": sha }),
             )?;
-            round.earlier_fixes.insert(item.id().to_owned(), sha);
+            earlier.insert(item.id().to_owned(), sha);
         }
-        Ok(())
+        Ok(earlier)
     }
 
     /// Apply an isolated item's suggestion block in the run's worktree (the
     /// builtin provider) and commit it.
     async fn fix_suggestion(
         &mut self,
-        round: &mut Round,
+        round: &Round,
+        fixing: Fixing<'_>,
+        changes: &mut Changes,
         item: &WorkItem,
         protected: &ProtectedPaths,
     ) -> Result<BTreeMap<String, UnitResult>> {
@@ -535,7 +568,7 @@ impl Runner {
             files: item.classified.path.iter().cloned().collect(),
             label: format!("fix-{}", item.id()),
         };
-        let (task, _, _) = self.fix_task(round, &unit, self.wt().path().to_path_buf());
+        let (task, _, _) = self.fix_task(fixing, &unit, self.wt().path().to_path_buf());
         let agent = BuiltinAgent::new();
         let usage = UsageLog::new();
         let ctx = Self::agent_ctx(round, &unit.label, &usage);
@@ -596,7 +629,7 @@ impl Runner {
             return Ok(blocked_all(&unit, &why));
         }
         if let Some(sha) = &commit {
-            round.commits.push(sha.clone());
+            changes.commits.push(sha.clone());
             self.event(
                 Some(round.n),
                 "commit",
@@ -624,7 +657,7 @@ impl Runner {
 }
 
 fn has_applicable_suggestion(item: &WorkItem, snapshot: &shepherd_core::PrSnapshot) -> bool {
-    item.thread.as_ref().is_some_and(|t| {
+    item.thread().is_some_and(|t| {
         matches!(
             SuggestionState::of_thread_on(t, snapshot.forge, &snapshot.viewer),
             SuggestionState::Applicable { .. }
@@ -656,9 +689,8 @@ const TRAILER_SEARCH_DEPTH: usize = 500;
 /// marker (then a later comment makes the item new again, and a pushed fix
 /// is not an answer to it).
 fn has_own_reply(item: &WorkItem, viewer: &str) -> bool {
-    let comments = match (&item.thread, &item.comment) {
-        (Some(t), _) => t.comments.as_slice(),
-        _ => return false,
+    let Some(comments) = item.thread().map(|t| t.comments.as_slice()) else {
+        return false;
     };
     comments.iter().any(|c| {
         c.author.as_ref().is_some_and(|a| a.login == viewer)

@@ -13,7 +13,7 @@ use shepherd_core::gate::{check, CommitFact, CommitFacts, GateItem, GateVerdict}
 use shepherd_core::{Decision, LedgerEntry};
 
 use super::runner::Runner;
-use super::state::{Flow, Round, RoundEnd};
+use super::state::{Changes, Decided, Gated, Round, RoundEnd, Step};
 use crate::error::Result;
 use crate::options::Stage;
 use crate::store::{LedgerRecord, Timestamp};
@@ -27,18 +27,25 @@ struct GateArtifact<'a> {
 }
 
 impl Runner {
-    pub(crate) async fn stage_gate(&mut self, round: &mut Round) -> Result<Flow> {
-        if round.planned.is_empty() {
-            return Ok(Ok(()));
+    /// The honesty gate over the round's changes: only changes it passes
+    /// go public.
+    pub(crate) async fn stage_gate(
+        &mut self,
+        round: &Round,
+        decided: &Decided,
+        changes: Changes,
+    ) -> Result<Step<Gated>> {
+        if changes.planned.is_empty() {
+            return Ok(Ok(Gated(changes)));
         }
-        let items: Vec<GateItem> = round.planned.iter().map(|(w, _)| w.gate_item()).collect();
-        let mut approved = round.approved.clone();
-        for (w, p) in &round.planned {
+        let items: Vec<GateItem> = changes.planned.iter().map(|(w, _)| w.gate_item()).collect();
+        let mut approved = decided.approved.clone();
+        for (w, p) in &changes.planned {
             if p.carried {
                 approved.insert(w.id().to_owned(), p.result.decision);
             }
         }
-        let results: Vec<_> = round
+        let results: Vec<_> = changes
             .planned
             .iter()
             .map(|(_, p)| p.result.clone())
@@ -111,7 +118,7 @@ impl Runner {
 
         // Planned entries: what the round is about to make public.
         let now = Timestamp::now();
-        for (_, p) in &round.planned {
+        for (_, p) in &changes.planned {
             if p.carried {
                 continue;
             }
@@ -144,6 +151,6 @@ impl Runner {
                 verdict.authorized.len()
             ),
         )?;
-        Ok(Ok(()))
+        Ok(Ok(Gated(changes)))
     }
 }

@@ -19,7 +19,7 @@ use std::future::Future;
 use std::path::PathBuf;
 
 use super::runner::Runner;
-use super::state::Round;
+use super::state::{Changes, Round};
 use crate::error::{EngineError, Result};
 use crate::options::ProgressEvent;
 use crate::worktree::{check_read_only, commits_between, undo_agent_commits, GitState, Violation};
@@ -132,8 +132,9 @@ impl Runner {
     pub(crate) fn check_fix_validations(
         &mut self,
         round: &Round,
+        changes: &Changes,
     ) -> Result<std::result::Result<(), String>> {
-        let violations: Vec<(String, Violation)> = round
+        let violations: Vec<(String, Violation)> = changes
             .fix_validations
             .iter()
             .filter_map(|r| r.read_only_violation.clone().map(|v| (r.unit.clone(), v)))
@@ -156,9 +157,11 @@ impl Runner {
     pub(crate) async fn check_commits_to_push(
         &mut self,
         round: &Round,
+        start_sha: &str,
+        commits: &[String],
     ) -> Result<std::result::Result<(), String>> {
         let git = self.git.clone();
-        let start = round.start_sha.clone();
+        let start = start_sha.to_owned();
         let listed = self
             .git(move |wt| {
                 let head = wt.head_sha()?;
@@ -168,11 +171,10 @@ impl Runner {
         let found: Vec<String> = listed.into_iter().map(|(sha, _)| sha.0).collect();
         let strangers: Vec<&str> = found
             .iter()
-            .filter(|c| !round.commits.contains(c))
+            .filter(|c| !commits.contains(c))
             .map(String::as_str)
             .collect();
-        let missing: Vec<&str> = round
-            .commits
+        let missing: Vec<&str> = commits
             .iter()
             .filter(|c| !found.contains(c))
             .map(String::as_str)

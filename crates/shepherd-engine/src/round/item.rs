@@ -4,47 +4,83 @@
 use serde::Serialize;
 use shepherd_core::classify::{Classified, ItemKind};
 use shepherd_core::gate::{GateItem, GateItemKind, ItemResult};
-use shepherd_core::model::{AuthorKind, ReviewThread, TopLevelComment};
+use shepherd_core::model::{AuthorKind, PrSnapshot, ReviewThread, TopLevelComment};
 use shepherd_core::Decision;
 
 /// One item the round acts on, with what the snapshot says of it.
 #[derive(Debug, Clone)]
 pub(crate) struct WorkItem {
     pub(crate) classified: Classified,
-    pub(crate) thread: Option<ReviewThread>,
-    pub(crate) comment: Option<TopLevelComment>,
+    pub(crate) feedback: Feedback,
+}
+
+/// What the snapshot shows of a work item: a review thread or a top-level
+/// item (an issue comment or a review body).
+#[derive(Debug, Clone)]
+pub(crate) enum Feedback {
+    Thread(ReviewThread),
+    TopLevel(TopLevelComment),
 }
 
 impl WorkItem {
+    /// The item `classified` names in `snapshot`; `None` when the snapshot
+    /// has no thread or top-level comment of that id (classification only
+    /// yields those, so every classified item has one).
+    pub(crate) fn of(classified: &Classified, snapshot: &PrSnapshot) -> Option<Self> {
+        let id = &classified.item_id;
+        let feedback = match snapshot.threads.iter().find(|t| &t.id == id) {
+            Some(t) => Feedback::Thread(t.clone()),
+            None => Feedback::TopLevel(snapshot.comments.iter().find(|c| &c.id == id)?.clone()),
+        };
+        Some(WorkItem {
+            classified: classified.clone(),
+            feedback,
+        })
+    }
+
     pub(crate) fn id(&self) -> &str {
         &self.classified.item_id
+    }
+
+    /// The review thread, when the item is one.
+    pub(crate) fn thread(&self) -> Option<&ReviewThread> {
+        match &self.feedback {
+            Feedback::Thread(t) => Some(t),
+            Feedback::TopLevel(_) => None,
+        }
+    }
+
+    /// The opening comment's body: the thread's root, or the comment itself.
+    fn opening_body(&self) -> &str {
+        match &self.feedback {
+            Feedback::Thread(t) => t.root().map_or("", |c| c.body.as_str()),
+            Feedback::TopLevel(c) => c.body.as_str(),
+        }
     }
 
     /// The item's lexical theme, from its opening comment: what an item
     /// gets when triage gave none (the cluster stage and escalation areas
     /// must agree on it).
     pub(crate) fn lexical_theme(&self) -> shepherd_core::theme::Theme {
-        let body = match (&self.thread, &self.comment) {
-            (Some(t), _) => t.root().map_or("", |c| c.body.as_str()),
-            (None, Some(c)) => c.body.as_str(),
-            (None, None) => "",
-        };
-        shepherd_core::theme::classify_theme_at(body, None, self.classified.path.as_deref())
+        shepherd_core::theme::classify_theme_at(
+            self.opening_body(),
+            None,
+            self.classified.path.as_deref(),
+        )
     }
 
     /// The comment a reply answers: the thread's root, or the comment itself.
     pub(crate) fn reply_target(&self) -> String {
-        match (&self.thread, &self.comment) {
-            (Some(t), _) => t.root().map(|c| c.id.clone()).unwrap_or_default(),
-            (None, Some(c)) => c.id.clone(),
-            (None, None) => String::new(),
+        match &self.feedback {
+            Feedback::Thread(t) => t.root().map(|c| c.id.clone()).unwrap_or_default(),
+            Feedback::TopLevel(c) => c.id.clone(),
         }
     }
 
     /// The item as the honesty gate sees it.
     pub(crate) fn gate_item(&self) -> GateItem {
-        let kind = match &self.thread {
-            Some(t) => GateItemKind::ReviewThread {
+        let kind = match &self.feedback {
+            Feedback::Thread(t) => GateItemKind::ReviewThread {
                 root_comment_id: self.reply_target(),
                 path: t.path.clone(),
                 // A deleted author counts as a person: the cautious side.
@@ -53,7 +89,7 @@ impl WorkItem {
                     .and_then(|c| c.author.as_ref())
                     .is_none_or(|a| a.kind != AuthorKind::Bot),
             },
-            None => GateItemKind::TopLevel {
+            Feedback::TopLevel(_) => GateItemKind::TopLevel {
                 comment_id: self.reply_target(),
             },
         };
@@ -69,28 +105,22 @@ impl WorkItem {
         kind: shepherd_core::report::AttentionKind,
         why: String,
     ) -> shepherd_core::report::AttentionItem {
-        let body = match (&self.thread, &self.comment) {
-            (Some(t), _) => t.root().map_or("", |c| c.body.as_str()),
-            (None, Some(c)) => c.body.as_str(),
-            (None, None) => "",
-        };
         shepherd_core::report::AttentionItem {
             kind,
             path: self.classified.path.clone(),
             line: self.classified.line,
             item_id: self.id().to_owned(),
             url: self.classified.url.clone(),
-            excerpt: shepherd_core::report::excerpt(body),
+            excerpt: shepherd_core::report::excerpt(self.opening_body()),
             why,
         }
     }
 
     /// Every comment id the snapshot showed on the item.
     pub(crate) fn comment_ids(&self) -> Vec<String> {
-        match (&self.thread, &self.comment) {
-            (Some(t), _) => t.comments.iter().map(|c| c.id.clone()).collect(),
-            (None, Some(c)) => vec![c.id.clone()],
-            (None, None) => Vec::new(),
+        match &self.feedback {
+            Feedback::Thread(t) => t.comments.iter().map(|c| c.id.clone()).collect(),
+            Feedback::TopLevel(c) => vec![c.id.clone()],
         }
     }
 }

@@ -268,7 +268,7 @@ impl Runner {
     /// Apply a metadata unit's edit; the result of its one item.
     pub(crate) async fn merge_metadata(
         &mut self,
-        round: &mut Round,
+        round: &Round,
         unit: &FixUnit,
         out: JobOutput,
     ) -> Result<BTreeMap<String, UnitResult>> {

@@ -1,9 +1,11 @@
 //! One round of SPEC section 3, as explicit named stages.
 //!
-//! Each stage lives in its own module, reads and extends the [`Round`] being
-//! worked, writes its artifact into `rounds/N/`, records an event in the
-//! store and reports progress. A stage either lets the round go on or ends
-//! it ([`RoundEnd`]).
+//! Each stage lives in its own module, takes what the stages before it made
+//! (`state`: the PR as synced, the items, their decisions, the changes),
+//! writes its artifact into `rounds/N/`, records an event in the store and
+//! reports progress. It returns its own product, or ends the round
+//! ([`RoundEnd`]); [`Runner::run_round`] is the pipeline, and the types keep
+//! its order.
 //!
 //! Order: [`pr_state`] → [`worktree`] → [`threads`] → [`triage`] →
 //! [`cluster`] → [`approval`] → [`fix`] (with [`parallel`] fixers and
@@ -12,9 +14,10 @@
 //! [`converge`].
 //!
 //! Below the stages, shared by them and read first: `item` (the work items
-//! and decision helpers), `unit` (the fix unit), `state` (the [`Round`] and
-//! how it ends) and `runner` (the [`Runner`] and its bookkeeping). No stage
-//! imports this module; this module holds the pipeline.
+//! and decision helpers), `unit` (the fix unit), `state` (what each stage
+//! makes, and how a round ends) and `runner` (the [`Runner`] and its
+//! bookkeeping). No stage imports this module; this module holds the
+//! pipeline.
 
 pub(crate) mod approval;
 pub(crate) mod ci;
@@ -43,12 +46,13 @@ use shepherd_core::report::ThreadsLook;
 
 pub(crate) use item::decision_name;
 pub(crate) use runner::Runner;
-pub(crate) use state::{Round, RoundEnd};
+pub(crate) use state::{Round, RoundEnd, Tally};
 
 use crate::error::Result;
 use crate::options::CheckAgents;
 use crate::store::Timestamp;
-use state::Flow;
+use shepherd_core::model::PrSnapshot;
+use state::{Fixing, Flow, Gated, Triaged};
 
 impl Runner {
     /// Set up the checking agents after the worktree stage (which reads the
@@ -73,47 +77,80 @@ impl Runner {
         Ok(Ok(()))
     }
 
-    /// The round's stages, in order.
-    pub(crate) async fn run_round(&mut self, round: &mut Round) -> Result<RoundEnd> {
+    /// The round's stages, in order: each takes what the stages before it
+    /// made and returns its own product, or ends the round ([`RoundEnd`]).
+    /// `tally` keeps what the run's summary of the round counts, as far as
+    /// the round got.
+    pub(crate) async fn run_round(&mut self, round: &Round, tally: &mut Tally) -> Result<RoundEnd> {
         macro_rules! step {
-            ($e:expr) => {
-                if let Err(end) = $e.await? {
-                    return Ok(end);
+            ($stage:expr) => {
+                match $stage.await? {
+                    Ok(made) => made,
+                    Err(end) => return Ok(end),
                 }
             };
         }
-        let pr_state = self.stage_pr_state(round).await?;
+        let (snapshot, stop) = step!(self.stage_pr_state(round));
         // What pr-state fetched is a look at the threads: a stop there (a
         // pending review) or before the threads stage still reports them.
-        self.look_at_threads_of_snapshot(round)?;
-        if let Err(end) = pr_state {
+        self.look_at_threads_of_snapshot(round.n, &snapshot)?;
+        if let Some(end) = stop {
             return Ok(end);
         }
-        step!(self.stage_worktree(round));
+        let synced = step!(self.stage_worktree(round, snapshot));
         step!(self.setup_check_agents());
-        step!(self.stage_threads(round));
-        self.looked_at_threads(round.n, "threads", round.classified.clone())?;
-        step!(self.stage_triage(round));
-        self.adopt_earlier_fixes(round).await?;
-        step!(self.stage_cluster(round));
-        step!(self.stage_approval(round));
-        step!(self.stage_fix(round));
-        step!(self.stage_validate(round));
-        step!(self.stage_review(round));
-        step!(self.stage_revalidate(round));
-        step!(self.stage_gate(round));
-        let pushed = self.stage_push(round).await?;
-        if let Err(end) = pushed {
-            if matches!(end, RoundEnd::Restart { .. }) {
-                // Someone else pushed first: nothing of this attempt is on
-                // the forge, and the report must not say it is.
-                self.abandon_unpushed(round)?;
-            }
-            return Ok(end);
+        let items = self.stage_threads(round, &synced).await?;
+        tally.items = items.work.len() + items.carried.len();
+        self.looked_at_threads(round.n, "threads", items.classified.clone())?;
+        let mut triage = step!(self.stage_triage(round, &synced, &items));
+        let earlier_fixes = self
+            .adopt_earlier_fixes(round, &synced, &items, &mut triage)
+            .await?;
+        let clusters = self.stage_cluster(round, &items, &mut triage).await?;
+        let triaged = Triaged {
+            triage,
+            earlier_fixes,
+            clusters,
+        };
+        let decided = step!(self.stage_approval(round, &synced, &items, triaged));
+        let mut changes = self.stage_fix(round, &synced, &items, &decided).await?;
+        tally.commits = changes.commits.len();
+        // The checks extend the changes (a fix-up commit) or end the round.
+        macro_rules! check {
+            ($stage:expr) => {{
+                let flow = $stage.await?;
+                tally.commits = changes.commits.len();
+                if let Err(end) = flow {
+                    return Ok(end);
+                }
+            }};
         }
-        step!(self.stage_replies(round));
-        step!(self.stage_ci(round));
-        let end = self.stage_converge(round).await?;
+        let fixing = Fixing {
+            round,
+            synced: &synced,
+            decided: &decided,
+        };
+        check!(self.stage_validate(fixing, &mut changes));
+        check!(self.stage_review(round, &synced, &mut changes));
+        check!(self.stage_revalidate(round, &mut changes));
+        let gated = step!(self.stage_gate(round, &decided, changes));
+        let pushed = match self.stage_push(round, &synced, &gated).await? {
+            Ok(pushed) => pushed,
+            Err(end) => {
+                if matches!(end, RoundEnd::Restart { .. }) {
+                    // Someone else pushed first: nothing of this attempt is
+                    // on the forge, and the report must not say it is.
+                    self.abandon_unpushed(round, &gated)?;
+                }
+                return Ok(end);
+            }
+        };
+        tally.pushed.clone_from(&pushed);
+        let failures = step!(self.stage_replies(round, &synced, &items, &decided, &gated));
+        let ci = self.stage_ci(round, &synced, pushed.as_deref()).await?;
+        tally.ci = Some(ci.status);
+        let (end, stalled) = self.stage_converge(round, &ci, failures.len()).await?;
+        tally.stalled = stalled;
         if matches!(end, RoundEnd::Converged | RoundEnd::Next { .. }) {
             // The post-CI re-fetch classified the threads anew.
             let classified = self.run.last_open_items.clone();
@@ -128,9 +165,10 @@ impl Runner {
     /// report lists neither, and a reply another runner posted with the same
     /// marker is never taken for this run's. Metadata edits (already public)
     /// keep their entries.
-    fn abandon_unpushed(&mut self, round: &Round) -> Result<()> {
+    fn abandon_unpushed(&mut self, round: &Round, gated: &Gated) -> Result<()> {
+        let Gated(changes) = gated;
         let now = Timestamp::now();
-        for (_, p) in round.planned.iter().filter(|(_, p)| !p.carried) {
+        for (_, p) in changes.planned.iter().filter(|(_, p)| !p.carried) {
             if p.result.metadata_applied {
                 continue;
             }
@@ -147,7 +185,7 @@ impl Runner {
             "attempt-abandoned",
             serde_json::json!({
                 "reason": "push rejected",
-                "unpushed_commits": round.commits,
+                "unpushed_commits": changes.commits,
             }),
         )?;
         Ok(())
@@ -169,11 +207,8 @@ impl Runner {
         self.save_run()
     }
 
-    /// Classify the snapshot pr-state fetched, if it fetched one.
-    fn look_at_threads_of_snapshot(&mut self, round: &Round) -> Result<()> {
-        let Some(snapshot) = round.snapshot.as_ref() else {
-            return Ok(());
-        };
+    /// Classify the snapshot pr-state fetched.
+    fn look_at_threads_of_snapshot(&mut self, n: u32, snapshot: &PrSnapshot) -> Result<()> {
         let (_, classified, _) = self.classify_snapshot(snapshot)?;
         for c in &classified {
             self.run.items.insert(
@@ -186,6 +221,6 @@ impl Runner {
                 },
             );
         }
-        self.looked_at_threads(round.n, "pr-state", classified)
+        self.looked_at_threads(n, "pr-state", classified)
     }
 }

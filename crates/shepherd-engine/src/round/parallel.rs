@@ -33,7 +33,7 @@ use shepherd_agent::{
 
 use super::metadata::{self, PR_DIR};
 use super::runner::Runner;
-use super::state::Round;
+use super::state::{Changes, Fixing, Round};
 use super::unit::{
     blocked_all, commit_message, AgentCall, FixUnit, FixValidationRecord, JobOutput, UnitKind,
     UnitResult,
@@ -281,7 +281,9 @@ impl Runner {
     /// results; returns the result of every item of every unit.
     pub(crate) async fn run_units(
         &mut self,
-        round: &mut Round,
+        round: &Round,
+        fixing: Fixing<'_>,
+        changes: &mut Changes,
         units: &[FixUnit],
         protected: &ProtectedPaths,
         fields: Option<&PrFields>,
@@ -318,14 +320,17 @@ impl Runner {
                         h
                     }
                 };
-                let job = self.job(round, &units[i], &base, 1, fields);
+                let job = self.job(round, fixing, &units[i], &base, 1, fields);
                 started[i] = true;
                 running_idx.insert(i);
                 running.spawn(async move { (i, run_job(job).await) });
                 peak = peak.max(running.len());
             }
             if let Some(out) = outputs.remove(&next) {
-                match self.merge(round, &units[next], out, protected).await? {
+                match self
+                    .merge(round, changes, &units[next], out, protected)
+                    .await?
+                {
                     Merge::Done(r) => results.extend(r),
                     Merge::Retry(detail) => deferred.push((next, detail)),
                 }
@@ -354,10 +359,13 @@ impl Runner {
                 serde_json::json!({ "unit": units[i].label, "items": units[i].ids(), "conflict": detail }),
             )?;
             let base = self.git(|wt| wt.head_sha()).await?.0;
-            let job = self.job(round, &units[i], &base, 2, fields);
+            let job = self.job(round, fixing, &units[i], &base, 2, fields);
             let out = run_job(job).await;
             self.account_calls(&out.calls);
-            match self.merge(round, &units[i], out, protected).await? {
+            match self
+                .merge(round, changes, &units[i], out, protected)
+                .await?
+            {
                 Merge::Done(r) => results.extend(r),
                 // git's conflict detail names files of other items: it
                 // stays in the local record, out of the public replies.
@@ -389,6 +397,7 @@ impl Runner {
     fn job(
         &self,
         round: &Round,
+        fixing: Fixing<'_>,
         unit: &FixUnit,
         base: &str,
         attempt: u32,
@@ -404,7 +413,7 @@ impl Runner {
                 .root()
                 .join("scratch")
                 .join(format!("{}-{}", round.n, path_safe(&label)));
-        let (task, agent, role) = self.fix_task(round, unit, dir);
+        let (task, agent, role) = self.fix_task(fixing, unit, dir);
         let checks = self.checks();
         let validator = (unit.kind == UnitKind::Code
             && !crate::options::is_builtin(checks.fix_validation.as_ref()))
@@ -431,13 +440,14 @@ impl Runner {
     /// (metadata).
     async fn merge(
         &mut self,
-        round: &mut Round,
+        round: &Round,
+        changes: &mut Changes,
         unit: &FixUnit,
         out: JobOutput,
         protected: &ProtectedPaths,
     ) -> Result<Merge> {
         if let Some(record) = &out.validation {
-            round.fix_validations.push(record.clone());
+            changes.fix_validations.push(record.clone());
         }
         if unit.kind == UnitKind::Metadata {
             return Ok(Merge::Done(self.merge_metadata(round, unit, out).await?));
@@ -609,7 +619,7 @@ impl Runner {
             }
             Err(e) => return Err(e.into()),
         };
-        round.commits.push(sha.clone());
+        changes.commits.push(sha.clone());
         self.event(
             Some(round.n),
             "commit",
@@ -646,7 +656,7 @@ pub(crate) fn path_safe(label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::round::item::WorkItem;
+    use crate::round::item::{Feedback, WorkItem};
     use shepherd_core::classify::{Class, Classified, ItemKind};
 
     fn unit(kind: UnitKind, files: &[&str]) -> FixUnit {
@@ -664,8 +674,7 @@ mod tests {
                     url: None,
                     replied_round: None,
                 },
-                thread: None,
-                comment: None,
+                feedback: Feedback::Thread(shepherd_core::testing::thread("T").build()),
             }],
             cluster: None,
             kind,

@@ -4,11 +4,11 @@
 //! project other than the target (a fork), the viewer's draft notes.
 
 use serde::Serialize;
-use shepherd_core::model::{ForgeKind, PrStatus, PullRequest};
+use shepherd_core::model::{ForgeKind, PrSnapshot, PrStatus, PullRequest};
 use shepherd_core::target::{Mode, TargetedThread};
 
 use super::runner::Runner;
-use super::state::{Flow, Round, RoundEnd};
+use super::state::{Round, RoundEnd, Step};
 use crate::error::Result;
 use crate::options::Stage;
 use crate::run_dir::PauseKind;
@@ -25,7 +25,12 @@ struct PrStateArtifact<'a> {
 }
 
 impl Runner {
-    pub(crate) async fn stage_pr_state(&mut self, round: &mut Round) -> Result<Flow> {
+    /// The PR as fetched, and the end of the round when it stops here
+    /// (after the snapshot: what it shows is still reported).
+    pub(crate) async fn stage_pr_state(
+        &mut self,
+        round: &Round,
+    ) -> Result<Step<(PrSnapshot, Option<RoundEnd>)>> {
         let number = self.run.target.number;
         let forge = self.run.target.forge;
         let noun = pr_noun(forge);
@@ -132,12 +137,8 @@ impl Runner {
             snapshot.threads.len(),
             snapshot.comments.len(),
         );
-        round.snapshot = Some(snapshot);
         self.stage_done(round, Stage::PrState, summary)?;
-        Ok(match end {
-            Some(end) => Err(end),
-            None => Ok(()),
-        })
+        Ok(Ok((snapshot, end)))
     }
 }
 

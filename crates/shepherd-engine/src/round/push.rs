@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::pr_state::short;
 use super::runner::Runner;
-use super::state::{Flow, Round, RoundEnd};
+use super::state::{Gated, Round, RoundEnd, Step, Synced};
 use crate::error::{EngineError, Result};
 use crate::options::{ProgressEvent, Stage};
 use crate::worktree::{PushOutcome, WorktreeError};
@@ -47,27 +47,38 @@ fn first_line(text: &str) -> &str {
 }
 
 impl Runner {
-    pub(crate) async fn stage_push(&mut self, round: &mut Round) -> Result<Flow> {
-        let head_ref = round.snapshot().pr.head_ref.clone();
-        if round.commits.is_empty() {
+    /// Push what the gate passed; the pushed head, `None` when there was
+    /// nothing to push.
+    pub(crate) async fn stage_push(
+        &mut self,
+        round: &Round,
+        synced: &Synced,
+        gated: &Gated,
+    ) -> Result<Step<Option<String>>> {
+        let Gated(changes) = gated;
+        let head_ref = synced.snapshot.pr.head_ref.clone();
+        if changes.commits.is_empty() {
             self.artifact(
                 round,
                 "push.json",
                 &PushArtifact {
                     pushed: false,
                     head_ref: &head_ref,
-                    from: &round.start_sha,
+                    from: &synced.start_sha,
                     sha: None,
-                    commits: &round.commits,
+                    commits: &changes.commits,
                     outcome: "nothing to push".to_owned(),
                     retries: &[],
                 },
             )?;
-            return Ok(Ok(()));
+            return Ok(Ok(None));
         }
         // Only Shepherd's own commits of this round go out: an agent's
         // commit that slipped past the guards stops the round here.
-        if let Err(reason) = self.check_commits_to_push(round).await? {
+        if let Err(reason) = self
+            .check_commits_to_push(round, &synced.start_sha, &changes.commits)
+            .await?
+        {
             self.emit(ProgressEvent::Note {
                 message: reason.clone(),
             });
@@ -77,9 +88,9 @@ impl Runner {
                 &PushArtifact {
                     pushed: false,
                     head_ref: &head_ref,
-                    from: &round.start_sha,
+                    from: &synced.start_sha,
                     sha: None,
-                    commits: &round.commits,
+                    commits: &changes.commits,
                     outcome: reason.clone(),
                     retries: &[],
                 },
@@ -184,9 +195,9 @@ impl Runner {
             &PushArtifact {
                 pushed: pushed.is_some(),
                 head_ref: &head_ref,
-                from: &round.start_sha,
+                from: &synced.start_sha,
                 sha: pushed.clone(),
-                commits: &round.commits,
+                commits: &changes.commits,
                 outcome: text.clone(),
                 retries: &retries,
             },
@@ -199,7 +210,7 @@ impl Runner {
         let summary = match &pushed {
             Some(sha) => format!(
                 "{} commit(s) pushed to {head_ref} at {}",
-                round.commits.len(),
+                changes.commits.len(),
                 short(sha)
             ),
             None => text,
@@ -207,11 +218,10 @@ impl Runner {
         if let Some(sha) = &pushed {
             self.run.review_base = Some(sha.clone());
         }
-        round.pushed = pushed;
         self.stage_done(round, Stage::Push, summary)?;
         Ok(match end {
             Some(end) => Err(end),
-            None => Ok(()),
+            None => Ok(pushed),
         })
     }
 }

@@ -28,9 +28,9 @@ use shepherd_core::report::PublicFailure;
 use shepherd_core::{LedgerEntry, Marker};
 use shepherd_forge::{ForgeError, ItemRef, PostedComment, ThreadRef};
 
-use super::item::{Planned, WorkItem};
+use super::item::{Feedback, Planned, WorkItem};
 use super::runner::Runner;
-use super::state::{Flow, Round, RoundEnd};
+use super::state::{Decided, Gated, Items, Round, RoundEnd, Step, Synced};
 use crate::error::Result;
 use crate::options::Stage;
 use crate::run_dir::PauseKind;
@@ -64,7 +64,7 @@ impl Runner {
     /// posted by the viewer, outside any pending review.
     async fn find_new_reply(
         &self,
-        round: &Round,
+        synced: &Synced,
         item: &WorkItem,
         known: &BTreeSet<String>,
     ) -> std::result::Result<Option<PostedComment>, ForgeError> {
@@ -74,7 +74,7 @@ impl Runner {
                 ItemRef::TopLevel(item.id().to_owned())
             }
         };
-        let viewer = &round.snapshot().viewer;
+        let viewer = &synced.snapshot.viewer;
         let found = self
             .forge
             .find_marker_reply(self.run.target.number, &item_ref, viewer)
@@ -98,8 +98,8 @@ impl Runner {
     ) -> std::result::Result<PostedComment, ForgeError> {
         let number = self.run.target.number;
         let limit = self.forge.kind().comment_body_limit();
-        match (&item.thread, &item.comment) {
-            (Some(thread), _) => {
+        match &item.feedback {
+            Feedback::Thread(thread) => {
                 let thread_ref = ThreadRef::of(thread).ok_or_else(|| ForgeError::Unconfirmed {
                     request: format!("reply to {}", thread.id),
                     what: "the thread's root comment has no REST id".to_owned(),
@@ -107,7 +107,7 @@ impl Runner {
                 let body = marker.append_within(reply, limit);
                 self.forge.reply_to_thread(number, &thread_ref, &body).await
             }
-            (None, Some(comment)) => {
+            Feedback::TopLevel(comment) => {
                 let text = match &comment.author {
                     Some(a) => format!("@{} {reply}", a.login),
                     None => reply.to_owned(),
@@ -115,21 +115,27 @@ impl Runner {
                 let body = marker.append_within(&text, limit);
                 self.forge.post_issue_comment(number, &body).await
             }
-            (None, None) => Err(ForgeError::Unconfirmed {
-                request: "reply".to_owned(),
-                what: format!("item {} is neither a thread nor a comment", item.id()),
-            }),
         }
     }
 
-    pub(crate) async fn stage_replies(&mut self, round: &mut Round) -> Result<Flow> {
-        if round.planned.is_empty() && round.resolve_retry.is_empty() {
-            return Ok(Ok(()));
+    /// Reply to every planned result and resolve what the gate authorized;
+    /// the public calls that failed.
+    pub(crate) async fn stage_replies(
+        &mut self,
+        round: &Round,
+        synced: &Synced,
+        items: &Items,
+        decided: &Decided,
+        gated: &Gated,
+    ) -> Result<Step<Vec<PublicFailure>>> {
+        let Gated(changes) = gated;
+        if changes.planned.is_empty() && items.resolve_retry.is_empty() {
+            return Ok(Ok(Vec::new()));
         }
         let mut log = Vec::new();
         let mut failures: Vec<PublicFailure> = Vec::new();
-        let top_level_ids: BTreeSet<String> = round
-            .snapshot()
+        let top_level_ids: BTreeSet<String> = synced
+            .snapshot
             .comments
             .iter()
             .map(|c| c.id.clone())
@@ -141,7 +147,7 @@ impl Runner {
         // Set once a reply landed in a pending review: the rest would too.
         let mut pending_review: Option<String> = None;
 
-        for (item, planned) in round.planned.clone() {
+        for (item, planned) in changes.planned.clone() {
             let r = &planned.result;
             let base = LedgerEntry {
                 item_id: r.item_id.clone(),
@@ -168,12 +174,12 @@ impl Runner {
                 error: None,
             };
 
-            if self.holds(round, &item, &planned) {
+            if self.holds(decided, &item, &planned) {
                 // Shepherd could not judge it: the user hears of it (progress,
                 // report), the forge gets no boilerplate. The ledger records
                 // the decision, not a reply.
                 self.ledger_write(base, None)?;
-                let reason = round
+                let reason = decided
                     .triage
                     .get(&r.item_id)
                     .map(|t| t.reasoning.lines().next().unwrap_or("").trim().to_owned())
@@ -202,7 +208,7 @@ impl Runner {
                 let error = format!(
                     "not posted: the reply to {first} landed in a pending review of @{}, and \
                      this one would too; submit or delete that review, then resume",
-                    round.snapshot().viewer
+                    synced.snapshot.viewer
                 );
                 failures.push(failure(&r.item_id, "reply", &error));
                 entry_log.action = "reply-not-posted";
@@ -212,7 +218,7 @@ impl Runner {
             }
 
             // 1. Is a reply of ours already there (a crash, a lost answer)?
-            let mut posted = match self.find_new_reply(round, &item, &known).await {
+            let mut posted = match self.find_new_reply(synced, &item, &known).await {
                 Ok(found) => found,
                 Err(err) => {
                     let error = format!("cannot check for an existing reply, not posting: {err}");
@@ -239,7 +245,7 @@ impl Runner {
                     }
                     Err(err) => {
                         // It may have landed: look before calling it a failure.
-                        match self.find_new_reply(round, &item, &known).await {
+                        match self.find_new_reply(synced, &item, &known).await {
                             Ok(Some(c)) => {
                                 entry_log.adopted_existing = true;
                                 adopted += 1;
@@ -303,9 +309,9 @@ impl Runner {
         }
 
         // The resolve-retry lane: no second reply.
-        for item in round.resolve_retry.clone() {
+        for item in items.resolve_retry.clone() {
             let id = item.id().to_owned();
-            let mut entry = round
+            let mut entry = items
                 .ledger
                 .latest(&id)
                 .cloned()
@@ -365,11 +371,9 @@ impl Runner {
             summary.push_str(&format!(", {} FAILED", failures.len()));
         }
         self.run.failures = failures.clone();
-        round.failures = failures;
         self.stage_done(round, Stage::Replies, summary)?;
-        if !round.failures.is_empty() {
-            let list: Vec<String> = round
-                .failures
+        if !failures.is_empty() {
+            let list: Vec<String> = failures
                 .iter()
                 .map(|f| {
                     format!(
@@ -391,7 +395,7 @@ impl Runner {
                 ),
             }));
         }
-        Ok(Ok(()))
+        Ok(Ok(failures))
     }
 }
 
@@ -399,10 +403,10 @@ impl Runner {
     /// Whether `planned` is held for the user rather than posted: an item
     /// Shepherd could not judge (`needs-human`), whose reply no person wrote,
     /// unless `approve.reply_needs_human` asks for the drafted reply.
-    fn holds(&self, round: &Round, item: &WorkItem, planned: &Planned) -> bool {
+    fn holds(&self, decided: &Decided, item: &WorkItem, planned: &Planned) -> bool {
         planned.result.outcome == shepherd_core::Outcome::NeedsHuman
             && !self.config.approve.reply_needs_human
-            && !round.reply_override.contains_key(item.id())
+            && !decided.reply_override.contains_key(item.id())
     }
 
     /// Whether a new item is still held for the user: held earlier in the

@@ -40,7 +40,7 @@ use shepherd_agent::{
 
 use super::parallel::path_safe;
 use super::runner::Runner;
-use super::state::{Flow, Round, RoundEnd};
+use super::state::{Changes, Flow, Round, RoundEnd, Synced};
 use super::validate::run_command;
 use crate::error::{EngineError, Result};
 use crate::options::{is_builtin, Stage};
@@ -162,8 +162,13 @@ impl Runner {
         })
     }
 
-    pub(crate) async fn stage_review(&mut self, round: &mut Round) -> Result<Flow> {
-        if round.commits.is_empty() {
+    pub(crate) async fn stage_review(
+        &mut self,
+        round: &Round,
+        synced: &Synced,
+        changes: &mut Changes,
+    ) -> Result<Flow> {
+        if changes.commits.is_empty() {
             return Ok(Ok(()));
         }
         let mut artifact = ReviewArtifact {
@@ -176,7 +181,7 @@ impl Runner {
             Some("`[review] enabled = false`".to_owned())
         } else if is_builtin(reviewer.as_ref()) {
             Some("the review role runs the builtin provider, which has no model".to_owned())
-        } else if round
+        } else if changes
             .verified
             .as_ref()
             .is_none_or(|v| !v.passed || v.head != head)
@@ -192,7 +197,7 @@ impl Runner {
             return Ok(Ok(()));
         }
 
-        let base = round.start_sha.clone();
+        let base = synced.start_sha.clone();
         let git = self.git.clone();
         let (b, h) = (base.clone(), head.clone());
         let (commits, (diff, files)) = self
@@ -207,7 +212,7 @@ impl Runner {
         artifact.base = Some(base.clone());
         artifact.head = Some(head.clone());
         artifact.commits = commits.iter().map(|(sha, _)| sha.0.clone()).collect();
-        let snapshot = round.snapshot();
+        let snapshot = &synced.snapshot;
         let pr = PrContext::new(snapshot.forge, &snapshot.pr);
         let task = ReviewTask {
             pr: pr.clone(),
@@ -299,7 +304,7 @@ impl Runner {
             .collect();
         if !held.is_empty() {
             let (commit, note) = self
-                .apply_review(round, pr, &held, &head, &mut records)
+                .apply_review(round, changes, pr, &held, &head, &mut records)
                 .await?;
             artifact.fix_commit = commit;
             artifact.note = note;
@@ -332,7 +337,8 @@ impl Runner {
     /// note.
     async fn apply_review(
         &mut self,
-        round: &mut Round,
+        round: &Round,
+        changes: &mut Changes,
         pr: PrContext,
         held: &[HeldFinding],
         head: &str,
@@ -458,7 +464,7 @@ impl Runner {
                 ),
             ));
         }
-        round.commits.push(sha.clone());
+        changes.commits.push(sha.clone());
         self.event(
             Some(round.n),
             "commit",

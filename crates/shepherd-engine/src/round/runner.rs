@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 use shepherd_agent::{AgentContext, UsageLog};
 use shepherd_core::config::Config;
-use shepherd_core::report::RoleUsage;
+use shepherd_core::usage::Spent;
 use shepherd_forge::Forge;
 
 use super::state::Round;
@@ -148,47 +148,12 @@ impl Runner {
     ) {
         let millis = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
         let total = usage.total();
-        let agent = &mut self.run.agent;
-        agent.calls += 1;
-        agent.millis = agent.millis.saturating_add(millis);
-        if !agent.providers.iter().any(|p| p == provider) {
-            agent.providers.push(provider.to_owned());
-        }
-        let tokens = match (total.input_tokens, total.output_tokens) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        let spent = Spent {
+            input_tokens: total.input_tokens,
+            output_tokens: total.output_tokens,
+            cost_usd: total.cost_usd,
         };
-        if let Some(t) = tokens {
-            agent.tokens = Some(agent.tokens.unwrap_or(0) + t);
-        }
-        if let Some(c) = total.cost_usd {
-            agent.cost_usd = Some(agent.cost_usd.unwrap_or(0.0) + c);
-        }
-        let idx = match agent.roles.iter().position(|r| r.role == role) {
-            Some(i) => i,
-            None => {
-                agent.roles.push(RoleUsage {
-                    role: role.to_owned(),
-                    ..RoleUsage::default()
-                });
-                agent.roles.len() - 1
-            }
-        };
-        let r = &mut agent.roles[idx];
-        r.calls += 1;
-        r.millis = r.millis.saturating_add(millis);
-        if !r.providers.iter().any(|p| p == provider) {
-            r.providers.push(provider.to_owned());
-        }
-        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-        };
-        r.input_tokens = add(r.input_tokens, total.input_tokens);
-        r.output_tokens = add(r.output_tokens, total.output_tokens);
-        if let Some(c) = total.cost_usd {
-            r.cost_usd = Some(r.cost_usd.unwrap_or(0.0) + c);
-        }
+        self.run.agent.add_call(role, provider, millis, &spent);
     }
 
     /// The checking agents (fix-validation, review, apply-review); set once

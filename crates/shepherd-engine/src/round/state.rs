@@ -1,14 +1,14 @@
-//! The state of one round as its stages build it, and how a round ends.
+//! What each stage of a round makes (in pipeline order), and how a round
+//! ends.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use shepherd_agent::TriageDecision;
-use shepherd_core::ci::CiVerdict;
+use shepherd_core::ci::CiStatus;
 use shepherd_core::classify::Classified;
 use shepherd_core::cluster::ClusterReport;
 use shepherd_core::model::PrSnapshot;
-use shepherd_core::report::PublicFailure;
 use shepherd_core::{Decision, Ledger};
 
 use super::item::{Planned, WorkItem};
@@ -35,11 +35,33 @@ pub(crate) enum RoundEnd {
 /// A stage's verdict: go on, or end the round.
 pub(crate) type Flow = std::result::Result<(), RoundEnd>;
 
-/// The state of one round as its stages build it.
+/// A stage's product, or how it ended the round.
+pub(crate) type Step<T> = std::result::Result<T, RoundEnd>;
+
+/// Which round the stages work on, and where its artifacts go: what every
+/// stage is given. What a stage makes, it returns (the types below, in
+/// pipeline order), so a stage cannot run before the one it reads from.
 pub(crate) struct Round {
     pub(crate) n: u32,
     pub(crate) dir: PathBuf,
-    pub(crate) snapshot: Option<PrSnapshot>,
+}
+
+impl Round {
+    pub(crate) fn new(n: u32, dir: PathBuf) -> Self {
+        Round { n, dir }
+    }
+}
+
+/// pr-state and worktree: the PR as fetched, and the head the round starts
+/// from (after the sync).
+pub(crate) struct Synced {
+    pub(crate) snapshot: PrSnapshot,
+    pub(crate) start_sha: String,
+}
+
+/// threads: the PR's feedback, classified, and what the round acts on.
+pub(crate) struct Items {
+    /// The PR's ledger (the store's, and what Shepherd's markers say).
     pub(crate) ledger: Ledger,
     pub(crate) classified: Vec<Classified>,
     /// New, trusted items to triage and act on.
@@ -48,68 +70,80 @@ pub(crate) struct Round {
     pub(crate) carried: Vec<(WorkItem, Planned)>,
     /// Threads whose authorized resolve has not succeeded.
     pub(crate) resolve_retry: Vec<WorkItem>,
-    pub(crate) triage: BTreeMap<String, TriageDecision>,
+}
+
+/// triage: each new item's decision, by item id.
+pub(crate) type Triage = BTreeMap<String, TriageDecision>;
+
+/// triage, earlier fixes and cluster: what each new item is.
+pub(crate) struct Triaged {
+    pub(crate) triage: Triage,
     /// Items a Shepherd commit already on the PR fixes (an earlier run
     /// whose reply was lost), with that commit.
     pub(crate) earlier_fixes: BTreeMap<String, String>,
+    pub(crate) clusters: Option<ClusterReport>,
+}
+
+/// approval: the decisions the round acts on.
+pub(crate) struct Decided {
+    pub(crate) triage: Triage,
+    pub(crate) earlier_fixes: BTreeMap<String, String>,
+    pub(crate) clusters: Option<ClusterReport>,
     pub(crate) approved: BTreeMap<String, Decision>,
     pub(crate) reply_override: BTreeMap<String, String>,
-    pub(crate) clusters: Option<ClusterReport>,
-    /// Items escalated to a person, with the context sentence.
-    pub(crate) escalated: BTreeMap<String, String>,
+}
+
+impl From<Triaged> for Decided {
+    /// Nothing approved yet.
+    fn from(t: Triaged) -> Self {
+        Decided {
+            triage: t.triage,
+            earlier_fixes: t.earlier_fixes,
+            clusters: t.clusters,
+            approved: BTreeMap::new(),
+            reply_override: BTreeMap::new(),
+        }
+    }
+}
+
+/// What the fix stage's fixers (and validate's repair) are told: the PR,
+/// and the decisions.
+#[derive(Clone, Copy)]
+pub(crate) struct Fixing<'a> {
+    pub(crate) round: &'a Round,
+    pub(crate) synced: &'a Synced,
+    pub(crate) decided: &'a Decided,
+}
+
+/// fix, extended by validate, review and revalidate: what the round changed.
+#[derive(Default)]
+pub(crate) struct Changes {
     /// Every result of the round (new and carried), in reply order.
     pub(crate) planned: Vec<(WorkItem, Planned)>,
-    /// The head the round started from (after the sync).
-    pub(crate) start_sha: String,
     /// Commits the round made.
     pub(crate) commits: Vec<String>,
-    /// What the round pushed.
-    pub(crate) pushed: Option<String>,
-    pub(crate) failures: Vec<PublicFailure>,
-    pub(crate) ci: Option<CiVerdict>,
-    pub(crate) stalled: bool,
     /// Fix-validation verdicts of the round's agent fixes (`validate.json`).
     pub(crate) fix_validations: Vec<FixValidationRecord>,
     /// The last verify run: at which HEAD, and whether it passed.
     pub(crate) verified: Option<Verified>,
 }
 
-impl Round {
-    pub(crate) fn new(n: u32, dir: PathBuf) -> Self {
-        Round {
-            n,
-            dir,
-            snapshot: None,
-            ledger: Ledger::new(),
-            classified: Vec::new(),
-            work: Vec::new(),
-            carried: Vec::new(),
-            resolve_retry: Vec::new(),
-            triage: BTreeMap::new(),
-            earlier_fixes: BTreeMap::new(),
-            approved: BTreeMap::new(),
-            reply_override: BTreeMap::new(),
-            clusters: None,
-            escalated: BTreeMap::new(),
-            planned: Vec::new(),
-            start_sha: String::new(),
-            commits: Vec::new(),
-            pushed: None,
-            failures: Vec::new(),
-            ci: None,
-            stalled: false,
-            fix_validations: Vec::new(),
-            verified: None,
-        }
-    }
+/// gate: the changes the honesty gate let through, and only those go public
+/// (push, replies).
+pub(crate) struct Gated(pub(crate) Changes);
 
-    pub(crate) fn snapshot(&self) -> &PrSnapshot {
-        // Every stage after `pr-state` runs with a snapshot: pr_state sets it
-        // or ends the round.
-        self.snapshot
-            .as_ref()
-            .unwrap_or_else(|| unreachable!("stages after pr-state always have a snapshot"))
-    }
+/// What the run's summary of a round counts, as far as the round got.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    /// New and carried items.
+    pub(crate) items: usize,
+    /// Commits the round made.
+    pub(crate) commits: usize,
+    /// What the round pushed.
+    pub(crate) pushed: Option<String>,
+    pub(crate) ci: Option<CiStatus>,
+    /// Whether converge found the same state as the previous round.
+    pub(crate) stalled: bool,
 }
 
 /// The last verify run of a round: what revalidate starts from.

@@ -17,7 +17,7 @@ use shepherd_core::Ledger;
 
 use super::item::{Planned, WorkItem};
 use super::runner::Runner;
-use super::state::{Flow, Round};
+use super::state::{Items, Round, Synced};
 use crate::error::Result;
 use crate::options::Stage;
 use crate::run_dir::{read_json, ItemInfo};
@@ -148,9 +148,12 @@ impl Runner {
         Ok((ledger, classified, from_markers))
     }
 
-    pub(crate) async fn stage_threads(&mut self, round: &mut Round) -> Result<Flow> {
-        let snapshot = round.snapshot().clone();
-        let (ledger, classified, from_markers) = self.classify_snapshot(&snapshot)?;
+    pub(crate) async fn stage_threads(&mut self, round: &Round, synced: &Synced) -> Result<Items> {
+        let snapshot = &synced.snapshot;
+        let (ledger, classified, from_markers) = self.classify_snapshot(snapshot)?;
+        let mut work = Vec::new();
+        let mut carried = Vec::new();
+        let mut resolve_retry = Vec::new();
         for c in &classified {
             self.run.items.insert(
                 c.item_id.clone(),
@@ -171,23 +174,20 @@ impl Runner {
             .map(|r| (r.entry.item_id.clone(), r))
             .collect();
 
-        self.reconcile(&snapshot, &classified, &mine)?;
+        self.reconcile(snapshot, &classified, &mine)?;
 
         let mut untrusted = Vec::new();
         let mut held = Vec::new();
         let mut untrusted_items = Vec::new();
         for c in &classified {
-            if !self.in_scope(&snapshot, c) {
+            if !self.in_scope(snapshot, c) {
                 continue;
             }
-            let item = WorkItem {
-                classified: c.clone(),
-                thread: snapshot.threads.iter().find(|t| t.id == c.item_id).cloned(),
-                comment: snapshot
-                    .comments
-                    .iter()
-                    .find(|x| x.id == c.item_id)
-                    .cloned(),
+            let Some(item) = WorkItem::of(c, snapshot) else {
+                // Classification only yields the snapshot's threads and
+                // top-level comments.
+                tracing::warn!(item = %c.item_id, "a classified item the snapshot does not show");
+                continue;
             };
             match c.class {
                 Class::New if !self.trusted(c) => {
@@ -200,19 +200,19 @@ impl Runner {
                         .push(item.attention(shepherd_core::report::AttentionKind::Untrusted, why));
                     untrusted.push(c.item_id.clone());
                 }
-                Class::New if self.still_held(&snapshot, &c.item_id) => {
+                Class::New if self.still_held(snapshot, &c.item_id) => {
                     held.push(c.item_id.clone());
                 }
                 Class::New => match mine.get(&c.item_id) {
                     Some(record) if record.entry.decision.is_some() && !record.entry.replied => {
-                        match self.carry(&item, record, &round.start_sha).await? {
-                            Some(planned) => round.carried.push((item, planned)),
-                            None => round.work.push(item),
+                        match self.carry(&item, record, &synced.start_sha).await? {
+                            Some(planned) => carried.push((item, planned)),
+                            None => work.push(item),
                         }
                     }
-                    _ => round.work.push(item),
+                    _ => work.push(item),
                 },
-                Class::ResolveRetry => round.resolve_retry.push(item),
+                Class::ResolveRetry => resolve_retry.push(item),
                 Class::AwaitingReviewer => {}
             }
         }
@@ -221,33 +221,33 @@ impl Runner {
             items: &classified,
             out_of_scope: classified
                 .iter()
-                .filter(|c| !self.in_scope(&snapshot, c))
+                .filter(|c| !self.in_scope(snapshot, c))
                 .map(|c| c.item_id.as_str())
                 .collect(),
-            new: round.work.iter().map(WorkItem::id).collect(),
-            carried: round.carried.iter().map(|(w, _)| w.id()).collect(),
-            resolve_retry: round.resolve_retry.iter().map(WorkItem::id).collect(),
+            new: work.iter().map(WorkItem::id).collect(),
+            carried: carried.iter().map(|(w, _)| w.id()).collect(),
+            resolve_retry: resolve_retry.iter().map(WorkItem::id).collect(),
             untrusted: untrusted.iter().map(String::as_str).collect(),
             held_for_user: held.iter().map(String::as_str).collect(),
             ledger_from_markers: from_markers,
-            excerpts: excerpts(&snapshot),
+            excerpts: excerpts(snapshot),
         };
         self.artifact(round, "threads.json", &artifact)?;
         self.run.untrusted = untrusted_items;
         let mut summary = format!(
             "{} item(s): {} new, {} resolve-retry, {} awaiting reviewer",
             classified.len(),
-            round.work.len(),
-            round.resolve_retry.len(),
+            work.len(),
+            resolve_retry.len(),
             classified
                 .iter()
                 .filter(|c| c.class == Class::AwaitingReviewer)
                 .count()
         );
-        if !round.carried.is_empty() {
+        if !carried.is_empty() {
             summary.push_str(&format!(
                 ", {} carried from an earlier attempt",
-                round.carried.len()
+                carried.len()
             ));
         }
         if !untrusted.is_empty() {
@@ -267,10 +267,14 @@ impl Runner {
                 ", {from_markers} ledger entries rebuilt from markers"
             ));
         }
-        round.ledger = ledger;
-        round.classified = classified;
         self.stage_done(round, Stage::Threads, summary)?;
-        Ok(Ok(()))
+        Ok(Items {
+            ledger,
+            classified,
+            work,
+            carried,
+            resolve_retry,
+        })
     }
 
     /// Catch the ledger up with replies the forge has but this run's ledger
@@ -390,8 +394,7 @@ impl Runner {
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
     use shepherd_core::model::{
-        Author, AuthorKind, Comment, DiffSide, ForgeKind, PrStatus, PullRequest, RepoRef,
-        ReviewThread, SubjectType,
+        Author, AuthorKind, Comment, ForgeKind, PrStatus, PullRequest, RepoRef, ReviewThread,
     };
     use shepherd_core::{LedgerEntry, Marker};
 
@@ -442,21 +445,10 @@ mod tests {
     }
 
     fn thread(id: &str, comments: Vec<Comment>) -> ReviewThread {
-        ReviewThread {
-            id: id.into(),
-            is_resolved: false,
-            is_outdated: false,
-            path: "a.sh".into(),
-            line: Some(1),
-            start_line: None,
-            original_line: Some(1),
-            original_start_line: None,
-            diff_side: DiffSide::Right,
-            subject_type: SubjectType::Line,
-            viewer_can_reply: true,
-            viewer_can_resolve: true,
-            comments,
-        }
+        shepherd_core::testing::thread(id)
+            .path("a.sh")
+            .comments(comments)
+            .build()
     }
 
     #[test]

@@ -12,9 +12,9 @@ use shepherd_agent::{
 
 use shepherd_core::PrSnapshot;
 
-use super::item::{decision_name, WorkItem};
+use super::item::{decision_name, Feedback, WorkItem};
 use super::runner::Runner;
-use super::state::{Flow, Round, RoundEnd};
+use super::state::{Items, Round, RoundEnd, Step, Synced, Triage};
 use crate::error::Result;
 use crate::options::Stage;
 use crate::run_dir::read_json;
@@ -24,41 +24,45 @@ use crate::run_dir::read_json;
 /// from GitHub's), and only the viewer's comments with a marker are
 /// Shepherd's own replies.
 pub(crate) fn task_item(item: &WorkItem, snapshot: &PrSnapshot) -> TaskItem {
-    match (&item.thread, &item.comment) {
-        (Some(t), _) => TaskItem::from_thread_on(t, snapshot.forge, &snapshot.viewer),
-        (None, Some(c)) => TaskItem::from_top_level(c),
-        // Classification only yields threads and top-level comments.
-        (None, None) => unreachable!("a work item is a thread or a top-level comment"),
+    match &item.feedback {
+        Feedback::Thread(t) => TaskItem::from_thread_on(t, snapshot.forge, &snapshot.viewer),
+        Feedback::TopLevel(c) => TaskItem::from_top_level(c),
     }
 }
 
 impl Runner {
-    pub(crate) async fn stage_triage(&mut self, round: &mut Round) -> Result<Flow> {
-        if round.work.is_empty() {
-            return Ok(Ok(()));
+    pub(crate) async fn stage_triage(
+        &mut self,
+        round: &Round,
+        synced: &Synced,
+        items: &Items,
+    ) -> Result<Step<Triage>> {
+        let mut triage = Triage::new();
+        if items.work.is_empty() {
+            return Ok(Ok(triage));
         }
         let path = round.dir.join("triage.json");
         let mut reused = 0usize;
         if let Ok(saved) = read_json::<TriageAnswer>(&path) {
             for d in saved.items {
-                if round.work.iter().any(|w| w.id() == d.id) {
-                    round.triage.insert(d.id.clone(), d);
+                if items.work.iter().any(|w| w.id() == d.id) {
+                    triage.insert(d.id.clone(), d);
                     reused += 1;
                 }
             }
         }
-        let missing: Vec<&WorkItem> = round
+        let missing: Vec<&WorkItem> = items
             .work
             .iter()
-            .filter(|w| !round.triage.contains_key(w.id()))
+            .filter(|w| !triage.contains_key(w.id()))
             .collect();
         if !missing.is_empty() {
             let task = TriageTask {
-                pr: PrContext::new(round.snapshot().forge, &round.snapshot().pr),
+                pr: PrContext::new(synced.snapshot.forge, &synced.snapshot.pr),
                 worktree: self.wt().path().to_path_buf(),
                 items: missing
                     .iter()
-                    .map(|w| task_item(w, round.snapshot()))
+                    .map(|w| task_item(w, &synced.snapshot))
                     .collect(),
             };
             let agent = self.agents().triage.clone();
@@ -93,14 +97,14 @@ impl Runner {
                 }
             };
             for d in answer.items {
-                round.triage.insert(d.id.clone(), d);
+                triage.insert(d.id.clone(), d);
             }
         }
         let all = TriageAnswer {
-            items: round
+            items: items
                 .work
                 .iter()
-                .filter_map(|w| round.triage.get(w.id()).cloned())
+                .filter_map(|w| triage.get(w.id()).cloned())
                 .collect(),
         };
         self.artifact(round, "triage.json", &all)?;
@@ -117,6 +121,6 @@ impl Runner {
             summary.push_str(&format!(" ({reused} reused from the saved triage)"));
         }
         self.stage_done(round, Stage::Triage, summary)?;
-        Ok(Ok(()))
+        Ok(Ok(triage))
     }
 }

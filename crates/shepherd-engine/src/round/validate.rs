@@ -34,7 +34,7 @@ use shepherd_agent::{
 use shepherd_core::config::{CommandSpec, Config};
 
 use super::runner::Runner;
-use super::state::{Flow, Round, RoundEnd, Verified};
+use super::state::{Changes, Fixing, Flow, Round, RoundEnd, Verified};
 use super::triage::task_item;
 use crate::error::{EngineError, Result};
 use crate::options::{is_builtin, ProgressEvent, Stage};
@@ -342,8 +342,8 @@ struct ValidateArtifact<'a> {
 
 impl Runner {
     /// The files the round's commits change, sorted.
-    async fn touched_files(&self, round: &Round) -> Result<Vec<String>> {
-        let commits = round.commits.clone();
+    async fn touched_files(&self, changes: &Changes) -> Result<Vec<String>> {
+        let commits = changes.commits.clone();
         self.git(move |wt| {
             let mut touched = BTreeSet::new();
             for sha in &commits {
@@ -390,11 +390,16 @@ impl Runner {
         ))
     }
 
-    pub(crate) async fn stage_validate(&mut self, round: &mut Round) -> Result<Flow> {
-        if let Err(reason) = self.check_fix_validations(round)? {
+    pub(crate) async fn stage_validate(
+        &mut self,
+        fixing: Fixing<'_>,
+        changes: &mut Changes,
+    ) -> Result<Flow> {
+        let round = fixing.round;
+        if let Err(reason) = self.check_fix_validations(round, changes)? {
             return Ok(Err(RoundEnd::Failed { reason }));
         }
-        if round.commits.is_empty() {
+        if changes.commits.is_empty() {
             let artifact = ValidateArtifact {
                 skipped: Some("the round made no commit".to_owned()),
                 command: None,
@@ -406,20 +411,20 @@ impl Runner {
                 attempts: Vec::new(),
                 repair: None,
                 note: None,
-                fix_validation: &round.fix_validations,
+                fix_validation: &changes.fix_validations,
             };
             self.artifact(round, "validate.json", &artifact)?;
             return Ok(Ok(()));
         }
         let root = self.wt().path().to_path_buf();
-        let touched = self.touched_files(round).await?;
+        let touched = self.touched_files(changes).await?;
         let Some(cmd) = discover(&self.config, &root) else {
             let reason = "no verify command: set `[verify] command` in shepherd.toml, or add \
                           verify.sh or .shepherd/verify; nothing unverified is pushed, so the push \
                           was refused"
                 .to_owned();
             let head = self.git(|wt| wt.head_sha()).await?.0;
-            round.verified = Some(Verified {
+            changes.verified = Some(Verified {
                 head,
                 passed: false,
                 reason: Some(reason.clone()),
@@ -438,7 +443,7 @@ impl Runner {
                     attempts: Vec::new(),
                     repair: None,
                     note: Some(reason),
-                    fix_validation: &round.fix_validations,
+                    fix_validation: &changes.fix_validations,
                 },
             )?;
             self.stage_done(
@@ -467,7 +472,9 @@ impl Runner {
                     first.files_named.join(", ")
                 ));
             } else {
-                let r = self.repair(round, &cmd, &last, &named, &touched).await?;
+                let r = self
+                    .repair(fixing, changes, &cmd, &last, &named, &touched)
+                    .await?;
                 let repaired = r.commit.is_some();
                 repair = Some(r);
                 if repaired {
@@ -488,7 +495,7 @@ impl Runner {
             let log = attempts.last().map_or("verify.log", |a| a.log.as_str());
             // Only a failure in what the round touched is the round's: one
             // already there (a reviewer's push) is not blamed on it.
-            let on = if round.commits.is_empty() {
+            let on = if changes.commits.is_empty() {
                 "on the PR's head (this round made no commit)"
             } else if note.is_some() {
                 "on the PR's head with this round's commits (in files the round did not touch)"
@@ -502,7 +509,7 @@ impl Runner {
                 round.dir.join(log).display()
             )
         });
-        round.verified = Some(Verified {
+        changes.verified = Some(Verified {
             head,
             passed,
             reason: reason.clone(),
@@ -544,7 +551,7 @@ impl Runner {
             attempts,
             repair,
             note,
-            fix_validation: &round.fix_validations,
+            fix_validation: &changes.fix_validations,
         };
         self.artifact(round, "validate.json", &artifact)?;
         self.stage_done(round, Stage::Validate, summary)?;
@@ -568,12 +575,14 @@ impl Runner {
     /// One repair attempt in the run's worktree, committed by Shepherd.
     async fn repair(
         &mut self,
-        round: &mut Round,
+        fixing: Fixing<'_>,
+        changes: &mut Changes,
         cmd: &VerifyCommand,
         failed: &CommandRun,
         named: &BTreeSet<String>,
         touched: &[String],
     ) -> Result<Repair> {
+        let round = fixing.round;
         let Some((agent, role)) = self.repair_agent() else {
             return Ok(Repair {
                 provider: "builtin".to_owned(),
@@ -585,7 +594,7 @@ impl Runner {
         // The round's own fixes whose commit touches a file the failure
         // names; all of them when it names none.
         let mut fixed = Vec::new();
-        for (w, p) in &round.planned {
+        for (w, p) in &changes.planned {
             if p.carried {
                 continue;
             }
@@ -623,13 +632,14 @@ impl Runner {
             cmd.shown(),
             failed.failure_words()
         );
-        let snapshot = round.snapshot();
+        let snapshot = &fixing.synced.snapshot;
         let task_items = items
             .iter()
             .map(|w| {
                 task_item(w, snapshot).with_triage(TriageNote {
                     reasoning: reasoning.clone(),
-                    reply_hint: round
+                    reply_hint: fixing
+                        .decided
                         .triage
                         .get(w.id())
                         .map(|d| d.reply_hint.clone())
@@ -714,7 +724,7 @@ impl Runner {
         self.git(|wt| wt.discard_changes()).await?;
         match committed {
             Ok(sha) => {
-                round.commits.push(sha.0.clone());
+                changes.commits.push(sha.0.clone());
                 self.event(
                     Some(round.n),
                     "commit",
@@ -731,8 +741,12 @@ impl Runner {
         Ok(record)
     }
 
-    pub(crate) async fn stage_revalidate(&mut self, round: &mut Round) -> Result<Flow> {
-        if round.commits.is_empty() {
+    pub(crate) async fn stage_revalidate(
+        &mut self,
+        round: &Round,
+        changes: &mut Changes,
+    ) -> Result<Flow> {
+        if changes.commits.is_empty() {
             return Ok(Ok(()));
         }
         let head = self.git(|wt| wt.head_sha()).await?.0;
@@ -745,7 +759,7 @@ impl Runner {
             exit_code: Option<i32>,
             reason: Option<&'a str>,
         }
-        if let Some(v) = round.verified.clone().filter(|v| v.head == head) {
+        if let Some(v) = changes.verified.clone().filter(|v| v.head == head) {
             self.artifact(
                 round,
                 "revalidate.json",
@@ -817,7 +831,7 @@ impl Runner {
                 reason: reason.as_deref(),
             },
         )?;
-        round.verified = Some(Verified {
+        changes.verified = Some(Verified {
             head,
             passed: attempt.passed,
             reason: reason.clone(),

@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use shepherd_core::config::{repo_config_path, LayerRecord, SourceRecord, REPO_CONFIG_PATHS};
+use shepherd_core::model::PrSnapshot;
 
 use super::pr_state::short;
 use super::runner::Runner;
-use super::state::{Flow, Round, RoundEnd};
+use super::state::{Round, RoundEnd, Step, Synced};
 use crate::config::RepoFile;
 use crate::error::{EngineError, Result};
 use crate::options::{Agents, ProgressEvent, Stage};
@@ -30,9 +31,13 @@ struct WorktreeArtifact<'a> {
 }
 
 impl Runner {
-    pub(crate) async fn stage_worktree(&mut self, round: &mut Round) -> Result<Flow> {
-        let head_ref = round.snapshot().pr.head_ref.clone();
-        let pr_head = round.snapshot().pr.head_sha.clone();
+    pub(crate) async fn stage_worktree(
+        &mut self,
+        round: &Round,
+        snapshot: PrSnapshot,
+    ) -> Result<Step<Synced>> {
+        let head_ref = snapshot.pr.head_ref.clone();
+        let pr_head = snapshot.pr.head_sha.clone();
         let mut created = false;
         if self.worktree.is_none() {
             let git = self.git.clone();
@@ -84,10 +89,10 @@ impl Runner {
                 }))
             }
         };
-        round.start_sha = sync.new_sha.0.clone();
+        let start_sha = sync.new_sha.0.clone();
 
         if self.config_record.as_ref().is_some_and(|r| r.is_pending()) {
-            let base_ref = round.snapshot().pr.base_ref.clone();
+            let base_ref = snapshot.pr.base_ref.clone();
             if let Err(reason) = self.read_repo_config(round, &base_ref).await? {
                 return Ok(Err(RoundEnd::Failed { reason }));
             }
@@ -137,7 +142,10 @@ impl Runner {
             ));
         }
         self.stage_done(round, Stage::Worktree, summary)?;
-        Ok(Ok(()))
+        Ok(Ok(Synced {
+            snapshot,
+            start_sha,
+        }))
     }
 
     /// Say what the sweep of stale git locks did: a progress note and an

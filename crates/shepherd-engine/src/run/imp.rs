@@ -14,7 +14,7 @@ use shepherd_forge::Forge;
 use crate::config::{ConfigRecord, RepoConfigSource};
 use crate::error::{EngineError, Result};
 use crate::options::{ApprovalChange, ApprovalRequest, EngineOptions, ProgressEvent};
-use crate::round::{Round, RoundEnd, Runner};
+use crate::round::{Round, RoundEnd, Runner, Tally};
 use crate::run_dir::{PauseKind, RunDir, RunFile};
 use crate::store::{
     Approval, ApprovalState, LockOutcome, PrKey, RunStatus, StateDir, Store, StoreError, Timestamp,
@@ -394,7 +394,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
     let mut n = first;
     let end = loop {
         match one_round(&mut runner, n).await {
-            Ok((round, end)) => {
+            Ok((tally, end)) => {
                 let on_exhaust = runner.config.loop_.on_exhaust;
                 let limit = runner.run.round_limit;
                 match end {
@@ -431,7 +431,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                         }
                     }
                     RoundEnd::Restart { note } | RoundEnd::Next { note } => {
-                        if round.stalled {
+                        if tally.stalled {
                             // The note already ends in its own "(stalled: …)":
                             // said once, without nesting parentheses.
                             let note = note
@@ -489,7 +489,7 @@ fn limit_end(on_exhaust: OnExhaust, reason: String, run_id: &str) -> End {
 }
 
 /// One round: its bookkeeping around the stages.
-async fn one_round(runner: &mut Runner, n: u32) -> Result<(Round, RoundEnd)> {
+async fn one_round(runner: &mut Runner, n: u32) -> Result<(Tally, RoundEnd)> {
     let run_id = runner.run.run_id.clone();
     runner.run.round = n;
     // Bound first: a guard in the scrutinee would live through the arms.
@@ -508,8 +508,9 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Round, RoundEnd)> {
         .refresh_lock(&runner.run.pr, &run_id, Timestamp::now())?;
     runner.save_run()?;
     runner.emit(ProgressEvent::RoundStarted { round: n });
-    let mut round = Round::new(n, runner.dir.create_round(n)?);
-    let end = runner.run_round(&mut round).await?;
+    let round = Round::new(n, runner.dir.create_round(n)?);
+    let mut tally = Tally::default();
+    let end = runner.run_round(&round, &mut tally).await?;
     let stored = runner
         .store()
         .rounds(&run_id)?
@@ -542,11 +543,11 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Round, RoundEnd)> {
     let summary = RoundSummary {
         number: n,
         stage,
-        new_items: round.work.len() + round.carried.len(),
-        commits: round.commits.len(),
-        pushed: round.pushed.clone(),
-        ci: round.ci.as_ref().map(|v| v.status),
-        stalled: round.stalled,
+        new_items: tally.items,
+        commits: tally.commits,
+        pushed: tally.pushed.clone(),
+        ci: tally.ci,
+        stalled: tally.stalled,
         note,
         ended: Some(ended.to_owned()),
         stage_times,
@@ -560,7 +561,7 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Round, RoundEnd)> {
         let _ = crate::run_dir::write_json(&round.dir.join("report.json"), &report);
         let _ = crate::run_dir::write_text(&round.dir.join("report.md"), &report.to_markdown());
     }
-    Ok((round, end))
+    Ok((tally, end))
 }
 
 /// How long each stage of round `n` took, from the store's `stage` events
