@@ -5,8 +5,10 @@ mod checks;
 mod common;
 mod issues;
 mod json;
+mod lookup;
 mod middleware;
 mod pulls;
+mod repository;
 mod routes;
 
 pub(crate) use common::{original_uri, page_of, ApiError, PageUrl};

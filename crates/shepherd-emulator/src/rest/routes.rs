@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::routing::{delete, get, post};
 use axum::Router;
 
-use super::{checks, issues, pulls};
+use super::{checks, issues, pulls, repository};
 use crate::shared::Shared;
 
 /// Every REST route.
@@ -15,12 +15,26 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
     let at = |path: &str| format!("{REPO}{path}");
     Router::new()
         .route("/user", get(pulls::get_user))
+        .route("/rate_limit", get(repository::rate_limit))
         .route(REPO, get(pulls::get_repository))
         .route(&at("/pulls"), get(pulls::list_pull_requests))
         .route(
             &at("/pulls/{number}"),
-            get(pulls::get_pull_request).patch(pulls::patch_pull_request),
+            get(repository::get_pull_request).patch(pulls::patch_pull_request),
         )
+        .route(
+            &at("/pulls/{number}/commits"),
+            get(repository::list_pull_request_commits),
+        )
+        .route(
+            &at("/pulls/{number}/files"),
+            get(repository::list_pull_request_files),
+        )
+        .route(&at("/issues/{number}"), get(repository::get_issue))
+        .route(&at("/labels"), get(repository::list_repository_labels))
+        .route(&at("/labels/{name}"), get(repository::get_repository_label))
+        .route(&at("/commits/{ref}"), get(repository::get_commit))
+        .route(&at("/branches/{branch}"), get(repository::get_branch))
         .route(
             &at("/pulls/{number}/comments"),
             get(pulls::list_review_comments).post(pulls::post_review_comment),
@@ -71,7 +85,23 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         )
         .route(&at("/commits/{ref}/status"), get(checks::combined_status))
         .route(&at("/commits/{ref}/statuses"), get(checks::list_statuses))
-        .route(&at("/statuses/{sha}"), post(checks::create_status))
+        .route(
+            &at("/statuses/{sha}"),
+            get(checks::list_statuses).post(checks::create_status),
+        )
+        .route(
+            &at("/check-suites/{check_suite_id}"),
+            get(checks::get_check_suite),
+        )
+        .route(&at("/actions/jobs/{job_id}"), get(checks::get_job))
+        .route(
+            &at("/actions/runs/{run_id}/attempts/{attempt}"),
+            get(checks::get_workflow_run_attempt),
+        )
+        .route(
+            &at("/actions/runs/{run_id}/rerun"),
+            post(checks::rerun_workflow_run),
+        )
         .route(
             &at("/check-runs/{check_run_id}"),
             get(checks::get_check_run),

@@ -39,7 +39,7 @@ pub fn scenario(forge: EmulatedForge) -> Scenario {
     for t in 0..5u32 {
         s.threads.push(ThreadSpec::new(
             "src/lib.rs",
-            t + 1,
+            t + 3,
             vec![
                 ThreadCommentSpec::new("bob", format!("thread {t} comment 0")),
                 ThreadCommentSpec::new("review-bot", format!("thread {t} comment 1")),
@@ -60,6 +60,9 @@ pub async fn start(forge: EmulatedForge) -> RunningEmulator {
     let emu = Emulator::start(scenario(forge), "127.0.0.1:0".parse().unwrap())
         .await
         .expect("emulator starts");
-    assert!(emu.wait_idle(std::time::Duration::from_secs(60)).await, "CI settles");
+    assert!(
+        emu.wait_idle(std::time::Duration::from_secs(60)).await,
+        "CI settles"
+    );
     emu
 }

@@ -86,7 +86,7 @@ check(
 )
 first = review_comments[0]
 check("comment position in the diff hunk", first.position is not None and first.position >= 1, first.position)
-check("comment line", first.line == 1, first.line)
+check("comment line", first.line == 3, first.line)
 issue_comments = list(spr.get_issue_comments())
 check("issue comments over pages", len(issue_comments) == 3, len(issue_comments))
 reviews = list(spr.get_reviews())
