@@ -89,13 +89,22 @@ pub(crate) fn author_json(state: &State, login: &str, api_url: &str) -> Value {
 
 /// The GitHub Actions app that owns the emulator's check runs.
 pub(crate) fn actions_app_json(api_url: &str) -> Value {
+    let node_id = crate::ids::node_id(crate::ids::NodeKind::App, 15368);
+    let owner_node = crate::ids::node_id(crate::ids::NodeKind::User, 9919);
     json!({
         "id": 15368,
         "slug": "github-actions",
-        "node_id": crate::ids::node_id(crate::ids::NodeKind::App, 15368),
+        "node_id": node_id,
+        "client_id": "Iv1.emulator",
         "name": "GitHub Actions",
-        "owner": { "login": "github", "id": 9919, "type": "Organization", "site_admin": false },
-        "html_url": format!("{api_url}/apps/github-actions"),
+        "description": "Automate your workflow from idea to production",
+        "owner": account_json("github", 9919, &owner_node, "Organization", api_url),
+        "external_url": "https://help.github.com/en/actions",
+        "html_url": format!("{}/apps/github-actions", web_root(api_url)),
+        "created_at": "2018-07-30T09:30:17Z",
+        "updated_at": "2019-12-10T19:04:12Z",
+        "permissions": { "checks": "write", "contents": "write", "metadata": "read", "statuses": "write" },
+        "events": ["check_run", "check_suite", "push", "pull_request", "workflow_run"],
     })
 }
 
@@ -258,7 +267,8 @@ pub(crate) fn label_json(label: &LabelRecord, repo: &RepositoryRecord, api_url: 
         "name": label.name,
         "color": label.color,
         "default": false,
-        "description": label.description,
+        // GitHub's schema has no `null` here: no description is "".
+        "description": label.description.clone().unwrap_or_default(),
     })
 }
 

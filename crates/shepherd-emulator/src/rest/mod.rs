@@ -16,4 +16,5 @@ pub(crate) use middleware::{
     conditional_get, conditional_get_with, count_and_fault, count_and_fault_as,
 };
 pub(crate) use pulls::parse_event;
+pub use routes::route_table;
 pub(crate) use routes::routes;

@@ -29,7 +29,29 @@ pub(crate) async fn get_user(
 ) -> Response {
     let state = shared.read();
     match state.user(&viewer.login) {
-        Some(user) => Json(user_json(user, &api)).into_response(),
+        Some(user) => {
+            // The authenticated user's own view (`private-user`).
+            let mut value = user_json(user, &api);
+            let created = state
+                .pull_requests
+                .first()
+                .map_or("2024-01-01T00:00:00Z".to_owned(), |pr| {
+                    pr.created_at.clone()
+                });
+            let extra = serde_json::json!({
+                "user_view_type": "private",
+                "name": null, "company": null, "blog": "", "location": null,
+                "email": null, "hireable": null, "bio": null,
+                "public_repos": 0, "public_gists": 0, "followers": 0, "following": 0,
+                "created_at": created, "updated_at": created,
+                "private_gists": 0, "total_private_repos": 1, "owned_private_repos": 0,
+                "disk_usage": 0, "collaborators": 0, "two_factor_authentication": true,
+            });
+            if let (Some(value), Value::Object(extra)) = (value.as_object_mut(), extra) {
+                value.extend(extra);
+            }
+            Json(value).into_response()
+        }
         None => ApiError::NotFound.into_response(),
     }
 }
