@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod scenario;
+mod test_gitlab_fields;
 mod test_openapi;
 mod test_python_clients;
 mod tools;
