@@ -247,23 +247,21 @@ pub(crate) async fn get_repository_label(
     Ok(Json(label_json(label, record, &api)))
 }
 
-/// `GET /rate_limit`: the emulator does not limit; it reports GitHub's
-/// authenticated limits, none used.
-pub(crate) async fn rate_limit() -> Json<Value> {
-    let reset = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-        + 3600;
-    let bucket =
-        |limit: u64| json!({ "limit": limit, "used": 0, "remaining": limit, "reset": reset });
+/// `GET /rate_limit`: the emulator does not limit; `core` reports what the
+/// rate-limit headers of every answer say (4999 of 5000 left), the others
+/// GitHub's authenticated limits, none used.
+pub(crate) async fn rate_limit(State(shared): State<Arc<Shared>>) -> Json<Value> {
+    // The same window as the headers: it resets an hour after start.
+    let reset = shared.started_at_unix + 3600;
+    let bucket = |limit: u64, used: u64| json!({ "limit": limit, "used": used, "remaining": limit - used, "reset": reset });
     Json(json!({
         "resources": {
-            "core": bucket(5000),
-            "search": bucket(30),
-            "graphql": bucket(5000),
-            "integration_manifest": bucket(5000),
-            "code_search": bucket(10),
+            "core": bucket(5000, 1),
+            "search": bucket(30, 0),
+            "graphql": bucket(5000, 0),
+            "integration_manifest": bucket(5000, 0),
+            "code_search": bucket(10, 0),
         },
-        "rate": bucket(5000),
+        "rate": bucket(5000, 1),
     }))
 }

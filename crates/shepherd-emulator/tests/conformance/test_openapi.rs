@@ -328,7 +328,7 @@ async fn validate_every_route(enterprise: bool) {
         201,
     )
     .await;
-    let reviews_route = format!("{}", r("/pulls/{number}/reviews"));
+    let reviews_route = r("/pulls/{number}/reviews");
     let reviews = c
         .call(
             &format!("GET {reviews_route}"),
