@@ -10,4 +10,5 @@ mod scenario;
 mod test_gitlab_fields;
 mod test_openapi;
 mod test_python_clients;
+mod test_rest_text;
 mod tools;
