@@ -44,11 +44,16 @@ pub(crate) fn start_run(
     run_id
 }
 
-/// Re-runs the failed jobs of run `run_id` (a new attempt).
-pub(crate) fn rerun_failed(shared: &Arc<Shared>, run_id: u64) -> Result<(), WriteError> {
+/// Re-runs the failed jobs (`failed_only`) or every job of run `run_id`
+/// (a new attempt).
+pub(crate) fn rerun(
+    shared: &Arc<Shared>,
+    run_id: u64,
+    failed_only: bool,
+) -> Result<(), WriteError> {
     let (launches, epoch) = {
         let mut state = shared.write();
-        let launches = state.ci_rerun_failed(run_id, &shared.scenario.checks)?;
+        let launches = state.ci_rerun(run_id, &shared.scenario.checks, failed_only)?;
         (launches, state.epoch)
     };
     for launch in launches {

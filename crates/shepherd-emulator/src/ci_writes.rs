@@ -212,12 +212,13 @@ impl State {
         }
     }
 
-    /// `rerun-failed-jobs`: a new attempt of run `run_id` with new jobs for
-    /// the failed ones.
-    pub(crate) fn ci_rerun_failed(
+    /// `rerun-failed-jobs` (`failed_only`) or `rerun`: a new attempt of run
+    /// `run_id` with new jobs for the failed ones, or for all.
+    pub(crate) fn ci_rerun(
         &mut self,
         run_id: u64,
         checks: &[CheckSpec],
+        failed_only: bool,
     ) -> Result<Vec<JobLaunch>, WriteError> {
         let Some(run) = self.ci.workflow_run(run_id) else {
             return Err(WriteError::NotFound("Not Found".into()));
@@ -230,7 +231,7 @@ impl State {
         let failed: Vec<String> = run
             .latest_jobs()
             .iter()
-            .filter(|j| j.conclusion.is_some_and(Conclusion::failed))
+            .filter(|j| !failed_only || j.conclusion.is_some_and(Conclusion::failed))
             .map(|j| j.name.clone())
             .collect();
         if failed.is_empty() {

@@ -7,7 +7,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 
-use crate::scenario::FileTree;
+use crate::scenario::{EmulatedForge, FileTree};
 
 /// Errors from running `git`.
 #[derive(Debug, thiserror::Error)]
@@ -159,6 +159,15 @@ fn output_of(mut cmd: Command, what: &str, stdin: Option<&[u8]>) -> Result<Strin
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
+/// The ref the forge keeps a pull request's head at: GitHub's
+/// `refs/pull/N/head`, GitLab's `refs/merge-requests/N/head`.
+pub(crate) fn pull_ref(forge: EmulatedForge, number: u64) -> String {
+    match forge {
+        EmulatedForge::GitHub => format!("refs/pull/{number}/head"),
+        EmulatedForge::GitLab => format!("refs/merge-requests/{number}/head"),
+    }
+}
+
 /// What [`create_repository`] made.
 #[derive(Debug, Clone)]
 pub(crate) struct CreatedRepository {
@@ -173,6 +182,8 @@ pub(crate) struct CreatedRepository {
 /// Everything [`create_repository`] needs.
 pub(crate) struct RepositoryPlan<'a> {
     pub(crate) git_dir: PathBuf,
+    /// Which forge's ref names the pull request's head gets.
+    pub(crate) forge: EmulatedForge,
     pub(crate) default_branch: &'a str,
     pub(crate) base_branch: &'a str,
     pub(crate) head_branch: &'a str,
@@ -184,7 +195,7 @@ pub(crate) struct RepositoryPlan<'a> {
 }
 
 /// Creates a bare repository holding the base commit on the base branch and
-/// the head commit, its child, on the head branch (and `refs/pull/N/head`).
+/// the head commit, its child, on the head branch (and `refs/pull/N/head`, GitLab's `refs/merge-requests/N/head`).
 pub(crate) fn create_repository(
     git: &GitEnv,
     plan: &RepositoryPlan<'_>,
@@ -241,7 +252,7 @@ pub(crate) fn create_repository(
         let default_ref = format!("refs/heads/{}", plan.default_branch);
         git.run(git_dir, &["update-ref", &default_ref, &base_sha])?;
     }
-    let pull_ref = format!("refs/pull/{}/head", plan.pr_number);
+    let pull_ref = pull_ref(plan.forge, plan.pr_number);
     git.run(git_dir, &["update-ref", &pull_ref, &head_sha])?;
     Ok(CreatedRepository {
         git_dir: git_dir.clone(),
@@ -470,6 +481,122 @@ pub(crate) fn diff_hunk(hunks: &[Hunk], line: u32, left_side: bool) -> Option<St
         }
     }
     None
+}
+
+/// GitHub's `position` of `line` on one side of a file's diff: the line's
+/// index below the file's first `@@` header (1 for the first line; later
+/// hunk headers count as lines). `None` when the line is not in the diff.
+pub(crate) fn diff_position(hunks: &[Hunk], line: u32, left_side: bool) -> Option<u32> {
+    let mut position = 0u32;
+    for (i, hunk) in hunks.iter().enumerate() {
+        if i > 0 {
+            position += 1;
+        }
+        for l in &hunk.lines {
+            position += 1;
+            let number = if left_side { l.old } else { l.new };
+            if number == Some(line) {
+                return Some(position);
+            }
+        }
+    }
+    None
+}
+
+/// A file's patch as GitHub's `pulls/N/files` shows it: its hunks, headers
+/// included, without the file header.
+pub(crate) fn patch_text(hunks: &[Hunk]) -> String {
+    let mut out = Vec::new();
+    for hunk in hunks {
+        out.push(hunk.header.as_str());
+        out.extend(hunk.lines.iter().map(|l| l.text.as_str()));
+    }
+    out.join("\n")
+}
+
+/// Lines added and removed by a file's hunks, and whether the file is new
+/// (no old lines) or deleted (no new lines).
+pub(crate) fn change_counts(hunks: &[Hunk]) -> (u32, u32, bool, bool) {
+    let lines = hunks.iter().flat_map(|h| h.lines.iter());
+    let (mut added, mut removed, mut old_seen, mut new_seen) = (0, 0, false, false);
+    for l in lines {
+        match (l.old, l.new) {
+            (None, Some(_)) => added += 1,
+            (Some(_), None) => removed += 1,
+            _ => {}
+        }
+        old_seen |= l.old.is_some();
+        new_seen |= l.new.is_some();
+    }
+    (added, removed, !old_seen, !new_seen)
+}
+
+/// The unified diff `from..to` as `git diff` prints it.
+pub(crate) fn diff_text(
+    git: &GitEnv,
+    git_dir: &Path,
+    from: &str,
+    to: &str,
+) -> Result<String, GitError> {
+    let text = git.run(
+        git_dir,
+        &[
+            "-c",
+            "core.quotePath=false",
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-renames",
+            from,
+            to,
+        ],
+    )?;
+    // `run` trims; a diff ends with a newline.
+    Ok(if text.is_empty() { text } else { text + "\n" })
+}
+
+/// A commit's metadata, for GitHub's commit object.
+#[derive(Debug, Clone)]
+pub(crate) struct CommitDetail {
+    pub(crate) sha: String,
+    pub(crate) tree: String,
+    pub(crate) parents: Vec<String>,
+    pub(crate) author_name: String,
+    pub(crate) author_email: String,
+    pub(crate) authored_date: String,
+    pub(crate) committer_name: String,
+    pub(crate) committer_email: String,
+    pub(crate) committed_date: String,
+    pub(crate) message: String,
+}
+
+/// The commit `sha` (any revision), if the repository has it.
+pub(crate) fn commit_detail(git: &GitEnv, git_dir: &Path, revision: &str) -> Option<CommitDetail> {
+    let sha = resolve_commit(git, git_dir, revision)?;
+    let out = git
+        .run(
+            git_dir,
+            &[
+                "show",
+                "-s",
+                "--format=%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%ce%x1f%cI%x1f%B",
+                &sha,
+            ],
+        )
+        .ok()?;
+    let mut f = out.split('\x1f');
+    Some(CommitDetail {
+        sha: f.next()?.trim().to_owned(),
+        tree: f.next()?.to_owned(),
+        parents: f.next()?.split_whitespace().map(str::to_owned).collect(),
+        author_name: f.next()?.to_owned(),
+        author_email: f.next()?.to_owned(),
+        authored_date: f.next()?.to_owned(),
+        committer_name: f.next()?.to_owned(),
+        committer_email: f.next()?.to_owned(),
+        committed_date: f.next()?.to_owned(),
+        message: f.next()?.trim_end().to_owned(),
+    })
 }
 
 /// A line the diff adds on the new side.

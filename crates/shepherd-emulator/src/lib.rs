@@ -58,6 +58,7 @@ mod tasks;
 pub use automation::{BotSpec, CheckSpec, CiSpec, EndpointAccess, FaultEffect, FaultSpec};
 pub use control::{Act, ActError, ActOutcome, ActThread, ActThreadRef};
 pub use git::GitError;
+pub use rest::route_table as rest_route_table;
 pub use scenario::{
     EmulatedForge, FileSpec, FileTree, IssueCommentSpec, Permission, PullRequestSpec,
     PullRequestStatus, RepositorySpec, ReviewSpec, ReviewStateSpec, Scenario, ScenarioError, Side,

@@ -82,7 +82,7 @@ pub(crate) async fn process_moves(
     Ok(())
 }
 
-/// Updates `refs/pull/N/head`, the threads, the PR's diff and commits, then
+/// Updates `refs/pull/N/head` (GitLab: `refs/merge-requests/N/head`), the threads, the PR's diff and commits, then
 /// starts CI and wakes the bots.
 async fn apply_push_effects(
     shared: &Arc<Shared>,
@@ -102,8 +102,9 @@ async fn apply_push_effects(
     };
     let git_env = shared.git.clone();
     let (number, old, new) = (event.number, event.old_sha.clone(), event.new_sha.clone());
+    let forge = shared.scenario.forge;
     let (push_diff, pr_diff, commits) = blocking("diff", move || {
-        let pull_ref = format!("refs/pull/{number}/head");
+        let pull_ref = git::pull_ref(forge, number);
         git_env.run(&git_dir, &["update-ref", &pull_ref, &new])?;
         let push_diff = git::diff(&git_env, &git_dir, &old, &new)?;
         let pr_diff = git::diff(&git_env, &git_dir, &base_sha, &new)?;

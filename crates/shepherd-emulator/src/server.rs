@@ -157,6 +157,7 @@ impl Emulator {
             tokio::task::spawn_blocking(move || -> Result<_, GitError> {
                 let plan = RepositoryPlan {
                     git_dir,
+                    forge: scenario.forge,
                     default_branch: &scenario.repository.default_branch,
                     base_branch: &scenario.pull_request.base,
                     head_branch: &scenario.pull_request.head,

@@ -92,6 +92,17 @@ impl IntoResponse for GlError {
     }
 }
 
+/// A boolean as GitLab's API (Grape) coerces text: `true`, `True`, `1`,
+/// `t`, `yes`, `y`, `on` and `false`, `False`, `0`, `f`, `no`, `n`, `off`,
+/// in any case.
+pub(crate) fn parse_bool(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "true" | "1" | "t" | "yes" | "y" | "on" => Some(true),
+        "false" | "0" | "f" | "no" | "n" | "off" => Some(false),
+        _ => None,
+    }
+}
+
 /// The authenticated user of a GitLab request (`PRIVATE-TOKEN`, or
 /// `Authorization: Bearer`).
 pub(crate) struct GlViewer(pub(crate) Viewer);
@@ -199,14 +210,17 @@ impl Params {
         }
     }
 
-    /// A boolean parameter (`true`/`false`, as JSON or text); an error
-    /// names the parameter.
+    /// A boolean parameter (JSON, or text as [`parse_bool`] reads it); an
+    /// error names the parameter.
     pub(crate) fn flag(&self, key: &str) -> Result<Option<bool>, GlError> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(Value::String(s)) if s == "true" => Ok(Some(true)),
-            Some(Value::String(s)) if s == "false" => Ok(Some(false)),
+            Some(Value::Number(n)) if n.as_u64() == Some(1) => Ok(Some(true)),
+            Some(Value::Number(n)) if n.as_u64() == Some(0) => Ok(Some(false)),
+            Some(Value::String(s)) => parse_bool(s)
+                .map(Some)
+                .ok_or_else(|| GlError::parameter(&format!("{key} is invalid"))),
             Some(_) => Err(GlError::parameter(&format!("{key} is invalid"))),
         }
     }

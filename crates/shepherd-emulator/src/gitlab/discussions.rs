@@ -10,7 +10,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::Value;
 
-use super::common::{merge_request, require_write, GlError, GlPaging, GlViewer, Params, QueryMap};
+use super::common::{
+    merge_request, parse_id, require_write, GlError, GlPaging, GlViewer, Params, QueryMap,
+};
 use super::json::{discussion_json, note_json, Cx};
 use super::view::{self, Discussion, Note};
 use crate::scenario::Permission;
@@ -44,6 +46,26 @@ pub(crate) async fn get_discussion(
     let discussion = view::discussion(pr, &discussion_id).ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
     Ok(Json(discussion_json(&cx, pr, &discussion)))
+}
+
+/// `GET …/discussions/:discussion_id/notes/:note_id`: one note of the
+/// discussion.
+pub(crate) async fn get_discussion_note(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, iid, discussion_id, note_id)): Path<(String, String, String, String)>,
+) -> Result<Json<Value>, GlError> {
+    let note_id = parse_id(&note_id)?;
+    let state = shared.read();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let discussion = view::discussion(pr, &discussion_id).ok_or_else(GlError::not_found)?;
+    let notes = discussion.notes(pr);
+    let note = notes
+        .iter()
+        .find(|n| n.id() == note_id)
+        .ok_or_else(|| GlError::not_found_named("Note"))?;
+    let cx = Cx::new(&state, &shared.base_url);
+    Ok(Json(note_json(&cx, pr, note)))
 }
 
 /// `POST …/discussions/:discussion_id/notes` with `body`: a reply in a

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::Value;
 
-use super::common::{parse_id, project, require_write, GlError, GlPaging, GlViewer};
+use super::common::{parse_bool, parse_id, project, require_write, GlError, GlPaging, GlViewer};
 use super::json::{job_json, pipeline_json, Cx};
 use super::view;
 use crate::shared::Shared;
@@ -92,7 +92,13 @@ pub(crate) async fn list_jobs(
         .workflow_run(pipeline_id)
         .ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
-    let jobs: Vec<_> = if paging.param("include_retried") == Some("true") {
+    let include_retried = match paging.param("include_retried") {
+        None => false,
+        Some(text) => {
+            parse_bool(text).ok_or_else(|| GlError::parameter("include_retried is invalid"))?
+        }
+    };
+    let jobs: Vec<_> = if include_retried {
         run.jobs.iter().collect()
     } else {
         run.latest_jobs()
@@ -127,6 +133,9 @@ pub(crate) async fn retry_job(
     State(shared): State<Arc<Shared>>,
     GlViewer(viewer): GlViewer,
     Path((id, job_id)): Path<(String, String)>,
+    // Read (and ignored) so that hyper keeps the connection alive: an
+    // unread body makes it close the connection after the answer.
+    _body: axum::body::Bytes,
 ) -> Result<Response, GlError> {
     let job_id = parse_id(&job_id)?;
     {

@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{project, GlError, GlViewer, QueryMap};
+use super::common::{parse_bool, project, GlError, GlViewer, QueryMap};
 use crate::git::{self, CommitInfo, FileChange};
 use crate::shared::Shared;
 
@@ -51,10 +51,9 @@ pub(crate) async fn compare(
         .get("to")
         .cloned()
         .ok_or_else(|| GlError::parameter("to is missing"))?;
-    let straight = match query.get("straight").map(String::as_str) {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(_) => return Err(GlError::parameter("straight is invalid")),
+    let straight = match query.get("straight") {
+        None => false,
+        Some(text) => parse_bool(text).ok_or_else(|| GlError::parameter("straight is invalid"))?,
     };
     let git_env = shared.git.clone();
     let (from_sha, to_sha) = {

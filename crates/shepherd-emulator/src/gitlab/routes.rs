@@ -43,6 +43,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             post(discussions::post_discussion_note),
         )
         .route(
+            &mr("/discussions/{discussion_id}/notes/{note_id}"),
+            get(discussions::get_discussion_note),
+        )
+        .route(
             &mr("/pipelines"),
             get(merge_requests::list_merge_request_pipelines),
         )

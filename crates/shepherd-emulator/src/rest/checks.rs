@@ -12,56 +12,24 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    parse_body, parse_id, require_write, visible_repository, with_link, ApiError, Authed, Paging,
+    parse_body, parse_id, require_write, visible_repository, with_link, Api, ApiError, Authed,
+    Paging,
 };
 use super::json::{
-    check_run_json, job_json, short_repository_json, status_json, workflow_run_json,
+    check_run_json, check_suite_json, job_json, short_repository_json, status_json,
+    workflow_run_json,
 };
+use super::lookup::{commit_details, resolve_ref};
 use crate::automation::EndpointAccess;
 use crate::ci_state::StatusState;
-use crate::git;
 use crate::shared::Shared;
-
-/// The commit `reference` names (a SHA, a branch or a tag); 422 as on
-/// GitHub when there is none.
-async fn resolve_ref(shared: &Arc<Shared>, reference: &str) -> Result<String, ApiError> {
-    let full_sha = reference.len() == 40 && reference.bytes().all(|b| b.is_ascii_hexdigit());
-    if full_sha {
-        let sha = reference.to_ascii_lowercase();
-        let known = {
-            let state = shared.read();
-            state
-                .pull_requests
-                .iter()
-                .any(|pr| pr.commits.contains(&sha))
-                || state.ci.check_runs.iter().any(|r| r.head_sha == sha)
-                || state.ci.statuses.iter().any(|s| s.sha == sha)
-        };
-        if known {
-            return Ok(sha);
-        }
-    }
-    let (git_env, git_dir) = (shared.git.clone(), shared.read().repository.git_dir.clone());
-    let reference_owned = reference.to_owned();
-    let resolved = tokio::task::spawn_blocking(move || {
-        git::resolve_commit(&git_env, &git_dir, &reference_owned)
-    })
-    .await
-    .ok()
-    .flatten();
-    resolved.ok_or_else(|| {
-        ApiError::Message(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            format!("No commit found for SHA: {reference}"),
-        )
-    })
-}
 
 /// `GET …/commits/{ref}/check-runs` (`check_name`, `status`,
 /// `filter=latest|all`).
 pub(crate) async fn list_check_runs(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     paging: Paging,
     Path((owner, repo, reference)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -85,7 +53,7 @@ pub(crate) async fn list_check_runs(
         .into_iter()
         .filter(|r| name.is_none_or(|n| *n == r.name))
         .filter(|r| status.is_none_or(|s| s == r.status.as_str()))
-        .map(|r| check_run_json(&state, r, &shared.base_url))
+        .map(|r| check_run_json(&state, r, &api))
         .collect();
     Ok(paging.counted(&shared.base_url, "check_runs", items))
 }
@@ -94,19 +62,21 @@ pub(crate) async fn list_check_runs(
 pub(crate) async fn get_check_run(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
     visible_repository(&state, &viewer, &owner, &repo)?;
     let id = parse_id(&id)?;
     let run = state.ci.check_run(id).ok_or(ApiError::NotFound)?;
-    Ok(Json(check_run_json(&state, run, &shared.base_url)))
+    Ok(Json(check_run_json(&state, run, &api)))
 }
 
 /// `GET …/commits/{ref}/status`: the combined status.
 pub(crate) async fn combined_status(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     paging: Paging,
     Path((owner, repo, reference)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -117,12 +87,12 @@ pub(crate) async fn combined_status(
         .ci
         .latest_statuses(&sha)
         .into_iter()
-        .map(|s| status_json(&state, s, &shared.base_url))
+        .map(|s| status_json(&state, s, &api))
         .collect();
     let total = statuses.len();
     let (page, link) = paging.slice(&shared.base_url, statuses);
     let full_name = state.repository.full_name();
-    let base = &shared.base_url;
+    let base = &api;
     Ok(with_link(
         StatusCode::OK,
         json!({
@@ -130,7 +100,7 @@ pub(crate) async fn combined_status(
             "statuses": page,
             "sha": sha,
             "total_count": total,
-            "repository": short_repository_json(&state.repository, base),
+            "repository": short_repository_json(&state, base),
             "commit_url": format!("{base}/repos/{full_name}/commits/{sha}"),
             "url": format!("{base}/repos/{full_name}/commits/{sha}/status"),
         }),
@@ -142,6 +112,7 @@ pub(crate) async fn combined_status(
 pub(crate) async fn list_statuses(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     paging: Paging,
     Path((owner, repo, reference)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -154,7 +125,7 @@ pub(crate) async fn list_statuses(
         .iter()
         .rev()
         .filter(|s| s.sha == sha)
-        .map(|s| status_json(&state, s, &shared.base_url))
+        .map(|s| status_json(&state, s, &api))
         .collect();
     let (page, link) = paging.slice(&shared.base_url, items);
     Ok(with_link(StatusCode::OK, Value::Array(page), link))
@@ -172,6 +143,7 @@ struct NewStatus {
 pub(crate) async fn create_status(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, sha)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -197,7 +169,7 @@ pub(crate) async fn create_status(
         &viewer.login,
     );
     let status = state.ci.status(id).ok_or(ApiError::NotFound)?;
-    let value = status_json(&state, status, &shared.base_url);
+    let value = status_json(&state, status, &api);
     Ok((StatusCode::CREATED, Json(value)).into_response())
 }
 
@@ -227,6 +199,7 @@ fn app_id(shared: &Shared, context: &str) -> Value {
 pub(crate) async fn required_status_checks(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, branch)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -243,7 +216,7 @@ pub(crate) async fn required_status_checks(
     }
     let url = format!(
         "{}/repos/{}/branches/{branch}/protection/required_status_checks",
-        shared.base_url,
+        api,
         record.full_name()
     );
     let checks: Vec<Value> = required
@@ -302,11 +275,22 @@ pub(crate) async fn branch_rules(
 pub(crate) async fn list_workflow_runs(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     paging: Paging,
     Path((owner, repo)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
+    let shas: Vec<String> = {
+        let state = shared.read();
+        visible_repository(&state, &viewer, &owner, &repo)?;
+        state
+            .ci
+            .workflow_runs
+            .iter()
+            .map(|r| r.head_sha.clone())
+            .collect()
+    };
+    let commits = commit_details(&shared, dedup(shas)).await;
     let state = shared.read();
-    visible_repository(&state, &viewer, &owner, &repo)?;
     let param = |name: &str| paging.params.get(name).cloned();
     let (head_sha, branch, event, status) = (
         param("head_sha"),
@@ -327,28 +311,159 @@ pub(crate) async fn list_workflow_runs(
                 s == r.status.as_str() || r.conclusion.is_some_and(|c| c.as_str() == s)
             })
         })
-        .map(|r| workflow_run_json(&state, r, &shared.base_url))
+        .map(|r| workflow_run_json(&state, r, commits.get(&r.head_sha), &api))
         .collect();
     Ok(paging.counted(&shared.base_url, "workflow_runs", items))
 }
 
-/// `GET …/actions/runs/{run_id}`.
+fn dedup(mut shas: Vec<String>) -> Vec<String> {
+    shas.sort();
+    shas.dedup();
+    shas
+}
+
+/// The head SHA of workflow run `run_id`, if the viewer sees the repository
+/// and the run exists.
+fn run_head(
+    shared: &Shared,
+    viewer: &crate::auth::Viewer,
+    owner: &str,
+    repo: &str,
+    run_id: &str,
+) -> Result<(u64, String), ApiError> {
+    let state = shared.read();
+    visible_repository(&state, viewer, owner, repo)?;
+    let run_id = parse_id(run_id)?;
+    let run = state.ci.workflow_run(run_id).ok_or(ApiError::NotFound)?;
+    Ok((run_id, run.head_sha.clone()))
+}
+
 pub(crate) async fn get_workflow_run(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, run_id)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let (run_id, sha) = run_head(&shared, &viewer, &owner, &repo, &run_id)?;
+    let commits = commit_details(&shared, vec![sha]).await;
+    let state = shared.read();
+    let run = state.ci.workflow_run(run_id).ok_or(ApiError::NotFound)?;
+    Ok(Json(workflow_run_json(
+        &state,
+        run,
+        commits.get(&run.head_sha),
+        &api,
+    )))
+}
+
+/// `GET …/actions/runs/{run_id}/attempts/{attempt}`: the run as of that
+/// attempt. The emulator keeps one record per run: an earlier attempt is
+/// answered with the run's current fields and that `run_attempt`.
+pub(crate) async fn get_workflow_run_attempt(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Api(api): Api,
+    Path((owner, repo, run_id, attempt)): Path<(String, String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let (run_id, sha) = run_head(&shared, &viewer, &owner, &repo, &run_id)?;
+    let attempt: u32 = attempt.parse().map_err(|_| ApiError::NotFound)?;
+    let commits = commit_details(&shared, vec![sha]).await;
+    let state = shared.read();
+    let run = state.ci.workflow_run(run_id).ok_or(ApiError::NotFound)?;
+    if attempt == 0 || attempt > run.run_attempt {
+        return Err(ApiError::NotFound);
+    }
+    let mut value = workflow_run_json(&state, run, commits.get(&run.head_sha), &api);
+    if attempt < run.run_attempt {
+        let url = format!(
+            "{api}/repos/{}/actions/runs/{run_id}",
+            state.repository.full_name()
+        );
+        value["run_attempt"] = json!(attempt);
+        value["previous_attempt_url"] =
+            json!((attempt > 1).then(|| format!("{url}/attempts/{}", attempt - 1)));
+        // Only the latest attempt's jobs are known per attempt below.
+        value["status"] = json!("completed");
+    }
+    Ok(Json(value))
+}
+
+/// `GET …/check-suites/{check_suite_id}`.
+pub(crate) async fn get_check_suite(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Api(api): Api,
+    Path((owner, repo, id)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let sha = {
+        let state = shared.read();
+        visible_repository(&state, &viewer, &owner, &repo)?;
+        let id = parse_id(&id)?;
+        state
+            .ci
+            .check_suite(id)
+            .ok_or(ApiError::NotFound)?
+            .head_sha
+            .clone()
+    };
+    let commits = commit_details(&shared, vec![sha]).await;
+    let state = shared.read();
+    let suite = state
+        .ci
+        .check_suite(parse_id(&id)?)
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(check_suite_json(
+        &state,
+        suite,
+        commits.get(&suite.head_sha),
+        &api,
+    )))
+}
+
+/// `GET …/actions/jobs/{job_id}`.
+pub(crate) async fn get_job(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Api(api): Api,
+    Path((owner, repo, id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
     visible_repository(&state, &viewer, &owner, &repo)?;
-    let run_id = parse_id(&run_id)?;
-    let run = state.ci.workflow_run(run_id).ok_or(ApiError::NotFound)?;
-    Ok(Json(workflow_run_json(&state, run, &shared.base_url)))
+    let id = parse_id(&id)?;
+    state
+        .ci
+        .workflow_runs
+        .iter()
+        .find_map(|run| {
+            run.jobs
+                .iter()
+                .find(|j| j.database_id == id)
+                .map(|job| job_json(&state, run, job, &api))
+        })
+        .map(Json)
+        .ok_or(ApiError::NotFound)
 }
 
-/// `GET …/actions/runs/{run_id}/jobs` (`filter=latest|all`).
+/// `POST …/actions/runs/{run_id}/rerun`: a new attempt of every job.
+pub(crate) async fn rerun_workflow_run(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, run_id)): Path<(String, String, String)>,
+    // Read (and ignored) so that hyper keeps the connection alive: an
+    // unread body makes it close the connection after the answer.
+    _body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
+    require_write(&viewer)?;
+    let run_id = parse_id(&run_id)?;
+    crate::ci::rerun(&shared, run_id, false)?;
+    Ok((StatusCode::CREATED, Json(json!({}))).into_response())
+}
+
 pub(crate) async fn list_jobs(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     paging: Paging,
     Path((owner, repo, run_id)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -364,7 +479,7 @@ pub(crate) async fn list_jobs(
     };
     let items: Vec<Value> = jobs
         .into_iter()
-        .map(|j| job_json(&state, run, j, &shared.base_url))
+        .map(|j| job_json(&state, run, j, &api))
         .collect();
     Ok(paging.counted(&shared.base_url, "jobs", items))
 }
@@ -374,10 +489,13 @@ pub(crate) async fn rerun_failed_jobs(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
     Path((owner, repo, run_id)): Path<(String, String, String)>,
+    // Read (and ignored) so that hyper keeps the connection alive: an
+    // unread body makes it close the connection after the answer.
+    _body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
     visible_repository(&shared.read(), &viewer, &owner, &repo)?;
     require_write(&viewer)?;
     let run_id = parse_id(&run_id)?;
-    crate::ci::rerun_failed(&shared, run_id)?;
+    crate::ci::rerun(&shared, run_id, true)?;
     Ok((StatusCode::CREATED, Json(json!({}))).into_response())
 }

@@ -113,6 +113,30 @@ impl FromRequestParts<Arc<Shared>> for Authed {
     }
 }
 
+/// The API root a REST request was made under, to build the `url` fields of
+/// its answer: `http://HOST` for github.com-style requests and
+/// `http://HOST/api/v3` for Enterprise-style ones (on Enterprise every `url`
+/// is under `/api/v3/`).
+pub(crate) struct Api(pub(crate) String);
+
+impl FromRequestParts<Arc<Shared>> for Api {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, Self::Rejection> {
+        let uri = original_uri(parts);
+        let path = uri.path();
+        let enterprise = path == "/api/v3" || path.starts_with("/api/v3/");
+        Ok(Api(if enterprise {
+            format!("{}/api/v3", shared.base_url)
+        } else {
+            shared.base_url.clone()
+        }))
+    }
+}
+
 /// A 404 unless `owner/repo` is the repository and the viewer may see it.
 pub(crate) fn visible_repository<'s>(
     state: &'s EmulatorState,

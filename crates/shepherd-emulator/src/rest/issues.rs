@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::common::{
-    parse_body, parse_id, require_write, visible_pull_request, visible_repository, with_link,
+    parse_body, parse_id, require_write, visible_pull_request, visible_repository, with_link, Api,
     ApiError, Authed, Paging,
 };
 use super::json::{issue_comment_json, labels_json};
@@ -21,6 +21,7 @@ use crate::shared::Shared;
 pub(crate) async fn list_issue_comments(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     paging: Paging,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -32,7 +33,7 @@ pub(crate) async fn list_issue_comments(
         .iter()
         // ISO 8601 in UTC compares as text.
         .filter(|c| since.as_ref().is_none_or(|s| c.created_at >= *s))
-        .map(|c| issue_comment_json(&state, pr, c, &shared.base_url))
+        .map(|c| issue_comment_json(&state, pr, c, &api))
         .collect();
     let (page, link) = paging.slice(&shared.base_url, items);
     Ok(with_link(StatusCode::OK, Value::Array(page), link))
@@ -47,6 +48,7 @@ struct CommentBody {
 pub(crate) async fn post_issue_comment(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -65,7 +67,7 @@ pub(crate) async fn post_issue_comment(
         .iter()
         .find(|c| c.database_id == id)
         .ok_or(ApiError::NotFound)?;
-    let value = issue_comment_json(&state, pr, comment, &shared.base_url);
+    let value = issue_comment_json(&state, pr, comment, &api);
     Ok((StatusCode::CREATED, Json(value)).into_response())
 }
 
@@ -73,6 +75,7 @@ pub(crate) async fn post_issue_comment(
 pub(crate) async fn get_issue_comment(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, comment_id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -83,7 +86,7 @@ pub(crate) async fn get_issue_comment(
         .iter()
         .find_map(|pr| {
             let comment = pr.issue_comments.iter().find(|c| c.database_id == id)?;
-            Some(issue_comment_json(&state, pr, comment, &shared.base_url))
+            Some(issue_comment_json(&state, pr, comment, &api))
         })
         .map(Json)
         .ok_or(ApiError::NotFound)
@@ -93,11 +96,12 @@ pub(crate) async fn get_issue_comment(
 pub(crate) async fn list_labels(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
     let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    Ok(Json(labels_json(&state, pr, &shared.base_url)))
+    Ok(Json(labels_json(&state, pr, &api)))
 }
 
 #[derive(Deserialize)]
@@ -110,6 +114,7 @@ struct LabelsBody {
 pub(crate) async fn add_labels(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
@@ -125,7 +130,7 @@ pub(crate) async fn add_labels(
     require_write(&viewer)?;
     state.apply_add_labels(number, &names)?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
-    Ok(Json(labels_json(&state, pr, &shared.base_url)))
+    Ok(Json(labels_json(&state, pr, &api)))
 }
 
 /// `DELETE …/issues/{number}/labels/{name}`: answers the labels left; 404
@@ -133,6 +138,7 @@ pub(crate) async fn add_labels(
 pub(crate) async fn remove_label(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, number, name)): Path<(String, String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let mut state = shared.write();
@@ -141,5 +147,5 @@ pub(crate) async fn remove_label(
     require_write(&viewer)?;
     state.apply_remove_label(number, &name)?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
-    Ok(Json(labels_json(&state, pr, &shared.base_url)))
+    Ok(Json(labels_json(&state, pr, &api)))
 }

@@ -6,8 +6,10 @@ mod collaborators;
 mod common;
 mod issues;
 mod json;
+mod lookup;
 mod middleware;
 mod pulls;
+mod repository;
 mod routes;
 
 pub(crate) use common::{original_uri, page_of, ApiError, PageUrl};
@@ -15,4 +17,5 @@ pub(crate) use middleware::{
     conditional_get, conditional_get_with, count_and_fault, count_and_fault_as,
 };
 pub(crate) use pulls::parse_event;
+pub use routes::route_table;
 pub(crate) use routes::routes;

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::common::{
-    parse_body, parse_id, require_write, visible_pull_request, visible_repository, with_link,
+    parse_body, parse_id, require_write, visible_pull_request, visible_repository, with_link, Api,
     ApiError, Authed, Paging,
 };
 use super::json::{
@@ -25,10 +25,33 @@ use crate::state::{NewThread, PullRequestEdit, PullRequestRecord, State as Emula
 pub(crate) async fn get_user(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
 ) -> Response {
     let state = shared.read();
     match state.user(&viewer.login) {
-        Some(user) => Json(user_json(user, &shared.base_url)).into_response(),
+        Some(user) => {
+            // The authenticated user's own view (`private-user`).
+            let mut value = user_json(user, &api);
+            let created = state
+                .pull_requests
+                .first()
+                .map_or("2024-01-01T00:00:00Z".to_owned(), |pr| {
+                    pr.created_at.clone()
+                });
+            let extra = serde_json::json!({
+                "user_view_type": "private",
+                "name": null, "company": null, "blog": "", "location": null,
+                "email": null, "hireable": null, "bio": null,
+                "public_repos": 0, "public_gists": 0, "followers": 0, "following": 0,
+                "created_at": created, "updated_at": created,
+                "private_gists": 0, "total_private_repos": 1, "owned_private_repos": 0,
+                "disk_usage": 0, "collaborators": 0, "two_factor_authentication": true,
+            });
+            if let (Some(value), Value::Object(extra)) = (value.as_object_mut(), extra) {
+                value.extend(extra);
+            }
+            Json(value).into_response()
+        }
         None => ApiError::NotFound.into_response(),
     }
 }
@@ -36,16 +59,18 @@ pub(crate) async fn get_user(
 pub(crate) async fn get_repository(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
-    let record = visible_repository(&state, &viewer, &owner, &repo)?;
-    Ok(Json(repository_json(record, &viewer, &shared.base_url)))
+    visible_repository(&state, &viewer, &owner, &repo)?;
+    Ok(Json(repository_json(&state, &viewer, &api)))
 }
 
 pub(crate) async fn list_pull_requests(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     paging: Paging,
     Path((owner, repo)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
@@ -60,25 +85,10 @@ pub(crate) async fn list_pull_requests(
             "closed" => pr.status != PullRequestStatus::Open,
             _ => pr.status == PullRequestStatus::Open,
         })
-        .map(|pr| pull_request_json(&state, record, pr, &shared.base_url))
+        .map(|pr| pull_request_json(&state, record, pr, &api))
         .collect();
     let (page, link) = paging.slice(&shared.base_url, items);
     Ok(with_link(StatusCode::OK, Value::Array(page), link))
-}
-
-pub(crate) async fn get_pull_request(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Path((owner, repo, number)): Path<(String, String, String)>,
-) -> Result<Json<Value>, ApiError> {
-    let state = shared.read();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    Ok(Json(pull_request_json(
-        &state,
-        &state.repository,
-        pr,
-        &shared.base_url,
-    )))
 }
 
 #[derive(Deserialize)]
@@ -92,6 +102,7 @@ struct PullRequestPatch {
 pub(crate) async fn patch_pull_request(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
@@ -119,12 +130,7 @@ pub(crate) async fn patch_pull_request(
     };
     state.apply_pull_request_edit(number, &edit)?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
-    Ok(Json(pull_request_json(
-        &state,
-        &state.repository,
-        pr,
-        &shared.base_url,
-    )))
+    Ok(Json(pull_request_json(&state, &state.repository, pr, &api)))
 }
 
 /// The JSON of review comment `comment_id` of `pr`.
@@ -150,6 +156,7 @@ fn comment_json(
 pub(crate) async fn list_review_comments(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     paging: Paging,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -161,7 +168,7 @@ pub(crate) async fn list_review_comments(
         .flat_map(|thread| thread.comments.iter().map(move |c| (thread, c)))
         .filter(|(_, c)| pr.review_visible_to(c.review_id, &viewer.login))
         .map(|(thread, c)| {
-            let value = review_comment_json(&state, pr, thread, c, &shared.base_url);
+            let value = review_comment_json(&state, pr, thread, c, &api);
             (c.database_id, value)
         })
         .collect();
@@ -175,6 +182,7 @@ pub(crate) async fn list_review_comments(
 pub(crate) async fn get_review_comment(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, comment_id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -186,7 +194,7 @@ pub(crate) async fn get_review_comment(
             if !pr.review_visible_to(comment.review_id, &viewer.login) {
                 return Err(ApiError::NotFound);
             }
-            return comment_json(&state, pr, comment_id, &shared.base_url).map(Json);
+            return comment_json(&state, pr, comment_id, &api).map(Json);
         }
     }
     Err(ApiError::NotFound)
@@ -203,6 +211,7 @@ struct ReplyBody {
 pub(crate) async fn post_reply(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, number, comment_id)): Path<(String, String, String, String)>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -217,7 +226,7 @@ pub(crate) async fn post_reply(
     let comment_id = parse_id(&comment_id)?;
     let created = state.apply_reply_to_comment(number, &viewer.login, comment_id, &text)?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
-    let value = comment_json(&state, pr, created.comment_id, &shared.base_url)?;
+    let value = comment_json(&state, pr, created.comment_id, &api)?;
     Ok((StatusCode::CREATED, Json(value)).into_response())
 }
 
@@ -300,6 +309,7 @@ fn new_thread(
 pub(crate) async fn post_review_comment(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -333,7 +343,7 @@ pub(crate) async fn post_review_comment(
         }
     };
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
-    let value = comment_json(&state, pr, comment_id, &shared.base_url)?;
+    let value = comment_json(&state, pr, comment_id, &api)?;
     Ok((StatusCode::CREATED, Json(value)).into_response())
 }
 
@@ -341,6 +351,7 @@ pub(crate) async fn post_review_comment(
 pub(crate) async fn list_reviews(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     paging: Paging,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -350,7 +361,7 @@ pub(crate) async fn list_reviews(
         .reviews
         .iter()
         .filter(|r| pr.review_visible_to(r.database_id, &viewer.login))
-        .map(|r| review_json(&state, pr, r, &shared.base_url))
+        .map(|r| review_json(&state, pr, r, &api))
         .collect();
     let (page, link) = paging.slice(&shared.base_url, items);
     Ok(with_link(StatusCode::OK, Value::Array(page), link))
@@ -361,6 +372,7 @@ pub(crate) async fn list_reviews(
 pub(crate) async fn get_review(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, number, review_id)): Path<(String, String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -370,13 +382,14 @@ pub(crate) async fn get_review(
         .review(review_id)
         .filter(|r| pr.review_visible_to(r.database_id, &viewer.login))
         .ok_or(ApiError::NotFound)?;
-    Ok(Json(review_json(&state, pr, review, &shared.base_url)))
+    Ok(Json(review_json(&state, pr, review, &api)))
 }
 
 /// `GET …/pulls/{number}/reviews/{review_id}/comments`.
 pub(crate) async fn list_review_comments_of_review(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     paging: Paging,
     Path((owner, repo, number, review_id)): Path<(String, String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -395,7 +408,7 @@ pub(crate) async fn list_review_comments_of_review(
         .iter()
         .flat_map(|thread| thread.comments.iter().map(move |c| (thread, c)))
         .filter(|(_, c)| c.review_id == review_id)
-        .map(|(thread, c)| review_comment_json(&state, pr, thread, c, &shared.base_url))
+        .map(|(thread, c)| review_comment_json(&state, pr, thread, c, &api))
         .collect();
     let (page, link) = paging.slice(&shared.base_url, items);
     Ok(with_link(StatusCode::OK, Value::Array(page), link))
@@ -437,6 +450,7 @@ pub(crate) fn parse_event(event: Option<&str>) -> Result<ReviewStateSpec, String
 pub(crate) async fn post_review(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
@@ -473,7 +487,7 @@ pub(crate) async fn post_review(
     )?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     let review = pr.review(created.review_id).ok_or(ApiError::NotFound)?;
-    Ok(Json(review_json(&state, pr, review, &shared.base_url)))
+    Ok(Json(review_json(&state, pr, review, &api)))
 }
 
 #[derive(Deserialize)]
@@ -486,6 +500,7 @@ struct SubmitBody {
 pub(crate) async fn submit_review(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, number, review_id)): Path<(String, String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
@@ -508,5 +523,5 @@ pub(crate) async fn submit_review(
     )?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     let review = pr.review(review_id).ok_or(ApiError::NotFound)?;
-    Ok(Json(review_json(&state, pr, review, &shared.base_url)))
+    Ok(Json(review_json(&state, pr, review, &api)))
 }

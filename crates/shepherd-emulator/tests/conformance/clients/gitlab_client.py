@@ -1,0 +1,109 @@
+"""python-gitlab against the emulator: reads, pagination, writes, CI and errors.
+
+Environment: SHEPHERD_URL (the GitLab root, http://HOST), SHEPHERD_TOKEN
+(alice, developer), SHEPHERD_READER (read only) and SHEPHERD_PROJECT (the
+project's full path). Every check prints one line; the first failure raises
+and exits non-zero with its traceback.
+"""
+
+import os
+
+import gitlab
+
+URL = os.environ["SHEPHERD_URL"]
+PROJECT = os.environ["SHEPHERD_PROJECT"]
+
+
+def client(token, per_page=None):
+    return gitlab.Gitlab(URL, private_token=token, per_page=per_page, retry_transient_errors=False)
+
+
+def check(what, ok, detail=""):
+    if not ok:
+        raise AssertionError(f"{what}: {detail}")
+    print(f"ok: {what}")
+
+
+def raises(what, status, call):
+    try:
+        call()
+    except gitlab.exceptions.GitlabError as err:
+        check(what, err.response_code == status, f"status {err.response_code}, wanted {status}: {err}")
+        return err
+    raise AssertionError(f"{what}: no error, wanted {status}")
+
+
+gl = client(os.environ["SHEPHERD_TOKEN"])
+gl.auth()
+check("auth user", gl.user.username == "alice", gl.user)
+project = gl.projects.get(PROJECT)
+check("project path", project.path_with_namespace == PROJECT, project.path_with_namespace)
+by_id = gl.projects.get(project.id)
+check("project by id", by_id.id == project.id)
+mr = project.mergerequests.get(1)
+check("merge request", mr.iid == 1 and mr.title == "Add widgets", mr.title)
+check("merge request sha", len(mr.sha) == 40, mr.sha)
+check("merge request branches", (mr.source_branch, mr.target_branch) == ("feature/widgets", "main"))
+check("merge request author", mr.author["username"] == "alice", mr.author)
+mrs = project.mergerequests.list(state="opened", get_all=True)
+check("merge requests list", [m.iid for m in mrs] == [1], mrs)
+
+# Pagination: two to a page, followed to the end.
+small = client(os.environ["SHEPHERD_TOKEN"], per_page=2)
+smr = small.projects.get(PROJECT).mergerequests.get(1)
+discussions = smr.discussions.list(get_all=True)
+threads = [d for d in discussions if not d.attributes["individual_note"]]
+check("discussions over pages", len(threads) == 5, len(threads))
+pages = smr.discussions.list(iterator=True)
+check("discussions total", pages.total == len(discussions), (pages.total, len(discussions)))
+notes = smr.notes.list(get_all=True)
+check("notes over pages", len(notes) >= 11, len(notes))
+
+# Writes.
+note = mr.notes.create({"body": "from python-gitlab"})
+check("create note", note.body == "from python-gitlab" and note.author["username"] == "alice")
+check("get note", mr.notes.get(note.id).body == "from python-gitlab")
+thread = mr.discussions.get(threads[0].id)
+reply = thread.notes.create({"body": "a reply from python-gitlab"})
+check("reply in a discussion", reply.body == "a reply from python-gitlab")
+fetched = thread.notes.get(reply.id)
+check("get a discussion note", fetched.id == reply.id and fetched.body == reply.body, fetched)
+thread.resolved = True
+thread.save()
+check("resolve a discussion", mr.discussions.get(thread.id).attributes["notes"][0]["resolved"])
+resolved_once = gl.http_put(
+    f"/projects/{project.id}/merge_requests/1/discussions/{threads[1].id}", query_data={"resolved": "True"}
+)
+check("resolved=True accepted", resolved_once["notes"][0]["resolved"] is True, resolved_once)
+unresolved = gl.http_put(
+    f"/projects/{project.id}/merge_requests/1/discussions/{threads[1].id}", query_data={"resolved": "0"}
+)
+check("resolved=0 accepted", unresolved["notes"][0]["resolved"] is False, unresolved)
+mr.title = "Add widgets, edited"
+mr.save()
+check("edit title", project.mergerequests.get(1).title == "Add widgets, edited")
+mr.title = "Add widgets"
+mr.save()
+
+# CI.
+pipelines = mr.pipelines.list(get_all=True)
+check("merge request pipelines", len(pipelines) >= 1, pipelines)
+pipeline = project.pipelines.get(pipelines[0].id)
+check("pipeline", pipeline.sha == mr.sha, pipeline)
+jobs = pipeline.jobs.list(get_all=True)
+check("pipeline jobs", {j.name for j in jobs} >= {"tests"}, [j.name for j in jobs])
+job = project.jobs.get(jobs[0].id)
+check("job", job.id == jobs[0].id and job.status in ("success", "failed"), job.status)
+job.retry()
+retried = pipeline.jobs.list(get_all=True, include_retried=True)
+check("include_retried=True counts the retried job", len(retried) == len(jobs) + 1, (len(retried), len(jobs)))
+compare = project.repository_compare("main", "feature/widgets")
+check("compare", any(d["new_path"] == "src/lib.rs" for d in compare["diffs"]), compare)
+
+# Errors.
+raises("missing merge request is a 404", 404, lambda: project.mergerequests.get(999))
+raises("missing project is a 404", 404, lambda: gl.projects.get("acme/tools/nope"))
+raises("bad token is a 401", 401, lambda: client("nope").auth())
+reader = client(os.environ["SHEPHERD_READER"]).projects.get(PROJECT).mergerequests.get(1)
+raises("missing discussion note is a 404", 404, lambda: thread.notes.get(987654321))
+print("all python-gitlab checks passed")

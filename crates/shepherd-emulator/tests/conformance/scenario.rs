@@ -1,0 +1,69 @@
+//! The scenario the conformance tests run against: one PR with five
+//! two-comment threads, three conversation comments, a label and a
+//! required check.
+
+use shepherd_emulator::{
+    CheckSpec, EmulatedForge, Emulator, FileSpec, IssueCommentSpec, Permission, PullRequestSpec,
+    RepositorySpec, RunningEmulator, Scenario, ThreadCommentSpec, ThreadSpec, UserKind, UserSpec,
+};
+
+pub const ALICE: &str = "tok-alice";
+pub const READER: &str = "tok-reader";
+
+/// The scenario, for GitHub (`owner` `acme`) or GitLab (`acme/tools`).
+pub fn scenario(forge: EmulatedForge) -> Scenario {
+    let owner = match forge {
+        EmulatedForge::GitHub => "acme",
+        EmulatedForge::GitLab => "acme/tools",
+    };
+    let mut pr = PullRequestSpec::new(1, "Add widgets", "alice", "feature/widgets", "main");
+    pr.labels = vec!["enhancement".into()];
+    let mut s = Scenario::new(RepositorySpec::new(owner, "widgets"), pr);
+    s.forge = forge;
+    s.users = vec![
+        UserSpec::new("alice", ALICE, UserKind::User, Permission::Write),
+        UserSpec::new("bob", "tok-bob", UserKind::User, Permission::Admin),
+        UserSpec::new("review-bot", "tok-bot", UserKind::Bot, Permission::Write),
+        UserSpec::new("reader", READER, UserKind::User, Permission::Read),
+    ];
+    let lines: String = (1..=300).map(|i| format!("line {i}\n")).collect();
+    s.base.insert(
+        "src/lib.rs".into(),
+        FileSpec::text(lines.replace("line 5\n", "")),
+    );
+    s.head.insert("src/lib.rs".into(), FileSpec::text(lines));
+    s.base
+        .insert("README.md".into(), FileSpec::text("# widgets\n"));
+    s.head
+        .insert("README.md".into(), FileSpec::text("# widgets, more\n"));
+    for t in 0..5u32 {
+        s.threads.push(ThreadSpec::new(
+            "src/lib.rs",
+            t + 3,
+            vec![
+                ThreadCommentSpec::new("bob", format!("thread {t} comment 0")),
+                ThreadCommentSpec::new("review-bot", format!("thread {t} comment 1")),
+            ],
+        ));
+    }
+    for c in 0..3 {
+        s.comments
+            .push(IssueCommentSpec::new("bob", format!("top-level {c}")));
+    }
+    let mut tests = CheckSpec::new("tests", "true");
+    tests.required = true;
+    // A failing check gives `rerun-failed-jobs` something to re-run.
+    s.checks = vec![tests, CheckSpec::new("lint", "exit 1")];
+    s
+}
+
+pub async fn start(forge: EmulatedForge) -> RunningEmulator {
+    let emu = Emulator::start(scenario(forge), "127.0.0.1:0".parse().unwrap())
+        .await
+        .expect("emulator starts");
+    assert!(
+        emu.wait_idle(std::time::Duration::from_secs(60)).await,
+        "CI settles"
+    );
+    emu
+}
