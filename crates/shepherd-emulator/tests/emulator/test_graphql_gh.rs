@@ -101,7 +101,12 @@ async fn gh_pr_comment_and_review_mutations_write() {
 
     let pr = pr_view(&emu).await;
     assert_eq!(pr["comments"]["totalCount"], comments_before + 1);
-    let last = pr["comments"]["nodes"].as_array().unwrap().last().unwrap().clone();
+    let last = pr["comments"]["nodes"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(last["body"], "from gh");
     assert_eq!(last["viewerDidAuthor"], true);
     assert_eq!(pr["reviewDecision"], "APPROVED");
