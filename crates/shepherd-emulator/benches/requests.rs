@@ -14,6 +14,10 @@
 //! Run with `cargo bench -p shepherd-emulator --bench requests` (release
 //! build). Prints min, median and max per measurement. It measures; it
 //! asserts only that each answer is what was asked for.
+//!
+//! `SHEPHERD_BENCH_SIZES=10000` and `SHEPHERD_BENCH_REQUESTS=5` narrow a run
+//! (for a profiler such as `valgrind --tool=callgrind`, which counts
+//! instructions repeatably on a loaded machine).
 
 // A benchmark harness: a failed setup is a failed benchmark, so it may panic.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -29,6 +33,25 @@ use shepherd_emulator::{
 const SIZES: [usize; 3] = [100, 1_000, 10_000];
 const STARTS: usize = 3;
 const REQUESTS: usize = 30;
+
+/// The sizes to run: `SHEPHERD_BENCH_SIZES` (comma-separated), else all.
+fn sizes() -> Vec<usize> {
+    match std::env::var("SHEPHERD_BENCH_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| n.trim().parse().expect("SHEPHERD_BENCH_SIZES: numbers"))
+            .collect(),
+        Err(_) => SIZES.to_vec(),
+    }
+}
+
+/// Timed requests per measurement: `SHEPHERD_BENCH_REQUESTS`, else 30.
+fn requests() -> usize {
+    std::env::var("SHEPHERD_BENCH_REQUESTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(REQUESTS)
+}
 /// Comments of the few long threads.
 const LONG: [usize; 3] = [150, 200, 260];
 
@@ -136,8 +159,9 @@ where
     Fut: std::future::Future<Output = ()>,
 {
     call().await; // warm up
-    let mut times = Vec::with_capacity(REQUESTS);
-    for _ in 0..REQUESTS {
+    let count = requests();
+    let mut times = Vec::with_capacity(count);
+    for _ in 0..count {
         let start = Instant::now();
         call().await;
         times.push(start.elapsed());
@@ -156,11 +180,11 @@ fn main() {
         .unwrap();
     runtime.block_on(async {
         let client = reqwest::Client::new();
-        for threads in SIZES {
+        for threads in sizes() {
             println!("{threads} threads (long threads of {LONG:?} comments):");
             let mut starts = Vec::new();
             let mut emulator = None;
-            for _ in 0..STARTS {
+            for _ in 0..STARTS.min(requests()) {
                 let s = scenario(threads);
                 let start = Instant::now();
                 let emu = Emulator::start(s, "127.0.0.1:0".parse().unwrap())

@@ -27,6 +27,12 @@ impl User {
         self.0.login.clone()
     }
 
+    /// The user's public profile name.
+    async fn name(&self) -> Option<String> {
+        // Scenario accounts have no profile name; GitHub answers null then.
+        None
+    }
+
     /// The HTTP URL for this user.
     async fn url(&self) -> Uri {
         Uri(self.0.url.clone())

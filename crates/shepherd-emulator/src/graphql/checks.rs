@@ -9,7 +9,7 @@ use super::connection::{paginate, PageArgs, PageInfo};
 use super::errors::not_found;
 use super::objects::{
     App, CheckRun, CheckSuite, Commit, PullRequest, PullRequestCommit, StatusCheckRollup,
-    StatusContext, ACTIONS_APP_ID,
+    StatusContext, Workflow, WorkflowRun, ACTIONS_APP_ID,
 };
 use super::scalars::{DateTime, GitObjectId, Uri};
 use super::view::PrView;
@@ -488,12 +488,95 @@ impl CheckSuite {
         DateTime(self.record.updated_at.clone())
     }
 
+    /// The workflow run associated with this check suite.
+    async fn workflow_run(&self) -> Option<WorkflowRun> {
+        let record = self
+            .ci
+            .ci
+            .workflow_run(self.record.workflow_run_id)?
+            .clone();
+        Some(WorkflowRun {
+            record,
+            ci: self.ci.clone(),
+        })
+    }
+
     /// The HTTP URL for this check suite.
     async fn url(&self) -> Uri {
         Uri(format!(
             "{}/actions/runs/{}",
             self.ci.repository.html_url, self.record.workflow_run_id
         ))
+    }
+}
+
+#[Object]
+impl WorkflowRun {
+    /// The Node ID of the WorkflowRun object.
+    pub(crate) async fn id(&self) -> ID {
+        ID(self.record.id.clone())
+    }
+
+    /// Identifies the primary key from the database.
+    async fn database_id(&self) -> Option<i32> {
+        small_int(self.record.database_id)
+    }
+
+    /// A number that uniquely identifies this workflow run in its parent workflow.
+    async fn run_number(&self) -> i32 {
+        i32::try_from(self.record.run_number).unwrap_or(i32::MAX)
+    }
+
+    /// The event that triggered the workflow run.
+    async fn event(&self) -> String {
+        self.record.event.clone()
+    }
+
+    /// Identifies the date and time when the object was created.
+    async fn created_at(&self) -> DateTime {
+        DateTime(self.record.created_at.clone())
+    }
+
+    /// Identifies the date and time when the object was last updated.
+    async fn updated_at(&self) -> DateTime {
+        DateTime(self.record.updated_at.clone())
+    }
+
+    /// The HTTP URL for this workflow run.
+    async fn url(&self) -> Uri {
+        Uri(format!(
+            "{}/actions/runs/{}",
+            self.ci.repository.html_url, self.record.database_id
+        ))
+    }
+
+    /// The workflow executed in this workflow run.
+    async fn workflow(&self) -> Workflow {
+        Workflow {
+            name: self.record.name.clone(),
+        }
+    }
+
+    /// The check suite this workflow run belongs to.
+    async fn check_suite(&self) -> Result<CheckSuite> {
+        let record = self
+            .ci
+            .ci
+            .check_suite(self.record.check_suite_id)
+            .cloned()
+            .ok_or_else(|| not_found("Could not resolve the check suite."))?;
+        Ok(CheckSuite {
+            record,
+            ci: self.ci.clone(),
+        })
+    }
+}
+
+#[Object]
+impl Workflow {
+    /// The name of the workflow.
+    async fn name(&self) -> String {
+        self.name.clone()
     }
 }
 

@@ -6,7 +6,7 @@ use async_graphql::SimpleObject;
 use super::errors::typed;
 use super::label::Label;
 use super::objects::{
-    IssueComment, PullRequestReview, PullRequestReviewComment, PullRequestReviewThread,
+    IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment, PullRequestReviewThread,
 };
 use crate::ids;
 
@@ -102,6 +102,12 @@ connection!(
     "The connection type for PullRequestReview."
 );
 connection!(
+    PullRequestConnection,
+    PullRequestEdge,
+    PullRequest,
+    "The connection type for PullRequest."
+);
+connection!(
     LabelConnection,
     LabelEdge,
     Label,
@@ -123,6 +129,23 @@ pub(crate) struct PageArgs {
     pub(crate) before: Option<String>,
 }
 
+impl PageArgs {
+    /// GitHub lets a connection without `first` or `last` answer when no
+    /// items are asked for (`commits { totalCount }`, as the `gh` CLI asks):
+    /// then the page is empty.
+    pub(crate) fn counting_only(mut self, ctx: &async_graphql::Context<'_>) -> PageArgs {
+        let look = ctx.look_ahead();
+        if self.first.is_none()
+            && self.last.is_none()
+            && !look.field("nodes").exists()
+            && !look.field("edges").exists()
+        {
+            self.first = Some(0);
+        }
+        self
+    }
+}
+
 /// Where a page starts and ends in the full list, after GitHub's checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Window {
@@ -137,6 +160,33 @@ pub(crate) fn window(
     args: &PageArgs,
 ) -> Result<Window, async_graphql::Error> {
     debug_assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids must ascend");
+    window_by(connection, ids.len(), |i| ids[i], args)
+}
+
+/// The first index in `0..len` where `pred` turns false (`pred` holds on a
+/// prefix), by binary search.
+fn partition(len: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut low, mut high) = (0, len);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if pred(mid) {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    low
+}
+
+/// Like [`window`], over `len` items whose ascending database ids `id_at`
+/// gives: the cursors are found by binary search, so a page costs
+/// O(log len) here whatever the list's size.
+pub(crate) fn window_by(
+    connection: &str,
+    len: usize,
+    id_at: impl Fn(usize) -> u64,
+    args: &PageArgs,
+) -> Result<Window, async_graphql::Error> {
     let (first, last) = (args.first, args.last);
     if first.is_none() && last.is_none() {
         return Err(typed(
@@ -187,8 +237,8 @@ pub(crate) fn window(
     let after = decode("$after", &args.after)?;
     let before = decode("$before", &args.before)?;
 
-    let mut start = after.map_or(0, |a| ids.partition_point(|id| *id <= a));
-    let mut end = before.map_or(ids.len(), |b| ids.partition_point(|id| *id < b));
+    let mut start = after.map_or(0, |a| partition(len, |i| id_at(i) <= a));
+    let mut end = before.map_or(len, |b| partition(len, |i| id_at(i) < b));
     end = end.max(start);
     // Limits were checked to be within 0..=100 above.
     if let Some(n) = first {
@@ -218,6 +268,34 @@ pub(crate) fn paginate_by<T>(
             .collect(),
         page_info: page.page_info,
         total_count: page.total_count,
+    })
+}
+
+/// The page of `items` (in ascending database id order, `id` gives an
+/// item's) that `args` ask for, making only the page's nodes (`node(index)`):
+/// a page costs its own size, not the list's.
+pub(crate) fn paginate_slice<T, N>(
+    connection: &str,
+    items: &[T],
+    id: impl Fn(&T) -> u64,
+    args: &PageArgs,
+    node: impl Fn(usize) -> N,
+) -> Result<Page<N>, async_graphql::Error> {
+    let Window { start, end } = window_by(connection, items.len(), |i| id(&items[i]), args)?;
+    let page: Vec<(String, N)> = (start..end)
+        .map(|i| (ids::cursor(id(&items[i])), node(i)))
+        .collect();
+    let page_info = PageInfo {
+        start_cursor: page.first().map(|(cursor, _)| cursor.clone()),
+        end_cursor: page.last().map(|(cursor, _)| cursor.clone()),
+        has_next_page: end < items.len(),
+        has_previous_page: start > 0,
+    };
+    Ok(Page {
+        items: page,
+        page_info,
+        // Totals beyond i32 cannot happen in a scenario; saturate anyway.
+        total_count: i32::try_from(items.len()).unwrap_or(i32::MAX),
     })
 }
 
@@ -323,6 +401,23 @@ mod tests {
             ..PageArgs::default()
         };
         assert!(window("c", &IDS, &bad).is_err());
+    }
+
+    #[test]
+    fn a_slice_pages_like_a_list() {
+        let items: Vec<(u64, i32)> = IDS.iter().map(|id| (*id, *id as i32)).collect();
+        for a in [
+            args(Some(2), None, Some(10), None),
+            args(Some(2), None, Some(50), None),
+            args(None, Some(2), None, Some(40)),
+            args(Some(100), None, Some(25), None),
+        ] {
+            let list = paginate("c", items.clone(), &a).unwrap();
+            let slice = paginate_slice("c", &items, |(id, _)| *id, &a, |i| items[i].1).unwrap();
+            assert_eq!(list.items, slice.items);
+            assert_eq!(list.page_info, slice.page_info);
+            assert_eq!(list.total_count, slice.total_count);
+        }
     }
 
     #[test]

@@ -2,18 +2,19 @@
 
 use std::sync::Arc;
 
-use async_graphql::parser::types::DocumentOperations;
+use async_graphql::parser::types::{DocumentOperations, ExecutableDocument};
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::errors::to_github_shape;
-use super::schema;
+use super::types::TypeIndex;
 use super::view::RequestContext;
+use super::{partial, schema, validate};
 use crate::auth::{self, AuthFailure};
 use crate::automation::FaultEffect;
 use crate::faults;
@@ -37,14 +38,19 @@ fn error(status: StatusCode, message: &str) -> Response {
 }
 
 async fn graphql(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    let request: async_graphql::Request = match serde_json::from_slice(&body) {
+    let mut request: async_graphql::Request = match serde_json::from_slice(&body) {
         Ok(request) => request,
         Err(_) => {
             shared.count("graphql:<invalid>");
             return error(StatusCode::BAD_REQUEST, "Problems parsing JSON");
         }
     };
-    let key = format!("graphql:{}", operation_name(&request));
+    // Parsed once: async-graphql keeps the document for execution.
+    let named = request.operation_name.clone();
+    let key = format!(
+        "graphql:{}",
+        operation_name(request.parsed_query().ok(), named.as_deref())
+    );
     shared.count(&key);
     let decision = shared.fault_decision(&key);
     if !decision.delay.is_zero() {
@@ -69,41 +75,80 @@ async fn graphql(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
         }
         Err(AuthFailure::Bad) => return error(StatusCode::UNAUTHORIZED, "Bad credentials"),
     };
+    let index = TypeIndex::shared();
+    if let Ok(document) = request.parsed_query() {
+        let errors = validate::undefined_fields_and_arguments(index, document);
+        if !errors.is_empty() {
+            // GitHub answers a query that does not validate without `data`.
+            return Json(json!({ "errors": errors })).into_response();
+        }
+    }
+    let query = request.query.clone();
     let context = RequestContext {
         shared: shared.clone(),
         viewer,
     };
     let response = schema::shared().execute(request.data(context)).await;
-    let mut value = match serde_json::to_value(&response) {
-        Ok(value) => value,
+    let answer = if response.errors.is_empty() {
+        // The common case: nothing to reshape, straight to bytes.
+        serde_json::to_vec(&response)
+    } else {
+        serde_json::to_value(&response).and_then(|mut value| {
+            github_shape(index, &query, named.as_deref(), &mut value);
+            serde_json::to_vec(&value)
+        })
+    };
+    let answer = match answer {
+        Ok(answer) => answer,
         Err(err) => {
             tracing::error!(%err, "cannot serialize a GraphQL response");
             return error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error");
         }
     };
-    to_github_shape(&mut value);
     if let Some(spec) = commit_then_fail {
         tracing::info!(%key, "fault: executed, answering 502");
         return faults::response(&spec, faults::ApiFlavor::Graphql);
     }
-    Json(value).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
+        answer,
+    )
+        .into_response()
+}
+
+/// Reshapes an answer with errors into GitHub's: nulls where fields failed
+/// (partial results), `type` beside each message, and no `data` when the
+/// request failed before executing.
+fn github_shape(index: &TypeIndex, query: &str, operation: Option<&str>, value: &mut Value) {
+    let executed = value
+        .get("errors")
+        .and_then(Value::as_array)
+        .is_some_and(|errors| errors.iter().any(|e| e.get("path").is_some()));
+    if executed {
+        if let Ok(document) = async_graphql::parser::parse_query(query) {
+            partial::place_nulls(index, &document, operation, value);
+        }
+    } else if value.get("data").is_some_and(Value::is_null) {
+        if let Some(object) = value.as_object_mut() {
+            object.remove("data");
+        }
+    }
+    to_github_shape(value);
 }
 
 /// The request's `operationName`, else the name of its only operation.
-fn operation_name(request: &async_graphql::Request) -> String {
-    if let Some(name) = &request.operation_name {
-        return name.clone();
+fn operation_name(document: Option<&ExecutableDocument>, name: Option<&str>) -> String {
+    if let Some(name) = name {
+        return name.to_owned();
     }
-    match async_graphql::parser::parse_query(&request.query) {
-        Ok(document) => match document.operations {
-            DocumentOperations::Single(_) => "<anonymous>".to_owned(),
-            DocumentOperations::Multiple(operations) if operations.len() == 1 => operations
-                .into_keys()
-                .next()
-                .map_or_else(|| "<anonymous>".to_owned(), |name| name.to_string()),
-            DocumentOperations::Multiple(_) => "<ambiguous>".to_owned(),
-        },
-        Err(_) => "<invalid>".to_owned(),
+    match document.map(|d| &d.operations) {
+        Some(DocumentOperations::Single(_)) => "<anonymous>".to_owned(),
+        Some(DocumentOperations::Multiple(operations)) if operations.len() == 1 => operations
+            .keys()
+            .next()
+            .map_or_else(|| "<anonymous>".to_owned(), |name| name.to_string()),
+        Some(DocumentOperations::Multiple(_)) => "<ambiguous>".to_owned(),
+        None => "<invalid>".to_owned(),
     }
 }
 
@@ -111,12 +156,15 @@ fn operation_name(request: &async_graphql::Request) -> String {
 mod tests {
     use super::*;
 
-    fn request(query: &str, name: Option<&str>) -> async_graphql::Request {
-        let mut r = async_graphql::Request::new(query);
-        if let Some(name) = name {
-            r = r.operation_name(name);
-        }
-        r
+    fn request(query: &str, name: Option<&str>) -> (Option<ExecutableDocument>, Option<String>) {
+        (
+            async_graphql::parser::parse_query(query).ok(),
+            name.map(str::to_owned),
+        )
+    }
+
+    fn operation_name(request: &(Option<ExecutableDocument>, Option<String>)) -> String {
+        super::operation_name(request.0.as_ref(), request.1.as_deref())
     }
 
     #[test]

@@ -3,16 +3,20 @@
 mod actor;
 mod checks;
 mod connection;
+mod document;
 mod errors;
 mod handler;
 mod label;
 mod mutation;
 mod node;
 mod objects;
+mod partial;
 mod pull_request;
 mod query;
 mod scalars;
 mod schema;
+mod types;
+mod validate;
 mod view;
 
 pub(crate) use handler::routes;

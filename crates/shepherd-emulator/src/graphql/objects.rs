@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::view::{CiView, PrView};
-use crate::ci_state::{CheckRunRecord, CheckSuiteRecord, StatusRecord};
+use crate::ci_state::{CheckRunRecord, CheckSuiteRecord, StatusRecord, WorkflowRunRecord};
 use crate::scenario::Permission;
 use crate::state::RepositoryRecord;
 
@@ -46,6 +46,20 @@ pub(crate) struct CheckRun {
 pub(crate) struct CheckSuite {
     pub(crate) record: CheckSuiteRecord,
     pub(crate) ci: Arc<CiView>,
+}
+
+/// A workflow run.
+#[derive(Clone)]
+pub(crate) struct WorkflowRun {
+    pub(crate) record: WorkflowRunRecord,
+    pub(crate) ci: Arc<CiView>,
+}
+
+/// A workflow contains meta information about an Actions workflow file.
+#[derive(Clone)]
+pub(crate) struct Workflow {
+    /// The workflow's name (the run's).
+    pub(crate) name: String,
 }
 
 /// A GitHub App: the emulator's checks all belong to GitHub Actions.
@@ -99,4 +113,11 @@ pub(crate) struct IssueComment {
 pub(crate) struct Repository {
     pub(crate) record: RepositoryRecord,
     pub(crate) permission: Permission,
+}
+
+/// A git reference (a branch) of the repository.
+#[derive(Clone)]
+pub(crate) struct Ref {
+    pub(crate) name: String,
+    pub(crate) repository: Repository,
 }

@@ -1,12 +1,12 @@
 //! `PullRequest` and what hangs off it: review threads, review comments,
 //! reviews and issue comments, with GitHub's names and nullability.
 
-use async_graphql::{Enum, Object, Result, ID};
+use async_graphql::{Context, Enum, Object, Result, ID};
 
 use super::actor::Actor;
 use super::checks::{commits_connection, PullRequestCommitConnection};
 use super::connection::{
-    paginate, paginate_by, IssueCommentConnection, LabelConnection, PageArgs,
+    paginate, paginate_by, paginate_slice, IssueCommentConnection, LabelConnection, PageArgs,
     PullRequestReviewCommentConnection, PullRequestReviewConnection,
     PullRequestReviewThreadConnection,
 };
@@ -31,6 +31,28 @@ pub(crate) enum PullRequestState {
     Open,
 }
 
+/// Whether or not a PullRequest can be merged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub(crate) enum MergeableState {
+    /// The pull request cannot be merged due to merge conflicts.
+    Conflicting,
+    /// The pull request can be merged.
+    Mergeable,
+    /// The mergeability of the pull request is still being calculated.
+    Unknown,
+}
+
+/// The review status of a pull request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub(crate) enum PullRequestReviewDecision {
+    /// The pull request has received an approving review.
+    Approved,
+    /// Changes have been requested on the pull request.
+    ChangesRequested,
+    /// A review is required before the pull request can be merged.
+    ReviewRequired,
+}
+
 /// The possible sides of a diff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
 pub(crate) enum DiffSide {
@@ -38,6 +60,16 @@ pub(crate) enum DiffSide {
     Left,
     /// The right side of the diff.
     Right,
+}
+
+impl From<PullRequestStatus> for PullRequestState {
+    fn from(status: PullRequestStatus) -> Self {
+        match status {
+            PullRequestStatus::Open => PullRequestState::Open,
+            PullRequestStatus::Closed => PullRequestState::Closed,
+            PullRequestStatus::Merged => PullRequestState::Merged,
+        }
+    }
 }
 
 impl From<Side> for DiffSide {
@@ -209,6 +241,66 @@ impl PullRequest {
         self.view.pr.author == self.view.viewer.login
     }
 
+    /// Identifies the date and time when the object was closed.
+    async fn closed_at(&self) -> Option<DateTime> {
+        self.view.pr.closed_at.clone().map(DateTime)
+    }
+
+    /// The date and time that the pull request was merged.
+    async fn merged_at(&self) -> Option<DateTime> {
+        match self.view.pr.status {
+            PullRequestStatus::Merged => self.view.pr.closed_at.clone().map(DateTime),
+            _ => None,
+        }
+    }
+
+    /// Whether or not the pull request can be merged based on the existence
+    /// of merge conflicts.
+    async fn mergeable(&self) -> MergeableState {
+        // The emulator does not compute mergeability; GitHub's answer while
+        // it has not either is UNKNOWN.
+        MergeableState::Unknown
+    }
+
+    /// The current status of this pull request with respect to code review:
+    /// from each reviewer's latest approving or change-requesting review.
+    async fn review_decision(&self) -> Option<PullRequestReviewDecision> {
+        let mut latest: std::collections::BTreeMap<&str, ReviewStateSpec> =
+            std::collections::BTreeMap::new();
+        for review in &self.view.pr.reviews {
+            if matches!(
+                review.state,
+                ReviewStateSpec::Approved
+                    | ReviewStateSpec::ChangesRequested
+                    | ReviewStateSpec::Dismissed
+            ) {
+                latest.insert(&review.author, review.state);
+            }
+        }
+        if latest
+            .values()
+            .any(|s| *s == ReviewStateSpec::ChangesRequested)
+        {
+            Some(PullRequestReviewDecision::ChangesRequested)
+        } else if latest.values().any(|s| *s == ReviewStateSpec::Approved) {
+            Some(PullRequestReviewDecision::Approved)
+        } else {
+            None
+        }
+    }
+
+    /// Indicates whether maintainers can modify the pull request.
+    async fn maintainer_can_modify(&self) -> bool {
+        false
+    }
+
+    /// The repository associated with this pull request's head Ref.
+    async fn head_repository(&self) -> Option<Repository> {
+        // A fork's repository is not part of a scenario.
+        (!self.view.pr.fork)
+            .then(|| Repository::new(self.view.repository.clone(), self.view.viewer.permission))
+    }
+
     /// The repository associated with this pull request.
     async fn repository(&self) -> Repository {
         Repository::new(self.view.repository.clone(), self.view.viewer.permission)
@@ -264,6 +356,21 @@ impl PullRequest {
         first: Option<i32>,
         last: Option<i32>,
     ) -> Result<PullRequestReviewThreadConnection> {
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        let node = |index| PullRequestReviewThread {
+            view: self.view.clone(),
+            index,
+        };
+        if self.view.hides_nothing() {
+            let threads = &self.view.pr.threads;
+            return paginate_slice("reviewThreads", threads, |t| t.database_id, &args, node)
+                .map(Into::into);
+        }
         let items = self
             .view
             .pr
@@ -273,25 +380,14 @@ impl PullRequest {
             .filter(|(_, t)| self.view.thread_visible(t))
             .map(|(index, t)| (t.database_id, index))
             .collect();
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        };
-        paginate_by("reviewThreads", items, &args, |index| {
-            PullRequestReviewThread {
-                view: self.view.clone(),
-                index,
-            }
-        })
-        .map(Into::into)
+        paginate_by("reviewThreads", items, &args, node).map(Into::into)
     }
 
     /// A list of commits present in this pull request's head branch not
     /// present in the base branch.
     async fn commits(
         &self,
+        ctx: &Context<'_>,
         after: Option<String>,
         before: Option<String>,
         first: Option<i32>,
@@ -302,7 +398,8 @@ impl PullRequest {
             last,
             after,
             before,
-        };
+        }
+        .counting_only(ctx);
         commits_connection(&self.view, &args)
     }
 
@@ -490,26 +587,29 @@ impl PullRequestReviewThread {
         first: Option<i32>,
         last: Option<i32>,
     ) -> Result<PullRequestReviewCommentConnection> {
-        let items = self
-            .record()
-            .comments
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| self.view.comment_visible(c))
-            .map(|(index, c)| (c.database_id, index))
-            .collect();
         let args = PageArgs {
             first,
             last,
             after,
             before,
         };
-        paginate_by("comments", items, &args, |index| PullRequestReviewComment {
+        let node = |index| PullRequestReviewComment {
             view: self.view.clone(),
             thread: self.index,
             index,
-        })
-        .map(Into::into)
+        };
+        let comments = &self.record().comments;
+        if self.view.hides_nothing() {
+            return paginate_slice("comments", comments, |c| c.database_id, &args, node)
+                .map(Into::into);
+        }
+        let items = comments
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| self.view.comment_visible(c))
+            .map(|(index, c)| (c.database_id, index))
+            .collect();
+        paginate_by("comments", items, &args, node).map(Into::into)
     }
 }
 
@@ -523,13 +623,7 @@ impl PullRequestReviewComment {
     }
 
     fn review(&self) -> Option<PullRequestReview> {
-        let review_id = self.record().review_id;
-        let index = self
-            .view
-            .pr
-            .reviews
-            .iter()
-            .position(|r| r.database_id == review_id)?;
+        let index = self.view.review_index(self.record().review_id)?;
         Some(PullRequestReview {
             view: self.view.clone(),
             index,
@@ -632,9 +726,8 @@ impl PullRequestReviewComment {
     async fn state(&self) -> PullRequestReviewCommentState {
         let pending = self
             .view
-            .pr
-            .review(self.record().review_id)
-            .is_some_and(|r| r.state == ReviewStateSpec::Pending);
+            .review_index(self.record().review_id)
+            .is_some_and(|i| self.view.pr.reviews[i].state == ReviewStateSpec::Pending);
         if pending {
             PullRequestReviewCommentState::Pending
         } else {

@@ -3,9 +3,11 @@
 use async_graphql::{Context, Enum, Object, Result, ID};
 
 use super::actor::User;
+use super::connection::{paginate, PageArgs, PullRequestConnection};
 use super::errors::not_found;
 use super::node::{self, Node};
-use super::objects::{PullRequest, Repository};
+use super::objects::{PullRequest, Ref, Repository};
+use super::pull_request::PullRequestState;
 use super::scalars::Uri;
 use super::view::{ActorInfo, PrView, RequestContext};
 use crate::scenario::Permission;
@@ -79,6 +81,65 @@ impl Repository {
         }
     }
 
+    /// The Ref associated with the repository's default branch.
+    async fn default_branch_ref(&self) -> Option<Ref> {
+        Some(Ref {
+            name: self.record.default_branch.clone(),
+            repository: self.clone(),
+        })
+    }
+
+    /// A list of pull requests that have been opened in the repository,
+    /// oldest first.
+    // The arguments are GitHub's.
+    #[allow(clippy::too_many_arguments)]
+    async fn pull_requests(
+        &self,
+        ctx: &Context<'_>,
+        after: Option<String>,
+        base_ref_name: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        head_ref_name: Option<String>,
+        labels: Option<Vec<String>>,
+        last: Option<i32>,
+        states: Option<Vec<PullRequestState>>,
+    ) -> Result<PullRequestConnection> {
+        let rc = ctx.data::<RequestContext>()?;
+        let state = rc.shared.read();
+        let items: Vec<(u64, PullRequest)> = state
+            .pull_requests
+            .iter()
+            .filter(|pr| {
+                states
+                    .as_ref()
+                    .is_none_or(|s| s.contains(&PullRequestState::from(pr.status)))
+            })
+            .filter(|pr| head_ref_name.as_ref().is_none_or(|h| *h == pr.head_ref))
+            .filter(|pr| base_ref_name.as_ref().is_none_or(|b| *b == pr.base_ref))
+            .filter(|pr| {
+                labels
+                    .as_ref()
+                    .is_none_or(|wanted| wanted.iter().any(|l| pr.labels.contains(l)))
+            })
+            .filter_map(|pr| {
+                let view = PrView::new(&state, pr.number, &rc.viewer, &rc.shared.base_url)?;
+                Some((pr.database_id, PullRequest { view }))
+            })
+            .collect();
+        drop(state);
+        let mut items = items;
+        items.sort_by_key(|(id, _)| *id);
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        }
+        .counting_only(ctx);
+        paginate("pullRequests", items, &args).map(Into::into)
+    }
+
     /// Returns a single pull request from the current repository by number.
     async fn pull_request(&self, ctx: &Context<'_>, number: i32) -> Result<Option<PullRequest>> {
         let rc = ctx.data::<RequestContext>()?;
@@ -92,6 +153,24 @@ impl Repository {
                 "Could not resolve to a PullRequest with the number of {number}."
             ))),
         }
+    }
+}
+
+#[Object]
+impl Ref {
+    /// The ref name.
+    async fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    /// The ref's prefix, such as `refs/heads/` or `refs/tags/`.
+    async fn prefix(&self) -> String {
+        "refs/heads/".to_owned()
+    }
+
+    /// The repository the ref belongs to.
+    async fn repository(&self) -> Repository {
+        self.repository.clone()
     }
 }
 

@@ -129,6 +129,29 @@ impl PrView {
     }
 }
 
+/// The index of the item whose database id is `id` in `items`, which the
+/// state keeps in ascending id order (ids are handed out in order): a binary
+/// search, with a linear scan should the order ever not hold.
+pub(crate) fn position_by_id<T>(items: &[T], id: u64, key: impl Fn(&T) -> u64) -> Option<usize> {
+    match items.binary_search_by_key(&id, &key) {
+        Ok(index) => Some(index),
+        Err(_) => items.iter().position(|item| key(item) == id),
+    }
+}
+
+impl PrView {
+    /// The index of review `id` in the PR's reviews.
+    pub(crate) fn review_index(&self, id: u64) -> Option<usize> {
+        position_by_id(&self.pr.reviews, id, |r| r.database_id)
+    }
+
+    /// Whether no review is hidden from the viewer (then every thread and
+    /// comment is visible).
+    pub(crate) fn hides_nothing(&self) -> bool {
+        self.hidden_reviews.is_empty()
+    }
+}
+
 /// A snapshot of CI for one request, shared by the objects below.
 pub(crate) struct CiView {
     /// Shared with the state (no copy), as of the request.

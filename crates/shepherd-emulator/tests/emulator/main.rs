@@ -19,6 +19,8 @@ mod test_gitlab_demo;
 mod test_gitlab_pagination;
 mod test_gitlab_push;
 mod test_graphql;
+mod test_graphql_errors;
+mod test_graphql_gh;
 mod test_layout;
 mod test_push;
 mod test_rest;
