@@ -121,6 +121,12 @@ async fn an_approver_edits_changes_and_approves_in_a_real_browser() {
         "the comment's script ran"
     );
 
+    // A needs-human draft nobody edits is held, and the page says so.
+    let held = s
+        .text(&format!("#approval tr[data-item=\"{script_item}\"] .held"))
+        .await;
+    assert!(held.contains("not posted"), "{held}");
+
     // Change one decision (with the reply it needs) and edit one reply.
     let change_row = format!("#approval tr[data-item=\"{change}\"]");
     c.find(Locator::Css(&format!("{change_row} select")))
@@ -238,6 +244,12 @@ async fn an_approver_edits_changes_and_approves_in_a_real_browser() {
         "{changed:?}"
     );
     assert!(p.resolved(&change), "an approved `invalid` is resolved");
+    // What the page said was held was not posted.
+    assert_eq!(
+        p.comments_of(&script_item).len(),
+        1,
+        "the held reply was posted"
+    );
     if edit.starts_with("PRRT_") {
         assert!(!p.resolved(&edit), "a needs-human thread stays open");
     }
