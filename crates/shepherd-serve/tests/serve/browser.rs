@@ -225,7 +225,8 @@ impl Session {
         let rect = format!(
             "const e = document.querySelector({css:?}); const r = e.getBoundingClientRect(); \
              return [r.left + window.scrollX, r.top + window.scrollY, \
-             Math.max(r.width, e.scrollWidth), Math.max(r.height, e.scrollHeight)];"
+             Math.max(r.width, e.scrollWidth, \
+             document.documentElement.scrollWidth - r.left - window.scrollX), Math.max(r.height, e.scrollHeight)];"
         );
         self.capture(dir, name, &rect).await;
     }
