@@ -149,6 +149,16 @@ async fn an_approver_edits_changes_and_approves_in_a_real_browser() {
         .unwrap();
     textarea.clear().await.unwrap();
     textarea.send_keys(edit_reply).await.unwrap();
+    // Neither is held any more, and the page stops saying so.
+    for item in [&change, &edit] {
+        let note = c
+            .find(Locator::Css(&format!(
+                "#approval tr[data-item=\"{item}\"] .held"
+            )))
+            .await
+            .unwrap();
+        assert!(!note.is_displayed().await.unwrap(), "{item} shown held");
+    }
     s.screenshot_of("#approval", &shots, "approval.png").await;
 
     // Approve and resume: the form posts, the server redirects to the run.
