@@ -130,8 +130,7 @@ fn setup() -> (tempfile::TempDir, StateDir) {
 }
 
 /// The page really holds the 1,000 items: a row of each in the threads
-/// table (with its excerpt) and in the approval table, an editable
-/// decision and reply for each pending one.
+/// table (with its excerpt) and in the approval table, with their replies.
 fn check_page(page: &str) {
     let count = |needle: &str| page.matches(needle).count();
     assert_eq!(
@@ -144,16 +143,8 @@ fn check_page(page: &str) {
         ITEMS,
         "approval rows"
     );
-    assert_eq!(
-        count("<textarea name=\"reply-"),
-        ITEMS / 2,
-        "pending replies"
-    );
-    assert_eq!(
-        count("<select name=\"decision-"),
-        ITEMS / 2,
-        "pending decisions"
-    );
+    // (The run is not paused in this store, so the rows are read-only.)
+    assert!(count("<pre class=\"reply\">") >= ITEMS, "replies");
     assert!(count("Please handle the error here") >= ITEMS, "excerpts");
     for i in [0, ITEMS / 2, ITEMS - 1] {
         assert!(page.contains(&format!("id=\"item-{}\"", id(i))), "item {i}");
