@@ -129,12 +129,36 @@ fn setup() -> (tempfile::TempDir, StateDir) {
     (dir, state)
 }
 
+/// The page really holds the 1,000 items: a row of each in the threads
+/// table (with its excerpt) and in the approval table, with their replies.
+fn check_page(page: &str) {
+    let count = |needle: &str| page.matches(needle).count();
+    assert_eq!(
+        count("<tr class=\"item\" id=\"item-PRRT_item"),
+        ITEMS,
+        "threads rows"
+    );
+    assert_eq!(
+        count("<tr class=\"item\" data-item=\"PRRT_item"),
+        ITEMS,
+        "approval rows"
+    );
+    // (The run is not paused in this store, so the rows are read-only.)
+    assert!(count("<pre class=\"reply\">") >= ITEMS, "replies");
+    assert!(count("Please handle the error here") >= ITEMS, "excerpts");
+    for i in [0, ITEMS / 2, ITEMS - 1] {
+        assert!(page.contains(&format!("id=\"item-{}\"", id(i))), "item {i}");
+    }
+    assert!(page.len() > 1_000_000, "{} bytes", page.len());
+}
+
 fn bench(c: &mut Criterion) {
     let (_dir, state) = setup();
     let view = shepherd_serve::view::run(&state, RUN).expect("the run reads");
     assert_eq!(view.items.len(), ITEMS);
     assert_eq!(view.approvals.len(), ITEMS);
     let page = shepherd_serve::pages::run_page(&view, "secret", None);
+    check_page(&page);
     eprintln!("run page of {ITEMS} items: {} KB", page.len() / 1024);
     let mut group = c.benchmark_group("run_page");
     group.sample_size(20);

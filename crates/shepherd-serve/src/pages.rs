@@ -297,8 +297,10 @@ fn approval_row(i: usize, row: &ApprovalRow, open: bool) -> Markup {
                 @if editable {
                     input type="hidden" name={ "orig-reply-" (i) } value=(row.reply);
                     textarea name={ "reply-" (i) } rows="4" aria-label="reply" { (row.reply) }
+                    @if row.held { p.muted.held { "Held for you, not posted, unless you edit it (or the run sets " code { "approve.reply_needs_human" } ")." } }
                 } @else {
                     pre.reply { (row.reply) }
+                    @if row.held { p.muted.held { "Held for you, not posted." } }
                 }
             }
         }
@@ -466,6 +468,7 @@ fn thread_row(run: &RunView, item: &ItemView) -> Markup {
         Some(body) => (Some(body), latest.is_some_and(|r| r.entry.replied)),
         None => (approval.map(|a| a.reply.clone()), false),
     };
+    let held = reply.is_some() && !posted && approval.is_some_and(|a| a.held);
     let mut state = vec![item.classified.class.as_str().to_owned()];
     if let Some(r) = latest {
         if r.entry.replied {
@@ -485,7 +488,9 @@ fn thread_row(run: &RunView, item: &ItemView) -> Markup {
             td {
                 @if let Some(text) = &reply {
                     pre.reply { (text) }
-                    span.muted { @if posted { "posted" } @else { "not posted yet" } }
+                    span.muted {
+                        @if posted { "posted" } @else if held { "held for you: not posted" } @else { "not posted yet" }
+                    }
                 }
             }
             td { (latest.and_then(|r| r.entry.outcome).map(|o| word(&o)).unwrap_or_else(|| "-".into())) }

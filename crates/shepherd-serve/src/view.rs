@@ -156,8 +156,12 @@ pub struct ApprovalRow {
     pub approval: Option<Approval>,
     /// The decision that will be acted on.
     pub decision: Decision,
-    /// The reply that will be posted for it.
+    /// The reply drafted for it (posted unless [`ApprovalRow::held`]).
     pub reply: String,
+    /// Whether the reply is held for the user rather than posted: a
+    /// `needs-human` whose reply no person wrote, in a run without
+    /// `approve.reply_needs_human` (what the engine's replies stage does).
+    pub held: bool,
 }
 
 impl ApprovalRow {
@@ -203,6 +207,23 @@ impl RunView {
     pub fn resumable(&self) -> bool {
         matches!(self.status, RunStatus::Paused | RunStatus::Interrupted)
     }
+}
+
+/// `approve.reply_needs_human` of the run's recorded configuration
+/// (`config.toml`, the effective configuration its worktree stage wrote;
+/// the default, `false`, before that). A resume from the dashboard runs
+/// `shepherd resume` without `--reply-needs-human`, so this is what holds.
+fn reply_needs_human(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("config.toml"))
+        .ok()
+        .and_then(|text| {
+            shepherd_core::config::Config::layered(&[shepherd_core::config::ConfigLayer::repo(
+                "config.toml",
+                text,
+            )])
+            .ok()
+        })
+        .is_some_and(|c| c.approve.reply_needs_human)
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
@@ -322,6 +343,7 @@ pub fn run(state: &StateDir, run_id: &str) -> Result<RunView, ServeError> {
         let round_triage = read_json::<TriageAnswer>(&rdir.join("triage.json"))
             .map(|t| t.items)
             .unwrap_or_default();
+        let reply_needs_human = reply_needs_human(&dir);
         if !records.is_empty() {
             for t in round_triage {
                 let approval = records.iter().find(|a| a.item_id == t.id).cloned();
@@ -331,6 +353,9 @@ pub fn run(state: &StateDir, run_id: &str) -> Result<RunView, ServeError> {
                     Some(&t),
                     decision,
                 );
+                let held = decision == Decision::NeedsHuman
+                    && !reply_needs_human
+                    && approval.as_ref().is_none_or(|a| a.reply_override.is_none());
                 approvals.push(ApprovalRow {
                     item_id: t.id.clone(),
                     item: items.iter().find(|i| i.id == t.id).cloned(),
@@ -338,6 +363,7 @@ pub fn run(state: &StateDir, run_id: &str) -> Result<RunView, ServeError> {
                     approval,
                     decision,
                     reply,
+                    held,
                 });
             }
         }

@@ -23,7 +23,25 @@
       })
       .catch(function () {});
   }
+  // The "held" note of an approval row is true only while its decision
+  // stays needs-human and its reply is the draft: hide it otherwise.
+  function held() {
+    document.querySelectorAll("#approval tr[data-item]").forEach(function (row) {
+      var note = row.querySelector(".held");
+      var decision = row.querySelector("select");
+      var reply = row.querySelector("textarea");
+      var draft = row.querySelector('input[name^="orig-reply-"]');
+      if (!note || !decision || !reply || !draft) { return; }
+      note.hidden = decision.value !== "needs-human" ||
+        reply.value.replace(/\r\n/g, "\n") !== draft.value.replace(/\r\n/g, "\n");
+    });
+  }
   function start() {
+    var approval = document.getElementById("approval");
+    if (approval) {
+      approval.addEventListener("input", held);
+      approval.addEventListener("change", held);
+    }
     var live = document.getElementById("live");
     if (!live || !live.dataset.events || !window.EventSource) { return; }
     // The first event says where things stand (it may already differ from

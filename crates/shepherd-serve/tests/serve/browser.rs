@@ -1,176 +1,287 @@
-//! What the browser test needs, installed by the test itself, pinned, and
-//! cached outside the clone so a second run fetches nothing:
+//! A real headless Chromium driven from Rust through WebDriver: Debian's
+//! `chromium` and `chromium-driver` (`/usr/bin/chromedriver`), which
+//! `.ci/run` installs (pinned) when they are absent. The test starts its
+//! own chromedriver on an ephemeral loopback port and talks to it with
+//! [`fantoccini`] over plain HTTP (no TLS, no OpenSSL).
 //!
-//! - Debian's `chromium` at [`CHROMIUM_VERSION`], by `apt-get install`
-//!   when `/usr/bin/chromium` is absent (apt keeps the `.deb` in its own
-//!   archive cache, outside the clone);
-//! - `playwright-core` at the version of `tests/browser/package.json` and
-//!   its lockfile, by `npm ci` into `$SHEPHERD_TEST_BROWSER_DIR`, else
-//!   `$XDG_CACHE_HOME/shepherd-test-browser`, else
-//!   `~/.cache/shepherd-test-browser`, then `/<lockfile hash>/` (the
-//!   pattern of `shepherd-model-server`'s agent CLIs).
-//!
-//! Either missing and not installable fails the test, naming what to
+//! Either executable missing fails the test, naming the Debian package to
 //! install: never a silent skip.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The executable the test drives.
+use base64::Engine as _;
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::{json, Value};
+
+/// The browser (Debian's `chromium`).
 pub const CHROMIUM: &str = "/usr/bin/chromium";
 
-/// The Debian package version the test pins (bookworm's, at the time of
-/// writing: `apt-cache policy chromium`).
-pub const CHROMIUM_VERSION: &str = "148.0.7778.167-1~deb12u1";
+/// Its WebDriver (Debian's `chromium-driver`).
+pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
-const PACKAGE_JSON: &str = include_str!("../browser/package.json");
-const PACKAGE_LOCK: &str = include_str!("../browser/package-lock.json");
+/// What to install when something is missing.
+const INSTALL: &str = "Debian's `chromium` and `chromium-driver` (`bash .ci/run` installs the \
+                       pinned versions when absent; by hand: `apt-get install chromium \
+                       chromium-driver`)";
 
-/// The driver script.
-pub fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/approve.js")
+/// Chromium's flags: headless, nothing fetched from the network, a fresh
+/// profile (`--user-data-dir` is added per session).
+const ARGS: [&str; 10] = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--window-size=1280,1600",
+];
+
+fn version(exe: &str) -> String {
+    let out = Command::new(exe)
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| panic!("{exe} --version: {e}; the browser test needs {INSTALL}"));
+    assert!(
+        out.status.success(),
+        "{exe} --version failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-fn output(cmd: &mut Command) -> Result<String, String> {
-    match cmd.output() {
-        Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).into_owned()),
-        Ok(o) => Err(format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )),
-        Err(e) => Err(e.to_string()),
-    }
+/// The first number of `Chromium 148.0.7778.167 built on ...`.
+fn major(version: &str) -> Option<u32> {
+    version
+        .split_whitespace()
+        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .and_then(|w| w.split('.').next())
+        .and_then(|m| m.parse().ok())
 }
 
-/// `/usr/bin/chromium`, installing Debian's package first if needed.
+/// Checks both executables are there and of one major version.
 ///
 /// # Panics
 ///
-/// When it is absent and cannot be installed.
-pub fn chromium() -> PathBuf {
-    let exe = PathBuf::from(CHROMIUM);
-    if !exe.exists() {
-        let package = format!("chromium={CHROMIUM_VERSION}");
-        eprintln!("shepherd-serve tests: installing Debian's {package} (once)");
-        let install = || {
-            output(
-                Command::new("apt-get")
-                    .args(["install", "-y", "--no-install-recommends", &package])
-                    .env("DEBIAN_FRONTEND", "noninteractive"),
-            )
-        };
-        let result = install().or_else(|_| {
-            // An index older than the pinned version: refresh it once.
-            let _ = output(Command::new("apt-get").arg("update"));
-            install()
+/// When either is missing, or they do not match.
+pub fn check_installed() {
+    for exe in [CHROMIUM, CHROMEDRIVER] {
+        assert!(
+            Path::new(exe).exists(),
+            "the browser test needs {exe}, which is missing: install {INSTALL}"
+        );
+    }
+    let (browser, driver) = (version(CHROMIUM), version(CHROMEDRIVER));
+    assert!(
+        major(&browser).is_some() && major(&browser) == major(&driver),
+        "{CHROMIUM} ({browser}) and {CHROMEDRIVER} ({driver}) must be of one version: \
+         install {INSTALL}"
+    );
+}
+
+/// A chromedriver the test started; killed on drop.
+pub struct Driver {
+    child: Child,
+    pub url: String,
+    pub log: PathBuf,
+    _profile: tempfile::TempDir,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Driver {
+    /// Starts `/usr/bin/chromedriver --port=0` (it picks a free loopback
+    /// port and says which on its first lines).
+    pub fn start() -> Driver {
+        check_installed();
+        let profile = tempfile::tempdir().unwrap();
+        let log = profile.path().join("chromedriver.log");
+        let mut child = Command::new(CHROMEDRIVER)
+            .arg("--port=0")
+            .arg(format!("--log-path={}", log.display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{CHROMEDRIVER} does not start: {e}"));
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let port = line
+                    .strip_prefix("ChromeDriver was started successfully on port ")
+                    .and_then(|rest| rest.trim_end_matches('.').parse::<u16>().ok());
+                if let Some(port) = port {
+                    let _ = tx.send(port);
+                }
+            }
         });
-        if let Err(e) = result {
-            let policy = output(Command::new("apt-cache").args(["policy", "chromium"]))
-                .unwrap_or_else(|e| e);
-            panic!(
-                "the browser test needs Debian's chromium ({package}) at {CHROMIUM}, and \
-                 `apt-get install -y {package}` failed (run it as root, or install it): \
-                 {e}\napt-cache policy chromium:\n{policy}"
-            );
+        let port = rx
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("{CHROMEDRIVER} did not say its port in 20 s"));
+        Driver {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            log,
+            _profile: profile,
         }
     }
-    let version = output(Command::new(&exe).arg("--version")).unwrap_or_else(|e| {
-        panic!("{CHROMIUM} --version failed: {e}");
-    });
-    let upstream = CHROMIUM_VERSION
-        .split('-')
-        .next()
-        .unwrap_or(CHROMIUM_VERSION);
-    if !version.contains(upstream) {
-        eprintln!(
-            "shepherd-serve tests: {CHROMIUM} is {}, not the pinned {upstream}",
-            version.trim()
-        );
+
+    /// A new browser session (its own fresh profile directory).
+    pub async fn session(&self) -> Session {
+        let profile = tempfile::tempdir().unwrap();
+        let mut args: Vec<String> = ARGS.iter().map(|a| (*a).to_owned()).collect();
+        args.push(format!("--user-data-dir={}", profile.path().display()));
+        let caps = json!({
+            "browserName": "chrome",
+            "unhandledPromptBehavior": "ignore",
+            "goog:chromeOptions": { "binary": CHROMIUM, "args": args },
+        });
+        let Value::Object(caps) = caps else {
+            unreachable!("a JSON object literal")
+        };
+        let mut builder = ClientBuilder::new(HttpConnector::new());
+        builder.capabilities(caps);
+        let started = Instant::now();
+        let client = loop {
+            match builder.connect(&self.url).await {
+                Ok(client) => break client,
+                Err(e) if started.elapsed() > Duration::from_secs(30) => {
+                    let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+                    let tail = &log[log.len().saturating_sub(4000)..];
+                    panic!("no WebDriver session from {}: {e}\n{tail}", self.url)
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        };
+        Session {
+            client,
+            _profile: profile,
+        }
     }
-    exe
 }
 
-fn lock_hash() -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in PACKAGE_LOCK.as_bytes() {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{hash:016x}")
+/// A WebDriver session; [`Session::close`] ends it (and its browser).
+pub struct Session {
+    pub client: Client,
+    _profile: tempfile::TempDir,
 }
 
-fn cache_dir() -> PathBuf {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let root = env("SHEPHERD_TEST_BROWSER_DIR")
-        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("shepherd-test-browser")))
-        .or_else(|| env("HOME").map(|d| d.join(".cache").join("shepherd-test-browser")))
-        .expect("a cache directory: set SHEPHERD_TEST_BROWSER_DIR, XDG_CACHE_HOME or HOME");
-    root.join(lock_hash())
-}
+impl Session {
+    pub async fn close(self) {
+        let _ = self.client.close().await;
+    }
 
-/// The `node_modules` holding the pinned `playwright-core`, installed once.
-///
-/// # Panics
-///
-/// Without npm, or when npm fails.
-pub fn node_modules() -> PathBuf {
-    let dir = cache_dir();
-    let marker = dir.join(".shepherd-installed");
-    if marker.exists() {
-        return dir.join("node_modules");
+    /// Runs `script` (a function body) in the page and returns its value.
+    pub async fn js(&self, script: &str) -> Value {
+        self.client.execute(script, vec![]).await.unwrap()
     }
-    let parent = dir.parent().expect("the cache directory has a parent");
-    std::fs::create_dir_all(parent).unwrap();
-    // mkdir is atomic: whoever creates the lock directory installs.
-    let lock = dir.with_extension("lock");
-    let started = Instant::now();
-    while std::fs::create_dir(&lock).is_err() {
-        if marker.exists() {
-            return dir.join("node_modules");
-        }
-        if started.elapsed() > Duration::from_secs(600) {
-            let _ = std::fs::remove_dir(&lock);
-        }
-        std::thread::sleep(Duration::from_millis(300));
+
+    /// Waits up to `secs` for the element at `css`.
+    pub async fn wait_for(&self, css: &str, secs: u64) -> fantoccini::elements::Element {
+        self.client
+            .wait()
+            .at_most(Duration::from_secs(secs))
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("no {css} after {secs} s: {e}"))
     }
-    let installed = (|| -> Result<(), String> {
-        if marker.exists() {
-            return Ok(());
-        }
-        output(Command::new("npm").arg("--version")).map_err(|_| {
-            "the browser test needs Node.js (20 or later) and npm on PATH to install \
-             playwright-core: install them (Debian: `apt-get install nodejs npm`)"
-                .to_owned()
-        })?;
-        let staging = dir.with_extension(format!("tmp-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&staging);
-        std::fs::create_dir_all(&staging).map_err(|e| e.to_string())?;
-        std::fs::write(staging.join("package.json"), PACKAGE_JSON).map_err(|e| e.to_string())?;
-        std::fs::write(staging.join("package-lock.json"), PACKAGE_LOCK)
-            .map_err(|e| e.to_string())?;
-        eprintln!(
-            "shepherd-serve tests: installing playwright-core into {} (once)",
-            dir.display()
-        );
-        output(
-            Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-                .current_dir(&staging),
+
+    /// The text of the element at `css`.
+    pub async fn text(&self, css: &str) -> String {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("no {css}: {e}"))
+            .text()
+            .await
+            .unwrap()
+    }
+
+    /// A PNG of the whole page (beyond the window) into `dir/name`.
+    pub async fn screenshot(&self, dir: &Path, name: &str) {
+        self.capture(
+            dir,
+            name,
+            "return [0, 0, document.documentElement.scrollWidth, \
+             document.documentElement.scrollHeight];",
         )
-        .map_err(|e| format!("npm ci of playwright-core failed: {e}"))?;
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::rename(&staging, &dir).map_err(|e| e.to_string())?;
-        std::fs::write(&marker, lock_hash()).map_err(|e| e.to_string())
-    })();
-    let _ = std::fs::remove_dir(&lock);
-    if let Err(e) = installed {
-        panic!("{e}");
+        .await;
     }
-    dir.join("node_modules")
+
+    /// A PNG of the element at `css` (all of it, beyond the window).
+    pub async fn screenshot_of(&self, css: &str, dir: &Path, name: &str) {
+        let rect = format!(
+            "const e = document.querySelector({css:?}); const r = e.getBoundingClientRect(); \
+             return [r.left + window.scrollX, r.top + window.scrollY, \
+             Math.max(r.width, e.scrollWidth, \
+             document.documentElement.scrollWidth - r.left - window.scrollX), Math.max(r.height, e.scrollHeight)];"
+        );
+        self.capture(dir, name, &rect).await;
+    }
+
+    /// One capture of the rectangle `rect` returns, by the browser itself
+    /// (Chrome DevTools' `Page.captureScreenshot`, through chromedriver).
+    async fn capture(&self, dir: &Path, name: &str, rect: &str) {
+        let r = self.js(rect).await;
+        let n = |i: usize| r[i].as_f64().unwrap_or_else(|| panic!("a rectangle: {r}"));
+        let params = json!({
+            "format": "png",
+            "captureBeyondViewport": true,
+            "clip": { "x": n(0), "y": n(1), "width": n(2), "height": n(3).min(12_000.0), "scale": 1 },
+        });
+        let reply = self.cdp("Page.captureScreenshot", params).await;
+        let data = reply["data"].as_str().unwrap_or_else(|| panic!("{reply}"));
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "a PNG");
+        std::fs::write(dir.join(name), png).unwrap();
+    }
+
+    /// A Chrome DevTools command, through chromedriver's
+    /// `POST /session/ID/goog/cdp/execute`.
+    async fn cdp(&self, cmd: &str, params: Value) -> Value {
+        self.client
+            .issue_cmd(Cdp {
+                cmd: cmd.to_owned(),
+                params,
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{cmd}: {e}"))
+    }
+}
+
+/// chromedriver's extension command for Chrome DevTools.
+#[derive(Debug)]
+struct Cdp {
+    cmd: String,
+    params: Value,
+}
+
+impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        let session = session_id.unwrap_or_default();
+        base_url.join(&format!("session/{session}/goog/cdp/execute"))
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
+        let body = json!({ "cmd": self.cmd, "params": self.params });
+        (http::Method::POST, Some(body.to_string()))
+    }
 }

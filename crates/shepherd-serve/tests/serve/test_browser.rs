@@ -6,17 +6,35 @@
 //! emulator's final state then shows the edited reply posted and the
 //! changed decision is what the honesty gate checked.
 
-use std::process::Command;
+use std::path::PathBuf;
+use std::time::Duration;
 
+use fantoccini::Locator;
 use shepherd_engine::RunStatus;
 
-use crate::browser;
+use crate::browser::{Driver, Session};
 use crate::common::*;
+
+/// Where the screenshots go: `$SHEPHERD_SCREENSHOTS`, else
+/// `target/tmp/serve-screenshots/`.
+fn screenshots() -> PathBuf {
+    let dir = std::env::var_os("SHEPHERD_SCREENSHOTS")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-screenshots"));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `window.__pwned`, which the comment's markup would set if it ran.
+async fn pwned(s: &Session) -> serde_json::Value {
+    s.js("return window.__pwned === undefined ? null : window.__pwned;")
+        .await
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approver_edits_changes_and_approves_in_a_real_browser() {
-    let chromium = browser::chromium();
-    let node_modules = browser::node_modules();
+    let driver = Driver::start();
     let p = paused().await;
 
     let script_item = p.thread_with("<script>");
@@ -36,39 +54,189 @@ async fn an_approver_edits_changes_and_approves_in_a_real_browser() {
     .clone();
     let change_reply = "Reviewed: this does not apply to the code on this branch.";
     let edit_reply = "Edited in the browser: a maintainer decides this one.";
-
-    let shots = std::env::var_os("SHEPHERD_SCREENSHOTS");
-    let url = p.server.url();
+    let shots = screenshots();
     let run_id = p.run_id.clone();
-    let (script_item2, change2, edit2) = (script_item.clone(), change.clone(), edit.clone());
-    let out = tokio::task::spawn_blocking(move || {
-        let mut cmd = Command::new("node");
-        cmd.arg(browser::script())
-            .env("NODE_PATH", &node_modules)
-            .env("CHROMIUM", &chromium)
-            .env("SHEPHERD_URL", url)
-            .env("RUN_ID", run_id)
-            .env("SCRIPT_ITEM", script_item2)
-            .env("CHANGE_ITEM", change2)
-            .env("CHANGE_DECISION", "invalid")
-            .env("CHANGE_REPLY", change_reply)
-            .env("EDIT_ITEM", edit2)
-            .env("EDIT_REPLY", edit_reply);
-        if let Some(dir) = shots {
-            cmd.env("SCREENSHOTS", dir);
-        }
-        cmd.output()
-    })
-    .await
-    .unwrap()
-    .expect("node runs (the test needs Node.js 20 or later)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+
+    let s = driver.session().await;
+    let c = &s.client;
+
+    // The printed URL: the secret becomes a cookie, the page is the runs list.
+    c.goto(&p.server.url()).await.unwrap();
+    let at = c.current_url().await.unwrap();
     assert!(
-        out.status.success(),
-        "the browser script failed:\n{stdout}\n{stderr}"
+        !at.as_str().contains("token="),
+        "the secret left the URL: {at}"
     );
-    assert!(stdout.contains("\"ok\":true"), "{stdout}");
+    assert_eq!(at.path(), "/");
+    let row = format!("tr[data-run=\"{run_id}\"]");
+    s.wait_for(&row, 10).await;
+    assert_eq!(s.text(&format!("{row} [data-status]")).await, "paused");
+    s.screenshot(&shots, "runs.png").await;
+
+    c.find(Locator::Css(&format!("{row} a")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    s.wait_for("#approval", 10).await;
+    assert_eq!(
+        c.current_url().await.unwrap().path(),
+        format!("/runs/{run_id}")
+    );
+    s.screenshot(&shots, "run-paused.png").await;
+
+    // Markup in a comment is text: shown, no element made of it, nothing ran.
+    let excerpt_css = format!("#approval tr[data-item=\"{script_item}\"] td.excerpt");
+    let excerpt = c.find(Locator::Css(&excerpt_css)).await.unwrap();
+    assert!(
+        excerpt.is_displayed().await.unwrap(),
+        "the excerpt is visible"
+    );
+    let text = excerpt.text().await.unwrap();
+    assert!(
+        text.contains("<script>window.__pwned = 1</script>"),
+        "the script as text: {text}"
+    );
+    assert!(
+        text.contains("<img src=x onerror=\"window.__pwned = 2\">"),
+        "the img as text: {text}"
+    );
+    let made = excerpt.find_all(Locator::Css("script, img")).await.unwrap();
+    assert!(
+        made.is_empty(),
+        "elements made of the comment: {}",
+        made.len()
+    );
+    let everywhere = s
+        .js("return document.querySelectorAll('main script, main img').length;")
+        .await;
+    assert_eq!(
+        everywhere, 0,
+        "no script or img element in the page's content"
+    );
+    assert_eq!(
+        pwned(&s).await,
+        serde_json::Value::Null,
+        "the comment's script ran"
+    );
+
+    // A needs-human draft nobody edits is held, and the page says so.
+    let held = s
+        .text(&format!("#approval tr[data-item=\"{script_item}\"] .held"))
+        .await;
+    assert!(held.contains("not posted"), "{held}");
+
+    // Change one decision (with the reply it needs) and edit one reply.
+    let change_row = format!("#approval tr[data-item=\"{change}\"]");
+    c.find(Locator::Css(&format!("{change_row} select")))
+        .await
+        .unwrap()
+        .select_by_value("invalid")
+        .await
+        .unwrap();
+    let textarea = c
+        .find(Locator::Css(&format!("{change_row} textarea")))
+        .await
+        .unwrap();
+    textarea.clear().await.unwrap();
+    textarea.send_keys(change_reply).await.unwrap();
+    let textarea = c
+        .find(Locator::Css(&format!(
+            "#approval tr[data-item=\"{edit}\"] textarea"
+        )))
+        .await
+        .unwrap();
+    textarea.clear().await.unwrap();
+    textarea.send_keys(edit_reply).await.unwrap();
+    // Neither is held any more, and the page stops saying so.
+    for item in [&change, &edit] {
+        let note = c
+            .find(Locator::Css(&format!(
+                "#approval tr[data-item=\"{item}\"] .held"
+            )))
+            .await
+            .unwrap();
+        assert!(!note.is_displayed().await.unwrap(), "{item} shown held");
+    }
+    s.screenshot_of("#approval", &shots, "approval.png").await;
+
+    // Approve and resume: the form posts, the server redirects to the run.
+    s.js("window.__before = true; return null;").await;
+    c.find(Locator::Css("#approve-resume"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    // An error here is the old document going away: still navigating.
+    while c
+        .execute("return window.__before === true;", vec![])
+        .await
+        .map_or(true, |v| v == true)
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the approval form did not navigate"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    s.wait_for("#live", 10).await;
+    let at = c.current_url().await.unwrap();
+    let errors = c.find_all(Locator::Css(".error")).await.unwrap();
+    let mut refused = Vec::new();
+    for e in &errors {
+        refused.push(e.text().await.unwrap());
+    }
+    assert!(
+        at.path() == format!("/runs/{run_id}") && refused.is_empty(),
+        "the approval was refused: {at}: {refused:?}"
+    );
+    assert_eq!(p.resumer.count(), 1, "one resume started from the page");
+
+    // From here the page is never reloaded: the live part follows the run.
+    s.js("window.__sameDocument = true; return null;").await;
+    let converged = c
+        .wait()
+        .at_most(Duration::from_secs(120))
+        .for_element(Locator::Css("#live #status [data-status=\"converged\"]"))
+        .await;
+    if let Err(e) = converged {
+        let live = s.text("main").await;
+        panic!(
+            "the page did not show the run converged: {e}\n{}",
+            &live[..live.len().min(4000)]
+        );
+    }
+    assert_eq!(
+        s.js("return window.__sameDocument === true;").await,
+        true,
+        "the page was reloaded"
+    );
+    let version = s
+        .js("return Number(document.getElementById('live').dataset.version || 0);")
+        .await;
+    assert!(
+        version.as_u64().unwrap_or(0) >= 1,
+        "live updates: {version}"
+    );
+    let edited = s
+        .text(&format!("#threads tr[data-item=\"{edit}\"] pre.reply"))
+        .await;
+    assert!(edited.contains(edit_reply), "the threads table: {edited}");
+    s.screenshot(&shots, "run-converged.png").await;
+    s.screenshot_of("#threads", &shots, "threads.png").await;
+
+    // No dialog opened, and still nothing of the comment ran.
+    assert!(c.get_alert_text().await.is_err(), "a dialog opened");
+    assert_eq!(
+        pwned(&s).await,
+        serde_json::Value::Null,
+        "the comment's script ran"
+    );
+    s.close().await;
+    eprintln!("screenshots in {}", shots.display());
 
     // The run the page watched converged.
     let outcome = p.resumer.outcome().await;
@@ -86,6 +254,12 @@ async fn an_approver_edits_changes_and_approves_in_a_real_browser() {
         "{changed:?}"
     );
     assert!(p.resolved(&change), "an approved `invalid` is resolved");
+    // What the page said was held was not posted.
+    assert_eq!(
+        p.comments_of(&script_item).len(),
+        1,
+        "the held reply was posted"
+    );
     if edit.starts_with("PRRT_") {
         assert!(!p.resolved(&edit), "a needs-human thread stays open");
     }
