@@ -247,7 +247,12 @@ fn main() {
     let home = tempfile::tempdir().expect("temp home");
     println!(
         "{:>7} {:>8} {:>28} {:>13} {:>9} {:>17}",
-        "threads", "comments", "wall median (min..max)", "peak RSS", "requests", "round trips/limit"
+        "threads",
+        "comments",
+        "wall median (min..max)",
+        "peak RSS",
+        "requests",
+        "round trips/limit"
     );
     for threads in sizes {
         let scenario = scenario(threads);
@@ -262,7 +267,13 @@ fn main() {
         emu.reset_request_counts();
         let warm = run_threads(&bin, &api, home.path());
         assert_eq!(warm.items, threads, "every thread is an item");
-        let requests: u64 = emu.request_counts().values().sum();
+        let counts = emu.request_counts();
+        let requests: u64 = counts.values().sum();
+        if std::env::var_os("FETCH_SCALE_COUNTS").is_some() {
+            for (key, count) in &counts {
+                println!("  {key:<40} {count}");
+            }
+        }
         let mut walls = Vec::new();
         let mut rss = warm.rss_kib;
         for _ in 0..runs {
