@@ -171,7 +171,9 @@ pub struct Comment {
     /// Creation time as the forge reports it (RFC 3339).
     pub created_at: String,
     /// The diff hunk the comment was made on, when the forge gives one.
-    pub diff_hunk: Option<String>,
+    /// Shared: every comment of a thread, and every thread on the same line,
+    /// has the same hunk, and a client keeps one copy of each.
+    pub diff_hunk: Option<std::sync::Arc<str>>,
     /// The state of the review this comment belongs to, when it has one.
     pub review_state: Option<ReviewState>,
 }

@@ -1394,7 +1394,7 @@ mod tests {
             body: body.to_owned(),
             url: String::new(),
             created_at: "2024-01-01T00:00:00Z".into(),
-            diff_hunk: hunk.map(str::to_owned),
+            diff_hunk: hunk.map(Into::into),
             review_state: None,
         }
     }

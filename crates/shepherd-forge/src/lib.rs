@@ -18,6 +18,7 @@ pub mod forge;
 pub mod github;
 pub mod gitlab;
 mod hosts;
+mod intern;
 mod tls;
 pub mod token;
 mod transport;

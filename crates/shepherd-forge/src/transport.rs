@@ -33,12 +33,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use backon::{ExponentialBuilder, Retryable};
+use bytes::Bytes;
 use reqwest::header::{
     HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, ETAG, IF_NONE_MATCH, LINK, RETRY_AFTER,
 };
 use reqwest::{Method, StatusCode};
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
+use tokio::sync::Semaphore;
 use url::Url;
 
 use crate::error::{ForgeError, Result};
@@ -56,6 +58,12 @@ const SECONDARY_LIMIT_WAIT: Duration = Duration::from_secs(60);
 /// How many URLs the ETag cache keeps; past it the cache starts over (the
 /// polled URLs of one run are a handful).
 const ETAG_CACHE_CAPACITY: usize = 256;
+/// The most requests one client has in flight at once. GitHub's secondary
+/// rate limits punish many concurrent requests; four lets a snapshot overlap
+/// its reads (threads, long threads' tails, comments, reviews) and stays
+/// well inside them. Waiting for a slot happens before the request is sent,
+/// so a retry's backoff never holds one.
+pub const MAX_IN_FLIGHT: usize = 4;
 
 /// How the client retries. Attempts count the first try.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,7 +183,8 @@ pub(crate) struct Api {
 pub(crate) struct Answer {
     pub(crate) status: StatusCode,
     pub(crate) headers: HeaderMap,
-    pub(crate) body: Vec<u8>,
+    /// The body as received (shared, not copied, by the ETag cache).
+    pub(crate) body: Bytes,
 }
 
 /// One failed attempt: either final, or worth another try after `after`
@@ -244,6 +253,8 @@ pub(crate) struct Transport {
     retry: RetryPolicy,
     /// ETags and answers of conditional GETs, by full URL (query included).
     etags: Arc<Mutex<HashMap<String, Kept>>>,
+    /// The slots of [`MAX_IN_FLIGHT`], shared by the clones of a transport.
+    in_flight: Arc<Semaphore>,
 }
 
 impl Transport {
@@ -261,6 +272,7 @@ impl Transport {
             token,
             retry: config.retry,
             etags: Arc::new(Mutex::new(HashMap::new())),
+            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
         })
     }
 
@@ -317,13 +329,8 @@ impl Transport {
             resend,
             if_none_match: None,
         };
-        let data = self
-            .run(&spec, |answer| self.graphql_data(operation, &name, answer))
-            .await?;
-        serde_json::from_value(data).map_err(|err| ForgeError::Decode {
-            request: name.clone(),
-            message: err.to_string(),
-        })
+        self.run(&spec, |answer| self.graphql_data(operation, &name, answer))
+            .await
     }
 
     /// The REST URL of `segments` under the REST base, each encoded whole
@@ -655,6 +662,9 @@ impl Transport {
                 rejected: false,
             }
         };
+        // A closed semaphore cannot happen (it is never closed); should it,
+        // the request goes without a slot rather than failing.
+        let _slot = self.in_flight.acquire().await.ok();
         let response = request.send().await.map_err(|err| {
             let failure = network(err);
             let what = match &failure {
@@ -670,7 +680,7 @@ impl Transport {
         })?;
         let status = response.status();
         let headers = response.headers().clone();
-        let body = response.bytes().await.map_err(network)?.to_vec();
+        let body = response.bytes().await.map_err(network)?;
         tracing::debug!(
             request = spec.name,
             status = status.as_u16(),
@@ -738,16 +748,18 @@ impl Transport {
         }
     }
 
-    /// The `data` of a GraphQL answer, or its `errors` as a failure.
-    fn graphql_data(
+    /// The `data` of a GraphQL answer decoded straight from its bytes into
+    /// `T` (no intermediate `serde_json::Value`), or its `errors` as a failure.
+    fn graphql_data<T: DeserializeOwned>(
         &self,
         operation: &str,
         name: &str,
         answer: Answer,
-    ) -> std::result::Result<serde_json::Value, Failure> {
+    ) -> std::result::Result<T, Failure> {
         #[derive(Deserialize)]
-        struct Envelope {
-            data: Option<serde_json::Value>,
+        struct Envelope<D> {
+            #[serde(default = "Option::default")]
+            data: Option<D>,
             #[serde(default)]
             errors: Option<Vec<WireError>>,
         }
@@ -758,8 +770,23 @@ impl Transport {
             #[serde(rename = "type", default)]
             kind: Option<String>,
         }
-        let envelope: Envelope = decode_json(name, &answer.body).map_err(Failure::Fatal)?;
-        let errors = envelope.errors.unwrap_or_default();
+        // One pass decodes `data` into `T`. When it does not fit (a partial
+        // `data` beside `errors`), a second pass reads the errors alone.
+        let (data, errors) = match serde_json::from_slice::<Envelope<T>>(&answer.body) {
+            Ok(envelope) => (envelope.data, envelope.errors.unwrap_or_default()),
+            Err(err) => {
+                let envelope: Envelope<IgnoredAny> =
+                    decode_json(name, &answer.body).map_err(Failure::Fatal)?;
+                let errors = envelope.errors.unwrap_or_default();
+                if errors.is_empty() {
+                    return Err(Failure::Fatal(ForgeError::Decode {
+                        request: name.to_owned(),
+                        message: err.to_string(),
+                    }));
+                }
+                (None, errors)
+            }
+        };
         if !errors.is_empty() {
             if errors
                 .iter()
@@ -796,13 +823,12 @@ impl Transport {
                 Failure::Fatal(error)
             });
         }
-        match envelope.data {
-            Some(data) if !data.is_null() => Ok(data),
-            _ => Err(Failure::Fatal(ForgeError::Decode {
+        data.ok_or_else(|| {
+            Failure::Fatal(ForgeError::Decode {
                 request: name.to_owned(),
                 message: "the answer has neither data nor errors".into(),
-            })),
-        }
+            })
+        })
     }
 
     /// Masks the token in text that came from the forge.

@@ -33,7 +33,7 @@ pub fn comment(id: &str, login: &str, kind: AuthorKind, body: &str, hunk: Option
         body: body.into(),
         url: String::new(),
         created_at: "2024-05-01T10:00:00Z".into(),
-        diff_hunk: hunk.map(str::to_owned),
+        diff_hunk: hunk.map(Into::into),
         review_state: None,
     }
 }

@@ -3,17 +3,24 @@
 //! Reads go through GraphQL with named operations (see `queries`). Threads are
 //! paginated on two levels: 100 threads per `ReviewThreads` page, each with its
 //! first 100 comments; a thread with more comments gets its further pages
-//! through `ThreadComments` (`node(id:)`). GitHub cannot filter resolved
-//! threads, so they are dropped here, and their further comments never fetched.
+//! through `ThreadComments` (`node(id:)`, after a cursor) and
+//! `ThreadCommentsTail` (its last 100), started as soon as the thread page
+//! that shows it arrives and run beside the next thread pages. GitHub cannot
+//! filter resolved threads, so they are dropped here, and their further
+//! comments never fetched. Answers are decoded from their bytes straight into
+//! the wire types of `wire`, and each page into the model before the next.
 //!
 //! The write side lives in `writes` and the CI reads in `checks`; the
 //! `Forge` implementation (`forge_impl`) only delegates to them and to the
 //! reads here.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::future::Future;
 use std::sync::OnceLock;
 
+use futures::channel::mpsc;
+use futures::{StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use shepherd_core::model::{Comment, PullRequest, RepoRef, ReviewThread, TopLevelComment};
@@ -23,15 +30,16 @@ use super::endpoints::GitHubEndpoints;
 use super::queries::{
     PULL_REQUEST_COMMENTS, PULL_REQUEST_COMMENTS_OP, PULL_REQUEST_REVIEWS, PULL_REQUEST_REVIEWS_OP,
     PULL_REQUEST_STATE, PULL_REQUEST_STATE_OP, REVIEW_THREADS, REVIEW_THREADS_OP, THREAD_COMMENTS,
-    THREAD_COMMENTS_OP,
+    THREAD_COMMENTS_OP, THREAD_COMMENTS_TAIL, THREAD_COMMENTS_TAIL_OP,
 };
 use super::wire::{
-    self, Connection, IssueCommentsPr, PageInfo, PullRequestStateData, RepositoryData,
+    self, CommentWire, Connection, IssueCommentsPr, PageInfo, PullRequestStateData, RepositoryData,
     ReviewThreadsPr, ReviewsPr, ThreadCommentsData,
 };
 use crate::error::{ForgeError, Result};
+use crate::intern::Interner;
 use crate::token::Token;
-use crate::transport::{Api, ClientConfig, Flavor, Transport};
+use crate::transport::{Api, ClientConfig, Flavor, Transport, MAX_IN_FLIGHT};
 
 /// The GitHub client. Cheap to share behind an `Arc`.
 pub struct GitHubClient {
@@ -247,68 +255,202 @@ where
     Ok(nodes)
 }
 
+/// A long thread whose further comments are still to fetch.
+struct Tail {
+    /// Its place among the unresolved threads.
+    index: usize,
+    id: String,
+    /// The cursor after its first page.
+    after: String,
+    /// How many comments the forge counts, if it said.
+    total: Option<u64>,
+    /// How many came with the first page.
+    have: usize,
+}
+
 /// Every unresolved thread with every comment.
+///
+/// The thread pages come one after the other (each needs the cursor of the
+/// one before). A long thread's further comments are asked as soon as the
+/// page that shows it arrives, beside the next thread pages (see
+/// [`fetch_more_comments`]), so a snapshot costs one step more than its
+/// thread pages. Each page is turned into the model as it comes and dropped;
+/// diff hunks are shared through one [`Interner`].
 pub(crate) async fn fetch_review_threads<E: GraphQlExec>(
     exec: &E,
     repo: &RepoRef,
     number: u64,
 ) -> Result<Vec<ReviewThread>> {
-    let nodes = pull_request_nodes(
-        exec,
-        repo,
-        number,
-        REVIEW_THREADS_OP,
-        REVIEW_THREADS,
-        |pr: ReviewThreadsPr| pr.review_threads,
-    )
-    .await?;
-    let mut threads = Vec::new();
-    for thread in nodes {
-        if thread.is_resolved {
-            continue;
-        }
-        let first_page = &thread.comments.page_info;
-        let more = match next_cursor(first_page, None, REVIEW_THREADS_OP)? {
-            Some(after) => {
-                tracing::debug!(
-                    thread = %thread.id,
-                    total = ?thread.comments.total_count,
-                    "fetching the further comments of a long thread"
-                );
-                fetch_thread_comments(exec, &thread.id, after).await?
+    let hunks = Interner::default();
+    let hunks = &hunks;
+    let (found, tails) = mpsc::unbounded::<Tail>();
+    let pages = async move {
+        let mut threads = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let data: RepositoryData<ReviewThreadsPr> = exec
+                .query(
+                    REVIEW_THREADS_OP,
+                    REVIEW_THREADS,
+                    repo_vars(repo, number, cursor.as_deref()),
+                )
+                .await?;
+            let page = data
+                .into_pull_request()
+                .ok_or_else(|| not_found(REVIEW_THREADS_OP))?
+                .review_threads;
+            let next = next_cursor(&page.page_info, cursor.as_deref(), REVIEW_THREADS_OP)?;
+            for wire in page.into_nodes() {
+                if wire.is_resolved {
+                    continue;
+                }
+                let first_page = &wire.comments.page_info;
+                if let Some(after) = next_cursor(first_page, None, REVIEW_THREADS_OP)? {
+                    let tail = Tail {
+                        index: threads.len(),
+                        id: wire.id.clone(),
+                        after,
+                        total: wire.comments.total_count,
+                        have: wire.comments.nodes.as_ref().map_or(0, Vec::len),
+                    };
+                    // The receiver lives until this future ends, unless the
+                    // tails failed first: then their error is the answer.
+                    let _ = found.unbounded_send(tail);
+                }
+                threads.push(wire::thread(wire, hunks));
             }
-            None => Vec::new(),
-        };
-        threads.push(wire::thread(thread, more));
+            match next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        // Dropping the sender ends the tails' stream.
+        drop(found);
+        Ok::<_, ForgeError>(threads)
+    };
+    let tails = tails
+        .map(|tail| async move {
+            tracing::debug!(
+                thread = %tail.id,
+                total = ?tail.total,
+                "fetching the further comments of a long thread"
+            );
+            let more =
+                fetch_more_comments(exec, &tail.id, tail.after, tail.total, tail.have, hunks)
+                    .await?;
+            Ok::<_, ForgeError>((tail.index, more))
+        })
+        .buffer_unordered(MAX_IN_FLIGHT)
+        .try_collect::<Vec<_>>();
+    let (mut threads, tails) = tokio::try_join!(pages, tails)?;
+    for (index, more) in tails {
+        if let Some(thread) = threads.get_mut(index) {
+            append_new(&mut thread.comments, more);
+        }
     }
     Ok(threads)
 }
 
-/// The comments of thread `id` after cursor `after`, every page.
+/// Appends the comments of `more` that `comments` does not hold yet (a
+/// comment deleted between two pages shifts the pages under the cursor).
+pub(crate) fn append_new(comments: &mut Vec<Comment>, more: Vec<Comment>) {
+    let known: HashSet<String> = comments.iter().map(|c| c.id.clone()).collect();
+    comments.extend(more.into_iter().filter(|c| !known.contains(&c.id)));
+}
+
+/// The comments of thread `id` after cursor `after`, given that the forge
+/// counts `total` and the first page held `have`.
+///
+/// Up to 200 more (a thread of up to about 300) cost one step: the page
+/// after the cursor (`first: 100`) and the last page (`last: 100`) are
+/// asked at once and joined where they meet. A longer thread pages on from
+/// the forward page until it reaches the last page; without a count, the
+/// pages are read one after the other.
+pub(crate) async fn fetch_more_comments<E: GraphQlExec>(
+    exec: &E,
+    id: &str,
+    after: String,
+    total: Option<u64>,
+    have: usize,
+    hunks: &Interner,
+) -> Result<Vec<Comment>> {
+    let remaining = total.map(|t| {
+        usize::try_from(t)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(have)
+    });
+    if remaining.is_none_or(|r| r <= 100) {
+        return fetch_thread_comments(exec, id, after, hunks).await;
+    }
+    let (mut page, last) = tokio::try_join!(
+        comments_page(exec, id, THREAD_COMMENTS_OP, THREAD_COMMENTS, Some(&after)),
+        comments_page(
+            exec,
+            id,
+            THREAD_COMMENTS_TAIL_OP,
+            THREAD_COMMENTS_TAIL,
+            None
+        ),
+    )?;
+    let last: Vec<CommentWire> = last.into_nodes().collect();
+    let meets: HashSet<&str> = last.iter().map(|c| c.id.as_str()).collect();
+    let mut comments = Vec::new();
+    let mut cursor = after;
+    'pages: loop {
+        let info = page.page_info.clone();
+        for wire in page.into_nodes() {
+            if meets.contains(wire.id.as_str()) {
+                break 'pages;
+            }
+            comments.push(wire::comment(wire, hunks));
+        }
+        match next_cursor(&info, Some(&cursor), THREAD_COMMENTS_OP)? {
+            Some(next) => {
+                page = comments_page(exec, id, THREAD_COMMENTS_OP, THREAD_COMMENTS, Some(&next))
+                    .await?;
+                cursor = next;
+            }
+            None => break,
+        }
+    }
+    comments.extend(last.into_iter().map(|c| wire::comment(c, hunks)));
+    Ok(comments)
+}
+
+/// One page of thread `id`'s comments: `document` is [`THREAD_COMMENTS`]
+/// (after `cursor`) or [`THREAD_COMMENTS_TAIL`] (the last page).
+async fn comments_page<E: GraphQlExec>(
+    exec: &E,
+    id: &str,
+    operation: &'static str,
+    document: &'static str,
+    cursor: Option<&str>,
+) -> Result<Connection<CommentWire>> {
+    let data: ThreadCommentsData = exec
+        .query(operation, document, json!({ "id": id, "cursor": cursor }))
+        .await?;
+    data.node
+        .and_then(|node| node.comments)
+        .ok_or_else(|| ForgeError::Decode {
+            request: format!("GraphQL {operation}"),
+            message: format!("review thread {id} is gone or is not a review thread"),
+        })
+}
+
+/// The comments of thread `id` after cursor `after`, every page, in turn.
 pub(crate) async fn fetch_thread_comments<E: GraphQlExec>(
     exec: &E,
     id: &str,
     after: String,
+    hunks: &Interner,
 ) -> Result<Vec<Comment>> {
     let mut comments = Vec::new();
     let mut cursor = after;
     loop {
-        let data: ThreadCommentsData = exec
-            .query(
-                THREAD_COMMENTS_OP,
-                THREAD_COMMENTS,
-                json!({ "id": id, "cursor": cursor }),
-            )
-            .await?;
         let connection =
-            data.node
-                .and_then(|node| node.comments)
-                .ok_or_else(|| ForgeError::Decode {
-                    request: format!("GraphQL {THREAD_COMMENTS_OP}"),
-                    message: format!("review thread {id} is gone or is not a review thread"),
-                })?;
+            comments_page(exec, id, THREAD_COMMENTS_OP, THREAD_COMMENTS, Some(&cursor)).await?;
         let page = connection.page_info.clone();
-        comments.extend(connection.into_nodes().map(wire::comment));
+        comments.extend(connection.into_nodes().map(|c| wire::comment(c, hunks)));
         match next_cursor(&page, Some(&cursor), THREAD_COMMENTS_OP)? {
             Some(next) => cursor = next,
             None => break,
@@ -462,6 +604,18 @@ mod tests {
                         .collect();
                     pr(json!({ "reviewThreads": { "pageInfo": info, "nodes": nodes } }))
                 }
+                THREAD_COMMENTS_TAIL_OP => {
+                    let id = vars["id"].as_str().unwrap();
+                    let t: usize = id.trim_start_matches("PRRT_").parse().unwrap();
+                    let total = self.threads[t].1;
+                    let start = total.saturating_sub(100);
+                    let nodes: Vec<Value> =
+                        (start..total).map(|i| FakeGitHub::comment(t, i)).collect();
+                    let info = json!({ "hasNextPage": false, "endCursor": format!("c{total}") });
+                    json!({ "node": { "comments": {
+                        "totalCount": total, "pageInfo": info, "nodes": nodes
+                    } } })
+                }
                 THREAD_COMMENTS_OP => {
                     let id = vars["id"].as_str().unwrap();
                     let t: usize = id.trim_start_matches("PRRT_").parse().unwrap();
@@ -547,13 +701,49 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_thread_of_250_comments_takes_two_further_pages() {
+    async fn a_thread_of_250_comments_takes_one_further_step_of_two_pages() {
         let fake = FakeGitHub::new(vec![(false, 250)]);
         let got = fetch_review_threads(&fake, &repo(), 1).await.unwrap();
         assert_eq!(fake.calls(REVIEW_THREADS_OP), 1);
-        assert_eq!(fake.calls(THREAD_COMMENTS_OP), 2);
-        assert_eq!(got[0].comments.len(), 250);
-        assert_eq!(got[0].comments[249].id, "PRRC_0_249");
+        assert_eq!(
+            fake.calls(THREAD_COMMENTS_OP),
+            1,
+            "the page after the first"
+        );
+        assert_eq!(
+            fake.calls(THREAD_COMMENTS_TAIL_OP),
+            1,
+            "the last page, at once"
+        );
+        let ids: Vec<&str> = got[0].comments.iter().map(|c| c.id.as_str()).collect();
+        let want: Vec<String> = (0..250).map(|i| format!("PRRC_0_{i}")).collect();
+        assert_eq!(ids, want, "every comment once, oldest first");
+    }
+
+    #[tokio::test]
+    async fn a_thread_of_450_comments_pages_forward_until_it_meets_the_last_page() {
+        let fake = FakeGitHub::new(vec![(false, 450), (false, 180)]);
+        let got = fetch_review_threads(&fake, &repo(), 1).await.unwrap();
+        // 450: forward pages at 100, 200, 300 (which meets the last page at
+        // 350) and the last page; 180: one page after the first, no tail.
+        assert_eq!(fake.calls(THREAD_COMMENTS_OP), 4);
+        assert_eq!(fake.calls(THREAD_COMMENTS_TAIL_OP), 1);
+        let ids: Vec<&str> = got[0].comments.iter().map(|c| c.id.as_str()).collect();
+        let want: Vec<String> = (0..450).map(|i| format!("PRRC_0_{i}")).collect();
+        assert_eq!(ids, want);
+        assert_eq!(got[1].comments.len(), 180);
+        assert_eq!(got[1].comments[179].id, "PRRC_1_179");
+    }
+
+    #[tokio::test]
+    async fn diff_hunks_are_shared_across_comments_and_threads() {
+        let fake = FakeGitHub::new(vec![(false, 3), (false, 2)]);
+        let got = fetch_review_threads(&fake, &repo(), 1).await.unwrap();
+        let first = got[0].comments[0].diff_hunk.as_ref().unwrap();
+        for comment in got.iter().flat_map(|t| &t.comments) {
+            let hunk = comment.diff_hunk.as_ref().unwrap();
+            assert!(std::sync::Arc::ptr_eq(first, hunk), "one copy of the hunk");
+        }
     }
 
     #[tokio::test]

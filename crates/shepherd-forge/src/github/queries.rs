@@ -31,6 +31,8 @@ pub const VIEWER_OP: &str = "Viewer";
 pub const REVIEW_THREADS_OP: &str = "ReviewThreads";
 /// Operation name of [`THREAD_COMMENTS`].
 pub const THREAD_COMMENTS_OP: &str = "ThreadComments";
+/// Operation name of [`THREAD_COMMENTS_TAIL`].
+pub const THREAD_COMMENTS_TAIL_OP: &str = "ThreadCommentsTail";
 /// Operation name of [`PULL_REQUEST_COMMENTS`].
 pub const PULL_REQUEST_COMMENTS_OP: &str = "PullRequestComments";
 /// Operation name of [`PULL_REQUEST_REVIEWS`].
@@ -119,6 +121,27 @@ query ThreadComments($id: ID!, $cursor: String) {
   node(id: $id) {
     ... on PullRequestReviewThread {
       comments(first: 100, after: $cursor) {
+        totalCount
+        pageInfo { hasNextPage endCursor }
+        nodes { ...ReviewCommentFields }
+      }
+    }
+  }
+}
+"#,
+    review_comment_fragment!()
+);
+
+/// The last page (100) of comments of one long thread, by the thread's node
+/// id: asked beside the page after the first, so that a thread of up to 300
+/// comments costs one step. `$cursor` is asked as `before` (`null`: the
+/// very last 100), so both comment queries take the same variables.
+pub const THREAD_COMMENTS_TAIL: &str = concat!(
+    r#"
+query ThreadCommentsTail($id: ID!, $cursor: String) {
+  node(id: $id) {
+    ... on PullRequestReviewThread {
+      comments(last: 100, before: $cursor) {
         totalCount
         pageInfo { hasNextPage endCursor }
         nodes { ...ReviewCommentFields }
@@ -255,6 +278,7 @@ pub fn all_documents() -> &'static [(&'static str, &'static str)] {
         (VIEWER_OP, VIEWER),
         (REVIEW_THREADS_OP, REVIEW_THREADS),
         (THREAD_COMMENTS_OP, THREAD_COMMENTS),
+        (THREAD_COMMENTS_TAIL_OP, THREAD_COMMENTS_TAIL),
         (PULL_REQUEST_COMMENTS_OP, PULL_REQUEST_COMMENTS),
         (PULL_REQUEST_REVIEWS_OP, PULL_REQUEST_REVIEWS),
         (THREAD_BY_ID_OP, THREAD_BY_ID),

@@ -12,6 +12,8 @@ use shepherd_core::model::{
     SubjectType, TopLevelComment, TopLevelKind,
 };
 
+use crate::intern::Interner;
+
 /// A GraphQL connection's `pageInfo`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -275,8 +277,8 @@ pub(crate) fn pull_request(wire: PullRequestWire, viewer: &str) -> Result<PullRe
     })
 }
 
-/// A review comment.
-pub(crate) fn comment(wire: CommentWire) -> Comment {
+/// A review comment; its diff hunk is shared through `hunks`.
+pub(crate) fn comment(wire: CommentWire, hunks: &Interner) -> Comment {
     Comment {
         id: wire.id,
         database_id: wire.database_id,
@@ -284,17 +286,21 @@ pub(crate) fn comment(wire: CommentWire) -> Comment {
         body: wire.body,
         url: wire.url,
         created_at: wire.created_at,
-        diff_hunk: wire.diff_hunk,
+        diff_hunk: wire.diff_hunk.map(|hunk| hunks.intern(hunk)),
         review_state: wire
             .pull_request_review
             .and_then(|review| review_state(&review.state)),
     }
 }
 
-/// A thread: the comments of its first page, then `more` (its later pages).
-pub(crate) fn thread(wire: ThreadWire, more: Vec<Comment>) -> ReviewThread {
-    let mut comments: Vec<Comment> = wire.comments.into_nodes().map(comment).collect();
-    comments.extend(more);
+/// A thread with the comments of its first page (a long thread's later
+/// pages are appended by the caller).
+pub(crate) fn thread(wire: ThreadWire, hunks: &Interner) -> ReviewThread {
+    let comments: Vec<Comment> = wire
+        .comments
+        .into_nodes()
+        .map(|c| comment(c, hunks))
+        .collect();
     let diff_side = match wire.diff_side.as_str() {
         "LEFT" => DiffSide::Left,
         _ => DiffSide::Right,
@@ -533,7 +539,10 @@ mod tests {
             data(include_str!("../../tests/fixtures/review_threads.json"));
         let conn = d.into_pull_request().unwrap().review_threads;
         assert!(!conn.page_info.has_next_page);
-        let threads: Vec<ReviewThread> = conn.into_nodes().map(|t| thread(t, Vec::new())).collect();
+        let threads: Vec<ReviewThread> = conn
+            .into_nodes()
+            .map(|t| thread(t, &Interner::default()))
+            .collect();
         assert_eq!(threads.len(), 3);
 
         let first = &threads[0];
@@ -579,7 +588,8 @@ mod tests {
         let conn = d.node.unwrap().comments.unwrap();
         assert!(!conn.page_info.has_next_page);
         assert_eq!(conn.total_count, Some(101));
-        let comments: Vec<Comment> = conn.into_nodes().map(comment).collect();
+        let hunks = Interner::default();
+        let comments: Vec<Comment> = conn.into_nodes().map(|c| comment(c, &hunks)).collect();
         assert_eq!(comments.len(), 1);
         assert_eq!(comments[0].id, "PRRC_kwDOABCD1M6bbbb101");
     }

@@ -13,7 +13,7 @@ use shepherd_core::marker::Marker;
 use shepherd_core::model::{Comment, RepoRef, TopLevelComment};
 
 use super::client::{
-    fetch_issue_comments, fetch_thread_comments, next_cursor, repo_url, GraphQlExec,
+    append_new, fetch_issue_comments, fetch_more_comments, next_cursor, repo_url, GraphQlExec,
 };
 use super::queries::{
     RESOLVE_REVIEW_THREAD, RESOLVE_REVIEW_THREAD_OP, THREAD_BY_ID, THREAD_BY_ID_OP,
@@ -22,6 +22,7 @@ use super::rest_wire::{IssueCommentRest, ReviewCommentRest, ReviewRest};
 use super::wire::{self, ResolveData, ThreadByIdData};
 use crate::error::{ForgeError, Result};
 use crate::forge::{edit_fields, ItemRef, PostedComment, ThreadRef};
+use crate::intern::Interner;
 use crate::transport::{Conditional, Transport};
 
 /// A review thread as `ThreadById` sees it.
@@ -55,10 +56,17 @@ pub(crate) async fn fetch_thread<E: GraphQlExec>(
         });
     };
     let first_page = connection.page_info.clone();
-    let mut comments: Vec<Comment> = connection.into_nodes().map(wire::comment).collect();
+    let total = connection.total_count;
+    let hunks = Interner::default();
+    let mut comments: Vec<Comment> = connection
+        .into_nodes()
+        .map(|c| wire::comment(c, &hunks))
+        .collect();
     if all_comments {
         if let Some(after) = next_cursor(&first_page, None, THREAD_BY_ID_OP)? {
-            comments.extend(fetch_thread_comments(exec, id, after).await?);
+            let have = comments.len();
+            let more = fetch_more_comments(exec, id, after, total, have, &hunks).await?;
+            append_new(&mut comments, more);
         }
     }
     Ok(ThreadState {

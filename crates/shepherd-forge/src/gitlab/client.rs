@@ -5,16 +5,18 @@
 //! review), every discussion (`per_page=100`, then `X-Next-Page`), and, for
 //! threads whose position is older than the head, one comparison per
 //! position head (see `discussions` for the outdated rule). A snapshot reads
-//! the discussions once for both the threads and the top-level items.
+//! the discussions once for both the threads and the top-level items, beside
+//! the merge request, and asks the comparisons at once.
 //!
 //! The write side lives in `writes` and CI in `ci`; the `Forge`
 //! implementation (`forge_impl`) only delegates to them and to the reads
 //! here.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Mutex, OnceLock};
 
+use futures::stream::{self, StreamExt};
 use serde::de::DeserializeOwned;
 use shepherd_core::model::{PullRequest, RepoRef, ReviewThread, TopLevelComment};
 use url::Url;
@@ -24,7 +26,7 @@ use super::endpoints::{GitLabEndpoints, ProjectId};
 use super::wire::{CompareWire, DiscussionWire, DraftNoteWire, MergeRequestWire, UserWire};
 use crate::error::{ForgeError, Result};
 use crate::token::Token;
-use crate::transport::{Api, ClientConfig, Conditional, Flavor, Transport};
+use crate::transport::{Api, ClientConfig, Conditional, Flavor, Transport, MAX_IN_FLIGHT};
 
 /// The account the token belongs to.
 #[derive(Debug, Clone)]
@@ -250,6 +252,31 @@ impl GitLabClient {
         &self,
         mr: &MergeRequestWire,
     ) -> Result<(Vec<ReviewThread>, Vec<TopLevelComment>)> {
+        let all = self.fetch_discussions(mr.iid).await?;
+        self.settle_discussions(mr, all).await
+    }
+
+    /// The merge request's state, its unresolved threads and its top-level
+    /// items: the discussions are read beside the merge request (they need
+    /// only its number), so the reads take as many steps as the discussion
+    /// pages, and one more for the comparisons of threads at older heads.
+    pub(super) async fn snapshot_parts(
+        &self,
+        iid: u64,
+    ) -> Result<(PullRequest, Vec<ReviewThread>, Vec<TopLevelComment>)> {
+        let ((mr, pr), all) = tokio::try_join!(self.mr_state(iid), self.fetch_discussions(iid))?;
+        let (threads, items) = self.settle_discussions(&mr, all).await?;
+        Ok((pr, threads, items))
+    }
+
+    /// [`GitLabClient::threads_and_items`] with the discussions read: split
+    /// them, and trace the threads written at older heads (the comparisons
+    /// asked at once, at most [`MAX_IN_FLIGHT`] in flight).
+    async fn settle_discussions(
+        &self,
+        mr: &MergeRequestWire,
+        all: Vec<DiscussionWire>,
+    ) -> Result<(Vec<ReviewThread>, Vec<TopLevelComment>)> {
         let view = MrView {
             head_sha: mr
                 .head_sha()
@@ -261,20 +288,29 @@ impl GitLabClient {
             start_sha: mr.diff_refs.as_ref().and_then(|d| d.start_sha.clone()),
             web_url: mr.web_url.clone(),
         };
-        let all = self.fetch_discussions(mr.iid).await?;
         for discussion in &all {
             self.learn(&discussion.id, mr.iid);
         }
         let split = discussions::split(all, &view);
-        let mut compares: HashMap<String, Option<CompareWire>> = HashMap::new();
-        for pending in &split.threads {
-            if let Some(from) = pending.trace_from(&view) {
-                if !compares.contains_key(from) {
-                    let compare = self.fetch_compare(from, &view.head_sha).await;
-                    compares.insert(from.to_owned(), compare);
-                }
-            }
-        }
+        let mut heads: Vec<String> = split
+            .threads
+            .iter()
+            .filter_map(|pending| pending.trace_from(&view))
+            .collect::<HashSet<&str>>()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        // In a fixed order, so that logs and tests see the same requests.
+        heads.sort();
+        let head = view.head_sha.as_str();
+        let compares: HashMap<String, Option<CompareWire>> = stream::iter(heads)
+            .map(|from: String| async move {
+                let compare = self.fetch_compare(&from, head).await;
+                (from, compare)
+            })
+            .buffer_unordered(MAX_IN_FLIGHT)
+            .collect()
+            .await;
         let threads = discussions::settle(split.threads, &view, &compares);
         let mut items = split.items;
         // GitLab's timestamps are RFC 3339 in UTC with milliseconds

@@ -162,9 +162,9 @@ impl Forge for GitLabClient {
     }
 
     async fn snapshot(&self, number: u64) -> Result<PrSnapshot> {
-        let (mr, pr) = self.mr_state(number).await?;
+        let (pr, threads, comments) = self.snapshot_parts(number).await?;
+        // Learnt by `mr_state` (the pending review is the viewer's own).
         let viewer = self.fetch_viewer().await?.username;
-        let (threads, comments) = self.threads_and_items(&mr).await?;
         Ok(PrSnapshot {
             forge: ForgeKind::GitLab,
             repo: self.repo.clone(),
