@@ -327,11 +327,16 @@ pub trait Forge: Send + Sync {
             let viewer = self.viewer().await?;
             Ok::<_, ForgeError>((pr, viewer))
         };
-        let ((pr, viewer), threads, comments) = tokio::try_join!(
+        // Every read runs to its end, and a failure is told in this fixed
+        // order (the PR first): which request is named does not depend on
+        // which answer came back first.
+        let (pr_and_viewer, threads, comments) = tokio::join!(
             pr_and_viewer,
             self.review_threads(number),
             self.top_level_comments(number)
-        )?;
+        );
+        let (pr, viewer) = pr_and_viewer?;
+        let (threads, comments) = (threads?, comments?);
         Ok(PrSnapshot {
             forge: self.kind(),
             repo: self.repo().clone(),

@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{visible_repository, ApiError, Authed};
+use super::common::{visible_repository, Api, ApiError, Authed};
 use super::json::user_json;
 use crate::scenario::Permission;
 use crate::shared::Shared;
@@ -18,6 +18,7 @@ use crate::shared::Shared;
 pub(crate) async fn get_permission(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
+    Api(api): Api,
     Path((owner, repo, username)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -32,9 +33,20 @@ pub(crate) async fn get_permission(
         user.permission
     };
     let word = permission.as_str();
+    // The user as a collaborator: with its role and what it may do.
+    let mut user = user_json(user, &api);
+    let at_least = |p: Permission| permission >= p;
+    user["role_name"] = json!(word);
+    user["permissions"] = json!({
+        "pull": at_least(Permission::Read),
+        "triage": at_least(Permission::Read),
+        "push": at_least(Permission::Write),
+        "maintain": at_least(Permission::Admin),
+        "admin": at_least(Permission::Admin),
+    });
     Ok(Json(json!({
         "permission": word,
         "role_name": word,
-        "user": user_json(user, &shared.base_url),
+        "user": user,
     })))
 }

@@ -82,7 +82,13 @@ async fn without_the_ca_the_certificate_is_named_and_not_retried() {
     );
     assert!(!stderr.contains("retrying"), "{stderr}");
     assert!(!stderr.contains(AUTHOR), "the token leaked: {stderr}");
-    assert_eq!(front.connections(), 1, "{stderr}");
+    // A snapshot's first reads go out together (at most the client's four in
+    // flight), each on its own connection; a retry would open more.
+    assert!(
+        (1..=4).contains(&front.connections()),
+        "{} connections: {stderr}",
+        front.connections()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
