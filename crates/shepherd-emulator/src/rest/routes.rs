@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::routing::{delete, get, post};
 use axum::Router;
 
-use super::{checks, collaborators, issues, pulls};
+use super::{checks, collaborators, deletes, issues, pulls};
 use crate::shared::Shared;
 
 /// Every REST route.
@@ -31,7 +31,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         )
         .route(
             &at("/pulls/comments/{comment_id}"),
-            get(pulls::get_review_comment),
+            get(pulls::get_review_comment).delete(deletes::delete_review_comment),
         )
         .route(
             &at("/pulls/{number}/comments/{comment_id}/replies"),
@@ -59,7 +59,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         )
         .route(
             &at("/issues/comments/{comment_id}"),
-            get(issues::get_issue_comment),
+            get(issues::get_issue_comment).delete(deletes::delete_issue_comment),
         )
         .route(
             &at("/issues/{number}/labels"),
