@@ -608,7 +608,10 @@ async fn a_reply_is_deleted_by_its_rest_route_once_and_a_gone_one_is_fine() {
     let thread = ItemRef::Thread(THREAD.into());
     let top = ItemRef::TopLevel("IC_kwDOABCD1M6question".into());
     client.delete_comment(42, &thread, REPLY_ID).await.unwrap();
-    client.delete_comment(42, &top, 2_200_000_001).await.unwrap();
+    client
+        .delete_comment(42, &top, 2_200_000_001)
+        .await
+        .unwrap();
     client.delete_comment(42, &thread, REPLY_ID).await.unwrap();
     let err = client.delete_comment(42, &top, 7).await.unwrap_err();
     assert!(matches!(err, ForgeError::Forbidden { .. }), "{err:?}");
