@@ -123,16 +123,18 @@ both_forges!(marker_replies_are_read_oldest_first_and_deleted);
 /// records the other job's as the reply; the other threads' replies are
 /// adopted. Every item keeps exactly one reply, and the ledger names the
 /// one that remains.
-async fn a_reply_posted_after_another_runs_is_deleted_and_theirs_recorded(forge: ForgeKind) {
-    let setup = setup_on(forge, demo()).await;
+/// Runs the demo with its first thread reply held 3 s by the forge, while
+/// "another job" replies in every thread with the item's marker once the
+/// run's reply is on its way; returns the outcome and, per thread, the id
+/// of the other job's reply.
+async fn race(setup: &Setup) -> (shepherd_engine::RunOutcome, Vec<(String, String)>) {
     let target = setup.fault_target(Mutation::Reply);
     setup
         .emu
         .set_fault(FaultSpec::nth(target, 1).with_delay(3_000))
         .unwrap();
-    let snap = snapshot(&setup).await;
+    let snap = snapshot(setup).await;
     let client = setup.forge();
-
     let other_job = async {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
         while setup.emu.request_count(target) == 0 {
@@ -153,7 +155,12 @@ async fn a_reply_posted_after_another_runs_is_deleted_and_theirs_recorded(forge:
         }
         rivals
     };
-    let (outcome, rivals) = tokio::join!(setup.run(""), other_job);
+    tokio::join!(setup.run(""), other_job)
+}
+
+async fn a_reply_posted_after_another_runs_is_deleted_and_theirs_recorded(forge: ForgeKind) {
+    let setup = setup_on(forge, demo()).await;
+    let (outcome, rivals) = race(&setup).await;
     assert_eq!(
         outcome.status,
         RunStatus::Converged,
@@ -202,3 +209,38 @@ async fn a_reply_posted_after_another_runs_is_deleted_and_theirs_recorded(forge:
     assert!(entry.entry.replied);
 }
 both_forges!(a_reply_posted_after_another_runs_is_deleted_and_theirs_recorded);
+
+/// The race as above, with the forge refusing the delete: the double is
+/// not left silently; the run pauses with a reply failure naming it.
+async fn a_double_that_cannot_be_deleted_pauses_the_run(forge: ForgeKind) {
+    let setup = setup_on(forge, demo()).await;
+    let delete = match forge {
+        ForgeKind::GitHub => "DELETE /repos/{owner}/{repo}/pulls/comments/{comment_id}",
+        ForgeKind::GitLab => "DELETE /api/v4/projects/{id}/merge_requests/{iid}/notes/{note_id}",
+    };
+    let mut refuse = FaultSpec::nth(delete, 1).with_status(403, None);
+    refuse.nth = None;
+    refuse.every = true;
+    setup.emu.set_fault(refuse).unwrap();
+    let (outcome, _) = race(&setup).await;
+    assert_eq!(
+        outcome.status,
+        RunStatus::Paused,
+        "{:?}\n{}",
+        outcome.reason,
+        outcome.report.to_markdown()
+    );
+    let reason = outcome.reason.unwrap_or_default();
+    assert!(reason.contains("deleting it failed"), "{reason}");
+    assert!(setup.emu.request_count(delete) >= 1, "a delete was sent");
+    let replies = read_json(&outcome.run_dir.join("rounds/1/replies.json"));
+    let failed: Vec<&Value> = replies
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["error"].as_str().is_some_and(|e| e.contains("doubles")))
+        .collect();
+    assert_eq!(failed.len(), 1, "{replies:#}");
+    assert!(failed[0]["deleted_double"].is_null());
+}
+both_forges!(a_double_that_cannot_be_deleted_pauses_the_run);
