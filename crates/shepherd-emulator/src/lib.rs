@@ -38,6 +38,7 @@ mod bots;
 mod ci;
 mod ci_state;
 mod ci_writes;
+mod comment_deletes;
 mod control;
 mod demo;
 mod faults;

@@ -194,6 +194,30 @@ pub trait Forge: Send + Sync {
         unsupported("find_marker_reply")
     }
 
+    /// Every comment of `viewer` carrying Shepherd's marker for `item`,
+    /// oldest first, where [`Forge::find_marker_reply`] looks: what settles
+    /// a reply two runs posted at once (the earliest is the reply). As
+    /// there, anyone else's comment is never one of them.
+    async fn find_marker_replies(
+        &self,
+        number: u64,
+        item: &ItemRef,
+        viewer: &str,
+    ) -> Result<Vec<PostedComment>> {
+        let _ = (number, item, viewer);
+        unsupported("find_marker_replies")
+    }
+
+    /// Deletes the comment with REST id `comment_id` that replies to `item`
+    /// of `number`: a review comment for a thread (GitLab: a note of the
+    /// discussion), a conversation comment for a top-level item (GitLab: a
+    /// note of the merge request). A comment that is gone already (404) is
+    /// success. Sent once. Only ever called for the viewer's own reply.
+    async fn delete_comment(&self, number: u64, item: &ItemRef, comment_id: u64) -> Result<()> {
+        let _ = (number, item, comment_id);
+        unsupported("delete_comment")
+    }
+
     /// Resolves the review thread `thread_id`; resolving a resolved thread
     /// succeeds (without a call where the forge would record a second
     /// resolve: GitLab). Sent once; after a transient failure, the thread is

@@ -3,6 +3,7 @@
 //! `forge = "gitlab"`.
 
 mod common;
+mod deletes;
 mod discussions;
 mod json;
 mod members;

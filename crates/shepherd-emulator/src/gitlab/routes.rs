@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::{discussions, members, merge_requests, pipelines, repository};
+use super::{deletes, discussions, members, merge_requests, pipelines, repository};
 use crate::shared::Shared;
 
 /// Every GitLab route.
@@ -31,7 +31,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             &mr("/notes"),
             get(merge_requests::list_notes).post(merge_requests::post_note),
         )
-        .route(&mr("/notes/{note_id}"), get(merge_requests::get_note))
+        .route(
+            &mr("/notes/{note_id}"),
+            get(merge_requests::get_note).delete(deletes::delete_note),
+        )
         .route(&mr("/draft_notes"), get(merge_requests::list_draft_notes))
         .route(&mr("/discussions"), get(discussions::list_discussions))
         .route(
@@ -44,7 +47,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         )
         .route(
             &mr("/discussions/{discussion_id}/notes/{note_id}"),
-            get(discussions::get_discussion_note),
+            get(discussions::get_discussion_note).delete(deletes::delete_discussion_note),
         )
         .route(
             &mr("/pipelines"),

@@ -4,6 +4,7 @@
 mod checks;
 mod collaborators;
 mod common;
+mod deletes;
 mod issues;
 mod json;
 mod lookup;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::routing::{delete, get, post, MethodRouter};
 use axum::Router;
 
-use super::{checks, collaborators, issues, pulls, repository};
+use super::{checks, collaborators, deletes, issues, pulls, repository};
 use crate::shared::Shared;
 
 /// The router and, beside it, every `METHOD /template` it serves.
@@ -86,9 +86,9 @@ fn table() -> Table {
         get(pulls::list_review_comments).post(pulls::post_review_comment),
     )
     .route(
-        &["GET"],
+        &["GET", "DELETE"],
         &at("/pulls/comments/{comment_id}"),
-        get(pulls::get_review_comment),
+        get(pulls::get_review_comment).delete(deletes::delete_review_comment),
     )
     .route(
         &["POST"],
@@ -121,9 +121,9 @@ fn table() -> Table {
         get(issues::list_issue_comments).post(issues::post_issue_comment),
     )
     .route(
-        &["GET"],
+        &["GET", "DELETE"],
         &at("/issues/comments/{comment_id}"),
-        get(issues::get_issue_comment),
+        get(issues::get_issue_comment).delete(deletes::delete_issue_comment),
     )
     .route(
         &["GET", "POST"],

@@ -56,7 +56,9 @@ const UNDOCUMENTED: &[(&str, &str)] = &[(
 /// The response schema of `METHOD /template` for `status`, with the
 /// components it refers to beside it, OpenAPI 3.0's `nullable` turned into
 /// JSON Schema.
-fn response_schema(route: &str, status: u16) -> Value {
+/// The OpenAPI description's answer `status` of `route` (its `$ref`
+/// resolved).
+fn response(route: &str, status: u16) -> Value {
     let route = UNDOCUMENTED
         .iter()
         .find(|(r, _)| *r == route)
@@ -78,6 +80,12 @@ fn response_schema(route: &str, status: u16) -> Value {
         !response.is_null(),
         "GitHub's OpenAPI description has no {status} answer for {route}"
     );
+    response
+}
+
+fn response_schema(route: &str, status: u16) -> Value {
+    let spec = spec();
+    let response = response(route, status);
     let schema = response["content"]["application/json"]["schema"].clone();
     assert!(!schema.is_null(), "{route} {status}: no JSON schema");
     let mut components = Map::new();
@@ -191,6 +199,30 @@ impl Checker<'_> {
         }
         self.called.insert(route.to_owned());
         value
+    }
+
+    /// `METHOD path` answered `status` with no body, as the description
+    /// says `route` answers it.
+    async fn call_empty(&mut self, route: &str, path: &str, status: u16) {
+        let (method, _) = route.split_once(' ').unwrap();
+        let answer = self
+            .client
+            .request(method.parse().unwrap(), format!("{}{path}", self.root))
+            .header("accept", "application/vnd.github+json")
+            .header("authorization", format!("token {ALICE}"))
+            .send()
+            .await
+            .unwrap();
+        let got = answer.status().as_u16();
+        let text = answer.text().await.unwrap();
+        assert_eq!(got, status, "{route} ({path}): {text}");
+        assert!(text.is_empty(), "{route}: a body where none is due: {text}");
+        let documented = response(route, status);
+        assert!(
+            documented["content"].is_null(),
+            "{route} {status}: GitHub's description has a body: {documented}"
+        );
+        self.called.insert(route.to_owned());
     }
 
     async fn settle(&self) {
@@ -312,13 +344,15 @@ async fn validate_every_route(enterprise: bool) {
         .await;
     let comment = id(&comments, "/0/id");
     let new = json!({ "body": "new", "path": "src/lib.rs", "line": 5, "side": "RIGHT", "commit_id": head });
-    c.call(
-        &format!("POST {}", r("/pulls/{number}/comments")),
-        &p("/pulls/1/comments"),
-        Some(new),
-        201,
-    )
-    .await;
+    let created = c
+        .call(
+            &format!("POST {}", r("/pulls/{number}/comments")),
+            &p("/pulls/1/comments"),
+            Some(new),
+            201,
+        )
+        .await;
+    let created = id(&created, "/id");
     c.call(
         &format!("GET {}", r("/pulls/comments/{comment_id}")),
         &p(&format!("/pulls/comments/{comment}")),
@@ -557,6 +591,20 @@ async fn validate_every_route(enterprise: bool) {
     )
     .await;
     c.settle().await;
+
+    // Deletes last: what they remove was read above.
+    c.call_empty(
+        &format!("DELETE {}", r("/pulls/comments/{comment_id}")),
+        &p(&format!("/pulls/comments/{created}")),
+        204,
+    )
+    .await;
+    c.call_empty(
+        &format!("DELETE {}", r("/issues/comments/{comment_id}")),
+        &p(&format!("/issues/comments/{issue_comment}")),
+        204,
+    )
+    .await;
 
     let table: BTreeSet<String> = rest_route_table().into_iter().collect();
     let unvalidated: Vec<&String> = table.difference(&c.called).collect();

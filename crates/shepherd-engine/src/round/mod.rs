@@ -34,6 +34,7 @@ pub(crate) mod push;
 pub(crate) mod replies;
 pub(crate) mod review;
 mod runner;
+pub(crate) mod settle;
 mod state;
 pub(crate) mod threads;
 pub(crate) mod triage;

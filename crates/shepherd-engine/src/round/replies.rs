@@ -6,6 +6,10 @@
 //!   viewer's, with the item's marker) that the round's snapshot did not
 //!   show (a crash or a "commit then fail" answer after the forge took it),
 //!   and that reply is adopted instead of posting a second one;
+//! - after a reply is posted or adopted it is settled ([`super::settle`]):
+//!   of the viewer's replies with the item's marker, the earliest is the
+//!   reply; ours, when another run's came first, is deleted (a failed
+//!   delete is a failure);
 //! - a reply longer than the forge takes is cut with a visible note, its
 //!   marker intact ([`Marker::append_within`]);
 //! - the ledger gets an entry before and after every call;
@@ -43,6 +47,10 @@ struct ReplyLog {
     comment_id: Option<String>,
     url: Option<String>,
     adopted_existing: bool,
+    /// Our reply, deleted: another run (a concurrent job) replied first,
+    /// and its reply is the one recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deleted_double: Option<String>,
     resolved: bool,
     error: Option<String>,
 }
@@ -143,6 +151,7 @@ impl Runner {
         let mut replied = 0usize;
         let mut resolved = 0usize;
         let mut adopted = 0usize;
+        let mut doubles_deleted = 0usize;
         let mut held = 0usize;
         // Set once a reply landed in a pending review: the rest would too.
         let mut pending_review: Option<String> = None;
@@ -170,6 +179,7 @@ impl Runner {
                 comment_id: None,
                 url: None,
                 adopted_existing: false,
+                deleted_double: None,
                 resolved: false,
                 error: None,
             };
@@ -228,6 +238,7 @@ impl Runner {
                     continue;
                 }
             };
+            let sent = posted.is_none();
             if posted.is_some() {
                 entry_log.adopted_existing = true;
                 adopted += 1;
@@ -264,6 +275,28 @@ impl Runner {
                 log.push(entry_log);
                 continue;
             };
+            // 2b. Post, then settle: another run may have replied at once.
+            let settled = self
+                .settle_reply(synced, &item, &known, comment, sent)
+                .await;
+            if let Some(error) = settled.error {
+                failures.push(failure(&r.item_id, "reply", &error));
+                entry_log.error = Some(error);
+            }
+            if let Some(deleted) = &settled.deleted {
+                self.event(
+                    Some(round.n),
+                    "reply-double-deleted",
+                    serde_json::json!({ "item": r.item_id, "deleted": deleted, "reply": settled.reply.id }),
+                )?;
+                entry_log.deleted_double = Some(deleted.clone());
+                doubles_deleted += 1;
+            }
+            if settled.deleted.is_some() && !entry_log.adopted_existing {
+                entry_log.adopted_existing = true;
+                adopted += 1;
+            }
+            let comment = settled.reply;
             replied += 1;
             entry_log.comment_id = Some(comment.id.clone());
             entry_log.url = Some(comment.url.clone());
@@ -325,6 +358,7 @@ impl Runner {
                 comment_id: entry.reply_id.clone(),
                 url: None,
                 adopted_existing: false,
+                deleted_double: None,
                 resolved: false,
                 error: None,
             };
@@ -365,6 +399,11 @@ impl Runner {
         if adopted > 0 {
             summary.push_str(&format!(
                 ", {adopted} existing reply(ies) adopted (no double post)"
+            ));
+        }
+        if doubles_deleted > 0 {
+            summary.push_str(&format!(
+                ", {doubles_deleted} reply(ies) deleted as doubles of another run's earlier reply"
             ));
         }
         if !failures.is_empty() {

@@ -18,4 +18,5 @@ mod test_limits;
 mod test_markers;
 mod test_readonly;
 mod test_rounds;
+mod test_settle;
 mod test_statements;

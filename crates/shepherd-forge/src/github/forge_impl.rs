@@ -73,6 +73,20 @@ impl Forge for GitHubClient {
         writes::find_marker_reply(&self.transport, &self.repo, number, item, viewer).await
     }
 
+    async fn find_marker_replies(
+        &self,
+        number: u64,
+        item: &ItemRef,
+        viewer: &str,
+    ) -> Result<Vec<PostedComment>> {
+        writes::find_marker_replies(&self.transport, &self.repo, number, item, viewer).await
+    }
+
+    async fn delete_comment(&self, number: u64, item: &ItemRef, comment_id: u64) -> Result<()> {
+        let _ = number;
+        writes::delete_comment(&self.transport, &self.repo, item, comment_id).await
+    }
+
     async fn resolve_thread(&self, thread_id: &str) -> Result<()> {
         writes::resolve_thread(&self.transport, thread_id).await
     }

@@ -167,24 +167,66 @@ pub(crate) async fn find_marker_reply<E: GraphQlExec>(
     item: &ItemRef,
     viewer: &str,
 ) -> Result<Option<PostedComment>> {
+    Ok(find_marker_replies(exec, repo, number, item, viewer)
+        .await?
+        .pop())
+}
+
+/// Every comment of `viewer` carrying the marker for `item`, oldest first:
+/// in the thread for a thread, among the conversation comments otherwise.
+pub(crate) async fn find_marker_replies<E: GraphQlExec>(
+    exec: &E,
+    repo: &RepoRef,
+    number: u64,
+    item: &ItemRef,
+    viewer: &str,
+) -> Result<Vec<PostedComment>> {
     match item {
         ItemRef::Thread(id) => {
             let thread = fetch_thread(exec, id, true).await?;
             Ok(thread
                 .comments
                 .into_iter()
-                .rev()
-                .find(|c| Marker::is_own_for(&c.body, c.author.as_ref(), viewer, id))
-                .map(posted_from_review_comment))
+                .filter(|c| Marker::is_own_for(&c.body, c.author.as_ref(), viewer, id))
+                .map(posted_from_review_comment)
+                .collect())
         }
         ItemRef::TopLevel(id) => {
             let comments = fetch_issue_comments(exec, repo, number).await?;
             Ok(comments
                 .into_iter()
-                .rev()
-                .find(|c| Marker::is_own_for(&c.body, c.author.as_ref(), viewer, id))
-                .map(posted_from_issue_comment))
+                .filter(|c| Marker::is_own_for(&c.body, c.author.as_ref(), viewer, id))
+                .map(posted_from_issue_comment)
+                .collect())
         }
+    }
+}
+
+/// `DELETE /repos/{o}/{r}/pulls/comments/{id}` (a reply in a thread) or
+/// `DELETE /repos/{o}/{r}/issues/comments/{id}` (a conversation comment);
+/// a 404 (gone already) is success.
+pub(crate) async fn delete_comment(
+    transport: &Transport,
+    repo: &RepoRef,
+    item: &ItemRef,
+    comment_id: u64,
+) -> Result<()> {
+    let id = comment_id.to_string();
+    let kind = match item {
+        ItemRef::Thread(_) => "pulls",
+        ItemRef::TopLevel(_) => "issues",
+    };
+    let url = repo_url(transport, repo, &[kind, "comments", &id])?;
+    match transport.send(Method::DELETE, &url, None).await {
+        Ok(_) => {
+            tracing::info!(comment = comment_id, item = item.id(), "comment deleted");
+            Ok(())
+        }
+        Err(ForgeError::NotFound { .. }) => {
+            tracing::info!(comment = comment_id, "comment already gone");
+            Ok(())
+        }
+        Err(err) => Err(err),
     }
 }
 

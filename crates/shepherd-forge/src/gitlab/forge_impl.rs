@@ -63,6 +63,20 @@ impl Forge for GitLabClient {
         writes::find_marker_reply(self, number, item, viewer).await
     }
 
+    async fn find_marker_replies(
+        &self,
+        number: u64,
+        item: &ItemRef,
+        viewer: &str,
+    ) -> Result<Vec<PostedComment>> {
+        writes::find_marker_replies(self, number, item, viewer).await
+    }
+
+    async fn delete_comment(&self, number: u64, item: &ItemRef, comment_id: u64) -> Result<()> {
+        let _ = item;
+        writes::delete_note(self, number, comment_id).await
+    }
+
     async fn resolve_thread(&self, thread_id: &str) -> Result<()> {
         let iid = self.merge_request_of(thread_id)?;
         writes::resolve_discussion(self, iid, thread_id).await

@@ -95,6 +95,17 @@ pub(crate) async fn find_marker_reply(
     item: &ItemRef,
     viewer: &str,
 ) -> Result<Option<PostedComment>> {
+    Ok(find_marker_replies(client, iid, item, viewer).await?.pop())
+}
+
+/// Every note of the viewer carrying the marker for `item`, oldest first,
+/// where [`find_marker_reply`] looks.
+pub(crate) async fn find_marker_replies(
+    client: &GitLabClient,
+    iid: u64,
+    item: &ItemRef,
+    viewer: &str,
+) -> Result<Vec<PostedComment>> {
     let notes: Vec<NoteWire> = match item {
         ItemRef::Thread(id) => {
             let discussion = fetch_discussion(client, iid, id).await?;
@@ -114,16 +125,35 @@ pub(crate) async fn find_marker_reply(
     let web_url = client.mr_web_url(iid);
     Ok(notes
         .into_iter()
-        .rev()
         .filter(|n| !n.system)
-        .find(|n| {
+        .filter(|n| {
             let author = n.author.as_ref().map(UserWire::author);
             Marker::is_own_for(&n.body, author.as_ref(), viewer, item.id())
         })
         .map(|n| {
             let url = note_url(&web_url, n.id);
             n.into_posted(url)
-        }))
+        })
+        .collect())
+}
+
+/// `DELETE …/merge_requests/:iid/notes/:note_id`, for a note of a
+/// discussion as for a note of the merge request; a 404 (gone already) is
+/// success.
+pub(crate) async fn delete_note(client: &GitLabClient, iid: u64, note_id: u64) -> Result<()> {
+    let id = note_id.to_string();
+    let url = client.mr_url(iid, &["notes", &id])?;
+    match client.transport.send(Method::DELETE, &url, None).await {
+        Ok(_) => {
+            tracing::info!(note = note_id, mr = iid, "note deleted");
+            Ok(())
+        }
+        Err(ForgeError::NotFound { .. }) => {
+            tracing::info!(note = note_id, "note already gone");
+            Ok(())
+        }
+        Err(err) => Err(err),
+    }
 }
 
 /// Resolves discussion `id` unless it is resolved already; after a

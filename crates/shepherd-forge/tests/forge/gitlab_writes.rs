@@ -364,3 +364,30 @@ async fn merge_request_edits_and_labels() {
     assert_eq!(seen[2].json(), json!({ "add_labels": "bug,needs review" }));
     assert_eq!(seen[3].json(), json!({ "remove_labels": "needs review" }));
 }
+
+#[tokio::test]
+async fn a_note_is_deleted_by_the_notes_route_and_a_gone_one_is_fine() {
+    let server = Responder::start(vec![
+        Reply::json(204, Value::Null),
+        Reply::json(404, json!({ "message": "404 Note Not Found" })),
+        Reply::json(403, json!({ "message": "403 Forbidden" })),
+    ])
+    .await;
+    let client = gitlab_client_at(&server.url());
+    let thread = ItemRef::Thread(DISCUSSION.into());
+    client.delete_comment(17, &thread, 1300).await.unwrap();
+    client
+        .delete_comment(17, &ItemRef::TopLevel("1150".into()), 1301)
+        .await
+        .unwrap();
+    let err = client.delete_comment(17, &thread, 1302).await.unwrap_err();
+    assert!(matches!(err, ForgeError::Forbidden { .. }), "{err:?}");
+    assert_eq!(
+        server.lines(),
+        [
+            format!("DELETE {PROJECT}/merge_requests/17/notes/1300"),
+            format!("DELETE {PROJECT}/merge_requests/17/notes/1301"),
+            format!("DELETE {PROJECT}/merge_requests/17/notes/1302"),
+        ]
+    );
+}

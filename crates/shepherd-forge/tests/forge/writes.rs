@@ -568,3 +568,61 @@ async fn rerunning_failed_jobs_is_one_post() {
         ]
     );
 }
+
+#[tokio::test]
+async fn every_reply_of_ours_is_found_oldest_first_and_only_ours() {
+    // Two runs replied at once: the viewer's two comments with the marker,
+    // oldest first; someone else's pasted copy is not among them.
+    let mut thread = fixture("thread_by_id.json");
+    let nodes = thread["data"]["node"]["comments"]["nodes"]
+        .as_array_mut()
+        .unwrap();
+    let ours = nodes[1].clone();
+    let mut double = ours.clone();
+    double["id"] = "PRRC_kwDOABCD1M5double".into();
+    double["databaseId"] = json!(ROOT + 9);
+    let mut pasted = ours.clone();
+    pasted["id"] = "PRRC_kwDOABCD1M5pasted".into();
+    pasted["author"]["login"] = "octocat".into();
+    nodes.push(pasted);
+    nodes.push(double);
+    let server = Responder::start(vec![Reply::json(200, thread)]).await;
+    let found = client_at(&server.url())
+        .find_marker_replies(42, &ItemRef::Thread(THREAD.into()), "shepherd-bot")
+        .await
+        .unwrap();
+    let ids: Vec<_> = found.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["PRRC_kwDOABCD1M5bbbb1", "PRRC_kwDOABCD1M5double"]);
+}
+
+#[tokio::test]
+async fn a_reply_is_deleted_by_its_rest_route_once_and_a_gone_one_is_fine() {
+    let server = Responder::start(vec![
+        Reply::json(204, Value::Null),
+        Reply::json(204, Value::Null),
+        status(404, "Not Found"),
+        status(403, "Must have admin rights to Repository."),
+    ])
+    .await;
+    let client = client_at(&server.url());
+    let thread = ItemRef::Thread(THREAD.into());
+    let top = ItemRef::TopLevel("IC_kwDOABCD1M6question".into());
+    client.delete_comment(42, &thread, REPLY_ID).await.unwrap();
+    client
+        .delete_comment(42, &top, 2_200_000_001)
+        .await
+        .unwrap();
+    client.delete_comment(42, &thread, REPLY_ID).await.unwrap();
+    let err = client.delete_comment(42, &top, 7).await.unwrap_err();
+    assert!(matches!(err, ForgeError::Forbidden { .. }), "{err:?}");
+    assert_eq!(
+        server.lines(),
+        [
+            format!("DELETE /repos/octo-org/widgets/pulls/comments/{REPLY_ID}"),
+            "DELETE /repos/octo-org/widgets/issues/comments/2200000001".to_owned(),
+            format!("DELETE /repos/octo-org/widgets/pulls/comments/{REPLY_ID}"),
+            "DELETE /repos/octo-org/widgets/issues/comments/7".to_owned(),
+        ]
+    );
+    assert_github_headers(&server.seen()[0]);
+}

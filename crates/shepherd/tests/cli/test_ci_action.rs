@@ -200,10 +200,11 @@ fn reqwest_post(url: &str, token: &str, body: &str) -> String {
 /// the forge (as a non-fast-forward, or as a lost ref update when both
 /// pushes were in flight together), so it posts nothing of that attempt,
 /// re-syncs to the new head, finds the other's markers and goes on with
-/// only what is left. Neither job fails; every item is answered; no fix is
-/// made twice (a later job finds nothing to do). What this does not rule
-/// out (docs/ci.md): the two jobs replying to the same reply-only item in
-/// the same instant, each after checking for the other's marker.
+/// only what is left. Neither job fails; every item is answered once: when
+/// both jobs reply to the same item in the same instant (each after
+/// checking for the other's marker), the later poster sees the earlier
+/// reply when it settles and deletes its own (docs/ci.md); no fix is made
+/// twice (a later job finds nothing to do).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_concurrent_stateless_jobs_neither_fail_nor_redo_a_fix() {
     let emu = start_demo().await;
@@ -240,11 +241,14 @@ async fn two_concurrent_stateless_jobs_neither_fail_nor_redo_a_fix() {
         );
     }
     // Every item answered (a resolved thread only with its authorization).
+    assert_eq!(assert_no_reply_doubled(&emu), 10);
     let replies = shepherd_replies(&emu, 42);
-    let unique: BTreeSet<&String> = replies.iter().collect();
-    assert_eq!(unique.len(), 10, "{replies:?}");
-    if unique.len() != replies.len() {
-        eprintln!("the reply-only race of docs/ci.md happened: {replies:?}");
+    let settled = [&ja, &jb]
+        .iter()
+        .filter(|j| format!("{}{}", j.log(), j.summary).contains("deleted as doubles"))
+        .count();
+    if settled > 0 {
+        eprintln!("the reply race happened and was settled by {settled} job(s)");
     }
     // A later job finds nothing to do: no fix or reply is left, none redone.
     let c = runner(&event, &api, DEV_TOKEN).input("approve", "auto");
