@@ -127,8 +127,7 @@ pub(crate) async fn list_statuses(
         .filter(|s| s.sha == sha)
         .map(|s| status_json(&state, s, &api))
         .collect();
-    let (page, link) = paging.slice(&shared.base_url, items);
-    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+    Ok(paging.array(&shared.base_url, items))
 }
 
 #[derive(Deserialize)]

@@ -247,6 +247,12 @@ impl Paging {
         (page, link)
     }
 
+    /// A 200 with the page of `items` as a JSON array, and its `Link`.
+    pub(crate) fn array(&self, base_url: &str, items: Vec<Value>) -> Response {
+        let (page, link) = self.slice(base_url, items);
+        with_link(StatusCode::OK, Value::Array(page), link)
+    }
+
     /// A 200 with the page of `items` as `key` beside their `total_count`
     /// (the envelope of the checks and actions lists), and its `Link`.
     pub(crate) fn counted(&self, base_url: &str, key: &str, items: Vec<Value>) -> Response {

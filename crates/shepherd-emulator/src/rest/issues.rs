@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::common::{
-    parse_body, parse_id, require_write, visible_pull_request, visible_repository, with_link, Api,
-    ApiError, Authed, Paging,
+    parse_body, parse_id, require_write, visible_pull_request, visible_repository, Api, ApiError,
+    Authed, Paging,
 };
 use super::json::{issue_comment_json, labels_json};
 use crate::shared::Shared;
@@ -35,8 +35,7 @@ pub(crate) async fn list_issue_comments(
         .filter(|c| since.as_ref().is_none_or(|s| c.created_at >= *s))
         .map(|c| issue_comment_json(&state, pr, c, &api))
         .collect();
-    let (page, link) = paging.slice(&shared.base_url, items);
-    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+    Ok(paging.array(&shared.base_url, items))
 }
 
 #[derive(Deserialize)]

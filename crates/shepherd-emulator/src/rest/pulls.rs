@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::common::{
-    parse_body, parse_id, require_write, visible_pull_request, visible_repository, with_link, Api,
-    ApiError, Authed, Paging,
+    parse_body, parse_id, require_write, visible_pull_request, visible_repository, Api, ApiError,
+    Authed, Paging,
 };
 use super::json::{
     pull_request_json, repository_json, review_comment_json, review_json, user_json,
@@ -87,8 +87,7 @@ pub(crate) async fn list_pull_requests(
         })
         .map(|pr| pull_request_json(&state, record, pr, &api))
         .collect();
-    let (page, link) = paging.slice(&shared.base_url, items);
-    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+    Ok(paging.array(&shared.base_url, items))
 }
 
 #[derive(Deserialize)]
@@ -174,8 +173,7 @@ pub(crate) async fn list_review_comments(
         .collect();
     comments.sort_by_key(|(id, _)| *id);
     let items = comments.into_iter().map(|(_, v)| v).collect();
-    let (page, link) = paging.slice(&shared.base_url, items);
-    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+    Ok(paging.array(&shared.base_url, items))
 }
 
 /// `GET …/pulls/comments/{comment_id}`.
@@ -363,8 +361,7 @@ pub(crate) async fn list_reviews(
         .filter(|r| pr.review_visible_to(r.database_id, &viewer.login))
         .map(|r| review_json(&state, pr, r, &api))
         .collect();
-    let (page, link) = paging.slice(&shared.base_url, items);
-    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+    Ok(paging.array(&shared.base_url, items))
 }
 
 /// `GET …/pulls/{number}/reviews/{review_id}`; another user's pending
@@ -410,8 +407,7 @@ pub(crate) async fn list_review_comments_of_review(
         .filter(|(_, c)| c.review_id == review_id)
         .map(|(thread, c)| review_comment_json(&state, pr, thread, c, &api))
         .collect();
-    let (page, link) = paging.slice(&shared.base_url, items);
-    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+    Ok(paging.array(&shared.base_url, items))
 }
 
 #[derive(Deserialize)]

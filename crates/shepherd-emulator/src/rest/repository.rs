@@ -11,9 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{
-    visible_pull_request, visible_repository, with_link, Api, ApiError, Authed, Paging,
-};
+use super::common::{visible_pull_request, visible_repository, Api, ApiError, Authed, Paging};
 use super::json::{commit_json, file_json, issue_json, label_json, pull_request_json};
 use super::lookup::{commit_details, resolve_ref};
 use crate::git::{self, CommitDetail, Hunk};
@@ -133,8 +131,7 @@ pub(crate) async fn list_pull_request_commits(
         .filter_map(|sha| details.get(sha))
         .map(|d| commit_json(&state, d, None, &api))
         .collect();
-    let (page, link) = paging.slice(&shared.base_url, items);
-    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+    Ok(paging.array(&shared.base_url, items))
 }
 
 /// `GET …/pulls/{number}/files`: the PR's diff, file by file.
@@ -153,8 +150,7 @@ pub(crate) async fn list_pull_request_files(
         .iter()
         .map(|(path, hunks)| file_json(path, hunks, &pr.head_sha, &api, &full_name))
         .collect();
-    let (page, link) = paging.slice(&shared.base_url, items);
-    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+    Ok(paging.array(&shared.base_url, items))
 }
 
 /// `GET …/branches/{branch}`: the branch, its head commit and its
@@ -230,8 +226,7 @@ pub(crate) async fn list_repository_labels(
         .iter()
         .map(|l| label_json(l, record, &api))
         .collect();
-    let (page, link) = paging.slice(&shared.base_url, items);
-    Ok(with_link(StatusCode::OK, Value::Array(page), link))
+    Ok(paging.array(&shared.base_url, items))
 }
 
 /// `GET …/labels/{name}`.
