@@ -4,16 +4,19 @@
 //!
 //! - `pr-number`: `pullRequest(number: 1) { number }` (nothing of the PR's
 //!   size is asked for);
-//! - `threads-first`: the first page of 100 review threads, each with its
-//!   first 100 comments (Shepherd's `ReviewThreads` query);
-//! - `threads-last`: the last such page, by cursor;
+//! - `threads-first`, `threads-middle`, `threads-last`: the first, the
+//!   middle and the last page of 100 review threads, each with its first
+//!   100 comments: Shepherd's own `ReviewThreads` document
+//!   (`shepherd_forge::github::queries::REVIEW_THREADS`), by cursor;
 //! - `node-thread`: `node(id:)` of one long thread, its second page of
 //!   comments;
 //! - `rest-pull`: `GET /repos/{owner}/{repo}/pulls/1`.
 //!
 //! Run with `cargo bench -p shepherd-emulator --bench requests` (release
-//! build). Prints min, median and max per measurement. It measures; it
-//! asserts only that each answer is what was asked for.
+//! build). Prints min, median and max per measurement. A measurement is
+//! the request sent and the whole answer received as bytes (the client's
+//! JSON parsing is not timed); each answer is then checked to be what was
+//! asked for.
 //!
 //! `SHEPHERD_BENCH_SIZES=10000` and `SHEPHERD_BENCH_REQUESTS=5` narrow a run
 //! (for a profiler such as `valgrind --tool=callgrind`, which counts
@@ -29,6 +32,7 @@ use shepherd_emulator::{
     Emulator, FileSpec, Permission, PullRequestSpec, RepositorySpec, Scenario, ThreadCommentSpec,
     ThreadSpec, UserKind, UserSpec,
 };
+use shepherd_forge::github::queries::REVIEW_THREADS;
 
 const SIZES: [usize; 3] = [100, 1_000, 10_000];
 const STARTS: usize = 3;
@@ -54,30 +58,6 @@ fn requests() -> usize {
 }
 /// Comments of the few long threads.
 const LONG: [usize; 3] = [150, 200, 260];
-
-const THREADS_QUERY: &str = r#"
-query ReviewThreads($cursor: String) {
-  repository(owner: "acme", name: "bench") {
-    pullRequest(number: 1) {
-      reviewThreads(first: 100, after: $cursor) {
-        pageInfo { hasNextPage endCursor }
-        nodes {
-          id isResolved isOutdated path line startLine originalLine originalStartLine
-          diffSide subjectType viewerCanReply viewerCanResolve
-          comments(first: 100) {
-            totalCount
-            pageInfo { hasNextPage endCursor }
-            nodes {
-              id databaseId body createdAt url diffHunk
-              author { __typename login }
-              pullRequestReview { id state }
-            }
-          }
-        }
-      }
-    }
-  }
-}"#;
 
 const NODE_QUERY: &str = r#"
 query ThreadComments($id: ID!, $cursor: String) {
@@ -138,35 +118,56 @@ fn summary(name: &str, mut times: Vec<Duration>) {
     );
 }
 
-async fn graphql(client: &reqwest::Client, url: &str, query: &str, variables: Value) -> Value {
-    let answer: Value = client
+/// Sends one GraphQL request and receives the whole answer as bytes.
+async fn post(client: &reqwest::Client, url: &str, query: &str, variables: &Value) -> Vec<u8> {
+    let answer = client
         .post(url)
         .bearer_auth("tok-reviewer")
         .json(&json!({ "query": query, "variables": variables }))
         .send()
         .await
-        .unwrap()
-        .json()
-        .await
         .unwrap();
+    assert!(answer.status().is_success(), "{}", answer.status());
+    answer.bytes().await.unwrap().to_vec()
+}
+
+/// An answer as JSON, which must have no errors.
+fn parse(bytes: &[u8]) -> Value {
+    let answer: Value = serde_json::from_slice(bytes).unwrap();
     assert!(answer.get("errors").is_none(), "{answer}");
     answer
 }
 
-async fn timed<F, Fut>(mut call: F) -> Vec<Duration>
+async fn graphql(client: &reqwest::Client, url: &str, query: &str, variables: Value) -> Value {
+    parse(&post(client, url, query, &variables).await)
+}
+
+/// Times `send` (a warm-up first), then checks every answer with `check`.
+async fn timed<F, Fut, T>(mut send: F, check: impl Fn(T)) -> Vec<Duration>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = ()>,
+    Fut: std::future::Future<Output = T>,
 {
-    call().await; // warm up
+    check(send().await); // warm up
     let count = requests();
     let mut times = Vec::with_capacity(count);
+    let mut answers = Vec::with_capacity(count);
     for _ in 0..count {
         let start = Instant::now();
-        call().await;
+        answers.push(send().await);
         times.push(start.elapsed());
     }
+    answers.into_iter().for_each(check);
     times
+}
+
+/// The variables of Shepherd's `ReviewThreads` for the page after `cursor`.
+fn threads_variables(cursor: &Value) -> Value {
+    json!({ "owner": "acme", "name": "bench", "number": 1, "cursor": cursor })
+}
+
+fn thread_page(answer: &Value) -> &Value {
+    &answer["data"]["repository"]["pullRequest"]["reviewThreads"]
 }
 
 fn main() {
@@ -199,66 +200,73 @@ fn main() {
             let emu = emulator.unwrap();
             let url = emu.graphql_url();
 
-            let times = timed(|| async {
-                let a = graphql(&client, &url, "{ repository(owner: \"acme\", name: \"bench\") { pullRequest(number: 1) { number } } }", json!({})).await;
-                assert_eq!(a["data"]["repository"]["pullRequest"]["number"], 1);
-            })
+            let pr_number = json!({});
+            let times = timed(
+                || post(&client, &url, "{ repository(owner: \"acme\", name: \"bench\") { pullRequest(number: 1) { number } } }", &pr_number),
+                |a| assert_eq!(parse(&a)["data"]["repository"]["pullRequest"]["number"], 1),
+            )
             .await;
             summary("pr-number", times);
 
-            let first = graphql(&client, &url, THREADS_QUERY, json!({})).await;
-            let page = &first["data"]["repository"]["pullRequest"]["reviewThreads"];
-            assert_eq!(page["nodes"].as_array().unwrap().len(), threads.min(100));
-            let long_thread = page["nodes"][0]["id"].as_str().unwrap().to_owned();
-            let comments_cursor = page["nodes"][0]["comments"]["pageInfo"]["endCursor"].clone();
-            let times = timed(|| async {
-                let a = graphql(&client, &url, THREADS_QUERY, json!({})).await;
-                let nodes = &a["data"]["repository"]["pullRequest"]["reviewThreads"]["nodes"];
-                assert_eq!(nodes.as_array().unwrap().len(), threads.min(100));
-            })
-            .await;
-            summary("threads-first", times);
-
-            // The cursor of the page before the last one.
-            let mut cursor = Value::Null;
-            for _ in 0..threads.div_ceil(100) - 1 {
-                let a = graphql(&client, &url, THREADS_QUERY, json!({ "cursor": cursor })).await;
-                cursor = a["data"]["repository"]["pullRequest"]["reviewThreads"]["pageInfo"]
-                    ["endCursor"]
-                    .clone();
+            // Every page's cursor, as Shepherd walks them.
+            let pages = threads.div_ceil(100);
+            let mut cursors = vec![Value::Null];
+            let mut first = Value::Null;
+            for page in 0..pages {
+                let a = graphql(&client, &url, REVIEW_THREADS, threads_variables(&cursors[page])).await;
+                if page == 0 {
+                    first = a.clone();
+                }
+                cursors.push(thread_page(&a)["pageInfo"]["endCursor"].clone());
             }
-            let times = timed(|| async {
-                let a = graphql(&client, &url, THREADS_QUERY, json!({ "cursor": cursor })).await;
-                let info = &a["data"]["repository"]["pullRequest"]["reviewThreads"]["pageInfo"];
-                assert_eq!(info["hasNextPage"], false);
-            })
-            .await;
-            summary("threads-last", times);
-
-            let times = timed(|| async {
-                let a = graphql(
-                    &client,
-                    &url,
-                    NODE_QUERY,
-                    json!({ "id": long_thread, "cursor": comments_cursor }),
+            let long_thread = thread_page(&first)["nodes"][0]["id"].as_str().unwrap().to_owned();
+            let comments_cursor =
+                thread_page(&first)["nodes"][0]["comments"]["pageInfo"]["endCursor"].clone();
+            for (name, page) in [
+                ("threads-first", 0),
+                ("threads-middle", pages / 2),
+                ("threads-last", pages - 1),
+            ] {
+                let variables = threads_variables(&cursors[page]);
+                let expected = (threads - page * 100).min(100);
+                let times = timed(
+                    || post(&client, &url, REVIEW_THREADS, &variables),
+                    |a| {
+                        let a = parse(&a);
+                        let nodes = thread_page(&a)["nodes"].as_array().unwrap().len();
+                        assert_eq!(nodes, expected);
+                        let more = thread_page(&a)["pageInfo"]["hasNextPage"].as_bool();
+                        assert_eq!(more, Some(page + 1 < pages));
+                    },
                 )
                 .await;
-                assert_eq!(a["data"]["node"]["comments"]["nodes"].as_array().unwrap().len(), 50);
-            })
+                summary(name, times);
+            }
+
+            let variables = json!({ "id": long_thread, "cursor": comments_cursor });
+            let times = timed(
+                || post(&client, &url, NODE_QUERY, &variables),
+                |a| {
+                    let nodes = &parse(&a)["data"]["node"]["comments"]["nodes"];
+                    assert_eq!(nodes.as_array().unwrap().len(), 50);
+                },
+            )
             .await;
             summary("node-thread", times);
 
             let rest = format!("{}/repos/acme/bench/pulls/1", emu.api_url());
-            let times = timed(|| async {
-                let status = client
-                    .get(&rest)
-                    .bearer_auth("tok-reviewer")
-                    .send()
-                    .await
-                    .unwrap()
-                    .status();
-                assert!(status.is_success());
-            })
+            let times = timed(
+                || async {
+                    client
+                        .get(&rest)
+                        .bearer_auth("tok-reviewer")
+                        .send()
+                        .await
+                        .unwrap()
+                        .status()
+                },
+                |status| assert!(status.is_success()),
+            )
             .await;
             summary("rest-pull", times);
             emu.shutdown().await.unwrap();

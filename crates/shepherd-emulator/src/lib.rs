@@ -46,6 +46,7 @@ mod git;
 mod git_http;
 mod gitlab;
 mod graphql;
+mod hunk;
 mod ids;
 mod lifecycle;
 mod push;

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::ci_state::CiState;
 use crate::git::{self, CreatedRepository, Hunk};
+use crate::hunk::DiffHunk;
 use crate::ids::{self, NodeKind};
 use crate::scenario::{
     EmulatedForge, Permission, PullRequestStatus, ReviewStateSpec, Scenario, Side, UserKind,
@@ -220,7 +221,8 @@ pub(crate) struct ReviewCommentRecord {
     pub(crate) review_id: u64,
     /// The first comment of the thread, for replies.
     pub(crate) reply_to: Option<u64>,
-    pub(crate) diff_hunk: String,
+    /// Shared by the thread's comments.
+    pub(crate) diff_hunk: DiffHunk,
     /// The commit the comment was made on.
     pub(crate) original_commit: String,
 }
@@ -487,6 +489,7 @@ impl State {
                     .unwrap_or_else(|| fallback_hunk(scenario, &thread.path, line, left)),
                 None => String::new(),
             };
+            let diff_hunk = DiffHunk::from(diff_hunk);
             let mut record = ThreadRecord {
                 database_id: thread_db_id,
                 id: ids::node_id(NodeKind::ReviewThread, thread_db_id),
@@ -1143,7 +1146,7 @@ impl State {
                     created_at: comment_at,
                     review_id,
                     reply_to: None,
-                    diff_hunk: thread.diff_hunk,
+                    diff_hunk: thread.diff_hunk.into(),
                     original_commit: commit.clone(),
                 }],
             });
@@ -1195,7 +1198,7 @@ impl State {
                 created_at: created_at.clone(),
                 review_id,
                 reply_to: None,
-                diff_hunk: thread.diff_hunk,
+                diff_hunk: thread.diff_hunk.into(),
                 original_commit: commit,
             }],
         });

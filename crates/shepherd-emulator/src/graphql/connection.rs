@@ -6,7 +6,8 @@ use async_graphql::SimpleObject;
 use super::errors::typed;
 use super::label::Label;
 use super::objects::{
-    IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment, PullRequestReviewThread,
+    CommentNode, IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment,
+    PullRequestReviewThread,
 };
 use crate::ids;
 
@@ -34,16 +35,20 @@ pub(crate) struct Page<T> {
     pub(crate) total_count: i32,
 }
 
-/// Defines a GitHub connection type and its edge type for one node type.
+/// Defines a GitHub connection type and its edge type for one node type
+/// (`nodes` may hold a wrapper of it that resolves the same type faster).
 macro_rules! connection {
     ($connection:ident, $edge:ident, $node:ty, $doc:literal) => {
+        connection!($connection, $edge, $node, $node, $doc);
+    };
+    ($connection:ident, $edge:ident, $node:ty, $list_node:ty, $doc:literal) => {
         #[doc = $doc]
         #[derive(SimpleObject)]
         pub(crate) struct $connection {
             /// A list of edges.
             pub(crate) edges: Option<Vec<Option<$edge>>>,
             /// A list of nodes.
-            pub(crate) nodes: Option<Vec<Option<$node>>>,
+            pub(crate) nodes: Option<Vec<Option<$list_node>>>,
             /// Information to aid in pagination.
             pub(crate) page_info: PageInfo,
             /// Identifies the total count of items in the connection.
@@ -71,7 +76,11 @@ macro_rules! connection {
                         })
                     })
                     .collect();
-                let nodes = page.items.into_iter().map(|(_, node)| Some(node)).collect();
+                let nodes = page
+                    .items
+                    .into_iter()
+                    .map(|(_, node)| Some(<$list_node>::from(node)))
+                    .collect();
                 $connection {
                     edges: Some(edges),
                     nodes: Some(nodes),
@@ -93,6 +102,7 @@ connection!(
     PullRequestReviewCommentConnection,
     PullRequestReviewCommentEdge,
     PullRequestReviewComment,
+    CommentNode,
     "The connection type for PullRequestReviewComment."
 );
 connection!(

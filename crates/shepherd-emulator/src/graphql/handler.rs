@@ -1,6 +1,7 @@
 //! The HTTP side of GraphQL: `POST /graphql` and `POST /api/graphql`.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use async_graphql::parser::types::{DocumentOperations, ExecutableDocument};
 use axum::body::Bytes;
@@ -14,7 +15,7 @@ use serde_json::{json, Value};
 use super::errors::to_github_shape;
 use super::types::TypeIndex;
 use super::view::RequestContext;
-use super::{partial, schema, validate};
+use super::{json, partial, schema, validate};
 use crate::auth::{self, AuthFailure};
 use crate::automation::FaultEffect;
 use crate::faults;
@@ -45,11 +46,15 @@ async fn graphql(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
             return error(StatusCode::BAD_REQUEST, "Problems parsing JSON");
         }
     };
-    // Parsed once: async-graphql keeps the document for execution.
+    // Parsed once per text (see `parsed`); async-graphql executes a copy.
     let named = request.operation_name.clone();
+    let parsed = parsed(&request.query);
+    if let Some(parsed) = &parsed {
+        request.set_parsed_query(parsed.document.clone());
+    }
     let key = format!(
         "graphql:{}",
-        operation_name(request.parsed_query().ok(), named.as_deref())
+        operation_name(parsed.as_ref().map(|p| &p.document), named.as_deref())
     );
     shared.count(&key);
     let decision = shared.fault_decision(&key);
@@ -76,25 +81,28 @@ async fn graphql(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
         Err(AuthFailure::Bad) => return error(StatusCode::UNAUTHORIZED, "Bad credentials"),
     };
     let index = TypeIndex::shared();
-    if let Ok(document) = request.parsed_query() {
-        let errors = validate::undefined_fields_and_arguments(index, document);
-        if !errors.is_empty() {
+    if let Some(parsed) = &parsed {
+        if !parsed.undefined.is_empty() {
             // GitHub answers a query that does not validate without `data`.
-            return Json(json!({ "errors": errors })).into_response();
+            return Json(json!({ "errors": parsed.undefined })).into_response();
         }
     }
-    let query = request.query.clone();
     let context = RequestContext {
         shared: shared.clone(),
         viewer,
     };
-    let response = schema::shared().execute(request.data(context)).await;
-    let answer = if response.errors.is_empty() {
+    let strings = json::JsonStrings::default();
+    let request = request.data(context).data(strings.clone());
+    let response = schema::shared().execute(request).await;
+    let strings = strings.take();
+    let answer = if response.errors.is_empty() && response.extensions.is_empty() {
         // The common case: nothing to reshape, straight to bytes.
-        serde_json::to_vec(&response)
+        Ok(json::data_answer(&response.data, &strings))
     } else {
+        let document = parsed.as_ref().map(|p| &p.document);
         serde_json::to_value(&response).and_then(|mut value| {
-            github_shape(index, &query, named.as_deref(), &mut value);
+            value["data"] = json::to_json(&response.data, &strings)?;
+            github_shape(index, document, named.as_deref(), &mut value);
             serde_json::to_vec(&value)
         })
     };
@@ -119,14 +127,19 @@ async fn graphql(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
 /// Reshapes an answer with errors into GitHub's: nulls where fields failed
 /// (partial results), `type` beside each message, and no `data` when the
 /// request failed before executing.
-fn github_shape(index: &TypeIndex, query: &str, operation: Option<&str>, value: &mut Value) {
+fn github_shape(
+    index: &TypeIndex,
+    document: Option<&ExecutableDocument>,
+    operation: Option<&str>,
+    value: &mut Value,
+) {
     let executed = value
         .get("errors")
         .and_then(Value::as_array)
         .is_some_and(|errors| errors.iter().any(|e| e.get("path").is_some()));
     if executed {
-        if let Ok(document) = async_graphql::parser::parse_query(query) {
-            partial::place_nulls(index, &document, operation, value);
+        if let Some(document) = document {
+            partial::place_nulls(index, document, operation, value);
         }
     } else if value.get("data").is_some_and(Value::is_null) {
         if let Some(object) = value.as_object_mut() {
@@ -134,6 +147,41 @@ fn github_shape(index: &TypeIndex, query: &str, operation: Option<&str>, value: 
         }
     }
     to_github_shape(value);
+}
+
+/// A request document, parsed, with the undefined fields and arguments in
+/// it (see `validate.rs`).
+struct Parsed {
+    document: ExecutableDocument,
+    undefined: Vec<Value>,
+}
+
+/// How many documents [`parsed`] keeps: more than a client sends (Shepherd
+/// sends a dozen); beyond it the cache starts over.
+const KEPT_DOCUMENTS: usize = 256;
+
+/// The document `query` parses to, parsed once per text: a client sends the
+/// same few documents over and over, and parsing one costs as much as
+/// executing a small query. `None` when it does not parse (async-graphql
+/// then answers with the parse error).
+fn parsed(query: &str) -> Option<Arc<Parsed>> {
+    static KEPT: LazyLock<Mutex<HashMap<String, Arc<Parsed>>>> = LazyLock::new(Default::default);
+    let kept = || KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(parsed) = kept().get(query) {
+        return Some(Arc::clone(parsed));
+    }
+    let document = async_graphql::parser::parse_query(query).ok()?;
+    let undefined = validate::undefined_fields_and_arguments(TypeIndex::shared(), &document);
+    let parsed = Arc::new(Parsed {
+        document,
+        undefined,
+    });
+    let mut kept = kept();
+    if kept.len() >= KEPT_DOCUMENTS {
+        kept.clear();
+    }
+    kept.insert(query.to_owned(), Arc::clone(&parsed));
+    Some(parsed)
 }
 
 /// The request's `operationName`, else the name of its only operation.

@@ -6,6 +6,7 @@ mod connection;
 mod document;
 mod errors;
 mod handler;
+mod json;
 mod label;
 mod mutation;
 mod node;

@@ -94,6 +94,17 @@ pub(crate) struct PullRequestReviewComment {
     pub(crate) index: usize,
 }
 
+/// A review comment in a list of nodes: written straight to JSON when its
+/// selection allows (see `pull_request.rs`), else resolved as a
+/// [`PullRequestReviewComment`]; the same type in the schema.
+pub(crate) struct CommentNode(pub(crate) PullRequestReviewComment);
+
+impl From<PullRequestReviewComment> for CommentNode {
+    fn from(comment: PullRequestReviewComment) -> CommentNode {
+        CommentNode(comment)
+    }
+}
+
 /// A review object for a given pull request.
 #[derive(Clone)]
 pub(crate) struct PullRequestReview {

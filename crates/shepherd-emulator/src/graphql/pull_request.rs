@@ -1,7 +1,16 @@
 //! `PullRequest` and what hangs off it: review threads, review comments,
 //! reviews and issue comments, with GitHub's names and nullability.
 
-use async_graphql::{Context, Enum, Object, Result, ID};
+use std::borrow::Cow;
+
+use async_graphql::context::QueryEnv;
+use async_graphql::parser::types::{Field, SelectionSet};
+use async_graphql::registry::Registry;
+use async_graphql::resolver_utils::enum_value;
+use async_graphql::{
+    Context, ContextSelectionSet, Enum, Object, OutputType, Positioned, Result, ServerResult,
+    Value, ID,
+};
 
 use super::actor::Actor;
 use super::checks::{commits_connection, PullRequestCommitConnection};
@@ -10,14 +19,17 @@ use super::connection::{
     PullRequestReviewCommentConnection, PullRequestReviewConnection,
     PullRequestReviewThreadConnection,
 };
+use super::json::{
+    plain_fields, write_bool, write_int, write_name, write_str, JsonString, JsonStrings,
+};
 use super::label::Label;
 use super::objects::{
-    IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment,
+    CommentNode, IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment,
     PullRequestReviewThread, Repository,
 };
 use super::scalars::{DateTime, GitObjectId, Uri};
-use super::view::PrView;
-use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side};
+use super::view::{ActorInfo, PrView};
+use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side, UserKind};
 use crate::state::{IssueCommentRecord, ReviewCommentRecord, ReviewRecord, ThreadRecord};
 
 /// The possible states of a pull request.
@@ -135,8 +147,12 @@ fn line_int(n: Option<u32>) -> Option<i32> {
 }
 
 fn actor(view: &PrView, login: &str) -> Option<Actor> {
+    actor_info(view, login).cloned().map(Actor::from_info)
+}
+
+fn actor_info<'a>(view: &'a PrView, login: &str) -> Option<&'a ActorInfo> {
     // An unknown login is a deleted account: GitHub answers `author: null`.
-    view.actors.get(login).cloned().map(Actor::from_info)
+    view.actors.get(login)
 }
 
 #[Object]
@@ -622,6 +638,14 @@ impl PullRequestReviewComment {
         &self.thread_record().comments[self.index]
     }
 
+    fn url_text(&self) -> String {
+        format!(
+            "{}#discussion_r{}",
+            self.view.pr.html_url,
+            self.record().database_id
+        )
+    }
+
     fn review(&self) -> Option<PullRequestReview> {
         let index = self.view.review_index(self.record().review_id)?;
         Some(PullRequestReview {
@@ -650,11 +674,7 @@ impl PullRequestReviewComment {
 
     /// The HTTP URL for this review comment.
     async fn url(&self) -> Uri {
-        Uri(format!(
-            "{}#discussion_r{}",
-            self.view.pr.html_url,
-            self.record().database_id
-        ))
+        Uri(self.url_text())
     }
 
     /// Identifies when the comment was created.
@@ -663,8 +683,9 @@ impl PullRequestReviewComment {
     }
 
     /// The diff hunk to which the comment applies.
-    async fn diff_hunk(&self) -> String {
-        self.record().diff_hunk.clone()
+    async fn diff_hunk(&self) -> JsonString {
+        // Escaped once, when the comment was made (see `json.rs`).
+        self.record().diff_hunk.clone().into()
     }
 
     /// The actor who authored the comment.
@@ -756,9 +777,152 @@ impl PullRequestReviewComment {
     }
 }
 
+impl OutputType for CommentNode {
+    fn type_name() -> Cow<'static, str> {
+        <PullRequestReviewComment as OutputType>::type_name()
+    }
+
+    fn create_type_info(registry: &mut Registry) -> String {
+        <PullRequestReviewComment as OutputType>::create_type_info(registry)
+    }
+
+    async fn resolve(
+        &self,
+        ctx: &ContextSelectionSet<'_>,
+        field: &Positioned<Field>,
+    ) -> ServerResult<Value> {
+        if let Some(strings) = ctx.data_opt::<JsonStrings>() {
+            if let Some(json) = self.0.json(ctx.query_env, ctx.item) {
+                return Ok(strings.text(json));
+            }
+        }
+        OutputType::resolve(&self.0, ctx, field).await
+    }
+}
+
+impl PullRequestReviewComment {
+    /// This comment as JSON text, when `set` asks only for fields written
+    /// here (the ones a page of review threads asks for), with the values
+    /// the resolvers above give. `None`: async-graphql resolves it.
+    fn json(&self, env: &QueryEnv, set: &Positioned<SelectionSet>) -> Option<String> {
+        let fields = plain_fields(env, set, "PullRequestReviewComment")?;
+        let record = self.record();
+        let mut out = Vec::with_capacity(512 + record.diff_hunk.json().len());
+        out.push(b'{');
+        for (i, field) in fields.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_name(&mut out, field.key);
+            out.push(b':');
+            match field.name {
+                "__typename" => write_str(&mut out, "PullRequestReviewComment"),
+                "id" => write_str(&mut out, &record.id),
+                "databaseId" => write_int(&mut out, small_int(record.database_id)),
+                "body" => write_str(&mut out, &record.body),
+                "url" => write_str(&mut out, &self.url_text()),
+                "createdAt" => write_str(&mut out, &record.created_at),
+                // What `diffHunk` resolves to, made JSON once.
+                "diffHunk" => out.extend_from_slice(record.diff_hunk.json().as_bytes()),
+                "path" => write_str(&mut out, &self.thread_record().path),
+                "outdated" => write_bool(&mut out, self.thread_record().outdated),
+                "viewerDidAuthor" => write_bool(&mut out, record.author == self.view.viewer.login),
+                "author" => match actor_info(&self.view, &record.author) {
+                    None => out.extend_from_slice(b"null"),
+                    Some(info) => actor_json(&mut out, env, field.selection_set, info)?,
+                },
+                "pullRequestReview" => match self.review() {
+                    None => out.extend_from_slice(b"null"),
+                    Some(review) => review.json(&mut out, env, field.selection_set)?,
+                },
+                _ => return None,
+            }
+        }
+        out.push(b'}');
+        String::from_utf8(out).ok()
+    }
+}
+
+/// Writes an `Actor` selection of plain fields, as `actor.rs` resolves them
+/// (`Actor::from_info` picks the type).
+fn actor_json(
+    out: &mut Vec<u8>,
+    env: &QueryEnv,
+    set: &Positioned<SelectionSet>,
+    info: &ActorInfo,
+) -> Option<()> {
+    let typename = match info.kind {
+        UserKind::User => "User",
+        UserKind::Bot => "Bot",
+    };
+    let fields = plain_fields(env, set, "Actor")?;
+    out.push(b'{');
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_name(out, field.key);
+        out.push(b':');
+        match field.name {
+            "__typename" => write_str(out, typename),
+            "login" => write_str(out, &info.login),
+            "url" => write_str(out, &info.url),
+            "resourcePath" => write_str(out, &info.resource_path),
+            _ => return None,
+        }
+    }
+    out.push(b'}');
+    Some(())
+}
+
+impl PullRequestReview {
+    /// Writes this review for a selection of plain fields (see
+    /// [`PullRequestReviewComment::json`]).
+    fn json(
+        &self,
+        out: &mut Vec<u8>,
+        env: &QueryEnv,
+        set: &Positioned<SelectionSet>,
+    ) -> Option<()> {
+        let fields = plain_fields(env, set, "PullRequestReview")?;
+        let record = self.record();
+        out.push(b'{');
+        for (i, field) in fields.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_name(out, field.key);
+            out.push(b':');
+            match field.name {
+                "__typename" => write_str(out, "PullRequestReview"),
+                "id" => write_str(out, &record.id),
+                "databaseId" => write_int(out, small_int(record.database_id)),
+                "body" => write_str(out, &record.body),
+                "url" => write_str(out, &self.url_text()),
+                "createdAt" => write_str(out, &record.created_at),
+                "state" => match enum_value(PullRequestReviewState::from(record.state)) {
+                    Value::Enum(name) => write_name(out, &name),
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+        out.push(b'}');
+        Some(())
+    }
+}
+
 impl PullRequestReview {
     fn record(&self) -> &ReviewRecord {
         &self.view.pr.reviews[self.index]
+    }
+
+    fn url_text(&self) -> String {
+        format!(
+            "{}#pullrequestreview-{}",
+            self.view.pr.html_url,
+            self.record().database_id
+        )
     }
 }
 
@@ -786,11 +950,7 @@ impl PullRequestReview {
 
     /// The HTTP URL permalink for this PullRequestReview.
     async fn url(&self) -> Uri {
-        Uri(format!(
-            "{}#pullrequestreview-{}",
-            self.view.pr.html_url,
-            self.record().database_id
-        ))
+        Uri(self.url_text())
     }
 
     /// Identifies the date and time when the object was created.

@@ -317,3 +317,41 @@ async fn unknown_pull_request_is_not_found() {
     );
     assert_eq!(body["errors"][0]["type"], "NOT_FOUND");
 }
+
+/// A page of comments whose fields are all plain is written straight to
+/// JSON (`graphql/json.rs`); the answer is the one async-graphql's own
+/// resolution gives, which a directive on the fields' fragment forces.
+#[tokio::test]
+async fn comments_written_straight_to_json_answer_as_resolved_ones() {
+    let mut s = scenario(3, 4);
+    s.threads[1].comments[0].body = "say \"hi\"\n\t\\ é 😀 \u{1} </script>".into();
+    s.threads[2].line = None;
+    let emu = start(s).await;
+    let fields = "__typename id databaseId body url createdAt diffHunk path outdated \
+                  viewerDidAuthor key: body author { __typename login url resourcePath } \
+                  pullRequestReview { __typename id databaseId state body url createdAt }";
+    let query = |selection: &str| {
+        format!(
+            "query Q {{ repository(owner: \"acme\", name: \"widgets\") {{ pullRequest(number: 1) {{ \
+             reviewThreads(first: 10) {{ nodes {{ comments(first: 10) {{ nodes {{ {selection} }} }} }} }} }} }} }} \
+             fragment F on PullRequestReviewComment {{ {fields} }}"
+        )
+    };
+    let fast = graphql(&emu, ALICE, &query("...F"), json!({})).await;
+    let resolved = graphql(
+        &emu,
+        ALICE,
+        &query("... on PullRequestReviewComment @include(if: true) { ...F }"),
+        json!({}),
+    )
+    .await;
+    assert!(fast.get("errors").is_none(), "{fast}");
+    assert_eq!(fast, resolved);
+    let threads = &fast["data"]["repository"]["pullRequest"]["reviewThreads"]["nodes"];
+    let comment = &threads[1]["comments"]["nodes"][0];
+    assert_eq!(comment["body"], "say \"hi\"\n\t\\ é 😀 \u{1} </script>");
+    assert_eq!(comment["key"], comment["body"]);
+    assert_eq!(threads[0]["comments"]["nodes"][1]["author"]["__typename"], "Bot");
+    assert!(comment["diffHunk"].as_str().unwrap().starts_with("@@"));
+    assert_eq!(threads[2]["comments"]["nodes"][0]["diffHunk"], "");
+}

@@ -1,0 +1,334 @@
+//! Writing a GraphQL answer as JSON bytes, with strings that were made JSON
+//! once (a comment's `diffHunk`, most of a review-thread page's bytes)
+//! copied in as they are, instead of copied into the answer's value,
+//! escaped again and copied out on every request.
+//!
+//! Such a string is resolved as a [`JsonString`]: the request's
+//! [`JsonStrings`] keep it, and async-graphql's value holds a one-key
+//! object marked by [`RAW_KEY`] with its index there; [`write_value`] writes
+//! the JSON text in its place. An object whose selection is only plain
+//! fields ([`plain_fields`]) can be written to JSON text whole the same way,
+//! without async-graphql's per-field futures and maps (see
+//! `pull_request.rs`, review comments). Every answer is written here (or, with
+//! errors, read back into a `serde_json::Value` by [`to_json`]), so no mark
+//! reaches a client.
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_graphql::context::QueryEnv;
+use async_graphql::indexmap::IndexMap;
+use async_graphql::parser::types::{Field, Selection, SelectionSet};
+use async_graphql::registry::Registry;
+use async_graphql::{ContextSelectionSet, Name, OutputType, Positioned, ServerResult, Value};
+
+use crate::hunk::DiffHunk;
+
+/// The key of the one-key object that stands for a pre-made JSON string.
+const RAW_KEY: &str = "$shepherd_emulator::json_string";
+
+/// A pre-made piece of JSON text.
+pub(crate) enum Raw {
+    /// A diff hunk's JSON string.
+    Hunk(DiffHunk),
+    /// An object written whole.
+    Text(String),
+}
+
+/// The pre-made JSON of one request's answer (request data).
+#[derive(Clone, Default)]
+pub(crate) struct JsonStrings(Arc<Mutex<Vec<Raw>>>);
+
+impl JsonStrings {
+    fn push(&self, raw: Raw) -> Value {
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        kept.push(raw);
+        let mut object = IndexMap::with_capacity(1);
+        object.insert(Name::new(RAW_KEY), Value::Number((kept.len() - 1).into()));
+        Value::Object(object)
+    }
+
+    /// The value that stands for `json`, a JSON text, in the answer.
+    pub(crate) fn text(&self, json: String) -> Value {
+        self.push(Raw::Text(json))
+    }
+
+    /// The pieces, by index.
+    pub(crate) fn take(&self) -> Vec<Raw> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// A `String!` field whose value is already a JSON string literal.
+pub(crate) struct JsonString(DiffHunk);
+
+impl From<DiffHunk> for JsonString {
+    fn from(hunk: DiffHunk) -> JsonString {
+        JsonString(hunk)
+    }
+}
+
+impl OutputType for JsonString {
+    fn type_name() -> Cow<'static, str> {
+        <String as OutputType>::type_name()
+    }
+
+    fn create_type_info(registry: &mut Registry) -> String {
+        <String as OutputType>::create_type_info(registry)
+    }
+
+    async fn resolve(
+        &self,
+        ctx: &ContextSelectionSet<'_>,
+        _field: &Positioned<Field>,
+    ) -> ServerResult<Value> {
+        let Some(strings) = ctx.data_opt::<JsonStrings>() else {
+            // Without a place to keep it: an ordinary string.
+            return Ok(Value::String(self.0.to_string()));
+        };
+        Ok(strings.push(Raw::Hunk(self.0.clone())))
+    }
+}
+
+/// The pre-made JSON string that `value` stands for, if it is one.
+fn raw<'a>(value: &IndexMap<Name, Value>, strings: &'a [Raw]) -> Option<&'a str> {
+    if value.len() != 1 {
+        return None;
+    }
+    match value.get(RAW_KEY) {
+        Some(Value::Number(index)) => {
+            let index = usize::try_from(index.as_u64()?).ok()?;
+            match strings.get(index)? {
+                Raw::Hunk(hunk) => Some(hunk.json()),
+                Raw::Text(text) => Some(text),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `{"data": …}`, the answer without errors or extensions.
+pub(crate) fn data_answer(data: &Value, strings: &[Raw]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 * 1024);
+    out.extend_from_slice(b"{\"data\":");
+    write_value(&mut out, data, strings);
+    out.push(b'}');
+    out
+}
+
+/// `value` as a `serde_json::Value` (for reshaping an answer with errors).
+pub(crate) fn to_json(value: &Value, strings: &[Raw]) -> serde_json::Result<serde_json::Value> {
+    let mut out = Vec::new();
+    write_value(&mut out, value, strings);
+    serde_json::from_slice(&out)
+}
+
+/// Writes `value` as JSON, as async-graphql's own serialization does, with
+/// each pre-made JSON string (an index into `strings`) written as it is.
+pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value, strings: &[Raw]) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Boolean(true) => out.extend_from_slice(b"true"),
+        Value::Boolean(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => {
+            // Writing to a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *out, n);
+        }
+        Value::String(s) => write_str(out, s),
+        Value::Enum(name) => write_name(out, name),
+        Value::Binary(bytes) => {
+            // serde_json writes bytes as an array of numbers.
+            let _ = serde_json::to_writer(&mut *out, &bytes[..]);
+        }
+        Value::List(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item, strings);
+            }
+            out.push(b']');
+        }
+        Value::Object(fields) => {
+            if let Some(json) = raw(fields, strings) {
+                out.extend_from_slice(json.as_bytes());
+                return;
+            }
+            out.push(b'{');
+            for (i, (key, item)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_name(out, key);
+                out.push(b':');
+                write_value(out, item, strings);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// A GraphQL name (a response key, an enum value): `[_A-Za-z][_0-9A-Za-z]*`
+/// needs no escaping, anything else is escaped.
+pub(crate) fn write_name(out: &mut Vec<u8>, name: &str) {
+    if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        out.push(b'"');
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'"');
+    } else {
+        write_str(out, name);
+    }
+}
+
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        // serde_json's escaping (writing to a Vec cannot fail).
+        let _ = serde_json::to_writer(&mut *out, s);
+    }
+}
+
+/// One field of a selection: its response key, its name and what it
+/// selects in turn.
+pub(crate) struct PlainField<'a> {
+    pub(crate) key: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) selection_set: &'a Positioned<SelectionSet>,
+}
+
+/// The fields `set` selects on an object of type `on`, fragments spread in,
+/// in order; `None` when async-graphql must resolve it: a field with
+/// arguments or directives, a fragment on another type (an interface), or
+/// a response key asked twice (fields to merge).
+pub(crate) fn plain_fields<'a>(
+    env: &'a QueryEnv,
+    set: &'a Positioned<SelectionSet>,
+    on: &str,
+) -> Option<Vec<PlainField<'a>>> {
+    let mut fields = Vec::with_capacity(set.node.items.len());
+    collect(env, &set.node, on, &mut fields, 0)?;
+    for (i, field) in fields.iter().enumerate() {
+        if fields[..i].iter().any(|f| f.key == field.key) {
+            return None;
+        }
+    }
+    Some(fields)
+}
+
+fn collect<'a>(
+    env: &'a QueryEnv,
+    set: &'a SelectionSet,
+    on: &str,
+    fields: &mut Vec<PlainField<'a>>,
+    depth: usize,
+) -> Option<()> {
+    // Fragments nest a few levels in practice; deeper ones go the usual way.
+    if depth > 8 {
+        return None;
+    }
+    for item in &set.items {
+        match &item.node {
+            Selection::Field(field) => {
+                let field = &field.node;
+                if !field.arguments.is_empty() || !field.directives.is_empty() {
+                    return None;
+                }
+                fields.push(PlainField {
+                    key: field.response_key().node.as_str(),
+                    name: field.name.node.as_str(),
+                    selection_set: &field.selection_set,
+                });
+            }
+            Selection::FragmentSpread(spread) => {
+                let spread = &spread.node;
+                let fragment = &env.fragments.get(&spread.fragment_name.node)?.node;
+                if !spread.directives.is_empty()
+                    || !fragment.directives.is_empty()
+                    || fragment.type_condition.node.on.node.as_str() != on
+                {
+                    return None;
+                }
+                collect(env, &fragment.selection_set.node, on, fields, depth + 1)?;
+            }
+            Selection::InlineFragment(fragment) => {
+                let fragment = &fragment.node;
+                let other_type = fragment
+                    .type_condition
+                    .as_ref()
+                    .is_some_and(|c| c.node.on.node.as_str() != on);
+                if other_type || !fragment.directives.is_empty() {
+                    return None;
+                }
+                collect(env, &fragment.selection_set.node, on, fields, depth + 1)?;
+            }
+        }
+    }
+    Some(())
+}
+
+/// Writes `null` or the number.
+pub(crate) fn write_int(out: &mut Vec<u8>, n: Option<i32>) {
+    match n {
+        // Writing to a Vec cannot fail.
+        Some(n) => {
+            let _ = serde_json::to_writer(&mut *out, &n);
+        }
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// Writes `true` or `false`.
+pub(crate) fn write_bool(out: &mut Vec<u8>, b: bool) {
+    out.extend_from_slice(if b { b"true" } else { b"false" });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mark(index: u64) -> Value {
+        let mut object = IndexMap::new();
+        object.insert(Name::new(RAW_KEY), Value::Number(index.into()));
+        Value::Object(object)
+    }
+
+    #[test]
+    fn values_are_written_as_serde_writes_them() {
+        let value = async_graphql::value!({
+            "a": [1, -2, 2.5, null, true, false, "x\"y\n\u{1}é"],
+            "b": { "c": {}, "d": [] },
+        });
+        let ours = data_answer(&value, &[]);
+        let theirs = serde_json::to_vec(&async_graphql::Response::new(value.clone())).unwrap();
+        assert_eq!(
+            String::from_utf8(ours).unwrap(),
+            String::from_utf8(theirs).unwrap()
+        );
+        let theirs = serde_json::to_value(async_graphql::Response::new(value.clone())).unwrap();
+        assert_eq!(to_json(&value, &[]).unwrap(), theirs["data"]);
+    }
+
+    #[test]
+    fn pre_made_json_strings_are_strings() {
+        let strings = [
+            Raw::Hunk(DiffHunk::from("@@ -1 +1 @@\n+\"q\"\t".to_owned())),
+            Raw::Text("{\"a\":[1]}".to_owned()),
+        ];
+        let mut object = IndexMap::new();
+        object.insert(Name::new("diffHunk"), mark(1));
+        object.insert(Name::new("n"), Value::Number(3.into()));
+        object.insert(Name::new("again"), mark(0));
+        let value = Value::Object(object);
+        let written: serde_json::Value =
+            serde_json::from_slice(&data_answer(&value, &strings)).unwrap();
+        assert_eq!(
+            written,
+            serde_json::json!({"data": {"diffHunk": {"a": [1]}, "n": 3, "again": "@@ -1 +1 @@\n+\"q\"\t"}})
+        );
+        assert_eq!(to_json(&value, &strings).unwrap(), written["data"]);
+    }
+}
