@@ -32,7 +32,53 @@ pub(crate) enum Raw {
     /// A diff hunk's JSON string.
     Hunk(DiffHunk),
     /// An object written whole.
-    Text(String),
+    Text(JsonText),
+}
+
+/// JSON text written ahead, with diff hunks' JSON strings spliced in where
+/// they go instead of copied in.
+pub(crate) struct JsonText {
+    bytes: Vec<u8>,
+    /// Each hunk with the offset in `bytes` it goes at, in order.
+    hunks: Vec<(usize, DiffHunk)>,
+}
+
+impl JsonText {
+    /// `bytes`, with `hunks` at their offsets (ascending).
+    pub(crate) fn new(bytes: Vec<u8>, hunks: Vec<(usize, DiffHunk)>) -> JsonText {
+        JsonText { bytes, hunks }
+    }
+
+    fn len(&self) -> usize {
+        let hunks: usize = self.hunks.iter().map(|(_, h)| h.json().len()).sum();
+        self.bytes.len() + hunks
+    }
+
+    fn write_to(&self, out: &mut Vec<u8>) {
+        let mut at = 0;
+        for (offset, hunk) in &self.hunks {
+            out.extend_from_slice(&self.bytes[at..*offset]);
+            out.extend_from_slice(hunk.json().as_bytes());
+            at = *offset;
+        }
+        out.extend_from_slice(&self.bytes[at..]);
+    }
+}
+
+impl Raw {
+    fn len(&self) -> usize {
+        match self {
+            Raw::Hunk(hunk) => hunk.json().len(),
+            Raw::Text(text) => text.len(),
+        }
+    }
+
+    fn write_to(&self, out: &mut Vec<u8>) {
+        match self {
+            Raw::Hunk(hunk) => out.extend_from_slice(hunk.json().as_bytes()),
+            Raw::Text(text) => text.write_to(out),
+        }
+    }
 }
 
 /// The pre-made JSON of one request's answer (request data).
@@ -49,7 +95,7 @@ impl JsonStrings {
     }
 
     /// The value that stands for `json`, a JSON text, in the answer.
-    pub(crate) fn text(&self, json: String) -> Value {
+    pub(crate) fn text(&self, json: JsonText) -> Value {
         self.push(Raw::Text(json))
     }
 
@@ -90,18 +136,15 @@ impl OutputType for JsonString {
     }
 }
 
-/// The pre-made JSON string that `value` stands for, if it is one.
-fn raw<'a>(value: &IndexMap<Name, Value>, strings: &'a [Raw]) -> Option<&'a str> {
+/// The pre-made JSON that `value` stands for, if it is a mark.
+fn raw<'a>(value: &IndexMap<Name, Value>, strings: &'a [Raw]) -> Option<&'a Raw> {
     if value.len() != 1 {
         return None;
     }
     match value.get(RAW_KEY) {
         Some(Value::Number(index)) => {
             let index = usize::try_from(index.as_u64()?).ok()?;
-            match strings.get(index)? {
-                Raw::Hunk(hunk) => Some(hunk.json()),
-                Raw::Text(text) => Some(text),
-            }
+            strings.get(index)
         }
         _ => None,
     }
@@ -109,7 +152,9 @@ fn raw<'a>(value: &IndexMap<Name, Value>, strings: &'a [Raw]) -> Option<&'a str>
 
 /// `{"data": …}`, the answer without errors or extensions.
 pub(crate) fn data_answer(data: &Value, strings: &[Raw]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 * 1024);
+    // The pre-made pieces are most of the answer.
+    let ahead: usize = strings.iter().map(Raw::len).sum();
+    let mut out = Vec::with_capacity(4096 + ahead + ahead / 8);
     out.extend_from_slice(b"{\"data\":");
     write_value(&mut out, data, strings);
     out.push(b'}');
@@ -151,8 +196,8 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value, strings: &[Raw]) {
             out.push(b']');
         }
         Value::Object(fields) => {
-            if let Some(json) = raw(fields, strings) {
-                out.extend_from_slice(json.as_bytes());
+            if let Some(raw) = raw(fields, strings) {
+                raw.write_to(out);
                 return;
             }
             out.push(b'{');
@@ -169,20 +214,22 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value, strings: &[Raw]) {
     }
 }
 
-/// A GraphQL name (a response key, an enum value): `[_A-Za-z][_0-9A-Za-z]*`
-/// needs no escaping, anything else is escaped.
+/// Writes a GraphQL name (a response key, a type or enum value name, which
+/// the parser and the schema keep to `[_A-Za-z][_0-9A-Za-z]*`): nothing in
+/// it needs escaping.
 pub(crate) fn write_name(out: &mut Vec<u8>, name: &str) {
-    if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-        out.push(b'"');
-        out.extend_from_slice(name.as_bytes());
-        out.push(b'"');
-    } else {
-        write_str(out, name);
-    }
+    debug_assert!(name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+    out.push(b'"');
+    out.extend_from_slice(name.as_bytes());
+    out.push(b'"');
 }
 
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+    // Without an early exit, so that the check runs many bytes at a time.
+    let plain = !s.bytes().fold(false, |escape, b| {
+        escape | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
+    if plain {
         out.push(b'"');
         out.extend_from_slice(s.as_bytes());
         out.push(b'"');
@@ -316,7 +363,13 @@ mod tests {
     fn pre_made_json_strings_are_strings() {
         let strings = [
             Raw::Hunk(DiffHunk::from("@@ -1 +1 @@\n+\"q\"\t".to_owned())),
-            Raw::Text("{\"a\":[1]}".to_owned()),
+            Raw::Text(JsonText::new(
+                b"{\"a\":[1,],\"b\":}".to_vec(),
+                vec![
+                    (8, DiffHunk::from("x".to_owned())),
+                    (14, DiffHunk::from("y".to_owned())),
+                ],
+            )),
         ];
         let mut object = IndexMap::new();
         object.insert(Name::new("diffHunk"), mark(1));
@@ -327,7 +380,7 @@ mod tests {
             serde_json::from_slice(&data_answer(&value, &strings)).unwrap();
         assert_eq!(
             written,
-            serde_json::json!({"data": {"diffHunk": {"a": [1]}, "n": 3, "again": "@@ -1 +1 @@\n+\"q\"\t"}})
+            serde_json::json!({"data": {"diffHunk": {"a": [1, "x"], "b": "y"}, "n": 3, "again": "@@ -1 +1 @@\n+\"q\"\t"}})
         );
         assert_eq!(to_json(&value, &strings).unwrap(), written["data"]);
     }

@@ -20,7 +20,7 @@ use super::connection::{
     PullRequestReviewThreadConnection,
 };
 use super::json::{
-    plain_fields, write_bool, write_int, write_name, write_str, JsonString, JsonStrings,
+    plain_fields, write_bool, write_int, write_name, write_str, JsonString, JsonStrings, JsonText,
 };
 use super::label::Label;
 use super::objects::{
@@ -804,10 +804,11 @@ impl PullRequestReviewComment {
     /// This comment as JSON text, when `set` asks only for fields written
     /// here (the ones a page of review threads asks for), with the values
     /// the resolvers above give. `None`: async-graphql resolves it.
-    fn json(&self, env: &QueryEnv, set: &Positioned<SelectionSet>) -> Option<String> {
+    fn json(&self, env: &QueryEnv, set: &Positioned<SelectionSet>) -> Option<JsonText> {
         let fields = plain_fields(env, set, "PullRequestReviewComment")?;
         let record = self.record();
-        let mut out = Vec::with_capacity(512 + record.diff_hunk.json().len());
+        let mut out = Vec::with_capacity(512);
+        let mut hunks = Vec::new();
         out.push(b'{');
         for (i, field) in fields.iter().enumerate() {
             if i > 0 {
@@ -823,7 +824,7 @@ impl PullRequestReviewComment {
                 "url" => write_str(&mut out, &self.url_text()),
                 "createdAt" => write_str(&mut out, &record.created_at),
                 // What `diffHunk` resolves to, made JSON once.
-                "diffHunk" => out.extend_from_slice(record.diff_hunk.json().as_bytes()),
+                "diffHunk" => hunks.push((out.len(), record.diff_hunk.clone())),
                 "path" => write_str(&mut out, &self.thread_record().path),
                 "outdated" => write_bool(&mut out, self.thread_record().outdated),
                 "viewerDidAuthor" => write_bool(&mut out, record.author == self.view.viewer.login),
@@ -839,7 +840,7 @@ impl PullRequestReviewComment {
             }
         }
         out.push(b'}');
-        String::from_utf8(out).ok()
+        Some(JsonText::new(out, hunks))
     }
 }
 

@@ -351,7 +351,10 @@ async fn comments_written_straight_to_json_answer_as_resolved_ones() {
     let comment = &threads[1]["comments"]["nodes"][0];
     assert_eq!(comment["body"], "say \"hi\"\n\t\\ é 😀 \u{1} </script>");
     assert_eq!(comment["key"], comment["body"]);
-    assert_eq!(threads[0]["comments"]["nodes"][1]["author"]["__typename"], "Bot");
+    assert_eq!(
+        threads[0]["comments"]["nodes"][1]["author"]["__typename"],
+        "Bot"
+    );
     assert!(comment["diffHunk"].as_str().unwrap().starts_with("@@"));
     assert_eq!(threads[2]["comments"]["nodes"][0]["diffHunk"], "");
 }
