@@ -7,7 +7,7 @@ use super::errors::typed;
 use super::label::Label;
 use super::objects::{
     CommentNode, IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment,
-    PullRequestReviewThread,
+    PullRequestReviewThread, ThreadNode,
 };
 use crate::ids;
 
@@ -96,6 +96,7 @@ connection!(
     PullRequestReviewThreadConnection,
     PullRequestReviewThreadEdge,
     PullRequestReviewThread,
+    ThreadNode,
     "Review comment threads for a pull request review."
 );
 connection!(

@@ -245,19 +245,29 @@ pub(crate) struct PlainField<'a> {
     pub(crate) key: &'a str,
     pub(crate) name: &'a str,
     pub(crate) selection_set: &'a Positioned<SelectionSet>,
+    /// The field as written (its arguments: variables unresolved).
+    pub(crate) field: &'a Field,
 }
 
 /// The fields `set` selects on an object of type `on`, fragments spread in,
 /// in order; `None` when async-graphql must resolve it: a field with
-/// arguments or directives, a fragment on another type (an interface), or
-/// a response key asked twice (fields to merge).
+/// arguments (but those named in `with_arguments`) or directives, a
+/// fragment on another type (an interface), or a response key asked twice
+/// (fields to merge).
 pub(crate) fn plain_fields<'a>(
     env: &'a QueryEnv,
     set: &'a Positioned<SelectionSet>,
     on: &str,
+    with_arguments: &[&str],
 ) -> Option<Vec<PlainField<'a>>> {
     let mut fields = Vec::with_capacity(set.node.items.len());
     collect(env, &set.node, on, &mut fields, 0)?;
+    if fields
+        .iter()
+        .any(|f| !f.field.arguments.is_empty() && !with_arguments.contains(&f.name))
+    {
+        return None;
+    }
     for (i, field) in fields.iter().enumerate() {
         if fields[..i].iter().any(|f| f.key == field.key) {
             return None;
@@ -281,13 +291,14 @@ fn collect<'a>(
         match &item.node {
             Selection::Field(field) => {
                 let field = &field.node;
-                if !field.arguments.is_empty() || !field.directives.is_empty() {
+                if !field.directives.is_empty() {
                     return None;
                 }
                 fields.push(PlainField {
                     key: field.response_key().node.as_str(),
                     name: field.name.node.as_str(),
                     selection_set: &field.selection_set,
+                    field,
                 });
             }
             Selection::FragmentSpread(spread) => {
@@ -315,6 +326,20 @@ fn collect<'a>(
         }
     }
     Some(())
+}
+
+/// The value of argument `name` of `field` (`null` when not given), its
+/// variables resolved; `None` for a variable the request does not give
+/// (async-graphql then applies the variable's default).
+pub(crate) fn argument(env: &QueryEnv, field: &PlainField<'_>, name: &str) -> Option<Value> {
+    let Some((_, value)) = field.field.arguments.iter().find(|(n, _)| n.node == name) else {
+        return Some(Value::Null);
+    };
+    value
+        .node
+        .clone()
+        .into_const_with(|var| env.variables.get(&var).cloned().ok_or(()))
+        .ok()
 }
 
 /// Writes `null` or the number.

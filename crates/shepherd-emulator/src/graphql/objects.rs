@@ -94,6 +94,17 @@ pub(crate) struct PullRequestReviewComment {
     pub(crate) index: usize,
 }
 
+/// A review thread in a list of nodes: written straight to JSON when its
+/// selection allows (see `pull_request.rs`), else resolved as a
+/// [`PullRequestReviewThread`]; the same type in the schema.
+pub(crate) struct ThreadNode(pub(crate) PullRequestReviewThread);
+
+impl From<PullRequestReviewThread> for ThreadNode {
+    fn from(thread: PullRequestReviewThread) -> ThreadNode {
+        ThreadNode(thread)
+    }
+}
+
 /// A review comment in a list of nodes: written straight to JSON when its
 /// selection allows (see `pull_request.rs`), else resolved as a
 /// [`PullRequestReviewComment`]; the same type in the schema.

@@ -16,19 +16,21 @@ use super::actor::Actor;
 use super::checks::{commits_connection, PullRequestCommitConnection};
 use super::connection::{
     paginate, paginate_by, paginate_slice, IssueCommentConnection, LabelConnection, PageArgs,
-    PullRequestReviewCommentConnection, PullRequestReviewConnection,
+    PageInfo, PullRequestReviewCommentConnection, PullRequestReviewConnection,
     PullRequestReviewThreadConnection,
 };
 use super::json::{
-    plain_fields, write_bool, write_int, write_name, write_str, JsonString, JsonStrings, JsonText,
+    argument, plain_fields, write_bool, write_int, write_name, write_str, JsonString, JsonStrings,
+    JsonText,
 };
 use super::label::Label;
 use super::objects::{
     CommentNode, IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment,
-    PullRequestReviewThread, Repository,
+    PullRequestReviewThread, Repository, ThreadNode,
 };
 use super::scalars::{DateTime, GitObjectId, Uri};
 use super::view::{ActorInfo, PrView};
+use crate::hunk::DiffHunk;
 use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side, UserKind};
 use crate::state::{IssueCommentRecord, ReviewCommentRecord, ReviewRecord, ThreadRecord};
 
@@ -603,12 +605,19 @@ impl PullRequestReviewThread {
         first: Option<i32>,
         last: Option<i32>,
     ) -> Result<PullRequestReviewCommentConnection> {
-        let args = PageArgs {
+        self.comments_page(&PageArgs {
             first,
             last,
             after,
             before,
-        };
+        })
+    }
+}
+
+impl PullRequestReviewThread {
+    /// What `comments` answers.
+    fn comments_page(&self, args: &PageArgs) -> Result<PullRequestReviewCommentConnection> {
+        let args = args.clone();
         let node = |index| PullRequestReviewComment {
             view: self.view.clone(),
             thread: self.index,
@@ -777,6 +786,194 @@ impl PullRequestReviewComment {
     }
 }
 
+impl OutputType for ThreadNode {
+    fn type_name() -> Cow<'static, str> {
+        <PullRequestReviewThread as OutputType>::type_name()
+    }
+
+    fn create_type_info(registry: &mut Registry) -> String {
+        <PullRequestReviewThread as OutputType>::create_type_info(registry)
+    }
+
+    async fn resolve(
+        &self,
+        ctx: &ContextSelectionSet<'_>,
+        field: &Positioned<Field>,
+    ) -> ServerResult<Value> {
+        if let Some(strings) = ctx.data_opt::<JsonStrings>() {
+            let mut out = Vec::with_capacity(1024);
+            let mut hunks = Vec::new();
+            if self
+                .0
+                .write_json(ctx.query_env, ctx.item, &mut out, &mut hunks)
+                .is_some()
+            {
+                return Ok(strings.text(JsonText::new(out, hunks)));
+            }
+        }
+        OutputType::resolve(&self.0, ctx, field).await
+    }
+}
+
+impl PullRequestReviewThread {
+    /// Writes this thread as JSON, when `set` asks only for fields written
+    /// here (those of a page of review threads), with the values the
+    /// resolvers above give; its comments' hunks' places go into `hunks`.
+    /// `None` (a field not written here, a page of comments that fails):
+    /// async-graphql resolves it.
+    fn write_json(
+        &self,
+        env: &QueryEnv,
+        set: &Positioned<SelectionSet>,
+        out: &mut Vec<u8>,
+        hunks: &mut Vec<(usize, DiffHunk)>,
+    ) -> Option<()> {
+        let fields = plain_fields(env, set, "PullRequestReviewThread", &["comments"])?;
+        let record = self.record();
+        out.push(b'{');
+        for (i, field) in fields.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_name(out, field.key);
+            out.push(b':');
+            let line = |n: Option<u32>| line_int(n);
+            let side = |side: Side| match enum_value(DiffSide::from(side)) {
+                Value::Enum(name) => Some(name),
+                _ => None,
+            };
+            match field.name {
+                "__typename" => write_str(out, "PullRequestReviewThread"),
+                "id" => write_str(out, &record.id),
+                "isResolved" | "isCollapsed" => write_bool(out, record.resolved),
+                "isOutdated" => write_bool(out, record.outdated),
+                "path" => write_str(out, &record.path),
+                "line" => write_int(out, line(record.line())),
+                "startLine" => write_int(out, line(record.start_line())),
+                "originalLine" => write_int(out, line(record.original_line)),
+                "originalStartLine" => write_int(out, line(record.original_start_line)),
+                "diffSide" => write_name(out, &side(record.side)?),
+                "subjectType" => match enum_value(match record.original_line {
+                    Some(_) => PullRequestReviewThreadSubjectType::Line,
+                    None => PullRequestReviewThreadSubjectType::File,
+                }) {
+                    Value::Enum(name) => write_name(out, &name),
+                    _ => return None,
+                },
+                "viewerCanReply" => {
+                    write_bool(out, self.view.viewer.permission >= Permission::Write)
+                }
+                "viewerCanResolve" => write_bool(out, !record.resolved && self.viewer_can_toggle()),
+                "viewerCanUnresolve" => {
+                    write_bool(out, record.resolved && self.viewer_can_toggle())
+                }
+                "comments" => {
+                    let int = |name| match argument(env, field, name)? {
+                        Value::Null => Some(None),
+                        Value::Number(n) => i32::try_from(n.as_i64()?).ok().map(Some),
+                        _ => None,
+                    };
+                    let text = |name| match argument(env, field, name)? {
+                        Value::Null => Some(None),
+                        Value::String(s) => Some(Some(s)),
+                        _ => None,
+                    };
+                    let args = PageArgs {
+                        first: int("first")?,
+                        last: int("last")?,
+                        after: text("after")?,
+                        before: text("before")?,
+                    };
+                    // An error is async-graphql's to report, with its path.
+                    let page = self.comments_page(&args).ok()?;
+                    comments_json(&page, env, field.selection_set, out, hunks)?;
+                }
+                _ => return None,
+            }
+        }
+        out.push(b'}');
+        Some(())
+    }
+}
+
+/// Writes a page of comments for a selection of plain fields (`nodes`, not
+/// `edges`).
+fn comments_json(
+    page: &PullRequestReviewCommentConnection,
+    env: &QueryEnv,
+    set: &Positioned<SelectionSet>,
+    out: &mut Vec<u8>,
+    hunks: &mut Vec<(usize, DiffHunk)>,
+) -> Option<()> {
+    let fields = plain_fields(env, set, "PullRequestReviewCommentConnection", &[])?;
+    out.push(b'{');
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_name(out, field.key);
+        out.push(b':');
+        match field.name {
+            "__typename" => write_str(out, "PullRequestReviewCommentConnection"),
+            "totalCount" => write_int(out, Some(page.total_count)),
+            "pageInfo" => page_info_json(&page.page_info, env, field.selection_set, out)?,
+            "nodes" => match &page.nodes {
+                None => out.extend_from_slice(b"null"),
+                Some(nodes) => {
+                    out.push(b'[');
+                    for (i, node) in nodes.iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        match node {
+                            None => out.extend_from_slice(b"null"),
+                            Some(node) => {
+                                node.0.write_json(env, field.selection_set, out, hunks)?
+                            }
+                        }
+                    }
+                    out.push(b']');
+                }
+            },
+            _ => return None,
+        }
+    }
+    out.push(b'}');
+    Some(())
+}
+
+/// Writes a `PageInfo` for a selection of plain fields.
+fn page_info_json(
+    info: &PageInfo,
+    env: &QueryEnv,
+    set: &Positioned<SelectionSet>,
+    out: &mut Vec<u8>,
+) -> Option<()> {
+    let fields = plain_fields(env, set, "PageInfo", &[])?;
+    let cursor = |out: &mut Vec<u8>, cursor: &Option<String>| match cursor {
+        Some(cursor) => write_str(out, cursor),
+        None => out.extend_from_slice(b"null"),
+    };
+    out.push(b'{');
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_name(out, field.key);
+        out.push(b':');
+        match field.name {
+            "__typename" => write_str(out, "PageInfo"),
+            "hasNextPage" => write_bool(out, info.has_next_page),
+            "hasPreviousPage" => write_bool(out, info.has_previous_page),
+            "startCursor" => cursor(out, &info.start_cursor),
+            "endCursor" => cursor(out, &info.end_cursor),
+            _ => return None,
+        }
+    }
+    out.push(b'}');
+    Some(())
+}
+
 impl OutputType for CommentNode {
     fn type_name() -> Cow<'static, str> {
         <PullRequestReviewComment as OutputType>::type_name()
@@ -805,42 +1002,54 @@ impl PullRequestReviewComment {
     /// here (the ones a page of review threads asks for), with the values
     /// the resolvers above give. `None`: async-graphql resolves it.
     fn json(&self, env: &QueryEnv, set: &Positioned<SelectionSet>) -> Option<JsonText> {
-        let fields = plain_fields(env, set, "PullRequestReviewComment")?;
-        let record = self.record();
         let mut out = Vec::with_capacity(512);
         let mut hunks = Vec::new();
+        self.write_json(env, set, &mut out, &mut hunks)?;
+        Some(JsonText::new(out, hunks))
+    }
+
+    /// Writes [`Self::json`] into `out`, its hunk's place into `hunks`.
+    fn write_json(
+        &self,
+        env: &QueryEnv,
+        set: &Positioned<SelectionSet>,
+        out: &mut Vec<u8>,
+        hunks: &mut Vec<(usize, DiffHunk)>,
+    ) -> Option<()> {
+        let fields = plain_fields(env, set, "PullRequestReviewComment", &[])?;
+        let record = self.record();
         out.push(b'{');
         for (i, field) in fields.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            write_name(&mut out, field.key);
+            write_name(out, field.key);
             out.push(b':');
             match field.name {
-                "__typename" => write_str(&mut out, "PullRequestReviewComment"),
-                "id" => write_str(&mut out, &record.id),
-                "databaseId" => write_int(&mut out, small_int(record.database_id)),
-                "body" => write_str(&mut out, &record.body),
-                "url" => write_str(&mut out, &self.url_text()),
-                "createdAt" => write_str(&mut out, &record.created_at),
+                "__typename" => write_str(out, "PullRequestReviewComment"),
+                "id" => write_str(out, &record.id),
+                "databaseId" => write_int(out, small_int(record.database_id)),
+                "body" => write_str(out, &record.body),
+                "url" => write_str(out, &self.url_text()),
+                "createdAt" => write_str(out, &record.created_at),
                 // What `diffHunk` resolves to, made JSON once.
                 "diffHunk" => hunks.push((out.len(), record.diff_hunk.clone())),
-                "path" => write_str(&mut out, &self.thread_record().path),
-                "outdated" => write_bool(&mut out, self.thread_record().outdated),
-                "viewerDidAuthor" => write_bool(&mut out, record.author == self.view.viewer.login),
+                "path" => write_str(out, &self.thread_record().path),
+                "outdated" => write_bool(out, self.thread_record().outdated),
+                "viewerDidAuthor" => write_bool(out, record.author == self.view.viewer.login),
                 "author" => match actor_info(&self.view, &record.author) {
                     None => out.extend_from_slice(b"null"),
-                    Some(info) => actor_json(&mut out, env, field.selection_set, info)?,
+                    Some(info) => actor_json(out, env, field.selection_set, info)?,
                 },
                 "pullRequestReview" => match self.review() {
                     None => out.extend_from_slice(b"null"),
-                    Some(review) => review.json(&mut out, env, field.selection_set)?,
+                    Some(review) => review.json(out, env, field.selection_set)?,
                 },
                 _ => return None,
             }
         }
         out.push(b'}');
-        Some(JsonText::new(out, hunks))
+        Some(())
     }
 }
 
@@ -856,7 +1065,7 @@ fn actor_json(
         UserKind::User => "User",
         UserKind::Bot => "Bot",
     };
-    let fields = plain_fields(env, set, "Actor")?;
+    let fields = plain_fields(env, set, "Actor", &[])?;
     out.push(b'{');
     for (i, field) in fields.iter().enumerate() {
         if i > 0 {
@@ -885,7 +1094,7 @@ impl PullRequestReview {
         env: &QueryEnv,
         set: &Positioned<SelectionSet>,
     ) -> Option<()> {
-        let fields = plain_fields(env, set, "PullRequestReview")?;
+        let fields = plain_fields(env, set, "PullRequestReview", &[])?;
         let record = self.record();
         out.push(b'{');
         for (i, field) in fields.iter().enumerate() {

@@ -318,35 +318,53 @@ async fn unknown_pull_request_is_not_found() {
     assert_eq!(body["errors"][0]["type"], "NOT_FOUND");
 }
 
-/// A page of comments whose fields are all plain is written straight to
-/// JSON (`graphql/json.rs`); the answer is the one async-graphql's own
-/// resolution gives, which a directive on the fields' fragment forces.
+/// A page of threads and comments whose fields are all plain is written
+/// straight to JSON (`graphql/json.rs`); the answer is the one
+/// async-graphql's own resolution gives, which a directive on the fields'
+/// fragments forces.
 #[tokio::test]
-async fn comments_written_straight_to_json_answer_as_resolved_ones() {
-    let mut s = scenario(3, 4);
+async fn threads_and_comments_written_straight_to_json_answer_as_resolved_ones() {
+    let mut s = scenario(4, 4);
     s.threads[1].comments[0].body = "say \"hi\"\n\t\\ é 😀 \u{1} </script>".into();
     s.threads[2].line = None;
+    s.threads[3].start_line = Some(2);
+    s.threads[3].resolved = true;
     let emu = start(s).await;
-    let fields = "__typename id databaseId body url createdAt diffHunk path outdated \
-                  viewerDidAuthor key: body author { __typename login url resourcePath } \
-                  pullRequestReview { __typename id databaseId state body url createdAt }";
-    let query = |selection: &str| {
+    let comment = "__typename id databaseId body url createdAt diffHunk path outdated \
+                   viewerDidAuthor key: body author { __typename login url resourcePath } \
+                   pullRequestReview { __typename id databaseId state body url createdAt }";
+    let thread = "__typename id isResolved isCollapsed isOutdated path line startLine \
+                  originalLine originalStartLine diffSide subjectType viewerCanReply \
+                  viewerCanResolve viewerCanUnresolve \
+                  comments(first: $n, after: $after) { __typename totalCount \
+                  pageInfo { __typename hasNextPage hasPreviousPage startCursor endCursor } \
+                  nodes { ...C } }";
+    let query = |threads: &str, comments: &str| {
         format!(
-            "query Q {{ repository(owner: \"acme\", name: \"widgets\") {{ pullRequest(number: 1) {{ \
-             reviewThreads(first: 10) {{ nodes {{ comments(first: 10) {{ nodes {{ {selection} }} }} }} }} }} }} }} \
-             fragment F on PullRequestReviewComment {{ {fields} }}"
+            "query Q($n: Int, $after: String) {{ repository(owner: \"acme\", name: \"widgets\") {{ \
+             pullRequest(number: 1) {{ reviewThreads(first: 10) {{ nodes {{ {threads} }} }} }} }} }} \
+             fragment T on PullRequestReviewThread {{ {thread} }} \
+             fragment C on PullRequestReviewComment {{ {comments} }} \
+             fragment F on PullRequestReviewComment {{ {comment} }}"
         )
     };
-    let fast = graphql(&emu, ALICE, &query("...F"), json!({})).await;
-    let resolved = graphql(
-        &emu,
-        ALICE,
-        &query("... on PullRequestReviewComment @include(if: true) { ...F }"),
-        json!({}),
-    )
-    .await;
+    let include = |on: &str, spread: &str| format!("... on {on} @include(if: true) {{ {spread} }}");
+    let variables = json!({ "n": 3, "after": null });
+    let fast = graphql(&emu, ALICE, &query("...T", "...F"), variables.clone()).await;
     assert!(fast.get("errors").is_none(), "{fast}");
-    assert_eq!(fast, resolved);
+    for (threads, comments) in [
+        (
+            include("PullRequestReviewThread", "...T"),
+            "...F".to_owned(),
+        ),
+        (
+            "...T".to_owned(),
+            include("PullRequestReviewComment", "...F"),
+        ),
+    ] {
+        let resolved = graphql(&emu, ALICE, &query(&threads, &comments), variables.clone()).await;
+        assert_eq!(fast, resolved);
+    }
     let threads = &fast["data"]["repository"]["pullRequest"]["reviewThreads"]["nodes"];
     let comment = &threads[1]["comments"]["nodes"][0];
     assert_eq!(comment["body"], "say \"hi\"\n\t\\ é 😀 \u{1} </script>");
@@ -355,6 +373,10 @@ async fn comments_written_straight_to_json_answer_as_resolved_ones() {
         threads[0]["comments"]["nodes"][1]["author"]["__typename"],
         "Bot"
     );
+    assert_eq!(threads[0]["comments"]["nodes"].as_array().unwrap().len(), 3);
+    assert_eq!(threads[0]["comments"]["pageInfo"]["hasNextPage"], true);
     assert!(comment["diffHunk"].as_str().unwrap().starts_with("@@"));
+    assert_eq!(threads[2]["subjectType"], "FILE");
     assert_eq!(threads[2]["comments"]["nodes"][0]["diffHunk"], "");
+    assert_eq!(threads[3]["viewerCanUnresolve"], true);
 }
