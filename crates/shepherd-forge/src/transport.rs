@@ -373,6 +373,13 @@ impl Transport {
         decode_json(&name, &answer.body)
     }
 
+    /// A plain GET of `url` with its answer's headers (for `Link`); retried on
+    /// transient failures.
+    pub(crate) async fn get_answer(&self, url: &Url, query: &[(&str, &str)]) -> Result<Answer> {
+        let name = format!("GET {}", url.path());
+        self.get_url(&name, url, query, Conditional::No).await
+    }
+
     /// Every page of a paginated GET (`per_page=100` unless `query` sets it),
     /// each page decoded as a `P` (a list, or an object holding one). The
     /// next page is GitLab's `X-Next-Page` (asked of the same URL and query
@@ -967,18 +974,34 @@ pub(crate) fn decode_json<T: DeserializeOwned>(name: &str, body: &[u8]) -> Resul
 
 /// The `rel="next"` target of a `Link` header.
 fn next_link(headers: &HeaderMap) -> Option<Url> {
+    link_target(headers, "next")
+}
+
+/// The target of relation `rel` (`next`, `last`) in a `Link` header.
+pub(crate) fn link_target(headers: &HeaderMap, rel: &str) -> Option<Url> {
     let link = headers.get(LINK)?.to_str().ok()?;
+    let quoted = format!("rel=\"{rel}\"");
+    let bare = format!("rel={rel}");
     link.split(',').find_map(|part| {
         let (target, params) = part.split_once(';')?;
-        let is_next = params
+        let matches = params
             .split(';')
-            .any(|p| matches!(p.trim(), "rel=\"next\"" | "rel=next"));
-        if !is_next {
+            .any(|p| p.trim() == quoted || p.trim() == bare);
+        if !matches {
             return None;
         }
         let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
         Url::parse(target).ok()
     })
+}
+
+/// The `page` number of the `rel="last"` target of a `Link` header: how
+/// many pages a GitHub REST list has (absent when it has one).
+pub(crate) fn last_page(headers: &HeaderMap) -> Option<u64> {
+    let last = link_target(headers, "last")?;
+    last.query_pairs()
+        .find(|(key, _)| key == "page")
+        .and_then(|(_, value)| value.parse().ok())
 }
 
 fn elapsed_ms(started: Instant) -> u64 {
@@ -996,6 +1019,19 @@ mod tests {
             map.insert(*k, HeaderValue::from_str(v).unwrap());
         }
         map
+    }
+
+    #[test]
+    fn last_page_reads_the_page_of_rel_last() {
+        let h = headers(&[(
+            "link",
+            "<https://api.github.com/x?per_page=100&page=2>; rel=\"next\", \
+             <https://api.github.com/x?per_page=100&page=207>; rel=\"last\"",
+        )]);
+        assert_eq!(last_page(&h), Some(207));
+        let h = headers(&[("link", "<https://api.github.com/x?page=1>; rel=\"prev\"")]);
+        assert_eq!(last_page(&h), None);
+        assert_eq!(last_page(&HeaderMap::new()), None);
     }
 
     #[test]
