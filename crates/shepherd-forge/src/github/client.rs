@@ -10,9 +10,11 @@
 //! comments never fetched. Answers are decoded from their bytes straight into
 //! the wire types of `wire`, and each page into the model before the next.
 //!
-//! The write side lives in `writes` and the CI reads in `checks`; the
-//! `Forge` implementation (`forge_impl`) only delegates to them and to the
-//! reads here.
+//! The review bodies are the exception: they come from REST pages asked at
+//! once (`reviews`), since a pull request has about as many reviews as
+//! review comments. The write side lives in `writes` and the CI reads in
+//! `checks`; the `Forge` implementation (`forge_impl`) only delegates to
+//! them and to the reads here.
 
 use std::collections::HashSet;
 use std::fmt;
