@@ -63,7 +63,14 @@ const ETAG_CACHE_CAPACITY: usize = 256;
 /// its reads (threads, long threads' tails, comments, reviews) and stays
 /// well inside them. Waiting for a slot happens before the request is sent,
 /// so a retry's backoff never holds one.
+///
+/// One of the four is the lead's ([`Transport::lead`]): the chain of
+/// requests a snapshot waits on (its thread pages, each asked with the
+/// cursor of the one before) never queues behind the reads beside it, which
+/// share the other three.
 pub const MAX_IN_FLIGHT: usize = 4;
+/// The slots the lead's requests do not use.
+pub(crate) const SHARED_IN_FLIGHT: usize = MAX_IN_FLIGHT - 1;
 
 /// How the client retries. Attempts count the first try.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,8 +260,13 @@ pub(crate) struct Transport {
     retry: RetryPolicy,
     /// ETags and answers of conditional GETs, by full URL (query included).
     etags: Arc<Mutex<HashMap<String, Kept>>>,
-    /// The slots of [`MAX_IN_FLIGHT`], shared by the clones of a transport.
+    /// The shared slots of [`MAX_IN_FLIGHT`] ([`SHARED_IN_FLIGHT`]), shared
+    /// by the clones of a transport.
     in_flight: Arc<Semaphore>,
+    /// The lead's slot, shared by the clones of a transport.
+    lead_slot: Arc<Semaphore>,
+    /// Whether this transport's requests take the lead's slot.
+    is_lead: bool,
 }
 
 impl Transport {
@@ -272,8 +284,22 @@ impl Transport {
             token,
             retry: config.retry,
             etags: Arc::new(Mutex::new(HashMap::new())),
-            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            in_flight: Arc::new(Semaphore::new(SHARED_IN_FLIGHT)),
+            lead_slot: Arc::new(Semaphore::new(1)),
+            is_lead: false,
         })
+    }
+
+    /// This transport for the lead: the one sequential chain a caller waits
+    /// on (a snapshot's thread pages). Its requests take the slot kept for
+    /// the lead, so reads asked beside it (reviews, comments, long threads'
+    /// tails) never delay it; a chain is one request at a time, so one slot
+    /// is all it needs.
+    pub(crate) fn lead(&self) -> Transport {
+        Transport {
+            is_lead: true,
+            ..self.clone()
+        }
     }
 
     pub(crate) fn token(&self) -> &Token {
@@ -671,7 +697,12 @@ impl Transport {
         };
         // A closed semaphore cannot happen (it is never closed); should it,
         // the request goes without a slot rather than failing.
-        let _slot = self.in_flight.acquire().await.ok();
+        let slots = if self.is_lead {
+            &self.lead_slot
+        } else {
+            &self.in_flight
+        };
+        let _slot = slots.acquire().await.ok();
         let response = request.send().await.map_err(|err| {
             let failure = network(err);
             let what = match &failure {

@@ -41,7 +41,7 @@ use super::wire::{
 use crate::error::{ForgeError, Result};
 use crate::intern::Interner;
 use crate::token::Token;
-use crate::transport::{Api, ClientConfig, Flavor, Transport, MAX_IN_FLIGHT};
+use crate::transport::{Api, ClientConfig, Flavor, Transport, SHARED_IN_FLIGHT};
 
 /// The GitHub client. Cheap to share behind an `Arc`.
 pub struct GitHubClient {
@@ -138,6 +138,18 @@ pub(crate) trait GraphQlExec: Sync {
         document: &'static str,
         variables: Value,
     ) -> impl Future<Output = Result<T>> + Send;
+
+    /// As [`GraphQlExec::query`], for the chain a snapshot waits on (the
+    /// thread pages): the transport keeps a slot for it
+    /// ([`Transport::lead`]).
+    fn lead_query<T: DeserializeOwned + Send>(
+        &self,
+        operation: &'static str,
+        document: &'static str,
+        variables: Value,
+    ) -> impl Future<Output = Result<T>> + Send {
+        self.query(operation, document, variables)
+    }
 }
 
 impl GraphQlExec for Transport {
@@ -148,6 +160,15 @@ impl GraphQlExec for Transport {
         variables: Value,
     ) -> impl Future<Output = Result<T>> + Send {
         self.graphql(operation, document, variables)
+    }
+
+    async fn lead_query<T: DeserializeOwned + Send>(
+        &self,
+        operation: &'static str,
+        document: &'static str,
+        variables: Value,
+    ) -> Result<T> {
+        self.lead().graphql(operation, document, variables).await
     }
 }
 
@@ -291,7 +312,7 @@ pub(crate) async fn fetch_review_threads<E: GraphQlExec>(
         let mut cursor: Option<String> = None;
         loop {
             let data: RepositoryData<ReviewThreadsPr> = exec
-                .query(
+                .lead_query(
                     REVIEW_THREADS_OP,
                     REVIEW_THREADS,
                     repo_vars(repo, number, cursor.as_deref()),
@@ -342,7 +363,7 @@ pub(crate) async fn fetch_review_threads<E: GraphQlExec>(
                     .await?;
             Ok::<_, ForgeError>((tail.index, more))
         })
-        .buffer_unordered(MAX_IN_FLIGHT)
+        .buffer_unordered(SHARED_IN_FLIGHT)
         .try_collect::<Vec<_>>();
     let (mut threads, tails) = tokio::try_join!(pages, tails)?;
     for (index, more) in tails {

@@ -18,11 +18,11 @@ use shepherd_core::model::{RepoRef, TopLevelComment};
 use super::client::repo_url;
 use super::rest_wire::ReviewListedRest;
 use crate::error::{ForgeError, Result};
-use crate::transport::{decode_json, last_page, link_target, Transport, MAX_IN_FLIGHT};
+use crate::transport::{decode_json, last_page, link_target, Transport, SHARED_IN_FLIGHT};
 
-/// How many review pages are asked at once: all the client's slots but one,
-/// which stays for the thread pages (the critical path of a snapshot).
-pub(crate) const REVIEW_PAGES_IN_FLIGHT: usize = MAX_IN_FLIGHT - 1;
+/// How many review pages are asked at once: all the client's shared slots
+/// (the lead's stays for the thread pages, the critical path of a snapshot).
+pub(crate) const REVIEW_PAGES_IN_FLIGHT: usize = SHARED_IN_FLIGHT;
 
 /// Non-empty bodies of submitted reviews, in the forge's order.
 pub(crate) async fn fetch_review_bodies(
