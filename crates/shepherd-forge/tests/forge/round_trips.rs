@@ -346,6 +346,51 @@ async fn many_reviews_stay_off_the_critical_path_of_a_snapshot() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_thread_pages_keep_their_slot_when_every_other_read_is_busy() {
+    // 500 threads (5 pages), a long thread on each of the first four pages,
+    // 300 conversation comments (3 pages) and 600 reviews (6 pages): more
+    // reads beside the thread pages than the shared slots take at once. The
+    // thread pages have the lead's slot, so none of them waits for a slot
+    // and the snapshot still takes its thread pages and one step more.
+    let mut threads = vec![1; 500];
+    for t in [10, 110, 210, 310] {
+        threads[t] = 150;
+    }
+    let (url, spans) = serve(Model {
+        threads,
+        issue_comments: 300,
+        reviews: 600,
+    })
+    .await;
+    let snapshot = client(&url).snapshot(1).await.unwrap();
+    assert_eq!(snapshot.threads.len(), 500);
+    assert_eq!(snapshot.threads[310].comments.len(), 150);
+    assert_eq!(snapshot.comments.len(), 300 + 200);
+
+    let spans = spans.lock().unwrap().clone();
+    let ops: Vec<String> = spans
+        .iter()
+        .map(|s| format!("{} step {}", s.operation, s.step))
+        .collect();
+    let thread_steps: Vec<u32> = spans
+        .iter()
+        .filter(|s| s.operation == "ReviewThreads")
+        .map(|s| s.step)
+        .collect();
+    assert_eq!(
+        thread_steps,
+        vec![1, 2, 3, 4, 5],
+        "one thread page per step: {ops:?}"
+    );
+    let limit = 500usize.div_ceil(100) + 1;
+    assert!(
+        steps(&spans) as usize <= limit,
+        "sequential round trips = ceil(N/100) + 1 at most: {ops:?}"
+    );
+    assert!(most_in_flight(&spans) <= 4, "{}", most_in_flight(&spans));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thread_of_up_to_300_comments_costs_one_step_after_its_page() {
     let (url, spans) = serve(Model {
         threads: vec![290],
