@@ -355,13 +355,15 @@ pub(crate) async fn list_reviews(
 ) -> Result<Response, ApiError> {
     let state = shared.read();
     let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    let items = pr
+    // A pending review is its author's alone; only the page is rendered.
+    let visible: Vec<_> = pr
         .reviews
         .iter()
-        .filter(|r| pr.review_visible_to(r.database_id, &viewer.login))
-        .map(|r| review_json(&state, pr, r, &api))
+        .filter(|r| r.visible_to(&viewer.login))
         .collect();
-    Ok(paging.array(&shared.base_url, items))
+    Ok(paging.array_of(&shared.base_url, visible, |r| {
+        review_json(&state, pr, r, &api)
+    }))
 }
 
 /// `GET …/pulls/{number}/reviews/{review_id}`; another user's pending
