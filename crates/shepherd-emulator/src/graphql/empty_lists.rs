@@ -6,9 +6,6 @@
 //! object types of the empty lists are never built; they are in the schema
 //! so that the queries asking for them validate.
 
-// The item types below are never built: the lists are always empty.
-#![allow(dead_code)]
-
 use async_graphql::{Context, Enum, Object, Result, SimpleObject, Union};
 
 use super::actor::{Bot, User};
