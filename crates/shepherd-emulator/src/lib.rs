@@ -48,6 +48,7 @@ mod gitlab;
 mod graphql;
 mod ids;
 mod lifecycle;
+mod pr_derived;
 mod push;
 mod rest;
 mod scenario;

@@ -4,19 +4,26 @@
 use async_graphql::{Context, Enum, Object, Result, ID};
 
 use super::actor::Actor;
+use super::changed_file::{self, PullRequestChangedFileConnection};
 use super::checks::{commits_connection, PullRequestCommitConnection};
 use super::connection::{
     paginate, paginate_by, paginate_slice, IssueCommentConnection, LabelConnection, PageArgs,
     PullRequestReviewCommentConnection, PullRequestReviewConnection,
     PullRequestReviewThreadConnection,
 };
+use super::empty_lists::{
+    empty_page, reaction_groups, Milestone, ProjectCardConnection, ReactionGroup,
+    ReviewRequestConnection, UserConnection,
+};
 use super::label::Label;
 use super::objects::{
-    IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment,
-    PullRequestReviewThread, Repository,
+    Commit, IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment,
+    PullRequestReviewThread, Ref, Repository,
 };
+use super::owner::RepositoryOwner;
+use super::pr_extras::{CommentAuthorAssociation, MergeStateStatus};
 use super::scalars::{DateTime, GitObjectId, Uri};
-use super::view::PrView;
+use super::view::{PrView, RequestContext};
 use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side};
 use crate::state::{IssueCommentRecord, ReviewCommentRecord, ReviewRecord, ThreadRecord};
 
@@ -137,6 +144,23 @@ fn line_int(n: Option<u32>) -> Option<i32> {
 fn actor(view: &PrView, login: &str) -> Option<Actor> {
     // An unknown login is a deleted account: GitHub answers `author: null`.
     view.actors.get(login).cloned().map(Actor::from_info)
+}
+
+/// How `login` relates to the repository (REST's `author_association`).
+fn association(ctx: &Context<'_>, view: &PrView, login: &str) -> Result<CommentAuthorAssociation> {
+    let rc = ctx.data::<RequestContext>()?;
+    let state = rc.shared.read();
+    let word = crate::pr_derived::author_association(&state, &view.repository, login);
+    Ok(CommentAuthorAssociation::from_rest(word))
+}
+
+/// The sums of the PR's diff: additions, deletions, files.
+fn diff_totals(view: &PrView) -> (i32, i32, i32) {
+    let files = changed_file::files(view);
+    let additions = files.iter().map(|f| f.additions).sum();
+    let deletions = files.iter().map(|f| f.deletions).sum();
+    let count = i32::try_from(files.len()).unwrap_or(i32::MAX);
+    (additions, deletions, count)
 }
 
 #[Object]
@@ -304,6 +328,176 @@ impl PullRequest {
     /// The repository associated with this pull request.
     async fn repository(&self) -> Repository {
         Repository::new(self.view.repository.clone(), self.view.viewer.permission)
+    }
+
+    /// The number of additions in this pull request.
+    async fn additions(&self) -> i32 {
+        diff_totals(&self.view).0
+    }
+
+    /// The number of deletions in this pull request.
+    async fn deletions(&self) -> i32 {
+        diff_totals(&self.view).1
+    }
+
+    /// The number of changed files in this pull request.
+    async fn changed_files(&self) -> i32 {
+        diff_totals(&self.view).2
+    }
+
+    /// Lists the files changed within this pull request.
+    async fn files(
+        &self,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<Option<PullRequestChangedFileConnection>> {
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        changed_file::files_connection(&self.view, &args).map(Some)
+    }
+
+    /// The owner of the repository associated with this pull request's head
+    /// Ref: the author for a fork (as REST's `head.repo`), else the
+    /// repository's owner.
+    async fn head_repository_owner(&self, ctx: &Context<'_>) -> Result<Option<RepositoryOwner>> {
+        let rc = ctx.data::<RequestContext>()?;
+        let login = if self.view.pr.fork {
+            &self.view.pr.author
+        } else {
+            &self.view.repository.owner
+        };
+        let state = rc.shared.read();
+        Ok(Some(RepositoryOwner::of(
+            &state,
+            login,
+            &rc.shared.base_url,
+        )))
+    }
+
+    /// Identifies the base Ref associated with the pull request.
+    async fn base_ref(&self) -> Option<Ref> {
+        Some(Ref {
+            name: self.view.pr.base_ref.clone(),
+            repository: Repository::new(self.view.repository.clone(), self.view.viewer.permission),
+        })
+    }
+
+    /// Detailed information about the current pull request merge state
+    /// status (REST's `mergeable_state`: the emulator never conflicts).
+    async fn merge_state_status(&self) -> MergeStateStatus {
+        MergeStateStatus::from_rest(crate::pr_derived::mergeable_state(
+            &self.view.ci.ci,
+            &self.view.pr,
+        ))
+    }
+
+    /// The commit that was created when this pull request was merged: the
+    /// emulator makes no merge commits (REST's `merge_commit_sha` is `null`).
+    async fn merge_commit(&self) -> Option<Commit> {
+        None
+    }
+
+    /// The commit that GitHub automatically generated to test if this pull
+    /// request could be merged: the emulator makes none.
+    async fn potential_merge_commit(&self) -> Option<Commit> {
+        None
+    }
+
+    /// The actor who merged the pull request: not recorded by the emulator
+    /// (REST's `merged_by` is `null` too).
+    async fn merged_by(&self) -> Option<Actor> {
+        None
+    }
+
+    /// A list of latest reviews per user associated with the pull request:
+    /// each author's latest submitted review, oldest first.
+    async fn latest_reviews(
+        &self,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<Option<PullRequestReviewConnection>> {
+        let reviews = &self.view.pr.reviews;
+        let items = reviews
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.state != ReviewStateSpec::Pending)
+            .filter(|(i, r)| {
+                !reviews[i + 1..].iter().any(|later| {
+                    later.author == r.author && later.state != ReviewStateSpec::Pending
+                })
+            })
+            .map(|(index, r)| {
+                let node = PullRequestReview {
+                    view: self.view.clone(),
+                    index,
+                };
+                (r.database_id, node)
+            })
+            .collect();
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        paginate("latestReviews", items, &args).map(|page| Some(page.into()))
+    }
+
+    /// A list of review requests associated with the pull request: none
+    /// (the emulator has no review requests).
+    async fn review_requests(
+        &self,
+        ctx: &Context<'_>,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<Option<ReviewRequestConnection>> {
+        empty_page(ctx, "reviewRequests", first, last, after, before).map(|p| Some(p.into()))
+    }
+
+    /// A list of Users assigned to this object: none (no assignees here).
+    async fn assignees(
+        &self,
+        ctx: &Context<'_>,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<UserConnection> {
+        empty_page(ctx, "assignees", first, last, after, before).map(Into::into)
+    }
+
+    /// List of project cards associated with this pull request: none (no
+    /// projects here).
+    async fn project_cards(
+        &self,
+        ctx: &Context<'_>,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<ProjectCardConnection> {
+        empty_page(ctx, "projectCards", first, last, after, before).map(Into::into)
+    }
+
+    /// Identifies the milestone associated with the pull request: none.
+    async fn milestone(&self) -> Option<Milestone> {
+        None
+    }
+
+    /// A list of reactions grouped by content left on the subject (every
+    /// group empty: the emulator has no reactions).
+    async fn reaction_groups(&self) -> Option<Vec<ReactionGroup>> {
+        reaction_groups()
     }
 
     /// A list of reviews associated with the pull request.
@@ -813,6 +1007,24 @@ impl PullRequestReview {
         self.record().author == self.view.viewer.login
     }
 
+    /// Author's association with the subject of the comment.
+    async fn author_association(&self, ctx: &Context<'_>) -> Result<CommentAuthorAssociation> {
+        association(ctx, &self.view, &self.record().author)
+    }
+
+    /// Identifies the commit associated with this pull request review.
+    async fn commit(&self) -> Option<Commit> {
+        Some(Commit::new(
+            self.record().commit.clone(),
+            self.view.ci.clone(),
+        ))
+    }
+
+    /// A list of reactions grouped by content left on the subject.
+    async fn reaction_groups(&self) -> Option<Vec<ReactionGroup>> {
+        reaction_groups()
+    }
+
     /// Identifies the pull request associated with this pull request review.
     async fn pull_request(&self) -> PullRequest {
         PullRequest {
@@ -866,6 +1078,32 @@ impl IssueComment {
     /// Did the viewer author this comment.
     async fn viewer_did_author(&self) -> bool {
         self.record().author == self.view.viewer.login
+    }
+
+    /// Author's association with the subject of the comment.
+    async fn author_association(&self, ctx: &Context<'_>) -> Result<CommentAuthorAssociation> {
+        association(ctx, &self.view, &self.record().author)
+    }
+
+    /// Check if this comment was edited and includes an edit with the
+    /// creation data (the emulator's comments are never edited).
+    async fn includes_created_edit(&self) -> bool {
+        false
+    }
+
+    /// Returns whether or not a comment has been minimized (never here).
+    async fn is_minimized(&self) -> bool {
+        false
+    }
+
+    /// Returns why the comment was minimized.
+    async fn minimized_reason(&self) -> Option<String> {
+        None
+    }
+
+    /// A list of reactions grouped by content left on the subject.
+    async fn reaction_groups(&self) -> Option<Vec<ReactionGroup>> {
+        reaction_groups()
     }
 
     /// The pull request this comment belongs to.
