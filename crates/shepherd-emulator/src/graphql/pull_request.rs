@@ -1,6 +1,8 @@
 //! `PullRequest` and what hangs off it: review threads, review comments,
 //! reviews and issue comments, with GitHub's names and nullability.
 
+use std::collections::HashSet;
+
 use async_graphql::{Context, Enum, Object, Result, ID};
 
 use super::actor::Actor;
@@ -161,6 +163,28 @@ fn diff_totals(view: &PrView) -> (i32, i32, i32) {
     let deletions = files.iter().map(|f| f.deletions).sum();
     let count = i32::try_from(files.len()).unwrap_or(i32::MAX);
     (additions, deletions, count)
+}
+
+impl PullRequest {
+    /// The page of the reviews at `indices` (into the PR's reviews, in
+    /// order) that `args` asks for, cursors by database id.
+    fn review_page(
+        &self,
+        connection: &str,
+        indices: Vec<usize>,
+        args: &PageArgs,
+    ) -> Result<Option<PullRequestReviewConnection>> {
+        let reviews = &self.view.pr.reviews;
+        let items = indices
+            .into_iter()
+            .map(|index| (reviews[index].database_id, index))
+            .collect();
+        let node = |index| PullRequestReview {
+            view: self.view.clone(),
+            index,
+        };
+        paginate_by(connection, items, args, node).map(|page| Some(page.into()))
+    }
 }
 
 #[Object]
@@ -424,31 +448,25 @@ impl PullRequest {
         first: Option<i32>,
         last: Option<i32>,
     ) -> Result<Option<PullRequestReviewConnection>> {
+        // Each author's last submitted review, in one pass from the end.
         let reviews = &self.view.pr.reviews;
-        let items = reviews
+        let mut authors = HashSet::new();
+        let mut latest: Vec<usize> = reviews
             .iter()
             .enumerate()
+            .rev()
             .filter(|(_, r)| r.state != ReviewStateSpec::Pending)
-            .filter(|(i, r)| {
-                !reviews[i + 1..].iter().any(|later| {
-                    later.author == r.author && later.state != ReviewStateSpec::Pending
-                })
-            })
-            .map(|(index, r)| {
-                let node = PullRequestReview {
-                    view: self.view.clone(),
-                    index,
-                };
-                (r.database_id, node)
-            })
+            .filter(|(_, r)| authors.insert(r.author.as_str()))
+            .map(|(index, _)| index)
             .collect();
+        latest.reverse();
         let args = PageArgs {
             first,
             last,
             after,
             before,
         };
-        paginate("latestReviews", items, &args).map(|page| Some(page.into()))
+        self.review_page("latestReviews", latest, &args)
     }
 
     /// A list of review requests associated with the pull request: none
@@ -525,13 +543,7 @@ impl PullRequest {
                     .as_ref()
                     .is_none_or(|s| s.contains(&PullRequestReviewState::from(r.state)))
             })
-            .map(|(index, r)| {
-                let node = PullRequestReview {
-                    view: self.view.clone(),
-                    index,
-                };
-                (r.database_id, node)
-            })
+            .map(|(index, _)| index)
             .collect();
         let args = PageArgs {
             first,
@@ -539,7 +551,7 @@ impl PullRequest {
             after,
             before,
         };
-        paginate("reviews", items, &args).map(|page| Some(page.into()))
+        self.review_page("reviews", items, &args)
     }
 
     /// The list of all review threads for this pull request.
