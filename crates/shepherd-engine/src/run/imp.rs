@@ -250,6 +250,7 @@ impl Engine {
         let runner = Runner {
             forge: self.forge.clone(),
             agents: None,
+            checks: None,
             store: std::sync::Mutex::new(store),
             config,
             opts: self.opts.clone(),
@@ -326,6 +327,7 @@ impl Engine {
         let runner = Runner {
             forge: self.forge.clone(),
             agents: None,
+            checks: None,
             store: std::sync::Mutex::new(store),
             config,
             opts: self.opts.clone(),
