@@ -29,6 +29,10 @@ pub(crate) enum RoundEnd {
     Paused { kind: PauseKind, reason: String },
     /// The run failed.
     Failed { reason: String },
+    /// A configuration file the run read (the base branch's, the PR
+    /// head's) is invalid: the run fails, as on bad input (the CLI exits as
+    /// for a bad user config).
+    InvalidConfig { reason: String },
     /// The PR is closed or merged: nothing more to do.
     Ended { reason: String },
 }

@@ -13,7 +13,7 @@ use shepherd_core::model::PrSnapshot;
 
 use super::pr_state::short;
 use super::runner::Runner;
-use super::state::{Round, RoundEnd, Step, Synced};
+use super::state::{Flow, Round, RoundEnd, Step, Synced};
 use super::workspace::{git_in, Workspace};
 use crate::config::RepoFile;
 use crate::error::{EngineError, Result};
@@ -99,8 +99,8 @@ impl Runner {
 
         if self.config_record.as_ref().is_some_and(|r| r.is_pending()) {
             let base_ref = snapshot.pr.base_ref.clone();
-            if let Err(reason) = self.read_repo_config(round, &wt, &base_ref).await? {
-                return Ok(Err(RoundEnd::Failed { reason }));
+            if let Err(end) = self.read_repo_config(round, &wt, &base_ref).await? {
+                return Ok(Err(end));
             }
         }
         let agents = match self.core_agents() {
@@ -239,7 +239,7 @@ impl Runner {
         round: &Round,
         wt: &Arc<Worktree>,
         base_ref: &str,
-    ) -> Result<std::result::Result<(), String>> {
+    ) -> Result<Flow> {
         let Some(mut record) = self.config_record.clone() else {
             return Ok(Ok(()));
         };
@@ -267,9 +267,11 @@ impl Runner {
                     commit,
                 },
                 Err(err) => {
-                    return Ok(Err(format!(
-                        "cannot read the configuration of the base branch {base_ref}: {err}"
-                    )))
+                    return Ok(Err(RoundEnd::Failed {
+                        reason: format!(
+                            "cannot read the configuration of the base branch {base_ref}: {err}"
+                        ),
+                    }))
                 }
             };
         }
@@ -293,15 +295,19 @@ impl Runner {
                     commit,
                 },
                 Err(err) => {
-                    return Ok(Err(format!(
-                        "cannot read the pull request head's configuration: {err}"
-                    )))
+                    return Ok(Err(RoundEnd::Failed {
+                        reason: format!("cannot read the pull request head's configuration: {err}"),
+                    }))
                 }
             };
         }
         let effective = match record.effective() {
             Ok(effective) => effective,
-            Err(err) => return Ok(Err(format!("invalid configuration: {err}"))),
+            Err(err) => {
+                return Ok(Err(RoundEnd::InvalidConfig {
+                    reason: format!("invalid configuration: {err}"),
+                }))
+            }
         };
         write_json(&self.dir.config_layers_file(), &record)?;
         self.config_record = Some(record);
