@@ -6,10 +6,10 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use shepherd_core::classify::{classify, rebuild_ledger_from_markers};
+use shepherd_core::testing::thread;
 use shepherd_core::{
-    Author, AuthorKind, Comment, DiffSide, ForgeKind, Ledger, LedgerEntry, Marker, PrSnapshot,
-    PrStatus, PullRequest, RepoRef, ReviewState, ReviewThread, SubjectType, TopLevelComment,
-    TopLevelKind,
+    Author, AuthorKind, Comment, ForgeKind, Ledger, LedgerEntry, Marker, PrSnapshot, PrStatus,
+    PullRequest, RepoRef, ReviewState, TopLevelComment, TopLevelKind,
 };
 
 const THREADS: usize = 10_000;
@@ -77,21 +77,14 @@ fn snapshot_and_ledger() -> (PrSnapshot, Ledger) {
                 ));
             }
         }
-        threads.push(ReviewThread {
-            id,
-            is_resolved: false,
-            is_outdated: i % 7 == 0,
-            path: format!("src/module_{}/file_{}.rs", i % 50, i % 13),
-            line: Some((i % 400) as u32 + 1),
-            start_line: None,
-            original_line: Some((i % 400) as u32 + 1),
-            original_start_line: None,
-            diff_side: DiffSide::Right,
-            subject_type: SubjectType::Line,
-            viewer_can_reply: true,
-            viewer_can_resolve: true,
-            comments,
-        });
+        threads.push(
+            thread(id)
+                .path(format!("src/module_{}/file_{}.rs", i % 50, i % 13))
+                .at((i % 400) as u32 + 1)
+                .outdated(i % 7 == 0)
+                .comments(comments)
+                .build(),
+        );
     }
     let mut top = Vec::with_capacity(TOP_LEVEL * 2);
     for i in 0..TOP_LEVEL {

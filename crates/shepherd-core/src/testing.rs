@@ -1,6 +1,7 @@
 //! Test fixtures shared by every crate's tests: builders for the domain
-//! types tests write by hand (behind the `test-support` feature, which the
-//! other crates' dev-dependencies enable; never part of a release build).
+//! types tests and benches write by hand (behind the `test-support` feature,
+//! which the dev-dependencies enable, this crate's own for its benches;
+//! never part of a release build).
 //!
 //! `thread("PRRT_1").path("src/a.rs").range(Some(2), 3).build()` is an
 //! unresolved thread on lines 2-3 of `src/a.rs`; every field the test does

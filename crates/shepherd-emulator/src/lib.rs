@@ -49,6 +49,7 @@ mod graphql;
 mod hunk;
 mod ids;
 mod lifecycle;
+mod pr_derived;
 mod push;
 mod rest;
 mod scenario;

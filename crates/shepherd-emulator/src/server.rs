@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::middleware;
+use axum::routing::get;
 use axum::Router;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -60,19 +61,26 @@ pub enum EmulatorError {
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     let api = match shared.scenario.forge {
         EmulatedForge::GitHub => {
-            let rest = rest::routes()
-                .route_layer(middleware::from_fn_with_state(
-                    shared.clone(),
-                    rest::conditional_get,
-                ))
-                .route_layer(middleware::from_fn_with_state(
-                    shared.clone(),
-                    rest::count_and_fault,
-                ));
+            let layered = |router: Router<Arc<Shared>>| {
+                router
+                    .route_layer(middleware::from_fn_with_state(
+                        shared.clone(),
+                        rest::conditional_get,
+                    ))
+                    .route_layer(middleware::from_fn_with_state(
+                        shared.clone(),
+                        rest::count_and_fault,
+                    ))
+            };
+            let rest = layered(rest::routes());
+            // The nested `/` answers `/api/v3` only; Enterprise clients (`gh
+            // auth status`) ask for the root as `/api/v3/`. Counted as `GET /`.
+            let enterprise_root = layered(Router::new().route("/api/v3/", get(rest::root)));
             Router::new()
                 .merge(graphql::routes())
                 .merge(rest.clone())
                 .nest("/api/v3", rest)
+                .merge(enterprise_root)
         }
         EmulatedForge::GitLab => gitlab::routes()
             .route_layer(middleware::from_fn_with_state(
@@ -125,6 +133,32 @@ impl Emulator {
         scenario: Scenario,
         bind: SocketAddr,
     ) -> Result<RunningEmulator, EmulatorError> {
+        Self::serve(scenario, bind, None).await
+    }
+
+    /// As [`Emulator::start`], for an emulator reached through a front (a
+    /// TLS terminator, a proxy) at `public_url` (`https://HOST:PORT`, no
+    /// trailing slash): every URL it gives out (API links, `Link` headers,
+    /// `url` fields, clone URLs, [`RunningEmulator::api_url`]) is under
+    /// `public_url` instead of `http://` and the bound address.
+    pub async fn start_behind(
+        scenario: Scenario,
+        bind: SocketAddr,
+        public_url: &str,
+    ) -> Result<RunningEmulator, EmulatorError> {
+        Self::serve(
+            scenario,
+            bind,
+            Some(public_url.trim_end_matches('/').to_owned()),
+        )
+        .await
+    }
+
+    async fn serve(
+        scenario: Scenario,
+        bind: SocketAddr,
+        public_url: Option<String>,
+    ) -> Result<RunningEmulator, EmulatorError> {
         scenario.validate()?;
         let listener = tokio::net::TcpListener::bind(bind)
             .await
@@ -136,7 +170,7 @@ impl Emulator {
             // Listening on all interfaces: advertise loopback.
             addr.set_ip(IpAddr::V4(Ipv4Addr::LOCALHOST));
         }
-        let base_url = format!("http://{addr}");
+        let base_url = public_url.unwrap_or_else(|| format!("http://{addr}"));
 
         let tempdir = tempfile::Builder::new()
             .prefix("shepherd-emulator-")

@@ -105,14 +105,13 @@ pub(crate) struct PullRequestRecord {
 
 impl PullRequestRecord {
     pub(crate) fn review(&self, database_id: u64) -> Option<&ReviewRecord> {
-        self.reviews.iter().find(|r| r.database_id == database_id)
+        position_by_id(&self.reviews, database_id, |r| r.database_id).map(|i| &self.reviews[i])
     }
 
     /// Whether `login` may see a comment of review `review_id`: a pending
     /// review is its author's alone.
     pub(crate) fn review_visible_to(&self, review_id: u64, login: &str) -> bool {
-        self.review(review_id)
-            .is_none_or(|r| r.state != ReviewStateSpec::Pending || r.author == login)
+        self.review(review_id).is_none_or(|r| r.visible_to(login))
     }
 
     /// The pending review of `login`, if any (GitHub allows one per PR).
@@ -265,6 +264,24 @@ pub(crate) struct ReviewRecord {
     /// `None` while pending.
     pub(crate) submitted_at: Option<String>,
     pub(crate) commit: String,
+}
+
+impl ReviewRecord {
+    /// Whether `login` may see this review: a pending review is its
+    /// author's alone.
+    pub(crate) fn visible_to(&self, login: &str) -> bool {
+        self.state != ReviewStateSpec::Pending || self.author == login
+    }
+}
+
+/// The index of the item whose database id is `id` in `items`, which the
+/// state keeps in ascending id order (ids are handed out in order): a binary
+/// search, with a linear scan should the order ever not hold.
+pub(crate) fn position_by_id<T>(items: &[T], id: u64, key: impl Fn(&T) -> u64) -> Option<usize> {
+    match items.binary_search_by_key(&id, &key) {
+        Ok(index) => Some(index),
+        Err(_) => items.iter().position(|item| key(item) == id),
+    }
 }
 
 /// A repository label.

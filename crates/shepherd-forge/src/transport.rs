@@ -63,7 +63,14 @@ const ETAG_CACHE_CAPACITY: usize = 256;
 /// its reads (threads, long threads' tails, comments, reviews) and stays
 /// well inside them. Waiting for a slot happens before the request is sent,
 /// so a retry's backoff never holds one.
+///
+/// One of the four is the lead's ([`Transport::lead`]): the chain of
+/// requests a snapshot waits on (its thread pages, each asked with the
+/// cursor of the one before) never queues behind the reads beside it, which
+/// share the other three.
 pub const MAX_IN_FLIGHT: usize = 4;
+/// The slots the lead's requests do not use.
+pub(crate) const SHARED_IN_FLIGHT: usize = MAX_IN_FLIGHT - 1;
 
 /// How the client retries. Attempts count the first try.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,8 +260,13 @@ pub(crate) struct Transport {
     retry: RetryPolicy,
     /// ETags and answers of conditional GETs, by full URL (query included).
     etags: Arc<Mutex<HashMap<String, Kept>>>,
-    /// The slots of [`MAX_IN_FLIGHT`], shared by the clones of a transport.
+    /// The shared slots of [`MAX_IN_FLIGHT`] ([`SHARED_IN_FLIGHT`]), shared
+    /// by the clones of a transport.
     in_flight: Arc<Semaphore>,
+    /// The lead's slot, shared by the clones of a transport.
+    lead_slot: Arc<Semaphore>,
+    /// Whether this transport's requests take the lead's slot.
+    is_lead: bool,
 }
 
 impl Transport {
@@ -272,8 +284,22 @@ impl Transport {
             token,
             retry: config.retry,
             etags: Arc::new(Mutex::new(HashMap::new())),
-            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            in_flight: Arc::new(Semaphore::new(SHARED_IN_FLIGHT)),
+            lead_slot: Arc::new(Semaphore::new(1)),
+            is_lead: false,
         })
+    }
+
+    /// This transport for the lead: the one sequential chain a caller waits
+    /// on (a snapshot's thread pages). Its requests take the slot kept for
+    /// the lead, so reads asked beside it (reviews, comments, long threads'
+    /// tails) never delay it; a chain is one request at a time, so one slot
+    /// is all it needs.
+    pub(crate) fn lead(&self) -> Transport {
+        Transport {
+            is_lead: true,
+            ..self.clone()
+        }
     }
 
     pub(crate) fn token(&self) -> &Token {
@@ -371,6 +397,13 @@ impl Transport {
         let name = format!("GET {}", url.path());
         let answer = self.get_url(&name, url, query, conditional).await?;
         decode_json(&name, &answer.body)
+    }
+
+    /// A plain GET of `url` with its answer's headers (for `Link`); retried on
+    /// transient failures.
+    pub(crate) async fn get_answer(&self, url: &Url, query: &[(&str, &str)]) -> Result<Answer> {
+        let name = format!("GET {}", url.path());
+        self.get_url(&name, url, query, Conditional::No).await
     }
 
     /// Every page of a paginated GET (`per_page=100` unless `query` sets it),
@@ -664,7 +697,12 @@ impl Transport {
         };
         // A closed semaphore cannot happen (it is never closed); should it,
         // the request goes without a slot rather than failing.
-        let _slot = self.in_flight.acquire().await.ok();
+        let slots = if self.is_lead {
+            &self.lead_slot
+        } else {
+            &self.in_flight
+        };
+        let _slot = slots.acquire().await.ok();
         let response = request.send().await.map_err(|err| {
             let failure = network(err);
             let what = match &failure {
@@ -967,18 +1005,34 @@ pub(crate) fn decode_json<T: DeserializeOwned>(name: &str, body: &[u8]) -> Resul
 
 /// The `rel="next"` target of a `Link` header.
 fn next_link(headers: &HeaderMap) -> Option<Url> {
+    link_target(headers, "next")
+}
+
+/// The target of relation `rel` (`next`, `last`) in a `Link` header.
+pub(crate) fn link_target(headers: &HeaderMap, rel: &str) -> Option<Url> {
     let link = headers.get(LINK)?.to_str().ok()?;
+    let quoted = format!("rel=\"{rel}\"");
+    let bare = format!("rel={rel}");
     link.split(',').find_map(|part| {
         let (target, params) = part.split_once(';')?;
-        let is_next = params
+        let matches = params
             .split(';')
-            .any(|p| matches!(p.trim(), "rel=\"next\"" | "rel=next"));
-        if !is_next {
+            .any(|p| p.trim() == quoted || p.trim() == bare);
+        if !matches {
             return None;
         }
         let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
         Url::parse(target).ok()
     })
+}
+
+/// The `page` number of the `rel="last"` target of a `Link` header: how
+/// many pages a GitHub REST list has (absent when it has one).
+pub(crate) fn last_page(headers: &HeaderMap) -> Option<u64> {
+    let last = link_target(headers, "last")?;
+    last.query_pairs()
+        .find(|(key, _)| key == "page")
+        .and_then(|(_, value)| value.parse().ok())
 }
 
 fn elapsed_ms(started: Instant) -> u64 {
@@ -996,6 +1050,19 @@ mod tests {
             map.insert(*k, HeaderValue::from_str(v).unwrap());
         }
         map
+    }
+
+    #[test]
+    fn last_page_reads_the_page_of_rel_last() {
+        let h = headers(&[(
+            "link",
+            "<https://api.github.com/x?per_page=100&page=2>; rel=\"next\", \
+             <https://api.github.com/x?per_page=100&page=207>; rel=\"last\"",
+        )]);
+        assert_eq!(last_page(&h), Some(207));
+        let h = headers(&[("link", "<https://api.github.com/x?page=1>; rel=\"prev\"")]);
+        assert_eq!(last_page(&h), None);
+        assert_eq!(last_page(&HeaderMap::new()), None);
     }
 
     #[test]

@@ -23,7 +23,7 @@ impl User {
     }
 
     /// The username used to login.
-    async fn login(&self) -> String {
+    pub(crate) async fn login(&self) -> String {
         self.0.login.clone()
     }
 
@@ -34,12 +34,12 @@ impl User {
     }
 
     /// The HTTP URL for this user.
-    async fn url(&self) -> Uri {
+    pub(crate) async fn url(&self) -> Uri {
         Uri(self.0.url.clone())
     }
 
     /// The HTTP path for this user.
-    async fn resource_path(&self) -> Uri {
+    pub(crate) async fn resource_path(&self) -> Uri {
         Uri(self.0.resource_path.clone())
     }
 }

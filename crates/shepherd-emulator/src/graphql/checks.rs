@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use async_graphql::{Enum, Object, Result, SimpleObject, Union, ID};
+use async_graphql::{Context, Enum, Object, Result, SimpleObject, Union, ID};
+
+use super::commit_detail::{self, GitActorConnection};
 
 use super::connection::{paginate, PageArgs, PageInfo};
 use super::errors::not_found;
@@ -119,6 +121,56 @@ impl Commit {
         ))
     }
 
+    /// The Git commit message headline.
+    async fn message_headline(&self, ctx: &Context<'_>) -> Result<String> {
+        Ok(commit_detail::headline(
+            &commit_detail::load(ctx, self).await?,
+        ))
+    }
+
+    /// The Git commit message body.
+    async fn message_body(&self, ctx: &Context<'_>) -> Result<String> {
+        Ok(commit_detail::body(&commit_detail::load(ctx, self).await?))
+    }
+
+    /// The Git commit message.
+    async fn message(&self, ctx: &Context<'_>) -> Result<String> {
+        Ok(commit_detail::load(ctx, self).await?.message)
+    }
+
+    /// The datetime when this commit was authored.
+    async fn authored_date(&self, ctx: &Context<'_>) -> Result<DateTime> {
+        let detail = commit_detail::load(ctx, self).await?;
+        Ok(commit_detail::date(&detail.authored_date))
+    }
+
+    /// The datetime when this commit was committed.
+    async fn committed_date(&self, ctx: &Context<'_>) -> Result<DateTime> {
+        let detail = commit_detail::load(ctx, self).await?;
+        Ok(commit_detail::date(&detail.committed_date))
+    }
+
+    /// The list of authors for this commit based on the git author and the
+    /// Co-authored-by message trailer (the git author only here).
+    async fn authors(
+        &self,
+        ctx: &Context<'_>,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<GitActorConnection> {
+        let detail = commit_detail::load(ctx, self).await?;
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        }
+        .counting_only(ctx);
+        commit_detail::authors(&detail, &args)
+    }
+
     /// Check and Status rollup information for this commit.
     async fn status_check_rollup(&self) -> Option<StatusCheckRollup> {
         self.ci.ci.rollup_state(&self.sha)?;
@@ -139,10 +191,7 @@ impl PullRequestCommit {
 
     /// The Git commit object.
     async fn commit(&self) -> Commit {
-        Commit {
-            sha: self.sha.clone(),
-            ci: self.view.ci.clone(),
-        }
+        Commit::new(self.sha.clone(), self.view.ci.clone())
     }
 
     /// The pull request this commit belongs to.
@@ -274,10 +323,7 @@ impl StatusCheckRollup {
 
     /// The commit the status and check runs are attached to.
     async fn commit(&self) -> Option<Commit> {
-        Some(Commit {
-            sha: self.sha.clone(),
-            ci: self.ci.clone(),
-        })
+        Some(Commit::new(self.sha.clone(), self.ci.clone()))
     }
 
     /// A list of status contexts and check runs for this commit.
@@ -472,10 +518,7 @@ impl CheckSuite {
 
     /// The commit for this check suite.
     async fn commit(&self) -> Commit {
-        Commit {
-            sha: self.record.head_sha.clone(),
-            ci: self.ci.clone(),
-        }
+        Commit::new(self.record.head_sha.clone(), self.ci.clone())
     }
 
     /// Identifies the date and time when the object was created.
@@ -637,10 +680,7 @@ impl StatusContext {
 
     /// This commit this status context is attached to.
     async fn commit(&self) -> Option<Commit> {
-        Some(Commit {
-            sha: self.record.sha.clone(),
-            ci: self.ci.clone(),
-        })
+        Some(Commit::new(self.record.sha.clone(), self.ci.clone()))
     }
 
     /// Whether this is required to pass before merging for a specific pull request.

@@ -92,6 +92,9 @@ macro_rules! connection {
     };
 }
 
+// The other object files define their connections with it too.
+pub(crate) use connection;
+
 connection!(
     PullRequestReviewThreadConnection,
     PullRequestReviewThreadEdge,

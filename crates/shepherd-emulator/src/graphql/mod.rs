@@ -1,9 +1,12 @@
 //! GitHub's GraphQL API, the subset Shepherd uses, with GitHub's names.
 
 mod actor;
+mod changed_file;
 mod checks;
+mod commit_detail;
 mod connection;
 mod document;
+mod empty_lists;
 mod errors;
 mod handler;
 mod json;
@@ -11,11 +14,14 @@ mod label;
 mod mutation;
 mod node;
 mod objects;
+mod owner;
 mod partial;
+mod pr_extras;
 mod pull_request;
 mod query;
 mod scalars;
 mod schema;
+mod search;
 mod types;
 mod validate;
 mod view;

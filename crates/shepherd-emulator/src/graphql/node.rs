@@ -199,7 +199,7 @@ fn ci_lookup(rc: &RequestContext, state: &State, id: &str) -> Option<Node> {
     let ci = CiView::new(state);
     if let Some((kind, key)) = ids::parse_commit_node_id(id) {
         return match kind {
-            CommitKind::Commit => Some(Node::Commit(Commit { sha: key, ci })),
+            CommitKind::Commit => Some(Node::Commit(Commit::new(key, ci))),
             CommitKind::StatusCheckRollup => {
                 ci.ci.rollup_state(&key)?;
                 Some(Node::StatusCheckRollup(StatusCheckRollup { sha: key, ci }))

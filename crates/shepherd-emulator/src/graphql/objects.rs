@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::view::{CiView, PrView};
 use crate::ci_state::{CheckRunRecord, CheckSuiteRecord, StatusRecord, WorkflowRunRecord};
+use crate::git::CommitDetail;
 use crate::scenario::Permission;
 use crate::state::RepositoryRecord;
 
@@ -18,6 +19,19 @@ pub(crate) const ACTIONS_APP_ID: u64 = 15368;
 pub(crate) struct Commit {
     pub(crate) sha: String,
     pub(crate) ci: Arc<CiView>,
+    /// Its message, authors and dates, read from git once when a field
+    /// asks (`commit_detail.rs`).
+    pub(crate) detail: Arc<tokio::sync::OnceCell<Option<CommitDetail>>>,
+}
+
+impl Commit {
+    pub(crate) fn new(sha: String, ci: Arc<CiView>) -> Commit {
+        Commit {
+            sha,
+            ci,
+            detail: Arc::default(),
+        }
+    }
 }
 
 /// Represents a Git commit part of a pull request.

@@ -2,6 +2,7 @@
 //! reviews and issue comments, with GitHub's names and nullability.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use async_graphql::context::QueryEnv;
 use async_graphql::parser::types::{Field, SelectionSet};
@@ -13,11 +14,16 @@ use async_graphql::{
 };
 
 use super::actor::Actor;
+use super::changed_file::{self, PullRequestChangedFileConnection};
 use super::checks::{commits_connection, PullRequestCommitConnection};
 use super::connection::{
     paginate, paginate_by, paginate_slice, IssueCommentConnection, LabelConnection, PageArgs,
     PageInfo, PullRequestReviewCommentConnection, PullRequestReviewConnection,
     PullRequestReviewThreadConnection,
+};
+use super::empty_lists::{
+    empty_page, reaction_groups, Milestone, ProjectCardConnection, ReactionGroup,
+    ReviewRequestConnection, UserConnection,
 };
 use super::json::{
     argument, plain_fields, write_bool, write_int, write_name, write_str, JsonString, JsonStrings,
@@ -25,11 +31,13 @@ use super::json::{
 };
 use super::label::Label;
 use super::objects::{
-    CommentNode, IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment,
-    PullRequestReviewThread, Repository, ThreadNode,
+    CommentNode, Commit, IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment,
+    PullRequestReviewThread, Ref, Repository, ThreadNode,
 };
+use super::owner::RepositoryOwner;
+use super::pr_extras::{CommentAuthorAssociation, MergeStateStatus};
 use super::scalars::{DateTime, GitObjectId, Uri};
-use super::view::{ActorInfo, PrView};
+use super::view::{ActorInfo, PrView, RequestContext};
 use crate::hunk::DiffHunk;
 use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side, UserKind};
 use crate::state::{IssueCommentRecord, ReviewCommentRecord, ReviewRecord, ThreadRecord};
@@ -155,6 +163,45 @@ fn actor(view: &PrView, login: &str) -> Option<Actor> {
 fn actor_info<'a>(view: &'a PrView, login: &str) -> Option<&'a ActorInfo> {
     // An unknown login is a deleted account: GitHub answers `author: null`.
     view.actors.get(login)
+}
+
+/// How `login` relates to the repository (REST's `author_association`).
+fn association(ctx: &Context<'_>, view: &PrView, login: &str) -> Result<CommentAuthorAssociation> {
+    let rc = ctx.data::<RequestContext>()?;
+    let state = rc.shared.read();
+    let word = crate::pr_derived::author_association(&state, &view.repository, login);
+    Ok(CommentAuthorAssociation::from_rest(word))
+}
+
+/// The sums of the PR's diff: additions, deletions, files.
+fn diff_totals(view: &PrView) -> (i32, i32, i32) {
+    let files = changed_file::files(view);
+    let additions = files.iter().map(|f| f.additions).sum();
+    let deletions = files.iter().map(|f| f.deletions).sum();
+    let count = i32::try_from(files.len()).unwrap_or(i32::MAX);
+    (additions, deletions, count)
+}
+
+impl PullRequest {
+    /// The page of the reviews at `indices` (into the PR's reviews, in
+    /// order) that `args` asks for, cursors by database id.
+    fn review_page(
+        &self,
+        connection: &str,
+        indices: Vec<usize>,
+        args: &PageArgs,
+    ) -> Result<Option<PullRequestReviewConnection>> {
+        let reviews = &self.view.pr.reviews;
+        let items = indices
+            .into_iter()
+            .map(|index| (reviews[index].database_id, index))
+            .collect();
+        let node = |index| PullRequestReview {
+            view: self.view.clone(),
+            index,
+        };
+        paginate_by(connection, items, args, node).map(|page| Some(page.into()))
+    }
 }
 
 #[Object]
@@ -324,6 +371,170 @@ impl PullRequest {
         Repository::new(self.view.repository.clone(), self.view.viewer.permission)
     }
 
+    /// The number of additions in this pull request.
+    async fn additions(&self) -> i32 {
+        diff_totals(&self.view).0
+    }
+
+    /// The number of deletions in this pull request.
+    async fn deletions(&self) -> i32 {
+        diff_totals(&self.view).1
+    }
+
+    /// The number of changed files in this pull request.
+    async fn changed_files(&self) -> i32 {
+        diff_totals(&self.view).2
+    }
+
+    /// Lists the files changed within this pull request.
+    async fn files(
+        &self,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<Option<PullRequestChangedFileConnection>> {
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        changed_file::files_connection(&self.view, &args).map(Some)
+    }
+
+    /// The owner of the repository associated with this pull request's head
+    /// Ref: the author for a fork (as REST's `head.repo`), else the
+    /// repository's owner.
+    async fn head_repository_owner(&self, ctx: &Context<'_>) -> Result<Option<RepositoryOwner>> {
+        let rc = ctx.data::<RequestContext>()?;
+        let login = if self.view.pr.fork {
+            &self.view.pr.author
+        } else {
+            &self.view.repository.owner
+        };
+        let state = rc.shared.read();
+        Ok(Some(RepositoryOwner::of(
+            &state,
+            login,
+            &rc.shared.base_url,
+        )))
+    }
+
+    /// Identifies the base Ref associated with the pull request.
+    async fn base_ref(&self) -> Option<Ref> {
+        Some(Ref {
+            name: self.view.pr.base_ref.clone(),
+            repository: Repository::new(self.view.repository.clone(), self.view.viewer.permission),
+        })
+    }
+
+    /// Detailed information about the current pull request merge state
+    /// status (REST's `mergeable_state`: the emulator never conflicts).
+    async fn merge_state_status(&self) -> MergeStateStatus {
+        MergeStateStatus::from_rest(crate::pr_derived::mergeable_state(
+            &self.view.ci.ci,
+            &self.view.pr,
+        ))
+    }
+
+    /// The commit that was created when this pull request was merged: the
+    /// emulator makes no merge commits (REST's `merge_commit_sha` is `null`).
+    async fn merge_commit(&self) -> Option<Commit> {
+        None
+    }
+
+    /// The commit that GitHub automatically generated to test if this pull
+    /// request could be merged: the emulator makes none.
+    async fn potential_merge_commit(&self) -> Option<Commit> {
+        None
+    }
+
+    /// The actor who merged the pull request: not recorded by the emulator
+    /// (REST's `merged_by` is `null` too).
+    async fn merged_by(&self) -> Option<Actor> {
+        None
+    }
+
+    /// A list of latest reviews per user associated with the pull request:
+    /// each author's latest submitted review, oldest first.
+    async fn latest_reviews(
+        &self,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<Option<PullRequestReviewConnection>> {
+        // Each author's last submitted review, in one pass from the end.
+        let reviews = &self.view.pr.reviews;
+        let mut authors = HashSet::new();
+        let mut latest: Vec<usize> = reviews
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, r)| r.state != ReviewStateSpec::Pending)
+            .filter(|(_, r)| authors.insert(r.author.as_str()))
+            .map(|(index, _)| index)
+            .collect();
+        latest.reverse();
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        self.review_page("latestReviews", latest, &args)
+    }
+
+    /// A list of review requests associated with the pull request: none
+    /// (the emulator has no review requests).
+    async fn review_requests(
+        &self,
+        ctx: &Context<'_>,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<Option<ReviewRequestConnection>> {
+        empty_page(ctx, "reviewRequests", first, last, after, before).map(|p| Some(p.into()))
+    }
+
+    /// A list of Users assigned to this object: none (no assignees here).
+    async fn assignees(
+        &self,
+        ctx: &Context<'_>,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<UserConnection> {
+        empty_page(ctx, "assignees", first, last, after, before).map(Into::into)
+    }
+
+    /// List of project cards associated with this pull request: none (no
+    /// projects here).
+    async fn project_cards(
+        &self,
+        ctx: &Context<'_>,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+    ) -> Result<ProjectCardConnection> {
+        empty_page(ctx, "projectCards", first, last, after, before).map(Into::into)
+    }
+
+    /// Identifies the milestone associated with the pull request: none.
+    async fn milestone(&self) -> Option<Milestone> {
+        None
+    }
+
+    /// A list of reactions grouped by content left on the subject (every
+    /// group empty: the emulator has no reactions).
+    async fn reaction_groups(&self) -> Option<Vec<ReactionGroup>> {
+        reaction_groups()
+    }
+
     /// A list of reviews associated with the pull request.
     // The arguments are GitHub's.
     #[allow(clippy::too_many_arguments)]
@@ -349,13 +560,7 @@ impl PullRequest {
                     .as_ref()
                     .is_none_or(|s| s.contains(&PullRequestReviewState::from(r.state)))
             })
-            .map(|(index, r)| {
-                let node = PullRequestReview {
-                    view: self.view.clone(),
-                    index,
-                };
-                (r.database_id, node)
-            })
+            .map(|(index, _)| index)
             .collect();
         let args = PageArgs {
             first,
@@ -363,7 +568,7 @@ impl PullRequest {
             after,
             before,
         };
-        paginate("reviews", items, &args).map(|page| Some(page.into()))
+        self.review_page("reviews", items, &args)
     }
 
     /// The list of all review threads for this pull request.
@@ -1183,6 +1388,24 @@ impl PullRequestReview {
         self.record().author == self.view.viewer.login
     }
 
+    /// Author's association with the subject of the comment.
+    async fn author_association(&self, ctx: &Context<'_>) -> Result<CommentAuthorAssociation> {
+        association(ctx, &self.view, &self.record().author)
+    }
+
+    /// Identifies the commit associated with this pull request review.
+    async fn commit(&self) -> Option<Commit> {
+        Some(Commit::new(
+            self.record().commit.clone(),
+            self.view.ci.clone(),
+        ))
+    }
+
+    /// A list of reactions grouped by content left on the subject.
+    async fn reaction_groups(&self) -> Option<Vec<ReactionGroup>> {
+        reaction_groups()
+    }
+
     /// Identifies the pull request associated with this pull request review.
     async fn pull_request(&self) -> PullRequest {
         PullRequest {
@@ -1236,6 +1459,32 @@ impl IssueComment {
     /// Did the viewer author this comment.
     async fn viewer_did_author(&self) -> bool {
         self.record().author == self.view.viewer.login
+    }
+
+    /// Author's association with the subject of the comment.
+    async fn author_association(&self, ctx: &Context<'_>) -> Result<CommentAuthorAssociation> {
+        association(ctx, &self.view, &self.record().author)
+    }
+
+    /// Check if this comment was edited and includes an edit with the
+    /// creation data (the emulator's comments are never edited).
+    async fn includes_created_edit(&self) -> bool {
+        false
+    }
+
+    /// Returns whether or not a comment has been minimized (never here).
+    async fn is_minimized(&self) -> bool {
+        false
+    }
+
+    /// Returns why the comment was minimized.
+    async fn minimized_reason(&self) -> Option<String> {
+        None
+    }
+
+    /// A list of reactions grouped by content left on the subject.
+    async fn reaction_groups(&self) -> Option<Vec<ReactionGroup>> {
+        reaction_groups()
     }
 
     /// The pull request this comment belongs to.

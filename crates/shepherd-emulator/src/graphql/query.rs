@@ -7,8 +7,10 @@ use super::connection::{paginate, PageArgs, PullRequestConnection};
 use super::errors::not_found;
 use super::node::{self, Node};
 use super::objects::{PullRequest, Ref, Repository};
+use super::pr_extras::{BranchProtectionRule, IssueOrder, IssueOrderField, OrderDirection};
 use super::pull_request::PullRequestState;
 use super::scalars::Uri;
+use super::search::{self, SearchResultItemConnection, SearchType};
 use super::view::{ActorInfo, PrView, RequestContext};
 use crate::scenario::Permission;
 use crate::state::RepositoryRecord;
@@ -90,7 +92,8 @@ impl Repository {
     }
 
     /// A list of pull requests that have been opened in the repository,
-    /// oldest first.
+    /// oldest first unless `orderBy` says otherwise (then the cursors are
+    /// positions in that order).
     // The arguments are GitHub's.
     #[allow(clippy::too_many_arguments)]
     async fn pull_requests(
@@ -103,6 +106,7 @@ impl Repository {
         head_ref_name: Option<String>,
         labels: Option<Vec<String>>,
         last: Option<i32>,
+        order_by: Option<IssueOrder>,
         states: Option<Vec<PullRequestState>>,
     ) -> Result<PullRequestConnection> {
         let rc = ctx.data::<RequestContext>()?;
@@ -130,6 +134,27 @@ impl Repository {
         drop(state);
         let mut items = items;
         items.sort_by_key(|(id, _)| *id);
+        if let Some(order) = order_by {
+            // Creation order is the database ids' order.
+            match order.field {
+                IssueOrderField::CreatedAt => {}
+                IssueOrderField::UpdatedAt => {
+                    items.sort_by(|(_, a), (_, b)| a.view.pr.updated_at.cmp(&b.view.pr.updated_at))
+                }
+                IssueOrderField::Comments => {
+                    items.sort_by_key(|(_, pr)| pr.view.pr.issue_comments.len())
+                }
+            }
+            if order.direction == OrderDirection::Desc {
+                items.reverse();
+            }
+            // Cursors are positions in this order.
+            items = items
+                .into_iter()
+                .enumerate()
+                .map(|(i, (_, pr))| (i as u64 + 1, pr))
+                .collect();
+        }
         let args = PageArgs {
             first,
             last,
@@ -171,6 +196,22 @@ impl Ref {
     /// The repository the ref belongs to.
     async fn repository(&self) -> Repository {
         self.repository.clone()
+    }
+
+    /// Branch protection rules for this ref: the emulator's rule for its
+    /// protected branches (those with required checks), else `null`.
+    async fn branch_protection_rule(
+        &self,
+        ctx: &Context<'_>,
+    ) -> Result<Option<BranchProtectionRule>> {
+        let rc = ctx.data::<RequestContext>()?;
+        let required = rc.shared.read().ci.required_for(&self.name);
+        Ok((!required.is_empty()).then(|| BranchProtectionRule {
+            pattern: self.name.clone(),
+            requires_status_checks: true,
+            requires_strict_status_checks: false,
+            required_status_check_contexts: Some(required.into_iter().map(Some).collect()),
+        }))
     }
 }
 
@@ -214,6 +255,29 @@ impl Query {
             state.repository.clone(),
             rc.viewer.permission,
         )))
+    }
+
+    /// Perform a search across resources: pull requests here (see
+    /// `search.rs` for the qualifiers).
+    // The arguments are GitHub's.
+    #[allow(clippy::too_many_arguments)]
+    async fn search(
+        &self,
+        ctx: &Context<'_>,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        last: Option<i32>,
+        query: String,
+        #[graphql(name = "type")] kind: SearchType,
+    ) -> Result<SearchResultItemConnection> {
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        search::search(ctx, &query, kind, args)
     }
 
     /// Fetches an object given its ID.

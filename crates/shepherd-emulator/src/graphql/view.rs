@@ -12,7 +12,8 @@ use crate::ci_state::CiState;
 use crate::scenario::{ReviewStateSpec, UserKind};
 use crate::shared::Shared;
 use crate::state::{
-    LabelRecord, PullRequestRecord, RepositoryRecord, ReviewCommentRecord, State, ThreadRecord,
+    position_by_id, LabelRecord, PullRequestRecord, RepositoryRecord, ReviewCommentRecord, State,
+    ThreadRecord,
 };
 
 /// Request data: the shared emulator and the authenticated viewer.
@@ -126,16 +127,6 @@ impl PrView {
     /// Whether the viewer may see this review.
     pub(crate) fn review_visible(&self, review_id: u64) -> bool {
         !self.hidden_reviews.contains(&review_id)
-    }
-}
-
-/// The index of the item whose database id is `id` in `items`, which the
-/// state keeps in ascending id order (ids are handed out in order): a binary
-/// search, with a linear scan should the order ever not hold.
-pub(crate) fn position_by_id<T>(items: &[T], id: u64, key: impl Fn(&T) -> u64) -> Option<usize> {
-    match items.binary_search_by_key(&id, &key) {
-        Ok(index) => Some(index),
-        Err(_) => items.iter().position(|item| key(item) == id),
     }
 }
 

@@ -249,8 +249,24 @@ impl Paging {
 
     /// A 200 with the page of `items` as a JSON array, and its `Link`.
     pub(crate) fn array(&self, base_url: &str, items: Vec<Value>) -> Response {
+        self.array_of(base_url, items, |item| item)
+    }
+
+    /// A 200 with the page of `items`, each rendered by `render`, as a JSON
+    /// array, and its `Link`: only the page's items are rendered, so a list
+    /// of tens of thousands (a pull request's reviews) costs a page.
+    pub(crate) fn array_of<T>(
+        &self,
+        base_url: &str,
+        items: Vec<T>,
+        render: impl FnMut(T) -> Value,
+    ) -> Response {
         let (page, link) = self.slice(base_url, items);
-        with_link(StatusCode::OK, Value::Array(page), link)
+        with_link(
+            StatusCode::OK,
+            Value::Array(page.into_iter().map(render).collect()),
+            link,
+        )
     }
 
     /// A 200 with the page of `items` as `key` beside their `total_count`

@@ -28,14 +28,15 @@ pub(crate) async fn list_issue_comments(
     let state = shared.read();
     let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
     let since = paging.params.get("since").cloned();
-    let items = pr
+    let comments: Vec<_> = pr
         .issue_comments
         .iter()
         // ISO 8601 in UTC compares as text.
         .filter(|c| since.as_ref().is_none_or(|s| c.created_at >= *s))
-        .map(|c| issue_comment_json(&state, pr, c, &api))
         .collect();
-    Ok(paging.array(&shared.base_url, items))
+    Ok(paging.array_of(&shared.base_url, comments, |c| {
+        issue_comment_json(&state, pr, c, &api)
+    }))
 }
 
 #[derive(Deserialize)]

@@ -7,6 +7,7 @@ use crate::ci_state::{
     CheckRunRecord, CheckSuiteRecord, JobRecord, StatusRecord, WorkflowRunRecord,
 };
 use crate::git::{CommitDetail, Hunk};
+use crate::pr_derived::{author_association, mergeable_state};
 use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side, UserKind};
 use crate::state::{
     IssueCommentRecord, LabelRecord, PullRequestRecord, RepositoryRecord, ReviewCommentRecord,
@@ -283,45 +284,6 @@ pub(crate) fn labels_json(state: &State, pr: &PullRequestRecord, api_url: &str) 
     )
 }
 
-/// GitHub's `mergeable_state` of an open PR: `draft`, `blocked` (a
-/// required check has not succeeded), `unstable` (another check failed) or
-/// `clean`. The emulator never has merge conflicts.
-fn mergeable_state(state: &State, pr: &PullRequestRecord) -> &'static str {
-    if pr.status != PullRequestStatus::Open {
-        return "unknown";
-    }
-    if pr.draft {
-        return "draft";
-    }
-    let runs = state.ci.latest_check_runs(&pr.head_sha);
-    let succeeded = |name: &str| {
-        runs.iter().any(|r| {
-            r.name == name
-                && r.conclusion
-                    .is_some_and(|c| matches!(c.as_str(), "success" | "neutral" | "skipped"))
-        }) || state
-            .ci
-            .latest_statuses(&pr.head_sha)
-            .iter()
-            .any(|s| s.context == name && s.state.as_str() == "success")
-    };
-    if state
-        .ci
-        .required_for(&pr.base_ref)
-        .iter()
-        .any(|name| !succeeded(name))
-    {
-        return "blocked";
-    }
-    if runs
-        .iter()
-        .any(|r| r.conclusion.is_some_and(|c| c.failed()))
-    {
-        return "unstable";
-    }
-    "clean"
-}
-
 /// The `head` or `base` of a pull request.
 fn branch_end(
     state: &State,
@@ -414,7 +376,7 @@ pub(crate) fn pull_request_json(
         "merged_by": null,
         "mergeable": if open { json!(true) } else { Value::Null },
         "rebaseable": if open { json!(true) } else { Value::Null },
-        "mergeable_state": mergeable_state(state, pr),
+        "mergeable_state": mergeable_state(&state.ci, pr),
         "maintainer_can_modify": false,
         "auto_merge": null,
     });
@@ -493,19 +455,6 @@ pub(crate) fn issue_json(state: &State, pr: &PullRequestRecord, api_url: &str) -
         "author_association": author_association(state, repo, &pr.author),
         "reactions": reactions_json(&url),
     })
-}
-
-/// How a user relates to the repository, as GitHub words it.
-pub(crate) fn author_association(
-    state: &State,
-    repo: &RepositoryRecord,
-    login: &str,
-) -> &'static str {
-    match state.user(login) {
-        _ if login == repo.owner => "OWNER",
-        Some(user) if user.permission >= Permission::Write => "COLLABORATOR",
-        _ => "CONTRIBUTOR",
-    }
 }
 
 fn side_word(side: Side) -> &'static str {

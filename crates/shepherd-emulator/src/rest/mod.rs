@@ -8,12 +8,14 @@ mod deletes;
 mod issues;
 mod json;
 mod lookup;
+mod meta;
 mod middleware;
 mod pulls;
 mod repository;
 mod routes;
 
 pub(crate) use common::{original_uri, page_of, ApiError, PageUrl};
+pub(crate) use meta::root;
 pub(crate) use middleware::{
     conditional_get, conditional_get_with, count_and_fault, count_and_fault_as,
 };

@@ -161,19 +161,16 @@ pub(crate) async fn list_review_comments(
 ) -> Result<Response, ApiError> {
     let state = shared.read();
     let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    let mut comments: Vec<(u64, Value)> = pr
+    let mut comments: Vec<_> = pr
         .threads
         .iter()
         .flat_map(|thread| thread.comments.iter().map(move |c| (thread, c)))
         .filter(|(_, c)| pr.review_visible_to(c.review_id, &viewer.login))
-        .map(|(thread, c)| {
-            let value = review_comment_json(&state, pr, thread, c, &api);
-            (c.database_id, value)
-        })
         .collect();
-    comments.sort_by_key(|(id, _)| *id);
-    let items = comments.into_iter().map(|(_, v)| v).collect();
-    Ok(paging.array(&shared.base_url, items))
+    comments.sort_by_key(|(_, c)| c.database_id);
+    Ok(paging.array_of(&shared.base_url, comments, |(thread, c)| {
+        review_comment_json(&state, pr, thread, c, &api)
+    }))
 }
 
 /// `GET …/pulls/comments/{comment_id}`.
@@ -355,13 +352,15 @@ pub(crate) async fn list_reviews(
 ) -> Result<Response, ApiError> {
     let state = shared.read();
     let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    let items = pr
+    // A pending review is its author's alone; only the page is rendered.
+    let visible: Vec<_> = pr
         .reviews
         .iter()
-        .filter(|r| pr.review_visible_to(r.database_id, &viewer.login))
-        .map(|r| review_json(&state, pr, r, &api))
+        .filter(|r| r.visible_to(&viewer.login))
         .collect();
-    Ok(paging.array(&shared.base_url, items))
+    Ok(paging.array_of(&shared.base_url, visible, |r| {
+        review_json(&state, pr, r, &api)
+    }))
 }
 
 /// `GET …/pulls/{number}/reviews/{review_id}`; another user's pending
@@ -400,14 +399,15 @@ pub(crate) async fn list_review_comments_of_review(
     {
         return Err(ApiError::NotFound);
     }
-    let items = pr
+    let comments: Vec<_> = pr
         .threads
         .iter()
         .flat_map(|thread| thread.comments.iter().map(move |c| (thread, c)))
         .filter(|(_, c)| c.review_id == review_id)
-        .map(|(thread, c)| review_comment_json(&state, pr, thread, c, &api))
         .collect();
-    Ok(paging.array(&shared.base_url, items))
+    Ok(paging.array_of(&shared.base_url, comments, |(thread, c)| {
+        review_comment_json(&state, pr, thread, c, &api)
+    }))
 }
 
 #[derive(Deserialize)]

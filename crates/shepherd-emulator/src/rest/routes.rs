@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::routing::{delete, get, post, MethodRouter};
 use axum::Router;
 
-use super::{checks, collaborators, deletes, issues, pulls, repository};
+use super::{checks, collaborators, deletes, issues, meta, pulls, repository};
 use crate::shared::Shared;
 
 /// The router and, beside it, every `METHOD /template` it serves.
@@ -35,6 +35,7 @@ fn table() -> Table {
         router: Router::new(),
         routes: Vec::new(),
     }
+    .route(&["GET"], "/", get(meta::root))
     .route(&["GET"], "/user", get(pulls::get_user))
     .route(&["GET"], "/rate_limit", get(repository::rate_limit))
     .route(&["GET"], REPO, get(pulls::get_repository))
@@ -174,6 +175,16 @@ fn table() -> Table {
         &["GET"],
         &at("/rules/branches/{branch}"),
         get(checks::branch_rules),
+    )
+    .route(
+        &["GET"],
+        &at("/actions/workflows"),
+        get(meta::list_workflows),
+    )
+    .route(
+        &["GET"],
+        &at("/actions/workflows/{workflow_id}"),
+        get(meta::get_workflow),
     )
     .route(
         &["GET"],

@@ -61,6 +61,22 @@ pub async fn start(forge: EmulatedForge) -> RunningEmulator {
     let emu = Emulator::start(scenario(forge), "127.0.0.1:0".parse().unwrap())
         .await
         .expect("emulator starts");
+    settle(emu).await
+}
+
+/// The GitHub scenario, reached through a front at `public_url`.
+pub async fn start_behind(public_url: &str) -> RunningEmulator {
+    let emu = Emulator::start_behind(
+        scenario(EmulatedForge::GitHub),
+        "127.0.0.1:0".parse().unwrap(),
+        public_url,
+    )
+    .await
+    .expect("emulator starts");
+    settle(emu).await
+}
+
+async fn settle(emu: RunningEmulator) -> RunningEmulator {
     assert!(
         emu.wait_idle(std::time::Duration::from_secs(60)).await,
         "CI settles"

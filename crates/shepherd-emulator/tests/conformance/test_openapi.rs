@@ -270,6 +270,30 @@ async fn validate_every_route(enterprise: bool) {
     )
     .await;
     c.call("GET /rate_limit", "/rate_limit", None, 200).await;
+    // At the Enterprise root this is `/api/v3/`, as `gh auth status` asks.
+    let root = c.call("GET /", "/", None, 200).await;
+    assert!(
+        root["current_user_url"]
+            .as_str()
+            .is_some_and(|u| u == format!("{}/user", c.root)),
+        "{root}"
+    );
+    let workflows = c
+        .call(
+            &format!("GET {}", r("/actions/workflows")),
+            &p("/actions/workflows"),
+            None,
+            200,
+        )
+        .await;
+    assert_eq!(workflows["total_count"], 1, "{workflows}");
+    c.call(
+        &format!("GET {}", r("/actions/workflows/{workflow_id}")),
+        &p("/actions/workflows/1"),
+        None,
+        200,
+    )
+    .await;
     c.call(&format!("GET {R}"), &p(""), None, 200).await;
     c.call(&format!("GET {}", r("/pulls")), &p("/pulls"), None, 200)
         .await;

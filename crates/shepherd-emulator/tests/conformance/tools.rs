@@ -9,6 +9,8 @@
 //!   (`clients/requirements.txt`, every package pinned).
 //! - GitHub's OpenAPI description, `@octokit/openapi`
 //!   (`clients/package.json` and `package-lock.json`, installed with `npm ci`).
+//! - Debian's `gh` CLI is not installed here (it is a system package:
+//!   `.ci/run` installs it, pinned); [`gh`] checks its version.
 //!
 //! A missing python3 (or its `venv` module), npm, or a failed install fails
 //! the test with what to install: nothing is skipped silently.
@@ -160,6 +162,32 @@ pub fn openapi_dir() -> PathBuf {
         )
     });
     dir.join("node_modules/@octokit/openapi/generated")
+}
+
+/// Debian's `gh` package, the version the `gh` test is written against
+/// (`.ci/run` installs it when absent).
+pub const GH_DEB: &str = "2.23.0+dfsg1-1";
+
+/// The `gh` CLI on PATH, checked to be Debian's `gh` `GH_DEB`: anything
+/// else fails the test naming the package.
+pub fn gh() -> PathBuf {
+    let install = format!(
+        "the gh conformance test needs Debian's gh package, version {GH_DEB}: \
+         `apt-get install gh={GH_DEB}` (.ci/run installs it when absent)"
+    );
+    let gh = which("gh").unwrap_or_else(|| panic!("gh is not on PATH; {install}"));
+    let out = Command::new(&gh)
+        .arg("--version")
+        .env("GH_NO_UPDATE_NOTIFIER", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}; {install}", gh.display()));
+    let version = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && version.contains(&format!("Debian {GH_DEB}")),
+        "{} --version says {version:?}; {install}",
+        gh.display()
+    );
+    gh
 }
 
 fn which(program: &str) -> Option<PathBuf> {

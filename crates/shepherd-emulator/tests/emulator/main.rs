@@ -21,6 +21,7 @@ mod test_gitlab_push;
 mod test_graphql;
 mod test_graphql_errors;
 mod test_graphql_gh;
+mod test_graphql_gh_status;
 mod test_layout;
 mod test_push;
 mod test_rest;

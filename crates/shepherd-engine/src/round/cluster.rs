@@ -22,6 +22,7 @@ use shepherd_core::Decision;
 
 use super::runner::Runner;
 use super::state::{Items, Round, Triage};
+use super::workspace::Workspace;
 use crate::error::Result;
 use crate::options::{is_builtin, Stage};
 use crate::store::LedgerRecord;
@@ -32,6 +33,7 @@ impl Runner {
     pub(crate) async fn stage_cluster(
         &mut self,
         round: &Round,
+        ws: &Workspace,
         items: &Items,
         triage: &mut Triage,
     ) -> Result<Option<ClusterReport>> {
@@ -65,7 +67,7 @@ impl Runner {
         // Agent themes first: a theme the triage agent gave is what grouping
         // uses; the lexical classifier fills in where it gave none. The
         // builtin provider has no model: its themes are the lexical ones.
-        let agent_themes = !is_builtin(self.agents().triage.as_ref());
+        let agent_themes = !is_builtin(ws.agents.triage.as_ref());
         let items: Vec<ClusterItem> = items
             .work
             .iter()
@@ -121,7 +123,7 @@ impl Runner {
         }
         let mut report = ClusterReport::new(round.n, decision, grouping, escalated);
         if let Some(files) = self
-            .just_fixed_files(&records, &report.gate.signals)
+            .just_fixed_files(ws, &records, &report.gate.signals)
             .await?
         {
             report = report.with_just_fixed_files(&files);
@@ -156,6 +158,7 @@ impl Runner {
     /// of this PR (from the ledger). `None` when the round is no re-entry.
     async fn just_fixed_files(
         &self,
+        ws: &Workspace,
         records: &[LedgerRecord],
         signals: &[GateSignal],
     ) -> Result<Option<Vec<String>>> {
@@ -176,7 +179,7 @@ impl Runner {
             .filter(|r| r.run_id == run_id && r.entry.round == fix_round)
             .filter_map(|r| r.entry.commit.clone())
             .collect();
-        let files = self
+        let files = ws
             .git(move |wt| {
                 let mut files = BTreeSet::new();
                 for sha in &commits {

@@ -34,9 +34,10 @@ use shepherd_core::{Decision, Outcome};
 use super::item::{reply_only_outcome, Planned, WorkItem};
 use super::metadata;
 use super::runner::Runner;
-use super::state::{Changes, Decided, Fixing, Items, Round, Synced, Triage};
+use super::state::{Changes, Fixed, Fixing, Items, Round, Synced, Triage};
 use super::triage::task_item;
 use super::unit::{blocked_all, commit_message, FixUnit, UnitKind, UnitResult, ITEM_TRAILER};
+use super::workspace::Workspace;
 use crate::error::{EngineError, Result};
 use crate::options::{is_builtin, Stage};
 use crate::worktree::{ProtectedPaths, WorktreeError};
@@ -44,18 +45,13 @@ use crate::worktree::{ProtectedPaths, WorktreeError};
 impl Runner {
     /// The round's changes: every item's planned result (new and carried,
     /// in reply order) and the commits that fix them.
-    pub(crate) async fn stage_fix(
-        &mut self,
-        round: &Round,
-        synced: &Synced,
-        items: &Items,
-        decided: &Decided,
-    ) -> Result<Changes> {
-        let fixing = Fixing {
+    pub(crate) async fn stage_fix(&mut self, fixing: Fixing<'_>, items: &Items) -> Result<Fixed> {
+        let Fixing {
             round,
             synced,
             decided,
-        };
+            ..
+        } = fixing;
         let mut changes = Changes::default();
         let cfg = self.config.gate_config();
         let protected = ProtectedPaths::new(&self.config.paths.protected)?;
@@ -136,7 +132,7 @@ impl Runner {
             .collect();
         let mut fields = None;
         if !meta.is_empty() {
-            let cannot = if is_builtin(self.agents().fix.as_ref()) {
+            let cannot = if is_builtin(fixing.ws.agents.fix.as_ref()) {
                 Some(
                     "the builtin agent cannot write a change to the pull request's title, \
                      description or labels"
@@ -169,7 +165,7 @@ impl Runner {
 
         // Suggestion blocks first, in the run's worktree. A block that no
         // longer applies goes to the fix agent, when there is one.
-        let fallback = !is_builtin(self.agents().fix.as_ref());
+        let fallback = !is_builtin(fixing.ws.agents.fix.as_ref());
         let mut by_suggestion: BTreeSet<String> = BTreeSet::new();
         for item in &suggested {
             let r = self
@@ -402,7 +398,7 @@ impl Runner {
             summary.push_str(&format!(", {carried} carried"));
         }
         self.stage_done(round, Stage::Fix, summary)?;
-        Ok(changes)
+        Ok(Fixed(changes))
     }
 
     /// The fix task of `unit` in `dir`, the agent that runs it, and its role.
@@ -442,7 +438,7 @@ impl Runner {
                         ClusterContext::new(cluster.clone(), just_fixed),
                         items,
                     ),
-                    self.agents().cluster_fix.clone(),
+                    fixing.ws.agents.cluster_fix.clone(),
                     "cluster-fix",
                 )
             }
@@ -453,13 +449,13 @@ impl Runner {
                 });
                 (
                     FixTask::single(pr, dir, item),
-                    self.agents().fix.clone(),
+                    fixing.ws.agents.fix.clone(),
                     "fix",
                 )
             }
             (None, UnitKind::Metadata) => (
                 metadata::metadata_task(pr, dir, items),
-                self.agents().fix.clone(),
+                fixing.ws.agents.fix.clone(),
                 "fix",
             ),
         }
@@ -478,6 +474,7 @@ impl Runner {
         &mut self,
         round: &Round,
         synced: &Synced,
+        ws: &Workspace,
         items: &Items,
         triage: &mut Triage,
     ) -> Result<BTreeMap<String, String>> {
@@ -498,7 +495,7 @@ impl Runner {
             return Ok(earlier);
         }
         let git = self.git.clone();
-        let (commits, email) = self
+        let (commits, email) = ws
             .git(move |wt| {
                 let commits = crate::worktree::trailer_commits(
                     &git,
@@ -521,7 +518,7 @@ impl Runner {
             let sha = commit.sha.0.clone();
             let files = {
                 let sha = sha.clone();
-                self.git(move |wt| wt.files_of_commit(&sha)).await?
+                ws.git(move |wt| wt.files_of_commit(&sha)).await?
             };
             if !item
                 .classified
@@ -560,7 +557,7 @@ impl Runner {
         item: &WorkItem,
         protected: &ProtectedPaths,
     ) -> Result<BTreeMap<String, UnitResult>> {
-        self.git(|wt| wt.discard_changes()).await?;
+        fixing.ws.git(|wt| wt.discard_changes()).await?;
         let unit = FixUnit {
             items: vec![item.clone()],
             cluster: None,
@@ -568,7 +565,7 @@ impl Runner {
             files: item.classified.path.iter().cloned().collect(),
             label: format!("fix-{}", item.id()),
         };
-        let (task, _, _) = self.fix_task(fixing, &unit, self.wt().path().to_path_buf());
+        let (task, _, _) = self.fix_task(fixing, &unit, fixing.ws.path().to_path_buf());
         let agent = BuiltinAgent::new();
         let usage = UsageLog::new();
         let ctx = Self::agent_ctx(round, &unit.label, &usage);
@@ -591,11 +588,11 @@ impl Runner {
             }) {
             Ok(a) => a,
             Err(why) => {
-                self.git(|wt| wt.discard_changes()).await?;
+                fixing.ws.git(|wt| wt.discard_changes()).await?;
                 return Ok(blocked_all(&unit, &why));
             }
         };
-        let changed = self.git(|wt| wt.changed_paths()).await?;
+        let changed = fixing.ws.git(|wt| wt.changed_paths()).await?;
         let any_fixed = answer
             .outcomes
             .iter()
@@ -609,7 +606,8 @@ impl Runner {
                 let message = commit_message(&unit, &answer.outcomes);
                 let protected = protected.clone();
                 let files = changed.clone();
-                match self
+                match fixing
+                    .ws
                     .git(move |wt| wt.commit_files(&message, &files, &protected))
                     .await
                 {
@@ -624,7 +622,7 @@ impl Runner {
                 }
             }
         }
-        self.git(|wt| wt.discard_changes()).await?;
+        fixing.ws.git(|wt| wt.discard_changes()).await?;
         if let Some(why) = commit_error {
             return Ok(blocked_all(&unit, &why));
         }

@@ -13,7 +13,8 @@ use shepherd_core::gate::{check, CommitFact, CommitFacts, GateItem, GateVerdict}
 use shepherd_core::{Decision, LedgerEntry};
 
 use super::runner::Runner;
-use super::state::{Changes, Decided, Gated, Round, RoundEnd, Step};
+use super::state::{Decided, Gated, Revalidated, Round, RoundEnd, Step};
+use super::workspace::Workspace;
 use crate::error::Result;
 use crate::options::Stage;
 use crate::store::{LedgerRecord, Timestamp};
@@ -32,9 +33,11 @@ impl Runner {
     pub(crate) async fn stage_gate(
         &mut self,
         round: &Round,
+        ws: &Workspace,
         decided: &Decided,
-        changes: Changes,
+        revalidated: Revalidated,
     ) -> Result<Step<Gated>> {
+        let Revalidated(changes) = revalidated;
         if changes.planned.is_empty() {
             return Ok(Ok(Gated(changes)));
         }
@@ -56,7 +59,7 @@ impl Runner {
                 continue;
             }
             let probe = sha.clone();
-            let (exists, files) = self
+            let (exists, files) = ws
                 .git(move |wt| {
                     let exists = wt.commit_exists(&probe)?;
                     let files = if exists {

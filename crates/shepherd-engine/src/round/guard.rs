@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 use super::runner::Runner;
 use super::state::{Changes, Round};
+use super::workspace::Workspace;
 use crate::error::{EngineError, Result};
 use crate::options::ProgressEvent;
 use crate::worktree::{check_read_only, commits_between, undo_agent_commits, GitState, Violation};
@@ -100,10 +101,11 @@ impl Runner {
     pub(crate) async fn writing_call<T>(
         &mut self,
         round: &Round,
+        ws: &Workspace,
         role: &str,
         call: impl Future<Output = T>,
     ) -> Result<T> {
-        let dir = self.wt().path().to_path_buf();
+        let dir = ws.path().to_path_buf();
         let before = self.capture_state(dir.clone()).await?;
         let out = call.await;
         let git = self.git.clone();
@@ -157,12 +159,13 @@ impl Runner {
     pub(crate) async fn check_commits_to_push(
         &mut self,
         round: &Round,
+        ws: &Workspace,
         start_sha: &str,
         commits: &[String],
     ) -> Result<std::result::Result<(), String>> {
         let git = self.git.clone();
         let start = start_sha.to_owned();
-        let listed = self
+        let listed = ws
             .git(move |wt| {
                 let head = wt.head_sha()?;
                 commits_between(&git, wt.path(), &start, head.as_str())

@@ -13,11 +13,16 @@
 //! [`validate`]) → [`gate`] → [`push`] → [`replies`] → [`ci`] →
 //! [`converge`].
 //!
+//! The worktree stage makes the [`workspace::Workspace`] (the worktree and
+//! the agents): a stage that runs git or an agent takes it, so none can run
+//! before it. What the round changed goes from stage to stage in a type of
+//! each: `Fixed` → `Validated` → `Reviewed` → `Revalidated` → `Gated`.
+//!
 //! Below the stages, shared by them and read first: `item` (the work items
 //! and decision helpers), `unit` (the fix unit), `state` (what each stage
-//! makes, and how a round ends) and `runner` (the [`Runner`] and its
-//! bookkeeping). No stage imports this module; this module holds the
-//! pipeline.
+//! makes, and how a round ends), `workspace` and `runner` (the [`Runner`]
+//! and its bookkeeping). No stage imports this module; this module holds
+//! the pipeline.
 
 pub(crate) mod approval;
 pub(crate) mod ci;
@@ -40,6 +45,7 @@ pub(crate) mod threads;
 pub(crate) mod triage;
 mod unit;
 pub(crate) mod validate;
+pub(crate) mod workspace;
 pub(crate) mod worktree;
 
 use shepherd_core::classify::Classified;
@@ -50,34 +56,11 @@ pub(crate) use runner::Runner;
 pub(crate) use state::{Round, RoundEnd, Tally};
 
 use crate::error::Result;
-use crate::options::CheckAgents;
 use crate::store::Timestamp;
 use shepherd_core::model::PrSnapshot;
-use state::{Fixing, Flow, Gated, Triaged};
+use state::{Fixing, Gated, Triaged};
 
 impl Runner {
-    /// Set up the checking agents after the worktree stage (which reads the
-    /// repository's configuration and sets up the core agents).
-    async fn setup_check_agents(&mut self) -> Result<Flow> {
-        if self.opts.check_agents.is_some() {
-            return Ok(Ok(()));
-        }
-        let checks = if self.opts.agents.is_some() {
-            CheckAgents::builtin()
-        } else {
-            match CheckAgents::from_config(&self.config, self.opts.checkout.as_deref()) {
-                Ok(c) => c,
-                Err(err) => {
-                    return Ok(Err(RoundEnd::Failed {
-                        reason: err.to_string(),
-                    }))
-                }
-            }
-        };
-        self.opts.check_agents = Some(checks);
-        Ok(Ok(()))
-    }
-
     /// The round's stages, in order: each takes what the stages before it
     /// made and returns its own product, or ends the round ([`RoundEnd`]).
     /// `tally` keeps what the run's summary of the round counts, as far as
@@ -98,44 +81,38 @@ impl Runner {
         if let Some(end) = stop {
             return Ok(end);
         }
-        let synced = step!(self.stage_worktree(round, snapshot));
-        step!(self.setup_check_agents());
-        let items = self.stage_threads(round, &synced).await?;
+        let (synced, ws) = step!(self.stage_worktree(round, snapshot));
+        let items = self.stage_threads(round, &synced, &ws).await?;
         tally.items = items.work.len() + items.carried.len();
         self.looked_at_threads(round.n, "threads", items.classified.clone())?;
-        let mut triage = step!(self.stage_triage(round, &synced, &items));
+        let mut triage = step!(self.stage_triage(round, &synced, &ws, &items));
         let earlier_fixes = self
-            .adopt_earlier_fixes(round, &synced, &items, &mut triage)
+            .adopt_earlier_fixes(round, &synced, &ws, &items, &mut triage)
             .await?;
-        let clusters = self.stage_cluster(round, &items, &mut triage).await?;
+        let clusters = self.stage_cluster(round, &ws, &items, &mut triage).await?;
         let triaged = Triaged {
             triage,
             earlier_fixes,
             clusters,
         };
         let decided = step!(self.stage_approval(round, &synced, &items, triaged));
-        let mut changes = self.stage_fix(round, &synced, &items, &decided).await?;
-        tally.commits = changes.commits.len();
-        // The checks extend the changes (a fix-up commit) or end the round.
-        macro_rules! check {
-            ($stage:expr) => {{
-                let flow = $stage.await?;
-                tally.commits = changes.commits.len();
-                if let Err(end) = flow {
-                    return Ok(end);
-                }
-            }};
-        }
         let fixing = Fixing {
             round,
             synced: &synced,
+            ws: &ws,
             decided: &decided,
         };
-        check!(self.stage_validate(fixing, &mut changes));
-        check!(self.stage_review(round, &synced, &mut changes));
-        check!(self.stage_revalidate(round, &mut changes));
-        let gated = step!(self.stage_gate(round, &decided, changes));
-        let pushed = match self.stage_push(round, &synced, &gated).await? {
+        // The checks extend the changes (a fix-up commit) or end the round;
+        // one that ends it does so before it commits anything.
+        let fixed = self.stage_fix(fixing, &items).await?;
+        tally.commits = fixed.0.commits.len();
+        let validated = step!(self.stage_validate(fixing, fixed));
+        tally.commits = validated.0.commits.len();
+        let reviewed = step!(self.stage_review(round, &synced, &ws, validated));
+        tally.commits = reviewed.0.commits.len();
+        let revalidated = step!(self.stage_revalidate(round, &ws, reviewed));
+        let gated = step!(self.stage_gate(round, &ws, &decided, revalidated));
+        let pushed = match self.stage_push(round, &synced, &ws, &gated).await? {
             Ok(pushed) => pushed,
             Err(end) => {
                 if matches!(end, RoundEnd::Restart { .. }) {

@@ -38,6 +38,7 @@ use super::unit::{
     blocked_all, commit_message, AgentCall, FixUnit, FixValidationRecord, JobOutput, UnitKind,
     UnitResult,
 };
+use super::workspace::Workspace;
 use crate::error::{EngineError, Result};
 use crate::options::PrFields;
 use crate::worktree::{
@@ -315,7 +316,7 @@ impl Runner {
                 let base = match &head {
                     Some(h) => h.clone(),
                     None => {
-                        let h = self.git(|wt| wt.head_sha()).await?.0;
+                        let h = fixing.ws.git(|wt| wt.head_sha()).await?.0;
                         head = Some(h.clone());
                         h
                     }
@@ -328,7 +329,7 @@ impl Runner {
             }
             if let Some(out) = outputs.remove(&next) {
                 match self
-                    .merge(round, changes, &units[next], out, protected)
+                    .merge(round, fixing.ws, changes, &units[next], out, protected)
                     .await?
                 {
                     Merge::Done(r) => results.extend(r),
@@ -358,12 +359,12 @@ impl Runner {
                 "fix-rerun",
                 serde_json::json!({ "unit": units[i].label, "items": units[i].ids(), "conflict": detail }),
             )?;
-            let base = self.git(|wt| wt.head_sha()).await?.0;
+            let base = fixing.ws.git(|wt| wt.head_sha()).await?.0;
             let job = self.job(round, fixing, &units[i], &base, 2, fields);
             let out = run_job(job).await;
             self.account_calls(&out.calls);
             match self
-                .merge(round, changes, &units[i], out, protected)
+                .merge(round, fixing.ws, changes, &units[i], out, protected)
                 .await?
             {
                 Merge::Done(r) => results.extend(r),
@@ -414,7 +415,7 @@ impl Runner {
                 .join("scratch")
                 .join(format!("{}-{}", round.n, path_safe(&label)));
         let (task, agent, role) = self.fix_task(fixing, unit, dir);
-        let checks = self.checks();
+        let checks = &fixing.ws.checks;
         let validator = (unit.kind == UnitKind::Code
             && !crate::options::is_builtin(checks.fix_validation.as_ref()))
         .then(|| checks.fix_validation.clone());
@@ -425,7 +426,7 @@ impl Runner {
             task,
             kind: unit.kind,
             git: self.git.clone(),
-            repo_dir: self.wt().repo_dir().to_path_buf(),
+            repo_dir: fixing.ws.repo_dir().to_path_buf(),
             base_sha: base.to_owned(),
             transcripts: round.dir.join("agents"),
             label,
@@ -441,6 +442,7 @@ impl Runner {
     async fn merge(
         &mut self,
         round: &Round,
+        ws: &Workspace,
         changes: &mut Changes,
         unit: &FixUnit,
         out: JobOutput,
@@ -581,7 +583,7 @@ impl Runner {
         ));
         let git = self.git.clone();
         let patch = out.patch;
-        let applied = self
+        let applied = ws
             .git(move |wt| apply_patch(&git, wt.path(), &patch, &patch_file))
             .await?;
         if let ApplyOutcome::Conflict { detail } = applied {
@@ -598,7 +600,7 @@ impl Runner {
         let protected = protected.clone();
         let git = self.git.clone();
         let leftover = !refused.is_empty();
-        let committed = self
+        let committed = ws
             .git(move |wt| {
                 let r = wt.commit_files(&message, &commit_paths, &protected);
                 // A failed commit, or protected changes left out of it: the

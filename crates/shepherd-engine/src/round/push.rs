@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::pr_state::short;
 use super::runner::Runner;
 use super::state::{Gated, Round, RoundEnd, Step, Synced};
+use super::workspace::Workspace;
 use crate::error::{EngineError, Result};
 use crate::options::{ProgressEvent, Stage};
 use crate::worktree::{PushOutcome, WorktreeError};
@@ -53,6 +54,7 @@ impl Runner {
         &mut self,
         round: &Round,
         synced: &Synced,
+        ws: &Workspace,
         gated: &Gated,
     ) -> Result<Step<Option<String>>> {
         let Gated(changes) = gated;
@@ -76,7 +78,7 @@ impl Runner {
         // Only Shepherd's own commits of this round go out: an agent's
         // commit that slipped past the guards stops the round here.
         if let Err(reason) = self
-            .check_commits_to_push(round, &synced.start_sha, &changes.commits)
+            .check_commits_to_push(round, ws, &synced.start_sha, &changes.commits)
             .await?
         {
             self.emit(ProgressEvent::Note {
@@ -97,7 +99,7 @@ impl Runner {
             )?;
             return Ok(Err(RoundEnd::Failed { reason }));
         }
-        let local = self.git(|wt| wt.head_sha()).await?.0;
+        let local = ws.git(|wt| wt.head_sha()).await?.0;
         let mut retries: Vec<String> = Vec::new();
         self.event(
             Some(round.n),
@@ -107,7 +109,7 @@ impl Runner {
         let mut attempt = 1u32;
         let outcome = loop {
             let target = head_ref.clone();
-            let outcome = self.git(move |wt| wt.push(&target)).await;
+            let outcome = ws.git(move |wt| wt.push(&target)).await;
             let Err(EngineError::Worktree(WorktreeError::PushInterrupted { retry_after, .. })) =
                 &outcome
             else {
@@ -118,7 +120,7 @@ impl Runner {
             }
             // A push that landed with its answer lost is not sent again.
             let target = head_ref.clone();
-            if let Ok(remote) = self.git(move |wt| wt.remote_head(&target)).await {
+            if let Ok(remote) = ws.git(move |wt| wt.remote_head(&target)).await {
                 if remote.0 == local {
                     break outcome;
                 }
@@ -172,7 +174,7 @@ impl Runner {
             Err(err) => {
                 // The push may have landed with its answer lost.
                 let target = head_ref.clone();
-                let remote = self.git(move |wt| wt.remote_head(&target)).await;
+                let remote = ws.git(move |wt| wt.remote_head(&target)).await;
                 match remote {
                     Ok(remote) if remote.0 == local => (
                         Some(local.clone()),

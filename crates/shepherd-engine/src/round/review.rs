@@ -40,8 +40,9 @@ use shepherd_agent::{
 
 use super::parallel::path_safe;
 use super::runner::Runner;
-use super::state::{Changes, Flow, Round, RoundEnd, Synced};
+use super::state::{Changes, Flow, Reviewed, Round, RoundEnd, Step, Synced, Validated};
 use super::validate::run_command;
+use super::workspace::Workspace;
 use crate::error::{EngineError, Result};
 use crate::options::{is_builtin, Stage};
 use crate::run_dir::write_text;
@@ -128,6 +129,7 @@ impl Runner {
     async fn reproduce(
         &self,
         round: &Round,
+        ws: &Workspace,
         finding: &ReviewFinding,
         sha: &str,
         label: &str,
@@ -139,7 +141,7 @@ impl Runner {
             .join("scratch")
             .join(format!("{}-{}", round.n, path_safe(label)));
         let git = self.git.clone();
-        let repo = self.wt().repo_dir().to_path_buf();
+        let repo = ws.repo_dir().to_path_buf();
         let sha = sha.to_owned();
         let scratch =
             tokio::task::spawn_blocking(move || ScratchWorktree::add(&git, &repo, &dir, &sha))
@@ -162,10 +164,26 @@ impl Runner {
         })
     }
 
+    /// The pre-push review of the validated commits (and the fix of its
+    /// findings that held), or the end of the round when the reviewer broke
+    /// the read-only rule (before any commit of this stage).
     pub(crate) async fn stage_review(
         &mut self,
         round: &Round,
         synced: &Synced,
+        ws: &Workspace,
+        validated: Validated,
+    ) -> Result<Step<Reviewed>> {
+        let Validated(mut changes) = validated;
+        let flow = self.review(round, synced, ws, &mut changes).await?;
+        Ok(flow.map(|()| Reviewed(changes)))
+    }
+
+    async fn review(
+        &mut self,
+        round: &Round,
+        synced: &Synced,
+        ws: &Workspace,
         changes: &mut Changes,
     ) -> Result<Flow> {
         if changes.commits.is_empty() {
@@ -175,8 +193,8 @@ impl Runner {
             round: round.n,
             ..ReviewArtifact::default()
         };
-        let reviewer = self.checks().review.clone();
-        let head = self.git(|wt| wt.head_sha()).await?.0;
+        let reviewer = ws.checks.review.clone();
+        let head = ws.git(|wt| wt.head_sha()).await?.0;
         let skipped = if !self.config.review.enabled {
             Some("`[review] enabled = false`".to_owned())
         } else if is_builtin(reviewer.as_ref()) {
@@ -200,7 +218,7 @@ impl Runner {
         let base = synced.start_sha.clone();
         let git = self.git.clone();
         let (b, h) = (base.clone(), head.clone());
-        let (commits, (diff, files)) = self
+        let (commits, (diff, files)) = ws
             .git(move |wt| {
                 Ok((
                     commits_between(&git, wt.path(), &b, &h)?,
@@ -216,7 +234,7 @@ impl Runner {
         let pr = PrContext::new(snapshot.forge, &snapshot.pr);
         let task = ReviewTask {
             pr: pr.clone(),
-            worktree: self.wt().path().to_path_buf(),
+            worktree: ws.path().to_path_buf(),
             base_sha: base,
             head_sha: head.clone(),
             commits: commits
@@ -280,7 +298,7 @@ impl Runner {
             };
             if refute.contains(&finding.id) {
                 let repro = self
-                    .reproduce(round, finding, &head, &format!("repro-{}", finding.id))
+                    .reproduce(round, ws, finding, &head, &format!("repro-{}", finding.id))
                     .await?;
                 record.exit_code = repro.exit_code;
                 record.evidence = Some(repro.tail);
@@ -303,8 +321,13 @@ impl Runner {
             })
             .collect();
         if !held.is_empty() {
+            let task = ApplyReviewTask {
+                pr,
+                worktree: ws.path().to_path_buf(),
+                findings: held,
+            };
             let (commit, note) = self
-                .apply_review(round, changes, pr, &held, &head, &mut records)
+                .apply_review(round, ws, changes, task, &head, &mut records)
                 .await?;
             artifact.fix_commit = commit;
             artifact.note = note;
@@ -332,30 +355,25 @@ impl Runner {
         Ok(Ok(()))
     }
 
-    /// The apply-review agent on the findings that held, in the run's
-    /// worktree; the commit (kept when it fixes at least one finding) and a
-    /// note.
+    /// The apply-review agent on `task` (the findings that held, in the
+    /// run's worktree); the commit (kept when it fixes at least one finding)
+    /// and a note.
     async fn apply_review(
         &mut self,
         round: &Round,
+        ws: &Workspace,
         changes: &mut Changes,
-        pr: PrContext,
-        held: &[HeldFinding],
+        task: ApplyReviewTask,
         head: &str,
         records: &mut [FindingRecord],
     ) -> Result<(Option<String>, Option<String>)> {
-        let agent = self.checks().apply_review.clone();
-        let task = ApplyReviewTask {
-            pr,
-            worktree: self.wt().path().to_path_buf(),
-            findings: held.to_vec(),
-        };
-        self.git(|wt| wt.discard_changes()).await?;
+        let agent = ws.checks.apply_review.clone();
+        ws.git(|wt| wt.discard_changes()).await?;
         let usage = UsageLog::new();
         let ctx = Self::agent_ctx(round, "apply-review", &usage);
         let started = Instant::now();
         let got = self
-            .writing_call(round, "apply-review", agent.apply_review(&task, &ctx))
+            .writing_call(round, ws, "apply-review", agent.apply_review(&task, &ctx))
             .await?;
         self.account_agent("apply-review", agent.name(), started.elapsed(), &usage);
         let answer = match got.map_err(|e| e.to_string()).and_then(|a| {
@@ -371,7 +389,7 @@ impl Runner {
         }) {
             Ok(a) => a,
             Err(why) => {
-                self.git(|wt| wt.discard_changes()).await?;
+                ws.git(|wt| wt.discard_changes()).await?;
                 return Ok((None, Some(format!("the apply-review agent failed: {why}"))));
             }
         };
@@ -385,13 +403,13 @@ impl Runner {
             .iter()
             .all(|o| o.status == FixStatus::Blocked)
         {
-            self.git(|wt| wt.discard_changes()).await?;
+            ws.git(|wt| wt.discard_changes()).await?;
             return Ok((
                 None,
                 Some("the apply-review agent fixed nothing (blocked)".to_owned()),
             ));
         }
-        let changed = self.git(|wt| wt.changed_paths()).await?;
+        let changed = ws.git(|wt| wt.changed_paths()).await?;
         if changed.is_empty() {
             return Ok((
                 None,
@@ -399,6 +417,7 @@ impl Runner {
             ));
         }
         let protected = ProtectedPaths::new(&self.config.paths.protected)?;
+        let held = &task.findings;
         let ids: Vec<&str> = held.iter().map(|h| h.finding.id.as_str()).collect();
         let mut message = format!(
             "shepherd: fix pre-push review findings ({})\n\n",
@@ -420,10 +439,10 @@ impl Runner {
             ));
         }
         let files = changed.clone();
-        let committed = self
+        let committed = ws
             .git(move |wt| Ok(wt.commit_files(&message, &files, &protected)))
             .await?;
-        self.git(|wt| wt.discard_changes()).await?;
+        ws.git(|wt| wt.discard_changes()).await?;
         let sha = match committed {
             Ok(sha) => sha.0,
             Err(e @ (WorktreeError::ProtectedPath { .. } | WorktreeError::NothingToCommit)) => {
@@ -440,6 +459,7 @@ impl Runner {
             let repro = self
                 .reproduce(
                     round,
+                    ws,
                     &r.finding,
                     &sha,
                     &format!("repro-{}-after", r.finding.id),
@@ -454,8 +474,7 @@ impl Runner {
         if fixed == 0 {
             let git = self.git.clone();
             let back = head.to_owned();
-            self.git(move |wt| reset_hard(&git, wt.path(), &back))
-                .await?;
+            ws.git(move |wt| reset_hard(&git, wt.path(), &back)).await?;
             return Ok((
                 None,
                 Some(

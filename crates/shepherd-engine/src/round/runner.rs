@@ -20,7 +20,11 @@ use crate::worktree::{Git, Worktree};
 /// Everything a run's rounds work with.
 pub(crate) struct Runner {
     pub(crate) forge: Arc<dyn Forge>,
+    /// The agents, once the first worktree stage set them up (the stages
+    /// get them in its [`Workspace`](super::workspace::Workspace)).
     pub(crate) agents: Option<Agents>,
+    /// The checking agents, likewise.
+    pub(crate) checks: Option<CheckAgents>,
     /// The state store, behind a mutex so that a run's future is `Send`
     /// (never held across an await).
     pub(crate) store: std::sync::Mutex<Store>,
@@ -29,6 +33,9 @@ pub(crate) struct Runner {
     pub(crate) run: RunFile,
     pub(crate) dir: RunDir,
     pub(crate) git: Git,
+    /// The run's worktree, once the first worktree stage made it (the
+    /// stages get it in its [`Workspace`](super::workspace::Workspace));
+    /// the end of the run removes it.
     pub(crate) worktree: Option<Arc<Worktree>>,
     /// The configuration the run was started with; `None` for a run of an
     /// older version resumed from its `config.toml`.
@@ -101,35 +108,6 @@ impl Runner {
         self.dir.save(&self.run)
     }
 
-    /// The worktree; stages after `worktree` always have one.
-    pub(crate) fn wt(&self) -> Arc<Worktree> {
-        self.worktree
-            .clone()
-            .unwrap_or_else(|| unreachable!("stages after worktree always have one"))
-    }
-
-    /// The agents; stages after `worktree` always have them.
-    pub(crate) fn agents(&self) -> &Agents {
-        self.agents
-            .as_ref()
-            .unwrap_or_else(|| unreachable!("agents are set once the configuration is read"))
-    }
-
-    /// Run a blocking git operation off the async threads.
-    pub(crate) async fn git<T, F>(&self, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Worktree) -> std::result::Result<T, crate::worktree::WorktreeError>
-            + Send
-            + 'static,
-    {
-        let wt = self.wt();
-        tokio::task::spawn_blocking(move || f(&wt))
-            .await
-            .map_err(|e| crate::error::EngineError::Task(e.to_string()))?
-            .map_err(Into::into)
-    }
-
     /// The context of one agent call of `round`: transcripts in
     /// `rounds/N/agents/<label>.attempt-K.json`, usage into `usage`.
     pub(crate) fn agent_ctx(round: &Round, label: &str, usage: &UsageLog) -> AgentContext {
@@ -154,14 +132,5 @@ impl Runner {
             cost_usd: total.cost_usd,
         };
         self.run.agent.add_call(role, provider, millis, &spent);
-    }
-
-    /// The checking agents (fix-validation, review, apply-review); set once
-    /// the configuration is read.
-    pub(crate) fn checks(&self) -> &CheckAgents {
-        self.opts
-            .check_agents
-            .as_ref()
-            .unwrap_or_else(|| unreachable!("check agents are set once the configuration is read"))
     }
 }

@@ -13,6 +13,7 @@ use shepherd_core::{Decision, Ledger};
 
 use super::item::{Planned, WorkItem};
 use super::unit::FixValidationRecord;
+use super::workspace::Workspace;
 use crate::run_dir::PauseKind;
 
 /// How a round ended.
@@ -28,6 +29,10 @@ pub(crate) enum RoundEnd {
     Paused { kind: PauseKind, reason: String },
     /// The run failed.
     Failed { reason: String },
+    /// A configuration file the run read (the base branch's, the PR
+    /// head's) is invalid: the run fails, as on bad input (the CLI exits as
+    /// for a bad user config).
+    InvalidConfig { reason: String },
     /// The PR is closed or merged: nothing more to do.
     Ended { reason: String },
 }
@@ -107,15 +112,19 @@ impl From<Triaged> for Decided {
 }
 
 /// What the fix stage's fixers (and validate's repair) are told: the PR,
-/// and the decisions.
+/// the worktree and agents, and the decisions.
 #[derive(Clone, Copy)]
 pub(crate) struct Fixing<'a> {
     pub(crate) round: &'a Round,
     pub(crate) synced: &'a Synced,
+    pub(crate) ws: &'a Workspace,
     pub(crate) decided: &'a Decided,
 }
 
-/// fix, extended by validate, review and revalidate: what the round changed.
+/// What the round changed: made by fix, extended by validate (a repair
+/// commit, the verify run) and review (a fix commit of its findings). Each
+/// of those stages, and revalidate and the gate, hands it on in its own
+/// type below, so the compiler keeps their order.
 #[derive(Default)]
 pub(crate) struct Changes {
     /// Every result of the round (new and carried), in reply order.
@@ -127,6 +136,21 @@ pub(crate) struct Changes {
     /// The last verify run: at which HEAD, and whether it passed.
     pub(crate) verified: Option<Verified>,
 }
+
+/// fix: the round's fixes, committed, and their fix-validation verdicts.
+pub(crate) struct Fixed(pub(crate) Changes);
+
+/// validate: the fixes, with the verify command's verdict on them (and a
+/// repair commit when one made it pass).
+pub(crate) struct Validated(pub(crate) Changes);
+
+/// review: the validated changes, with the fix commit of the pre-push
+/// review's findings that held.
+pub(crate) struct Reviewed(pub(crate) Changes);
+
+/// revalidate: the reviewed changes, their HEAD verified (when the round
+/// made a commit).
+pub(crate) struct Revalidated(pub(crate) Changes);
 
 /// gate: the changes the honesty gate let through, and only those go public
 /// (push, replies).

@@ -18,6 +18,7 @@ use shepherd_core::Ledger;
 use super::item::{Planned, WorkItem};
 use super::runner::Runner;
 use super::state::{Items, Round, Synced};
+use super::workspace::Workspace;
 use crate::error::Result;
 use crate::options::Stage;
 use crate::run_dir::{read_json, ItemInfo};
@@ -148,7 +149,12 @@ impl Runner {
         Ok((ledger, classified, from_markers))
     }
 
-    pub(crate) async fn stage_threads(&mut self, round: &Round, synced: &Synced) -> Result<Items> {
+    pub(crate) async fn stage_threads(
+        &mut self,
+        round: &Round,
+        synced: &Synced,
+        ws: &Workspace,
+    ) -> Result<Items> {
         let snapshot = &synced.snapshot;
         let (ledger, classified, from_markers) = self.classify_snapshot(snapshot)?;
         let mut work = Vec::new();
@@ -205,7 +211,7 @@ impl Runner {
                 }
                 Class::New => match mine.get(&c.item_id) {
                     Some(record) if record.entry.decision.is_some() && !record.entry.replied => {
-                        match self.carry(&item, record, &synced.start_sha).await? {
+                        match self.carry(ws, &item, record, &synced.start_sha).await? {
                             Some(planned) => carried.push((item, planned)),
                             None => work.push(item),
                         }
@@ -334,6 +340,7 @@ impl Runner {
     /// redone from triage (the worktree was re-synced without it).
     async fn carry(
         &self,
+        ws: &Workspace,
         item: &WorkItem,
         record: &LedgerRecord,
         head: &str,
@@ -344,7 +351,7 @@ impl Runner {
         };
         if let Some(commit) = e.commit.clone() {
             let head = head.to_owned();
-            let pushed = self
+            let pushed = ws
                 .git(move |wt| wt.is_ancestor(&commit, &head))
                 .await
                 .unwrap_or(false);

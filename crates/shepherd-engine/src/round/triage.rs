@@ -15,6 +15,7 @@ use shepherd_core::PrSnapshot;
 use super::item::{decision_name, Feedback, WorkItem};
 use super::runner::Runner;
 use super::state::{Items, Round, RoundEnd, Step, Synced, Triage};
+use super::workspace::Workspace;
 use crate::error::Result;
 use crate::options::Stage;
 use crate::run_dir::read_json;
@@ -35,6 +36,7 @@ impl Runner {
         &mut self,
         round: &Round,
         synced: &Synced,
+        ws: &Workspace,
         items: &Items,
     ) -> Result<Step<Triage>> {
         let mut triage = Triage::new();
@@ -59,13 +61,13 @@ impl Runner {
         if !missing.is_empty() {
             let task = TriageTask {
                 pr: PrContext::new(synced.snapshot.forge, &synced.snapshot.pr),
-                worktree: self.wt().path().to_path_buf(),
+                worktree: ws.path().to_path_buf(),
                 items: missing
                     .iter()
                     .map(|w| task_item(w, &synced.snapshot))
                     .collect(),
             };
-            let agent = self.agents().triage.clone();
+            let agent = ws.agents.triage.clone();
             // The agent validates its answer (schema and the exact set of
             // ids) and retries once itself, showing its errors; the check
             // here only guards against a provider that does not.

@@ -34,8 +34,11 @@ use shepherd_agent::{
 use shepherd_core::config::{CommandSpec, Config};
 
 use super::runner::Runner;
-use super::state::{Changes, Fixing, Flow, Round, RoundEnd, Verified};
+use super::state::{
+    Changes, Fixed, Fixing, Flow, Revalidated, Reviewed, Round, RoundEnd, Step, Validated, Verified,
+};
 use super::triage::task_item;
+use super::workspace::Workspace;
 use crate::error::{EngineError, Result};
 use crate::options::{is_builtin, ProgressEvent, Stage};
 use crate::run_dir::write_text;
@@ -342,9 +345,9 @@ struct ValidateArtifact<'a> {
 
 impl Runner {
     /// The files the round's commits change, sorted.
-    async fn touched_files(&self, changes: &Changes) -> Result<Vec<String>> {
+    async fn touched_files(&self, ws: &Workspace, changes: &Changes) -> Result<Vec<String>> {
         let commits = changes.commits.clone();
-        self.git(move |wt| {
+        ws.git(move |wt| {
             let mut touched = BTreeSet::new();
             for sha in &commits {
                 touched.extend(wt.files_of_commit(sha)?);
@@ -357,6 +360,7 @@ impl Runner {
     async fn verify_once(
         &self,
         round: &Round,
+        ws: &Workspace,
         cmd: &VerifyCommand,
         label: &'static str,
         log: &str,
@@ -365,8 +369,8 @@ impl Runner {
             round: round.n,
             what: format!("verify: {}", cmd.shown()),
         });
-        let head = self.git(|wt| wt.head_sha()).await?.0;
-        let root = self.wt().path().to_path_buf();
+        let head = ws.git(|wt| wt.head_sha()).await?.0;
+        let root = ws.path().to_path_buf();
         let run = run_command(&cmd.argv, &root, self.config.verify.timeout(), false).await;
         write_text(&round.dir.join(log), &run.output)?;
         let named = if run.passed() {
@@ -390,11 +394,20 @@ impl Runner {
         ))
     }
 
+    /// The verify command on the round's fixes (and one repair when they
+    /// broke it), or the end of the round when a fix-validation call broke
+    /// the read-only rule (before any commit of this stage).
     pub(crate) async fn stage_validate(
         &mut self,
         fixing: Fixing<'_>,
-        changes: &mut Changes,
-    ) -> Result<Flow> {
+        fixed: Fixed,
+    ) -> Result<Step<Validated>> {
+        let Fixed(mut changes) = fixed;
+        let flow = self.validate(fixing, &mut changes).await?;
+        Ok(flow.map(|()| Validated(changes)))
+    }
+
+    async fn validate(&mut self, fixing: Fixing<'_>, changes: &mut Changes) -> Result<Flow> {
         let round = fixing.round;
         if let Err(reason) = self.check_fix_validations(round, changes)? {
             return Ok(Err(RoundEnd::Failed { reason }));
@@ -416,14 +429,14 @@ impl Runner {
             self.artifact(round, "validate.json", &artifact)?;
             return Ok(Ok(()));
         }
-        let root = self.wt().path().to_path_buf();
-        let touched = self.touched_files(changes).await?;
+        let root = fixing.ws.path().to_path_buf();
+        let touched = self.touched_files(fixing.ws, changes).await?;
         let Some(cmd) = discover(&self.config, &root) else {
             let reason = "no verify command: set `[verify] command` in shepherd.toml, or add \
                           verify.sh or .shepherd/verify; nothing unverified is pushed, so the push \
                           was refused"
                 .to_owned();
-            let head = self.git(|wt| wt.head_sha()).await?.0;
+            let head = fixing.ws.git(|wt| wt.head_sha()).await?.0;
             changes.verified = Some(Verified {
                 head,
                 passed: false,
@@ -456,7 +469,7 @@ impl Runner {
 
         let mut attempts = Vec::new();
         let (mut first, run) = self
-            .verify_once(round, &cmd, "verify", "verify.log")
+            .verify_once(round, fixing.ws, &cmd, "verify", "verify.log")
             .await?;
         let mut repair = None;
         let mut note = None;
@@ -480,7 +493,13 @@ impl Runner {
                 if repaired {
                     attempts.push(first);
                     let (second, run) = self
-                        .verify_once(round, &cmd, "after-repair", "verify-after-repair.log")
+                        .verify_once(
+                            round,
+                            fixing.ws,
+                            &cmd,
+                            "after-repair",
+                            "verify-after-repair.log",
+                        )
                         .await?;
                     first = second;
                     last = run;
@@ -558,20 +577,6 @@ impl Runner {
         Ok(Ok(()))
     }
 
-    /// The agent that repairs a fix that broke the verify command: the
-    /// fix-validation role's provider, else the fix role's; none when both
-    /// are builtin.
-    fn repair_agent(&self) -> Option<(std::sync::Arc<dyn Agent>, &'static str)> {
-        let (checks, agents) = (self.checks(), self.agents());
-        if !is_builtin(checks.fix_validation.as_ref()) {
-            Some((checks.fix_validation.clone(), "fix-validation"))
-        } else if !is_builtin(agents.fix.as_ref()) {
-            Some((agents.fix.clone(), "fix"))
-        } else {
-            None
-        }
-    }
-
     /// One repair attempt in the run's worktree, committed by Shepherd.
     async fn repair(
         &mut self,
@@ -583,7 +588,7 @@ impl Runner {
         touched: &[String],
     ) -> Result<Repair> {
         let round = fixing.round;
-        let Some((agent, role)) = self.repair_agent() else {
+        let Some((agent, role)) = repair_agent(fixing.ws) else {
             return Ok(Repair {
                 provider: "builtin".to_owned(),
                 items: Vec::new(),
@@ -599,7 +604,7 @@ impl Runner {
                 continue;
             }
             if let Some(sha) = p.result.commit.clone() {
-                let files = self.git(move |wt| wt.files_of_commit(&sha)).await?;
+                let files = fixing.ws.git(move |wt| wt.files_of_commit(&sha)).await?;
                 fixed.push((w.clone(), files));
             }
         }
@@ -661,18 +666,18 @@ impl Runner {
         };
         let task = FixTask {
             pr: PrContext::new(snapshot.forge, &snapshot.pr),
-            worktree: self.wt().path().to_path_buf(),
+            worktree: fixing.ws.path().to_path_buf(),
             items: task_items,
             cluster: None,
             files_hint,
         };
         let ids: Vec<String> = items.iter().map(|w| w.id().to_owned()).collect();
-        self.git(|wt| wt.discard_changes()).await?;
+        fixing.ws.git(|wt| wt.discard_changes()).await?;
         let usage = UsageLog::new();
         let ctx = Self::agent_ctx(round, "repair", &usage);
         let started = Instant::now();
         let got = self
-            .writing_call(round, "repair", agent.fix(&task, &ctx))
+            .writing_call(round, fixing.ws, "repair", agent.fix(&task, &ctx))
             .await?;
         self.account_agent(role, agent.name(), started.elapsed(), &usage);
         let mut record = Repair {
@@ -692,7 +697,7 @@ impl Runner {
         }) {
             Ok(a) => a,
             Err(why) => {
-                self.git(|wt| wt.discard_changes()).await?;
+                fixing.ws.git(|wt| wt.discard_changes()).await?;
                 record.outcome = format!("the repair agent failed: {why}");
                 return Ok(record);
             }
@@ -702,11 +707,11 @@ impl Runner {
             .iter()
             .all(|o| o.status == FixStatus::Blocked)
         {
-            self.git(|wt| wt.discard_changes()).await?;
+            fixing.ws.git(|wt| wt.discard_changes()).await?;
             record.outcome = "the repair agent could not repair it (blocked)".to_owned();
             return Ok(record);
         }
-        let changed = self.git(|wt| wt.changed_paths()).await?;
+        let changed = fixing.ws.git(|wt| wt.changed_paths()).await?;
         if changed.is_empty() {
             record.outcome = "the repair agent changed nothing".to_owned();
             return Ok(record);
@@ -718,10 +723,11 @@ impl Runner {
             record.items.join(", ")
         );
         let files = changed.clone();
-        let committed = self
+        let committed = fixing
+            .ws
             .git(move |wt| Ok(wt.commit_files(&message, &files, &protected)))
             .await?;
-        self.git(|wt| wt.discard_changes()).await?;
+        fixing.ws.git(|wt| wt.discard_changes()).await?;
         match committed {
             Ok(sha) => {
                 changes.commits.push(sha.0.clone());
@@ -741,15 +747,29 @@ impl Runner {
         Ok(record)
     }
 
+    /// The verify command on the HEAD to push (reused when validate ran it
+    /// there), or the end of the round when it did not pass.
     pub(crate) async fn stage_revalidate(
         &mut self,
         round: &Round,
+        ws: &Workspace,
+        reviewed: Reviewed,
+    ) -> Result<Step<Revalidated>> {
+        let Reviewed(mut changes) = reviewed;
+        let flow = self.revalidate(round, ws, &mut changes).await?;
+        Ok(flow.map(|()| Revalidated(changes)))
+    }
+
+    async fn revalidate(
+        &mut self,
+        round: &Round,
+        ws: &Workspace,
         changes: &mut Changes,
     ) -> Result<Flow> {
         if changes.commits.is_empty() {
             return Ok(Ok(()));
         }
-        let head = self.git(|wt| wt.head_sha()).await?.0;
+        let head = ws.git(|wt| wt.head_sha()).await?.0;
         #[derive(Serialize)]
         struct Revalidate<'a> {
             head: &'a str,
@@ -787,7 +807,7 @@ impl Runner {
                     .unwrap_or_else(|| "the verify command failed".to_owned()),
             }));
         }
-        let root = self.wt().path().to_path_buf();
+        let root = ws.path().to_path_buf();
         let Some(cmd) = discover(&self.config, &root) else {
             let reason = "no verify command: nothing unverified is pushed, so the push was refused";
             self.artifact(
@@ -808,7 +828,7 @@ impl Runner {
             }));
         };
         let (attempt, run) = self
-            .verify_once(round, &cmd, "revalidate", "revalidate.log")
+            .verify_once(round, ws, &cmd, "revalidate", "revalidate.log")
             .await?;
         let reason = (!attempt.passed).then(|| {
             format!(
@@ -850,6 +870,20 @@ impl Runner {
                 Ok(Err(RoundEnd::Failed { reason }))
             }
         }
+    }
+}
+
+/// The agent that repairs a fix that broke the verify command: the
+/// fix-validation role's provider, else the fix role's; none when both are
+/// builtin.
+fn repair_agent(ws: &Workspace) -> Option<(std::sync::Arc<dyn Agent>, &'static str)> {
+    let (checks, agents) = (&ws.checks, &ws.agents);
+    if !is_builtin(checks.fix_validation.as_ref()) {
+        Some((checks.fix_validation.clone(), "fix-validation"))
+    } else if !is_builtin(agents.fix.as_ref()) {
+        Some((agents.fix.clone(), "fix"))
+    } else {
+        None
     }
 }
 

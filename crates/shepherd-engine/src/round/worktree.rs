@@ -2,7 +2,8 @@
 //! bare cache clone under the state directory; the user's checkout is never
 //! touched), re-synced to the live remote head every round
 //! (`worktree.json`). On the first round of a run, the repository's
-//! configuration is read from the worktree and the agents are set up.
+//! configuration is read from the worktree and the agents are set up. The
+//! stage's product is the [`Workspace`] the later stages work in.
 
 use std::sync::Arc;
 
@@ -12,10 +13,11 @@ use shepherd_core::model::PrSnapshot;
 
 use super::pr_state::short;
 use super::runner::Runner;
-use super::state::{Round, RoundEnd, Step, Synced};
+use super::state::{Flow, Round, RoundEnd, Step, Synced};
+use super::workspace::{git_in, Workspace};
 use crate::config::RepoFile;
 use crate::error::{EngineError, Result};
-use crate::options::{Agents, ProgressEvent, Stage};
+use crate::options::{Agents, CheckAgents, ProgressEvent, Stage};
 use crate::run_dir::{write_json, write_text};
 use crate::worktree::{
     clear_stale_git_locks, Git, LockSweep, SyncOutcome, Worktree, WorktreeError,
@@ -35,11 +37,13 @@ impl Runner {
         &mut self,
         round: &Round,
         snapshot: PrSnapshot,
-    ) -> Result<Step<Synced>> {
+    ) -> Result<Step<(Synced, Workspace)>> {
         let head_ref = snapshot.pr.head_ref.clone();
         let pr_head = snapshot.pr.head_sha.clone();
         let mut created = false;
-        if self.worktree.is_none() {
+        let wt = if let Some(wt) = &self.worktree {
+            Arc::clone(wt)
+        } else {
             let git = self.git.clone();
             let cache = self.run.cache_dir.clone();
             let dir = self.run.worktree_dir.clone();
@@ -78,10 +82,12 @@ impl Runner {
             };
             self.report_lock_sweep(round, &sweep)?;
             created = fresh;
-            self.worktree = Some(Arc::new(wt));
-        }
+            let wt = Arc::new(wt);
+            self.worktree = Some(Arc::clone(&wt));
+            wt
+        };
         let head = head_ref.clone();
-        let sync = match self.git(move |wt| wt.sync_to_remote_head(&head)).await {
+        let sync = match git_in(&wt, move |wt| wt.sync_to_remote_head(&head)).await {
             Ok(sync) => sync,
             Err(err) => {
                 return Ok(Err(RoundEnd::Failed {
@@ -93,24 +99,14 @@ impl Runner {
 
         if self.config_record.as_ref().is_some_and(|r| r.is_pending()) {
             let base_ref = snapshot.pr.base_ref.clone();
-            if let Err(reason) = self.read_repo_config(round, &base_ref).await? {
-                return Ok(Err(RoundEnd::Failed { reason }));
+            if let Err(end) = self.read_repo_config(round, &wt, &base_ref).await? {
+                return Ok(Err(end));
             }
         }
-        if self.agents.is_none() {
-            let agents = match &self.opts.agents {
-                Some(agents) => agents.clone(),
-                None => match Agents::from_config(&self.config, self.opts.checkout.as_deref()) {
-                    Ok(agents) => agents,
-                    Err(err) => {
-                        return Ok(Err(RoundEnd::Failed {
-                            reason: err.to_string(),
-                        }))
-                    }
-                },
-            };
-            self.agents = Some(agents);
-        }
+        let agents = match self.core_agents() {
+            Ok(agents) => agents,
+            Err(reason) => return Ok(Err(RoundEnd::Failed { reason })),
+        };
 
         let note = (sync.new_sha.0 != pr_head).then(|| {
             format!(
@@ -123,7 +119,7 @@ impl Runner {
             round,
             "worktree.json",
             &WorktreeArtifact {
-                path: self.wt().path().display().to_string(),
+                path: wt.path().display().to_string(),
                 created,
                 sync: &sync,
                 pr_head: &pr_head,
@@ -142,10 +138,50 @@ impl Runner {
             ));
         }
         self.stage_done(round, Stage::Worktree, summary)?;
-        Ok(Ok(Synced {
+        let checks = match self.check_agents() {
+            Ok(checks) => checks,
+            Err(reason) => return Ok(Err(RoundEnd::Failed { reason })),
+        };
+        let synced = Synced {
             snapshot,
             start_sha,
-        }))
+        };
+        Ok(Ok((synced, Workspace::new(wt, agents, checks))))
+    }
+
+    /// The agents of triage, fix and cluster-fix: the embedder's, else the
+    /// configuration's (set up once, after the worktree stage read the
+    /// repository's configuration).
+    fn core_agents(&mut self) -> std::result::Result<Agents, String> {
+        if let Some(agents) = &self.agents {
+            return Ok(agents.clone());
+        }
+        let agents = match &self.opts.agents {
+            Some(agents) => agents.clone(),
+            None => Agents::from_config(&self.config, self.opts.checkout.as_deref())
+                .map_err(|err| err.to_string())?,
+        };
+        self.agents = Some(agents.clone());
+        Ok(agents)
+    }
+
+    /// The checking agents: the embedder's, else builtin when it gave the
+    /// core agents, else the configuration's (set up once, after the
+    /// worktree stage read the repository's configuration).
+    fn check_agents(&mut self) -> std::result::Result<CheckAgents, String> {
+        if let Some(checks) = &self.checks {
+            return Ok(checks.clone());
+        }
+        let checks = if let Some(checks) = &self.opts.check_agents {
+            checks.clone()
+        } else if self.opts.agents.is_some() {
+            CheckAgents::builtin()
+        } else {
+            CheckAgents::from_config(&self.config, self.opts.checkout.as_deref())
+                .map_err(|err| err.to_string())?
+        };
+        self.checks = Some(checks.clone());
+        Ok(checks)
     }
 
     /// Say what the sweep of stale git locks did: a progress note and an
@@ -201,23 +237,23 @@ impl Runner {
     async fn read_repo_config(
         &mut self,
         round: &Round,
+        wt: &Arc<Worktree>,
         base_ref: &str,
-    ) -> Result<std::result::Result<(), String>> {
+    ) -> Result<Flow> {
         let Some(mut record) = self.config_record.clone() else {
             return Ok(Ok(()));
         };
         if record.base_branch.is_pending() {
             let base = base_ref.to_owned();
             let git = self.git.clone();
-            let read = self
-                .git(move |wt| {
-                    let sha = wt.remote_head(&base)?.0;
-                    let files = repo_files_at(&git, wt, &sha)?;
-                    Ok((sha, files))
-                })
-                .await
-                .map_err(|e| e.to_string())
-                .and_then(|(sha, files)| Ok((sha, one_file(files)?)));
+            let read = git_in(wt, move |wt| {
+                let sha = wt.remote_head(&base)?.0;
+                let files = repo_files_at(&git, wt, &sha)?;
+                Ok((sha, files))
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|(sha, files)| Ok((sha, one_file(files)?)));
             record.base_branch = match read {
                 Ok((commit, None)) => RepoFile::Absent { commit },
                 Ok((commit, Some((rel, text)))) => RepoFile::Read {
@@ -231,23 +267,24 @@ impl Runner {
                     commit,
                 },
                 Err(err) => {
-                    return Ok(Err(format!(
-                        "cannot read the configuration of the base branch {base_ref}: {err}"
-                    )))
+                    return Ok(Err(RoundEnd::Failed {
+                        reason: format!(
+                            "cannot read the configuration of the base branch {base_ref}: {err}"
+                        ),
+                    }))
                 }
             };
         }
         if record.pr_head.is_pending() {
             let git = self.git.clone();
-            let read = self
-                .git(move |wt| {
-                    let sha = wt.head_sha()?.0;
-                    let files = repo_files_at(&git, wt, &sha)?;
-                    Ok((sha, files))
-                })
-                .await
-                .map_err(|e| e.to_string())
-                .and_then(|(sha, files)| Ok((sha, one_file(files)?)));
+            let read = git_in(wt, move |wt| {
+                let sha = wt.head_sha()?.0;
+                let files = repo_files_at(&git, wt, &sha)?;
+                Ok((sha, files))
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|(sha, files)| Ok((sha, one_file(files)?)));
             record.pr_head = match read {
                 Ok((commit, None)) => RepoFile::Absent { commit },
                 Ok((commit, Some((rel, text)))) => RepoFile::Read {
@@ -258,15 +295,19 @@ impl Runner {
                     commit,
                 },
                 Err(err) => {
-                    return Ok(Err(format!(
-                        "cannot read the pull request head's configuration: {err}"
-                    )))
+                    return Ok(Err(RoundEnd::Failed {
+                        reason: format!("cannot read the pull request head's configuration: {err}"),
+                    }))
                 }
             };
         }
         let effective = match record.effective() {
             Ok(effective) => effective,
-            Err(err) => return Ok(Err(format!("invalid configuration: {err}"))),
+            Err(err) => {
+                return Ok(Err(RoundEnd::InvalidConfig {
+                    reason: format!("invalid configuration: {err}"),
+                }))
+            }
         };
         write_json(&self.dir.config_layers_file(), &record)?;
         self.config_record = Some(record);

@@ -57,21 +57,16 @@ pub struct RunOutcome {
     pub report: Report,
     /// Where the worktree was kept, when it was.
     pub worktree_kept: Option<PathBuf>,
+    /// Whether it ended on an invalid repository configuration
+    /// ([`RunOutcome::failed_on_config`]).
+    invalid_config: bool,
 }
-
-/// How the reason of a run that failed on an invalid configuration starts
-/// (a repository file read during the run: the base branch's, the PR head's).
-pub const INVALID_CONFIGURATION: &str = "invalid configuration: ";
 
 impl RunOutcome {
     /// Whether the run failed because a configuration file it read during
     /// the run is invalid (the CLI exits as for a bad user config).
     pub fn failed_on_config(&self) -> bool {
-        self.status == RunStatus::Failed
-            && self
-                .reason
-                .as_deref()
-                .is_some_and(|r| r.starts_with(INVALID_CONFIGURATION))
+        self.status == RunStatus::Failed && self.invalid_config
     }
 }
 
@@ -250,6 +245,7 @@ impl Engine {
         let runner = Runner {
             forge: self.forge.clone(),
             agents: None,
+            checks: None,
             store: std::sync::Mutex::new(store),
             config,
             opts: self.opts.clone(),
@@ -326,6 +322,7 @@ impl Engine {
         let runner = Runner {
             forge: self.forge.clone(),
             agents: None,
+            checks: None,
             store: std::sync::Mutex::new(store),
             config,
             opts: self.opts.clone(),
@@ -386,6 +383,8 @@ struct End {
     reason: Option<String>,
     pause: Option<PauseKind>,
     remove_worktree: bool,
+    /// The run failed on an invalid repository configuration.
+    invalid_config: bool,
 }
 
 /// Rounds from `first` until the run ends; never fails (an engine error
@@ -404,6 +403,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                             reason: None,
                             pause: None,
                             remove_worktree: true,
+                            invalid_config: false,
                         }
                     }
                     RoundEnd::Ended { reason } => {
@@ -412,6 +412,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                             reason: Some(reason),
                             pause: None,
                             remove_worktree: true,
+                            invalid_config: false,
                         }
                     }
                     RoundEnd::Failed { reason } => {
@@ -420,6 +421,16 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                             reason: Some(reason),
                             pause: None,
                             remove_worktree: false,
+                            invalid_config: false,
+                        }
+                    }
+                    RoundEnd::InvalidConfig { reason } => {
+                        break End {
+                            status: RunStatus::Failed,
+                            reason: Some(reason),
+                            pause: None,
+                            remove_worktree: false,
+                            invalid_config: true,
                         }
                     }
                     RoundEnd::Paused { kind, reason } => {
@@ -428,6 +439,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                             reason: Some(reason),
                             pause: Some(kind),
                             remove_worktree: false,
+                            invalid_config: false,
                         }
                     }
                     RoundEnd::Restart { note } | RoundEnd::Next { note } => {
@@ -462,6 +474,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                     reason: Some(format!("round {n} stopped: {err}")),
                     pause: None,
                     remove_worktree: false,
+                    invalid_config: false,
                 }
             }
         }
@@ -478,12 +491,14 @@ fn limit_end(on_exhaust: OnExhaust, reason: String, run_id: &str) -> End {
             )),
             pause: Some(PauseKind::Exhausted),
             remove_worktree: false,
+            invalid_config: false,
         },
         OnExhaust::Fail => End {
             status: RunStatus::Exhausted,
             reason: Some(reason),
             pause: None,
             remove_worktree: false,
+            invalid_config: false,
         },
     }
 }
@@ -529,7 +544,7 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Tally, RoundEnd)> {
         RoundEnd::Next { .. } => "next round",
         RoundEnd::Restart { .. } => "restarted",
         RoundEnd::Paused { .. } => "paused",
-        RoundEnd::Failed { .. } => "failed",
+        RoundEnd::Failed { .. } | RoundEnd::InvalidConfig { .. } => "failed",
         RoundEnd::Ended { .. } => "ended",
     };
     let note = match &end {
@@ -538,6 +553,7 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Tally, RoundEnd)> {
         RoundEnd::Restart { note } => Some(note.clone()),
         RoundEnd::Paused { reason, .. }
         | RoundEnd::Failed { reason }
+        | RoundEnd::InvalidConfig { reason }
         | RoundEnd::Ended { reason } => Some(reason.clone()),
     };
     let summary = RoundSummary {
@@ -663,6 +679,7 @@ async fn finish(mut runner: Runner, end: End) -> RunOutcome {
         run_dir: runner.dir.root().to_path_buf(),
         report,
         worktree_kept: runner.run.worktree_kept.clone(),
+        invalid_config: end.invalid_config,
     }
 }
 

@@ -10,9 +10,11 @@
 //! comments never fetched. Answers are decoded from their bytes straight into
 //! the wire types of `wire`, and each page into the model before the next.
 //!
-//! The write side lives in `writes` and the CI reads in `checks`; the
-//! `Forge` implementation (`forge_impl`) only delegates to them and to the
-//! reads here.
+//! The review bodies are the exception: they come from REST pages asked at
+//! once (`reviews`), since a pull request has about as many reviews as
+//! review comments. The write side lives in `writes` and the CI reads in
+//! `checks`; the `Forge` implementation (`forge_impl`) only delegates to
+//! them and to the reads here.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -28,18 +30,18 @@ use url::Url;
 
 use super::endpoints::GitHubEndpoints;
 use super::queries::{
-    PULL_REQUEST_COMMENTS, PULL_REQUEST_COMMENTS_OP, PULL_REQUEST_REVIEWS, PULL_REQUEST_REVIEWS_OP,
-    PULL_REQUEST_STATE, PULL_REQUEST_STATE_OP, REVIEW_THREADS, REVIEW_THREADS_OP, THREAD_COMMENTS,
-    THREAD_COMMENTS_OP, THREAD_COMMENTS_TAIL, THREAD_COMMENTS_TAIL_OP,
+    PULL_REQUEST_COMMENTS, PULL_REQUEST_COMMENTS_OP, PULL_REQUEST_STATE, PULL_REQUEST_STATE_OP,
+    REVIEW_THREADS, REVIEW_THREADS_OP, THREAD_COMMENTS, THREAD_COMMENTS_OP, THREAD_COMMENTS_TAIL,
+    THREAD_COMMENTS_TAIL_OP,
 };
 use super::wire::{
     self, CommentWire, Connection, IssueCommentsPr, PageInfo, PullRequestStateData, RepositoryData,
-    ReviewThreadsPr, ReviewsPr, ThreadCommentsData,
+    ReviewThreadsPr, ThreadCommentsData,
 };
 use crate::error::{ForgeError, Result};
 use crate::intern::Interner;
 use crate::token::Token;
-use crate::transport::{Api, ClientConfig, Flavor, Transport, MAX_IN_FLIGHT};
+use crate::transport::{Api, ClientConfig, Flavor, Transport, SHARED_IN_FLIGHT};
 
 /// The GitHub client. Cheap to share behind an `Arc`.
 pub struct GitHubClient {
@@ -136,6 +138,18 @@ pub(crate) trait GraphQlExec: Sync {
         document: &'static str,
         variables: Value,
     ) -> impl Future<Output = Result<T>> + Send;
+
+    /// As [`GraphQlExec::query`], for the chain a snapshot waits on (the
+    /// thread pages): the transport keeps a slot for it
+    /// ([`Transport::lead`]).
+    fn lead_query<T: DeserializeOwned + Send>(
+        &self,
+        operation: &'static str,
+        document: &'static str,
+        variables: Value,
+    ) -> impl Future<Output = Result<T>> + Send {
+        self.query(operation, document, variables)
+    }
 }
 
 impl GraphQlExec for Transport {
@@ -146,6 +160,15 @@ impl GraphQlExec for Transport {
         variables: Value,
     ) -> impl Future<Output = Result<T>> + Send {
         self.graphql(operation, document, variables)
+    }
+
+    async fn lead_query<T: DeserializeOwned + Send>(
+        &self,
+        operation: &'static str,
+        document: &'static str,
+        variables: Value,
+    ) -> Result<T> {
+        self.lead().graphql(operation, document, variables).await
     }
 }
 
@@ -289,7 +312,7 @@ pub(crate) async fn fetch_review_threads<E: GraphQlExec>(
         let mut cursor: Option<String> = None;
         loop {
             let data: RepositoryData<ReviewThreadsPr> = exec
-                .query(
+                .lead_query(
                     REVIEW_THREADS_OP,
                     REVIEW_THREADS,
                     repo_vars(repo, number, cursor.as_deref()),
@@ -340,7 +363,7 @@ pub(crate) async fn fetch_review_threads<E: GraphQlExec>(
                     .await?;
             Ok::<_, ForgeError>((tail.index, more))
         })
-        .buffer_unordered(MAX_IN_FLIGHT)
+        .buffer_unordered(SHARED_IN_FLIGHT)
         .try_collect::<Vec<_>>();
     let (mut threads, tails) = tokio::try_join!(pages, tails)?;
     for (index, more) in tails {
@@ -459,16 +482,16 @@ pub(crate) async fn fetch_thread_comments<E: GraphQlExec>(
     Ok(comments)
 }
 
-/// Conversation comments and non-empty submitted review bodies, oldest first.
+/// Conversation comments and the review bodies `reviews` reads (see
+/// `reviews::fetch_review_bodies`), asked at the same time, oldest first.
 pub(crate) async fn fetch_top_level_comments<E: GraphQlExec>(
     exec: &E,
     repo: &RepoRef,
     number: u64,
+    reviews: impl Future<Output = Result<Vec<TopLevelComment>>>,
 ) -> Result<Vec<TopLevelComment>> {
-    let (mut comments, reviews) = tokio::try_join!(
-        fetch_issue_comments(exec, repo, number),
-        fetch_review_bodies(exec, repo, number)
-    )?;
+    let (mut comments, reviews) =
+        tokio::try_join!(fetch_issue_comments(exec, repo, number), reviews)?;
     comments.extend(reviews);
     // GitHub's timestamps are RFC 3339 in UTC with second precision
     // (`2024-05-02T10:00:00Z`), so text order is time order. The sort is
@@ -494,23 +517,6 @@ pub(crate) async fn fetch_issue_comments<E: GraphQlExec>(
     Ok(nodes.into_iter().map(wire::issue_comment).collect())
 }
 
-async fn fetch_review_bodies<E: GraphQlExec>(
-    exec: &E,
-    repo: &RepoRef,
-    number: u64,
-) -> Result<Vec<TopLevelComment>> {
-    let nodes = pull_request_nodes(
-        exec,
-        repo,
-        number,
-        PULL_REQUEST_REVIEWS_OP,
-        PULL_REQUEST_REVIEWS,
-        |pr: ReviewsPr| pr.reviews,
-    )
-    .await?;
-    Ok(nodes.into_iter().filter_map(wire::review_body).collect())
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
@@ -527,8 +533,6 @@ mod tests {
         /// Per thread: resolved?, number of comments.
         threads: Vec<(bool, usize)>,
         issue_comments: usize,
-        /// Per review: state, body.
-        reviews: Vec<(&'static str, &'static str)>,
         calls: Mutex<HashMap<&'static str, usize>>,
     }
 
@@ -537,7 +541,6 @@ mod tests {
             FakeGitHub {
                 threads,
                 issue_comments: 0,
-                reviews: Vec::new(),
                 calls: Mutex::new(HashMap::new()),
             }
         }
@@ -634,20 +637,6 @@ mod tests {
                         })
                         .collect();
                     pr(json!({ "comments": { "pageInfo": info, "nodes": nodes } }))
-                }
-                PULL_REQUEST_REVIEWS_OP => {
-                    let (_, range, info) = FakeGitHub::page(&vars["cursor"], self.reviews.len());
-                    let nodes: Vec<Value> = range
-                        .map(|i| {
-                            let (state, body) = self.reviews[i];
-                            json!({
-                                "id": format!("PRR_{i}"), "databaseId": i, "body": body, "state": state,
-                                "url": "u", "createdAt": format!("2024-05-02T10:00:{:02}Z", i * 2 + 1),
-                                "author": { "__typename": "Bot", "login": "b" },
-                            })
-                        })
-                        .collect();
-                    pr(json!({ "reviews": { "pageInfo": info, "nodes": nodes } }))
                 }
                 other => panic!("unexpected operation {other}"),
             }
@@ -760,26 +749,34 @@ mod tests {
     async fn top_level_comments_merge_oldest_first() {
         let mut fake = FakeGitHub::new(Vec::new());
         fake.issue_comments = 150;
-        fake.reviews = vec![
-            ("CHANGES_REQUESTED", "please fix"),
-            ("COMMENTED", ""),
-            ("PENDING", "draft"),
-            ("COMMENTED", "  \n"),
-            ("APPROVED", "lgtm"),
-        ];
-        let got = fetch_top_level_comments(&fake, &repo(), 1).await.unwrap();
+        // Review bodies as `reviews::fetch_review_bodies` gives them, in the
+        // forge's order, each at an odd second.
+        let reviews: Vec<TopLevelComment> = [
+            ("PRR_0", ReviewState::ChangesRequested, 1),
+            ("PRR_4", ReviewState::Approved, 9),
+        ]
+        .into_iter()
+        .map(|(id, state, second)| TopLevelComment {
+            id: id.into(),
+            database_id: None,
+            kind: TopLevelKind::ReviewBody,
+            author: None,
+            body: "b".into(),
+            url: "u".into(),
+            created_at: format!("2024-05-02T10:00:{second:02}Z"),
+            review_state: Some(state),
+        })
+        .collect();
+        let got = fetch_top_level_comments(&fake, &repo(), 1, async { Ok(reviews) })
+            .await
+            .unwrap();
         assert_eq!(fake.calls(PULL_REQUEST_COMMENTS_OP), 2);
-        assert_eq!(fake.calls(PULL_REQUEST_REVIEWS_OP), 1);
         assert_eq!(got.len(), 152);
         let reviews: Vec<&TopLevelComment> = got
             .iter()
             .filter(|c| c.kind == TopLevelKind::ReviewBody)
             .collect();
-        assert_eq!(
-            reviews.len(),
-            2,
-            "empty and pending review bodies are skipped"
-        );
+        assert_eq!(reviews.len(), 2);
         assert_eq!(reviews[0].review_state, Some(ReviewState::ChangesRequested));
         assert_eq!(reviews[1].review_state, Some(ReviewState::Approved));
         assert!(got.windows(2).all(|w| w[0].created_at <= w[1].created_at));

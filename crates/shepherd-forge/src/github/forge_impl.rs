@@ -10,6 +10,7 @@ use super::client::{
     GraphQlExec,
 };
 use super::queries::{VIEWER, VIEWER_OP};
+use super::reviews::fetch_review_bodies;
 use super::wire::ViewerData;
 use super::{checks, writes};
 use crate::ci::{CheckRun, CombinedStatus, RequiredChecks, StatusRollup, WorkflowRun};
@@ -48,7 +49,8 @@ impl Forge for GitHubClient {
     }
 
     async fn top_level_comments(&self, number: u64) -> Result<Vec<TopLevelComment>> {
-        fetch_top_level_comments(&self.transport, &self.repo, number).await
+        let reviews = fetch_review_bodies(&self.transport, &self.repo, number);
+        fetch_top_level_comments(&self.transport, &self.repo, number, reviews).await
     }
 
     async fn reply_to_thread(

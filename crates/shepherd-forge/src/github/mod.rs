@@ -6,6 +6,7 @@ pub mod endpoints;
 mod forge_impl;
 pub mod queries;
 mod rest_wire;
+mod reviews;
 mod wire;
 mod writes;
 

@@ -35,8 +35,6 @@ pub const THREAD_COMMENTS_OP: &str = "ThreadComments";
 pub const THREAD_COMMENTS_TAIL_OP: &str = "ThreadCommentsTail";
 /// Operation name of [`PULL_REQUEST_COMMENTS`].
 pub const PULL_REQUEST_COMMENTS_OP: &str = "PullRequestComments";
-/// Operation name of [`PULL_REQUEST_REVIEWS`].
-pub const PULL_REQUEST_REVIEWS_OP: &str = "PullRequestReviews";
 /// Operation name of [`THREAD_BY_ID`].
 pub const THREAD_BY_ID_OP: &str = "ThreadById";
 /// Operation name of [`RESOLVE_REVIEW_THREAD`].
@@ -174,28 +172,6 @@ query PullRequestComments($owner: String!, $name: String!, $number: Int!, $curso
 }
 "#;
 
-/// One page of the pull request's reviews (for their bodies).
-pub const PULL_REQUEST_REVIEWS: &str = r#"
-query PullRequestReviews($owner: String!, $name: String!, $number: Int!, $cursor: String) {
-  repository(owner: $owner, name: $name) {
-    pullRequest(number: $number) {
-      reviews(first: 100, after: $cursor) {
-        pageInfo { hasNextPage endCursor }
-        nodes {
-          id
-          databaseId
-          body
-          state
-          url
-          createdAt
-          author { __typename login }
-        }
-      }
-    }
-  }
-}
-"#;
-
 /// One review thread by node id, resolved or not, with its first 100
 /// comments (further pages through [`THREAD_COMMENTS`]): where Shepherd looks
 /// for its marker before replying, and checks a resolve.
@@ -280,7 +256,6 @@ pub fn all_documents() -> &'static [(&'static str, &'static str)] {
         (THREAD_COMMENTS_OP, THREAD_COMMENTS),
         (THREAD_COMMENTS_TAIL_OP, THREAD_COMMENTS_TAIL),
         (PULL_REQUEST_COMMENTS_OP, PULL_REQUEST_COMMENTS),
-        (PULL_REQUEST_REVIEWS_OP, PULL_REQUEST_REVIEWS),
         (THREAD_BY_ID_OP, THREAD_BY_ID),
         (RESOLVE_REVIEW_THREAD_OP, RESOLVE_REVIEW_THREAD),
         (STATUS_CHECK_ROLLUP_OP, STATUS_CHECK_ROLLUP),

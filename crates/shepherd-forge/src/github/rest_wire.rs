@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 
 use serde::Deserialize;
 use shepherd_core::marker::Marker;
-use shepherd_core::model::{Author, AuthorKind, ReviewState};
+use shepherd_core::model::{Author, AuthorKind, ReviewState, TopLevelComment, TopLevelKind};
 
-use super::wire::{check_conclusion, check_status};
+use super::wire::{check_conclusion, check_status, review_state};
 use crate::ci::{CheckRun, CommitStatus, WorkflowRun};
 use crate::forge::PostedComment;
 
@@ -64,6 +64,54 @@ impl ReviewCommentRest {
 #[derive(Debug, Deserialize)]
 pub(crate) struct ReviewRest {
     pub(crate) state: String,
+}
+
+/// A review in the list of a pull request's reviews
+/// (`GET /repos/{o}/{r}/pulls/{n}/reviews`), for its body.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ReviewListedRest {
+    pub(crate) id: u64,
+    pub(crate) node_id: String,
+    #[serde(default)]
+    pub(crate) body: Option<String>,
+    pub(crate) state: String,
+    pub(crate) html_url: String,
+    /// Absent on a pending review.
+    #[serde(default)]
+    pub(crate) submitted_at: Option<String>,
+    pub(crate) user: Option<UserRest>,
+}
+
+impl ReviewListedRest {
+    /// The review's body as a top-level item, when the review is submitted
+    /// and its body is not blank. Its time is when it was submitted (REST
+    /// names no creation time; a review shows from its submission on). A
+    /// bot's login loses REST's `[bot]` suffix, as GraphQL spells it.
+    pub(crate) fn into_review_body(self) -> Option<TopLevelComment> {
+        let body = self.body.unwrap_or_default();
+        if self.state == "PENDING" || body.trim().is_empty() {
+            return None;
+        }
+        let created_at = self.submitted_at?;
+        let author = author(self.user).map(|mut author| {
+            if author.kind == AuthorKind::Bot {
+                if let Some(login) = author.login.strip_suffix("[bot]") {
+                    author.login = login.to_owned();
+                }
+            }
+            author
+        });
+        Some(TopLevelComment {
+            id: self.node_id,
+            database_id: Some(self.id),
+            kind: TopLevelKind::ReviewBody,
+            author,
+            review_state: review_state(&self.state),
+            body,
+            url: self.html_url,
+            created_at,
+        })
+    }
 }
 
 /// An issue (conversation) comment.
@@ -262,5 +310,37 @@ impl From<WorkflowRunRest> for WorkflowRun {
             event: wire.event,
             url: wire.html_url,
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a panic is how a test fails
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listed_reviews_give_the_bodies_of_submitted_reviews() {
+        let listed: Vec<ReviewListedRest> =
+            serde_json::from_str(include_str!("../../tests/fixtures/rest_pull_reviews.json"))
+                .unwrap();
+        let bodies: Vec<TopLevelComment> = listed
+            .into_iter()
+            .filter_map(ReviewListedRest::into_review_body)
+            .collect();
+        // Of five reviews: one empty body, one pending, one null body.
+        assert_eq!(bodies.len(), 2);
+        assert_eq!(bodies[0].id, "PRR_kwDOABCD1M5yyyy1");
+        assert_eq!(bodies[0].database_id, Some(2_000_000_001));
+        assert_eq!(bodies[0].kind, TopLevelKind::ReviewBody);
+        assert_eq!(bodies[0].review_state, Some(ReviewState::ChangesRequested));
+        assert_eq!(bodies[0].created_at, "2024-05-02T10:00:00Z");
+        assert_eq!(
+            bodies[0].url,
+            "https://github.com/octo-org/widgets/pull/42#pullrequestreview-2000000001"
+        );
+        let bot = bodies[1].author.as_ref().unwrap();
+        assert_eq!(bot.login, "coderabbitai", "GraphQL's spelling of a bot");
+        assert_eq!(bot.kind, AuthorKind::Bot);
+        assert_eq!(bodies[1].review_state, Some(ReviewState::Commented));
     }
 }

@@ -197,25 +197,6 @@ pub(crate) struct IssueCommentWire {
     pub(crate) author: Option<ActorWire>,
 }
 
-/// `pullRequest.reviews` in `PullRequestReviews`.
-#[derive(Debug, Deserialize)]
-pub(crate) struct ReviewsPr {
-    pub(crate) reviews: Connection<ReviewWire>,
-}
-
-/// A review, for its body.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ReviewWire {
-    pub(crate) id: String,
-    pub(crate) database_id: Option<u64>,
-    pub(crate) body: String,
-    pub(crate) state: String,
-    pub(crate) url: String,
-    pub(crate) created_at: String,
-    pub(crate) author: Option<ActorWire>,
-}
-
 /// `__typename == "Bot"` is a bot; anything else (User, Mannequin,
 /// EnterpriseUserAccount, Organization) is a person. No author: a deleted account.
 pub(crate) fn author(actor: Option<ActorWire>) -> Option<Author> {
@@ -338,23 +319,6 @@ pub(crate) fn issue_comment(wire: IssueCommentWire) -> TopLevelComment {
         created_at: wire.created_at,
         review_state: None,
     }
-}
-
-/// A review's body, when the review is submitted and its body is not blank.
-pub(crate) fn review_body(wire: ReviewWire) -> Option<TopLevelComment> {
-    if wire.state == "PENDING" || wire.body.trim().is_empty() {
-        return None;
-    }
-    Some(TopLevelComment {
-        id: wire.id,
-        database_id: wire.database_id,
-        kind: TopLevelKind::ReviewBody,
-        author: author(wire.author),
-        review_state: review_state(&wire.state),
-        body: wire.body,
-        url: wire.url,
-        created_at: wire.created_at,
-    })
 }
 
 /// The answer to `ThreadById`.
@@ -595,7 +559,7 @@ mod tests {
     }
 
     #[test]
-    fn decodes_issue_comments_and_reviews() {
+    fn decodes_issue_comments() {
         let d: RepositoryData<IssueCommentsPr> = data(include_str!(
             "../../tests/fixtures/pull_request_comments.json"
         ));
@@ -610,22 +574,6 @@ mod tests {
         assert_eq!(comments[0].kind, TopLevelKind::IssueComment);
         assert_eq!(comments[0].database_id, Some(2_100_000_001));
         assert_eq!(comments[1].author.as_ref().unwrap().kind, AuthorKind::Bot);
-
-        let d: RepositoryData<ReviewsPr> = data(include_str!(
-            "../../tests/fixtures/pull_request_reviews.json"
-        ));
-        let reviews: Vec<TopLevelComment> = d
-            .into_pull_request()
-            .unwrap()
-            .reviews
-            .into_nodes()
-            .filter_map(review_body)
-            .collect();
-        // Of four reviews: one empty body, one pending; two remain.
-        assert_eq!(reviews.len(), 2);
-        assert_eq!(reviews[0].kind, TopLevelKind::ReviewBody);
-        assert_eq!(reviews[0].review_state, Some(ReviewState::ChangesRequested));
-        assert_eq!(reviews[1].review_state, Some(ReviewState::Commented));
     }
 
     #[test]

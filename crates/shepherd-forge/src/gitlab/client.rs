@@ -26,7 +26,7 @@ use super::endpoints::{GitLabEndpoints, ProjectId};
 use super::wire::{CompareWire, DiscussionWire, DraftNoteWire, MergeRequestWire, UserWire};
 use crate::error::{ForgeError, Result};
 use crate::token::Token;
-use crate::transport::{Api, ClientConfig, Conditional, Flavor, Transport, MAX_IN_FLIGHT};
+use crate::transport::{Api, ClientConfig, Conditional, Flavor, Transport, SHARED_IN_FLIGHT};
 
 /// The account the token belongs to.
 #[derive(Debug, Clone)]
@@ -223,8 +223,12 @@ impl GitLabClient {
 
     async fn fetch_discussions(&self, iid: u64) -> Result<Vec<DiscussionWire>> {
         let url = self.mr_url(iid, &["discussions"])?;
-        let pages: Vec<Vec<DiscussionWire>> =
-            self.transport.get_pages(&url, &[], Conditional::No).await?;
+        // The discussion pages are the chain a snapshot waits on: the lead.
+        let pages: Vec<Vec<DiscussionWire>> = self
+            .transport
+            .lead()
+            .get_pages(&url, &[], Conditional::No)
+            .await?;
         Ok(pages.into_iter().flatten().collect())
     }
 
@@ -271,7 +275,7 @@ impl GitLabClient {
 
     /// [`GitLabClient::threads_and_items`] with the discussions read: split
     /// them, and trace the threads written at older heads (the comparisons
-    /// asked at once, at most [`MAX_IN_FLIGHT`] in flight).
+    /// asked at once, at most [`SHARED_IN_FLIGHT`] in flight).
     async fn settle_discussions(
         &self,
         mr: &MergeRequestWire,
@@ -308,7 +312,7 @@ impl GitLabClient {
                 let compare = self.fetch_compare(&from, head).await;
                 (from, compare)
             })
-            .buffer_unordered(MAX_IN_FLIGHT)
+            .buffer_unordered(SHARED_IN_FLIGHT)
             .collect()
             .await;
         let threads = discussions::settle(split.threads, &view, &compares);

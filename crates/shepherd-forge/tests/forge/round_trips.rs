@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
+use axum::http::{HeaderValue, Method, Uri};
 use axum::response::IntoResponse;
 use axum::Router;
 use serde_json::{json, Value};
@@ -37,6 +38,8 @@ struct Span {
 struct Model {
     threads: Vec<usize>,
     issue_comments: usize,
+    /// How many submitted reviews (REST, 100 to a page); every third has a body.
+    reviews: usize,
 }
 
 fn page(cursor: &Value, len: usize, size: usize) -> (std::ops::Range<usize>, Value) {
@@ -128,12 +131,42 @@ impl Model {
                     .collect();
                 pr(json!({ "comments": { "pageInfo": info, "nodes": nodes } }))
             }
-            "PullRequestReviews" => pr(json!({ "reviews": {
-                "pageInfo": { "hasNextPage": false, "endCursor": null }, "nodes": []
-            } })),
             other => panic!("unexpected operation {other}"),
         };
         json!({ "data": data })
+    }
+}
+
+impl Model {
+    /// `GET /repos/o/r/pulls/1/reviews?page=K`: the page, and GitHub's `Link`.
+    fn reviews_page(&self, base: &str, query: &str) -> (Value, Option<String>) {
+        let page: usize = query
+            .split('&')
+            .find_map(|p| p.strip_prefix("page="))
+            .map_or(1, |p| p.parse().unwrap());
+        let last = self.reviews.div_ceil(100).max(1);
+        let start = (page - 1) * 100;
+        let nodes: Vec<Value> = (start..(start + 100).min(self.reviews))
+            .map(|i| {
+                json!({
+                    "id": i, "node_id": format!("PRR_{i}"),
+                    "user": { "login": "rev", "type": "User" },
+                    "body": if i % 3 == 0 { format!("review {i}") } else { String::new() },
+                    "state": "COMMENTED",
+                    "html_url": format!("https://github.com/o/r/pull/1#pullrequestreview-{i}"),
+                    "submitted_at": "2024-05-02T10:00:00Z",
+                })
+            })
+            .collect();
+        let url = |n: usize| format!("<{base}/repos/o/r/pulls/1/reviews?per_page=100&page={n}>");
+        let link = (page < last).then(|| {
+            format!(
+                "{}; rel=\"next\", {}; rel=\"last\"",
+                url(page + 1),
+                url(last)
+            )
+        });
+        (Value::Array(nodes), link)
     }
 }
 
@@ -143,19 +176,30 @@ async fn serve(model: Model) -> (String, Arc<Mutex<Vec<Span>>>) {
     let model = Arc::new(model);
     let start: Arc<OnceLock<Instant>> = Arc::default();
     let recorded = Arc::clone(&spans);
-    let app = Router::new().fallback(move |body: Bytes| {
-        let (model, spans, start) = (
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let base = format!("http://{addr}");
+    let app = Router::new().fallback(move |method: Method, uri: Uri, body: Bytes| {
+        let (model, spans, start, base) = (
             Arc::clone(&model),
             Arc::clone(&recorded),
             Arc::clone(&start),
+            base.clone(),
         );
         async move {
             let arrived = Instant::now();
             let start = *start.get_or_init(|| arrived);
             let step = (arrived.duration_since(start).as_nanos() / STEP.as_nanos()) as u32 + 1;
-            let request: Value = serde_json::from_slice(&body).unwrap();
-            let operation = request["operationName"].as_str().unwrap().to_owned();
-            let answer = model.answer(&operation, &request["variables"]).to_string();
+            let (operation, answer, link) = if method == Method::GET {
+                assert_eq!(uri.path(), "/repos/o/r/pulls/1/reviews", "unexpected GET");
+                let (page, link) = model.reviews_page(&base, uri.query().unwrap_or_default());
+                ("GET reviews".to_owned(), page.to_string(), link)
+            } else {
+                let request: Value = serde_json::from_slice(&body).unwrap();
+                let operation = request["operationName"].as_str().unwrap().to_owned();
+                let answer = model.answer(&operation, &request["variables"]).to_string();
+                (operation, answer, None)
+            };
             tokio::time::sleep_until((start + STEP * step).into()).await;
             spans.lock().unwrap().push(Span {
                 operation,
@@ -163,11 +207,15 @@ async fn serve(model: Model) -> (String, Arc<Mutex<Vec<Span>>>) {
                 answered: Instant::now(),
                 step,
             });
-            ([("content-type", "application/json")], answer).into_response()
+            let mut response = ([("content-type", "application/json")], answer).into_response();
+            if let Some(link) = link {
+                response
+                    .headers_mut()
+                    .insert("link", HeaderValue::from_str(&link).unwrap());
+            }
+            response
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (format!("http://{addr}"), spans)
 }
@@ -211,6 +259,7 @@ async fn a_github_snapshot_takes_its_thread_pages_and_one_step_more() {
     let (url, spans) = serve(Model {
         threads,
         issue_comments: 150,
+        reviews: 1,
     })
     .await;
     let snapshot = client(&url).snapshot(1).await.unwrap();
@@ -227,7 +276,11 @@ async fn a_github_snapshot_takes_its_thread_pages_and_one_step_more() {
         "every comment of the long thread, once, in order"
     );
     assert_eq!(snapshot.threads[240].comments.len(), 150);
-    assert_eq!(snapshot.comments.len(), 150);
+    assert_eq!(
+        snapshot.comments.len(),
+        151,
+        "150 conversation comments, 1 review body"
+    );
 
     let spans = spans.lock().unwrap().clone();
     let t0 = spans.iter().map(|s| s.arrived).min().unwrap();
@@ -252,10 +305,97 @@ async fn a_github_snapshot_takes_its_thread_pages_and_one_step_more() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_reviews_stay_off_the_critical_path_of_a_snapshot() {
+    // As on GitHub, every standalone review comment is its own review: 1,000
+    // threads with 3 comments each come with 3,000 reviews (30 pages, three
+    // times the thread pages). Read one after the other they would take 30
+    // steps; 3 at a time beside the thread pages, 11.
+    let threads = vec![1; 1000];
+    let (url, spans) = serve(Model {
+        threads,
+        issue_comments: 0,
+        reviews: 3000,
+    })
+    .await;
+    let snapshot = client(&url).snapshot(1).await.unwrap();
+    assert_eq!(snapshot.threads.len(), 1000);
+    let ids: Vec<&str> = snapshot.comments.iter().map(|c| c.id.as_str()).collect();
+    let want: Vec<String> = (0..3000)
+        .filter(|i| i % 3 == 0)
+        .map(|i| format!("PRR_{i}"))
+        .collect();
+    assert_eq!(ids, want, "every review body once, in the forge's order");
+
+    let spans = spans.lock().unwrap().clone();
+    let ops: Vec<String> = spans
+        .iter()
+        .map(|s| format!("{} step {}", s.operation, s.step))
+        .collect();
+    let reviews = spans
+        .iter()
+        .filter(|s| s.operation == "GET reviews")
+        .count();
+    assert_eq!(reviews, 30, "{ops:?}");
+    let limit = 1000usize.div_ceil(100) + 1;
+    assert_eq!(
+        steps(&spans) as usize,
+        limit,
+        "sequential round trips = ceil(N/100) + 1: {ops:?}"
+    );
+    assert!(most_in_flight(&spans) <= 4, "{}", most_in_flight(&spans));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_thread_pages_keep_their_slot_when_every_other_read_is_busy() {
+    // 500 threads (5 pages), a long thread on each of the first four pages,
+    // 300 conversation comments (3 pages) and 600 reviews (6 pages): more
+    // reads beside the thread pages than the shared slots take at once. The
+    // thread pages have the lead's slot, so none of them waits for a slot
+    // and the snapshot still takes its thread pages and one step more.
+    let mut threads = vec![1; 500];
+    for t in [10, 110, 210, 310] {
+        threads[t] = 150;
+    }
+    let (url, spans) = serve(Model {
+        threads,
+        issue_comments: 300,
+        reviews: 600,
+    })
+    .await;
+    let snapshot = client(&url).snapshot(1).await.unwrap();
+    assert_eq!(snapshot.threads.len(), 500);
+    assert_eq!(snapshot.threads[310].comments.len(), 150);
+    assert_eq!(snapshot.comments.len(), 300 + 200);
+
+    let spans = spans.lock().unwrap().clone();
+    let ops: Vec<String> = spans
+        .iter()
+        .map(|s| format!("{} step {}", s.operation, s.step))
+        .collect();
+    let thread_steps: Vec<u32> = spans
+        .iter()
+        .filter(|s| s.operation == "ReviewThreads")
+        .map(|s| s.step)
+        .collect();
+    assert_eq!(
+        thread_steps,
+        vec![1, 2, 3, 4, 5],
+        "one thread page per step: {ops:?}"
+    );
+    let limit = 500usize.div_ceil(100) + 1;
+    assert!(
+        steps(&spans) as usize <= limit,
+        "sequential round trips = ceil(N/100) + 1 at most: {ops:?}"
+    );
+    assert!(most_in_flight(&spans) <= 4, "{}", most_in_flight(&spans));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thread_of_up_to_300_comments_costs_one_step_after_its_page() {
     let (url, spans) = serve(Model {
         threads: vec![290],
         issue_comments: 0,
+        reviews: 0,
     })
     .await;
     let threads = client(&url).review_threads(1).await.unwrap();

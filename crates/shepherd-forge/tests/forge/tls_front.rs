@@ -71,6 +71,13 @@ impl TlsFront {
     /// Serves HTTPS with `pki`'s server certificate on 127.0.0.1:0, passing
     /// every connection on to the plain HTTP server at `upstream`.
     pub async fn start(pki: &Pki, upstream: SocketAddr) -> TlsFront {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        TlsFront::start_on(pki, listener, upstream)
+    }
+
+    /// As [`TlsFront::start`], on a listener bound beforehand (so that the
+    /// upstream can be told the front's address before it starts).
+    pub fn start_on(pki: &Pki, listener: TcpListener, upstream: SocketAddr) -> TlsFront {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
@@ -82,7 +89,6 @@ impl TlsFront {
             )
             .unwrap();
         let acceptor = TlsAcceptor::from(Arc::new(config));
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let connections = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&connections);

@@ -361,3 +361,130 @@ async fn threads_marks_untrusted_items_and_does_not_cluster_them() {
     assert!(stdout.contains("7 items: 7 new"), "{stdout}");
     assert!(!stdout.contains("untrusted"), "{stdout}");
 }
+
+/// The review bodies as GraphQL's `reviews` connection shows them (what
+/// `threads` read before issue 14): `(id, databaseId, state, body, url,
+/// createdAt, author login, author is a bot)` of every submitted review with a
+/// non-blank body, in the forge's order.
+async fn graphql_review_bodies(
+    api: &str,
+) -> Vec<(String, u64, String, String, String, String, String, bool)> {
+    const QUERY: &str = r#"
+query OldPullRequestReviews($cursor: String) {
+  repository(owner: "acme", name: "widgets") {
+    pullRequest(number: 7) {
+      reviews(first: 100, after: $cursor) {
+        pageInfo { hasNextPage endCursor }
+        nodes { id databaseId body state url createdAt author { __typename login } }
+      }
+    }
+  }
+}
+"#;
+    let client = crate::common::client(api, AUTHOR);
+    let mut out = Vec::new();
+    let mut cursor = serde_json::Value::Null;
+    loop {
+        let data: serde_json::Value = client
+            .graphql_query(
+                "OldPullRequestReviews",
+                QUERY,
+                serde_json::json!({ "cursor": cursor }),
+            )
+            .await
+            .unwrap();
+        let reviews = &data["repository"]["pullRequest"]["reviews"];
+        for r in reviews["nodes"].as_array().unwrap() {
+            let body = r["body"].as_str().unwrap().to_owned();
+            if r["state"] == "PENDING" || body.trim().is_empty() {
+                continue;
+            }
+            out.push((
+                r["id"].as_str().unwrap().to_owned(),
+                r["databaseId"].as_u64().unwrap(),
+                r["state"].as_str().unwrap().to_owned(),
+                body,
+                r["url"].as_str().unwrap().to_owned(),
+                r["createdAt"].as_str().unwrap().to_owned(),
+                r["author"]["login"].as_str().unwrap().to_owned(),
+                r["author"]["__typename"] == "Bot",
+            ));
+        }
+        if reviews["pageInfo"]["hasNextPage"] != true {
+            break;
+        }
+        cursor = reviews["pageInfo"]["endCursor"].clone();
+    }
+    out
+}
+
+/// Issue 14: the review bodies now come from REST pages asked at once; what
+/// `threads --json` shows of them (and the snapshot holds) is what the
+/// GraphQL `reviews` connection said: the same ids, fields and order, over
+/// more than one page of reviews, with a bot's review, an approval without a
+/// body and the viewer's pending review left out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_json_review_bodies_match_the_graphql_reviews() {
+    use shepherd_emulator::{ReviewSpec, ReviewStateSpec};
+    use shepherd_forge::Forge;
+
+    // 130 threads: 130 single-comment reviews, so 134 reviews on 2 pages.
+    let mut s = scenario(130, 1);
+    s.reviews = vec![
+        ReviewSpec::new(
+            "reviewer",
+            ReviewStateSpec::ChangesRequested,
+            "Please cap the retries.",
+        ),
+        ReviewSpec::new("review-bot", ReviewStateSpec::Commented, "**3 actionable**"),
+        ReviewSpec::new("reviewer", ReviewStateSpec::Approved, ""),
+        ReviewSpec::new("author", ReviewStateSpec::Pending, "draft"),
+    ];
+    let emu = start(s).await;
+    let want = graphql_review_bodies(&emu.api_url()).await;
+    assert_eq!(want.len(), 2, "{want:?}");
+
+    let client = crate::common::client(&emu.api_url(), AUTHOR);
+    let got: Vec<_> = client
+        .top_level_comments(7)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.kind == shepherd_core::model::TopLevelKind::ReviewBody)
+        .map(|c| {
+            let author = c.author.unwrap();
+            let state = serde_json::to_value(c.review_state.unwrap()).unwrap();
+            (
+                c.id,
+                c.database_id.unwrap(),
+                state.as_str().unwrap().to_uppercase(),
+                c.body,
+                c.url,
+                c.created_at,
+                author.login,
+                author.kind == shepherd_core::model::AuthorKind::Bot,
+            )
+        })
+        .collect();
+    assert_eq!(got, want, "the snapshot's review bodies");
+
+    let json = threads_json(&emu, false).await;
+    let items: Vec<(String, String, String)> = json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "review-body")
+        .map(|i| {
+            (
+                i["item_id"].as_str().unwrap().to_owned(),
+                i["author"]["login"].as_str().unwrap().to_owned(),
+                i["url"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String, String)> = want
+        .into_iter()
+        .map(|(id, _, _, _, url, _, login, _)| (id, login, url))
+        .collect();
+    assert_eq!(items, want, "{json:#}");
+}

@@ -1,0 +1,57 @@
+//! What GitHub derives from a pull request's state rather than stores:
+//! its mergeable state and how an account relates to the repository.
+//! Shared by the REST and GraphQL views, so both say the same.
+
+use crate::ci_state::CiState;
+use crate::scenario::{Permission, PullRequestStatus};
+use crate::state::{PullRequestRecord, RepositoryRecord, State};
+
+/// GitHub's `mergeable_state` of an open PR: `draft`, `blocked` (a
+/// required check has not succeeded), `unstable` (another check failed) or
+/// `clean`. The emulator never has merge conflicts.
+pub(crate) fn mergeable_state(ci: &CiState, pr: &PullRequestRecord) -> &'static str {
+    if pr.status != PullRequestStatus::Open {
+        return "unknown";
+    }
+    if pr.draft {
+        return "draft";
+    }
+    let runs = ci.latest_check_runs(&pr.head_sha);
+    let succeeded = |name: &str| {
+        runs.iter().any(|r| {
+            r.name == name
+                && r.conclusion
+                    .is_some_and(|c| matches!(c.as_str(), "success" | "neutral" | "skipped"))
+        }) || ci
+            .latest_statuses(&pr.head_sha)
+            .iter()
+            .any(|s| s.context == name && s.state.as_str() == "success")
+    };
+    if ci
+        .required_for(&pr.base_ref)
+        .iter()
+        .any(|name| !succeeded(name))
+    {
+        return "blocked";
+    }
+    if runs
+        .iter()
+        .any(|r| r.conclusion.is_some_and(|c| c.failed()))
+    {
+        return "unstable";
+    }
+    "clean"
+}
+
+/// How a user relates to the repository, as GitHub words it.
+pub(crate) fn author_association(
+    state: &State,
+    repo: &RepositoryRecord,
+    login: &str,
+) -> &'static str {
+    match state.user(login) {
+        _ if login == repo.owner => "OWNER",
+        Some(user) if user.permission >= Permission::Write => "COLLABORATOR",
+        _ => "CONTRIBUTOR",
+    }
+}
