@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{shepherd_replies, start_demo, Shepherd};
+use crate::common::{shepherd_replies, Demo};
 
 /// Kills the dashboard when the test ends, however it ends.
 struct Serving(Child);
@@ -20,15 +20,8 @@ impl Drop for Serving {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
-    let emu = start_demo().await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
-    let (code, out, err) = tokio::task::block_in_place(|| {
-        sh.run_at(
-            &api,
-            &["run", "42", "--repo", "demo/authkit", "--approve", "prompt"],
-        )
-    });
+    let Demo { emu, api, sh } = Demo::start().await;
+    let (code, out, err) = sh.run_pr(&api, "prompt", &[]);
     assert_eq!(code, 3, "{out}\n{err}");
     let run = sh.latest_run(&api);
 
