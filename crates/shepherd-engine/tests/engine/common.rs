@@ -22,7 +22,7 @@ use shepherd_core::{Marker, RepoRef};
 use shepherd_emulator::{EmulatedForge, Emulator, RunningEmulator, Scenario};
 use shepherd_engine::{
     Engine, EngineOptions, Git, HttpCredentials, Progress, ProgressEvent, RunOutcome, RunSpec,
-    StateDir,
+    RunStatus, StateDir,
 };
 use shepherd_forge::{
     ClientConfig, Forge, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, RetryPolicy,
@@ -446,6 +446,18 @@ pub fn assert_resolves_authorized(pr: &Value) {
             thread["id"]
         );
     }
+}
+
+/// Asserts the run converged; the message is its reason and report.
+#[track_caller]
+pub fn assert_converged(outcome: &RunOutcome) {
+    assert_eq!(
+        outcome.status,
+        RunStatus::Converged,
+        "{:?}\n{}",
+        outcome.reason,
+        outcome.report.to_markdown()
+    );
 }
 
 pub fn read(path: &Path) -> String {
