@@ -319,6 +319,19 @@ impl Setup {
             .expect("the run starts")
     }
 
+    /// The progress notes of the runs so far, in order.
+    pub fn notes(&self) -> Vec<String> {
+        self.events
+            .lock()
+            .expect("lock")
+            .iter()
+            .filter_map(|e| match e {
+                ProgressEvent::Note { message } => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A fault target of `call` on this forge.
     pub fn fault_target(&self, call: Mutation) -> &'static str {
         call.target(self.kind)

@@ -7,7 +7,7 @@
 //! local): GitHub only.
 
 use serde_json::{json, Value};
-use shepherd_engine::{ProgressEvent, RunOutcome, RunStatus};
+use shepherd_engine::{RunOutcome, RunStatus};
 
 use crate::common::*;
 use crate::test_agents::{default_script, fix_script, thread, Lab, A_TXT};
@@ -76,17 +76,7 @@ fn assert_failed_closed(lab: &Lab, outcome: &RunOutcome, base: &str, role: &str)
         "nothing was posted"
     );
     assert!(!lab.head_file("src/a.txt").contains("injected"));
-    let notes: Vec<String> = lab
-        .setup
-        .events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            ProgressEvent::Note { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect();
+    let notes = lab.setup.notes();
     assert!(
         notes
             .iter()
@@ -245,17 +235,7 @@ async fn a_repair_agent_that_commits_itself_is_taken_back_and_committed_by_sheph
         !subjects.iter().any(|s| s == "agent commit") && subjects.len() == 2,
         "the fix and Shepherd's repair commit only: {subjects:?}"
     );
-    let notes: Vec<String> = lab
-        .setup
-        .events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            ProgressEvent::Note { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect();
+    let notes = lab.setup.notes();
     assert!(
         notes
             .iter()

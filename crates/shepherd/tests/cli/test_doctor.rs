@@ -50,6 +50,17 @@ fn in_checkout(sh: &Shepherd, repo: &Path, path: &str, args: &[&str]) -> Command
     cmd
 }
 
+/// The entry of `doctor --json`'s `agents` for `provider`.
+fn agent_in(json: &serde_json::Value, provider: &str) -> serde_json::Value {
+    json["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["provider"] == provider)
+        .cloned()
+        .unwrap()
+}
+
 #[test]
 fn doctor_lists_installed_and_configured_agent_clis() {
     let sh = Shepherd::new();
@@ -67,15 +78,7 @@ fn doctor_lists_installed_and_configured_agent_clis() {
     );
     assert!(!stdout.contains(SECRET) && !text(&out.stderr).contains(SECRET));
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    let agent = |name: &str| {
-        json["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["provider"] == name)
-            .cloned()
-            .unwrap()
-    };
+    let agent = |name: &str| agent_in(&json, name);
     assert!(agent("claude")["installed"]
         .as_str()
         .unwrap()
@@ -239,15 +242,7 @@ fn doctor_shows_each_real_clis_version_against_the_supported_range() {
         .unwrap();
     let stdout = text(&out.stdout);
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    let agent = |name: &str| {
-        json["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["provider"] == name)
-            .cloned()
-            .unwrap()
-    };
+    let agent = |name: &str| agent_in(&json, name);
     for name in ["claude", "gemini", "copilot"] {
         let a = agent(name);
         assert_eq!(a["fit"], "supported", "{a}");

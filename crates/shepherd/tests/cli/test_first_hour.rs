@@ -146,6 +146,18 @@ fn git(dir: &std::path::Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
+/// Asserts `shepherd threads` succeeded and listed the demo's PR.
+#[track_caller]
+fn assert_lists_the_demo_pr(out: &std::process::Output) {
+    let stdout = crate::common::text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        crate::common::text(&out.stderr)
+    );
+    assert!(stdout.contains("demo/authkit#42"), "{stdout}");
+}
+
 /// Point 1: an `http://` PR URL or remote is contacted over HTTP (no
 /// `--api-url`); an unknown host with an http remote needs only `--forge`;
 /// a forge that cannot be reached is named with the endpoint tried.
@@ -157,13 +169,7 @@ async fn http_urls_are_honoured_and_the_endpoint_is_named() {
     // A PR URL on http://.
     let url = format!("{base}/demo/authkit/pull/42");
     let out = tokio::task::block_in_place(|| sh.run(&["threads", &url], &token));
-    let stdout = crate::common::text(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        crate::common::text(&out.stderr)
-    );
-    assert!(stdout.contains("demo/authkit#42"), "{stdout}");
+    assert_lists_the_demo_pr(&out);
 
     // A clone whose origin is http://HOST:PORT/…: the host is unknown, so
     // the forge must be named, and nothing else.
@@ -187,13 +193,7 @@ async fn http_urls_are_honoured_and_the_endpoint_is_named() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("127.0.0.1"), "{stderr}");
     let out = tokio::task::block_in_place(|| in_clone(&["threads", "42", "--forge", "github"]));
-    let stdout = crate::common::text(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        crate::common::text(&out.stderr)
-    );
-    assert!(stdout.contains("demo/authkit#42"), "{stdout}");
+    assert_lists_the_demo_pr(&out);
 
     // Nothing listens there: the error names the endpoint tried.
     let closed = {

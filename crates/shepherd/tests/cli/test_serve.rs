@@ -18,6 +18,18 @@ impl Drop for Serving {
     }
 }
 
+/// The dashboard's page at `url`, with the session `cookie`.
+async fn get_page(http: &reqwest::Client, url: String, cookie: &str) -> String {
+    http.get(url)
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     let Demo { emu, api, sh } = Demo::start().await;
@@ -57,15 +69,7 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     // The printed URL opens the session.
     let r = http.get(&url).send().await.unwrap();
     assert_eq!(r.status(), 303);
-    let page = http
-        .get(format!("{base}/runs/{run}"))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = get_page(&http, format!("{base}/runs/{run}"), &cookie).await;
     assert!(page.contains("Approve and resume"), "{page}");
     // The first pending item's row, and a reply for it.
     let at = page.find("name=\"item-").expect("an editable row") + "name=\"item-".len();
@@ -92,15 +96,7 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     // `shepherd resume` (run by the dashboard) drives the run to its end.
     let started = Instant::now();
     let live = loop {
-        let live = http
-            .get(format!("{base}/runs/{run}/live"))
-            .header("cookie", &cookie)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let live = get_page(&http, format!("{base}/runs/{run}/live"), &cookie).await;
         if live.contains("data-status=\"converged\"") || live.contains("data-status=\"failed\"") {
             break live;
         }
