@@ -156,6 +156,78 @@ impl GitClient {
     }
 }
 
+/// A clone made by the real git, in a temp dir that lives as long as it
+/// does. Blocking: use it off the async runtime (`spawn_blocking`).
+pub struct Checkout {
+    pub git: GitClient,
+    /// The clone's work tree.
+    pub repo: PathBuf,
+    _work: tempfile::TempDir,
+}
+
+impl Checkout {
+    /// `git clone --quiet [--branch BRANCH] URL`, asserted to succeed.
+    pub fn of(url: &str, branch: Option<&str>) -> Self {
+        let git = GitClient::new();
+        let work = tempfile::tempdir().unwrap();
+        let mut args = vec!["clone", "--quiet"];
+        if let Some(branch) = branch {
+            args.extend(["--branch", branch]);
+        }
+        args.extend([url, "repo"]);
+        git.ok(work.path(), &args);
+        let repo = work.path().join("repo");
+        Checkout {
+            git,
+            repo,
+            _work: work,
+        }
+    }
+
+    /// `git ARGS` in the clone, asserted to succeed; trimmed stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        self.git.ok(&self.repo, args)
+    }
+
+    /// `git ARGS` in the clone, whatever its exit.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.git.run(&self.repo, args)
+    }
+
+    /// The clone's `HEAD` commit.
+    pub fn head(&self) -> String {
+        self.ok(&["rev-parse", "HEAD"])
+    }
+}
+
+/// The head of a fresh clone of `branch` from `url` (run off the runtime).
+pub async fn cloned_head(url: String, branch: &str) -> String {
+    let branch = branch.to_owned();
+    tokio::task::spawn_blocking(move || Checkout::of(&url, Some(&branch)).head())
+        .await
+        .unwrap()
+}
+
+/// Asserts a git command succeeded; its stderr is the message.
+#[track_caller]
+pub fn assert_git_ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `git --git-dir REPO ARGS` on the emulator's bare repository, asserted
+/// to succeed; trimmed stdout.
+pub fn emulator_git(emu: &RunningEmulator, args: &[&str]) -> String {
+    let repo = emu.repository_path();
+    let git_dir = repo.to_str().unwrap().to_owned();
+    let mut all = vec!["--git-dir", git_dir.as_str()];
+    all.extend_from_slice(args);
+    GitClient::new().ok(&repo, &all)
+}
+
 /// `http://x-access-token:TOKEN@host:port/owner/repo.git`.
 pub fn authed_git_url(emu: &RunningEmulator, token: &str) -> String {
     emu.git_url("acme", "widgets").replacen(
@@ -300,24 +372,12 @@ pub async fn git_push_to(
 ) -> String {
     let branch = branch.to_owned();
     tokio::task::spawn_blocking(move || {
-        let git = GitClient::new();
-        let work = tempfile::tempdir().unwrap();
-        git.ok(
-            work.path(),
-            &["clone", "--quiet", "--branch", &branch, &url, "repo"],
-        );
-        let repo = work.path().join("repo");
-        edit(&repo);
-        git.ok(&repo, &["add", "--all"]);
-        git.ok(
-            &repo,
-            &["commit", "--quiet", "--allow-empty", "-m", "change"],
-        );
-        let sha = git.ok(&repo, &["rev-parse", "HEAD"]);
-        git.ok(
-            &repo,
-            &["push", "--quiet", "origin", &format!("HEAD:{branch}")],
-        );
+        let clone = Checkout::of(&url, Some(&branch));
+        edit(&clone.repo);
+        clone.ok(&["add", "--all"]);
+        clone.ok(&["commit", "--quiet", "--allow-empty", "-m", "change"]);
+        let sha = clone.head();
+        clone.ok(&["push", "--quiet", "origin", &format!("HEAD:{branch}")]);
         sha
     })
     .await

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::Method;
 use serde_json::{json, Value};
-use shepherd_emulator::{CheckSpec, EndpointAccess, Scenario};
+use shepherd_emulator::{CheckSpec, EndpointAccess, RunningEmulator, Scenario};
 
 use crate::common::*;
 
@@ -19,6 +19,54 @@ const ROLLUP: &str = r#"query StatusCheckRollup($owner: String!, $name: String!,
         nodes { __typename
           ... on CheckRun { name status conclusion isRequired(pullRequestNumber: $number) databaseId detailsUrl checkSuite { databaseId app { slug } } }
           ... on StatusContext { context state isRequired(pullRequestNumber: $number) targetUrl } } } } } } } } } }"#;
+
+/// `GET /repos/acme/widgets{tail}` as alice: the status and the JSON body.
+async fn alice_get(emu: &RunningEmulator, tail: &str) -> (u16, Value) {
+    rest_get(
+        &emu.api_url(),
+        &format!("/repos/acme/widgets{tail}"),
+        Some(ALICE),
+    )
+    .await
+}
+
+/// `POST …/actions/runs/{run_id}/rerun-failed-jobs` as `token`.
+async fn rerun_failed(
+    emu: &RunningEmulator,
+    run_id: u64,
+    token: &str,
+) -> (u16, reqwest::header::HeaderMap, Value) {
+    rest(
+        Method::POST,
+        &format!(
+            "{}/repos/acme/widgets/actions/runs/{run_id}/rerun-failed-jobs",
+            emu.api_url()
+        ),
+        Some(token),
+        None,
+    )
+    .await
+}
+
+/// Shepherd's `StatusCheckRollup` query of PR 1, as alice: the body.
+async fn rollup_query(emu: &RunningEmulator) -> Value {
+    graphql(
+        emu,
+        ALICE,
+        ROLLUP,
+        json!({ "owner": "acme", "name": "widgets", "number": 1 }),
+    )
+    .await
+}
+
+/// The CI scenario with `checks`, running, its start-up CI idle; and the
+/// PR's head.
+async fn start_ci(checks: Vec<CheckSpec>) -> (RunningEmulator, String) {
+    let emu = start(ci_scenario(checks)).await;
+    idle(&emu).await;
+    let head = emu.head_sha(1).unwrap();
+    (emu, head)
+}
 
 fn ci_scenario(checks: Vec<CheckSpec>) -> Scenario {
     let mut s = scenario(0, 0);
@@ -41,7 +89,7 @@ async fn push_readme(emu: &shepherd_emulator::RunningEmulator, text: &str) -> St
 
 #[tokio::test]
 async fn checks_run_real_commands_on_the_pushed_commit() {
-    let emu = start(ci_scenario(vec![
+    let (emu, head) = start_ci(vec![
         // Sees the pushed tree, with a clean environment.
         check(
             "tests",
@@ -49,10 +97,8 @@ async fn checks_run_real_commands_on_the_pushed_commit() {
             true,
         ),
         check("lint", "echo linting; exit 3", false),
-    ]))
+    ])
     .await;
-    idle(&emu).await;
-    let head = emu.head_sha(1).unwrap();
     assert_eq!(
         check_runs(&emu, &head).await,
         [
@@ -62,12 +108,7 @@ async fn checks_run_real_commands_on_the_pushed_commit() {
     );
     let pushed = push_readme(&emu, "# widgets v2\n").await;
     idle(&emu).await;
-    let (_, runs) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/commits/{pushed}/check-runs"),
-        Some(ALICE),
-    )
-    .await;
+    let (_, runs) = alice_get(&emu, &format!("/commits/{pushed}/check-runs")).await;
     assert_eq!(runs["total_count"], 2);
     let tests = &runs["check_runs"][0];
     assert_eq!(tests["name"], "tests");
@@ -79,21 +120,15 @@ async fn checks_run_real_commands_on_the_pushed_commit() {
     assert_eq!(lint["output"]["summary"], "exit status 3");
     assert_eq!(lint["output"]["text"], "linting\n");
     // A branch name works as the ref too.
-    let (status, by_branch) = rest_get(
-        &emu.api_url(),
-        "/repos/acme/widgets/commits/feature%2Fwidgets/check-runs?check_name=lint",
-        Some(ALICE),
+    let (status, by_branch) = alice_get(
+        &emu,
+        "/commits/feature%2Fwidgets/check-runs?check_name=lint",
     )
     .await;
     assert_eq!(status, 200);
     assert_eq!(by_branch["total_count"], 1);
     assert_eq!(by_branch["check_runs"][0]["head_sha"], pushed.as_str());
-    let (status, _) = rest_get(
-        &emu.api_url(),
-        "/repos/acme/widgets/commits/no-such-branch/check-runs",
-        Some(ALICE),
-    )
-    .await;
+    let (status, _) = alice_get(&emu, "/commits/no-such-branch/check-runs").await;
     assert_eq!(status, 422);
 }
 
@@ -108,13 +143,7 @@ async fn a_check_goes_queued_then_in_progress_then_completed() {
     assert!(check_runs(&emu, &head).await.is_empty());
     let pushed = push_readme(&emu, "v2\n").await;
     assert_eq!(check_runs(&emu, &pushed).await[0].1, "queued");
-    let body = graphql(
-        &emu,
-        ALICE,
-        ROLLUP,
-        json!({ "owner": "acme", "name": "widgets", "number": 1 }),
-    )
-    .await;
+    let body = rollup_query(&emu).await;
     let rollup = &body["data"]["repository"]["pullRequest"]["commits"]["nodes"][0]["commit"]
         ["statusCheckRollup"];
     assert_eq!(rollup["state"], "PENDING", "{body}");
@@ -129,12 +158,7 @@ async fn a_check_goes_queued_then_in_progress_then_completed() {
         assert!(Instant::now() < deadline, "never in progress: {runs:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let (_, runs) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/actions/runs?head_sha={pushed}"),
-        Some(ALICE),
-    )
-    .await;
+    let (_, runs) = alice_get(&emu, &format!("/actions/runs?head_sha={pushed}")).await;
     assert_eq!(runs["total_count"], 1);
     assert_eq!(runs["workflow_runs"][0]["status"], "in_progress");
     assert_eq!(runs["workflow_runs"][0]["conclusion"], Value::Null);
@@ -143,12 +167,7 @@ async fn a_check_goes_queued_then_in_progress_then_completed() {
         check_runs(&emu, &pushed).await[0],
         ("slow".to_owned(), "completed".to_owned(), json!("success"))
     );
-    let (_, runs) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/actions/runs?head_sha={pushed}"),
-        Some(ALICE),
-    )
-    .await;
+    let (_, runs) = alice_get(&emu, &format!("/actions/runs?head_sha={pushed}")).await;
     let run = &runs["workflow_runs"][0];
     assert_eq!(run["status"], "completed");
     assert_eq!(run["conclusion"], "success");
@@ -161,65 +180,25 @@ async fn a_check_goes_queued_then_in_progress_then_completed() {
 async fn flaky_checks_fail_first_and_rerun_failed_jobs_retries_only_them() {
     let mut flaky = check("flaky", "true", true);
     flaky.flaky = 1;
-    let emu = start(ci_scenario(vec![flaky, check("steady", "true", false)])).await;
-    idle(&emu).await;
-    let head = emu.head_sha(1).unwrap();
-    let (_, runs) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/actions/runs?head_sha={head}"),
-        Some(ALICE),
-    )
-    .await;
+    let (emu, head) = start_ci(vec![flaky, check("steady", "true", false)]).await;
+    let (_, runs) = alice_get(&emu, &format!("/actions/runs?head_sha={head}")).await;
     let run = &runs["workflow_runs"][0];
     assert_eq!(run["conclusion"], "failure");
     let run_id = run["id"].as_u64().unwrap();
-    let (_, jobs) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/actions/runs/{run_id}/jobs"),
-        Some(ALICE),
-    )
-    .await;
+    let (_, jobs) = alice_get(&emu, &format!("/actions/runs/{run_id}/jobs")).await;
     assert_eq!(jobs["total_count"], 2);
     let steady_job = jobs["jobs"][1]["id"].clone();
 
     // Read-only tokens may not re-run.
-    let (status, _, _) = rest(
-        Method::POST,
-        &format!(
-            "{}/repos/acme/widgets/actions/runs/{run_id}/rerun-failed-jobs",
-            emu.api_url()
-        ),
-        Some(READER),
-        None,
-    )
-    .await;
+    let (status, _, _) = rerun_failed(&emu, run_id, READER).await;
     assert_eq!(status, 403);
-    let (status, _, body) = rest(
-        Method::POST,
-        &format!(
-            "{}/repos/acme/widgets/actions/runs/{run_id}/rerun-failed-jobs",
-            emu.api_url()
-        ),
-        Some(ALICE),
-        None,
-    )
-    .await;
+    let (status, _, body) = rerun_failed(&emu, run_id, ALICE).await;
     assert_eq!(status, 201, "{body}");
     idle(&emu).await;
-    let (_, run) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/actions/runs/{run_id}"),
-        Some(ALICE),
-    )
-    .await;
+    let (_, run) = alice_get(&emu, &format!("/actions/runs/{run_id}")).await;
     assert_eq!(run["run_attempt"], 2);
     assert_eq!(run["conclusion"], "success");
-    let (_, jobs) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/actions/runs/{run_id}/jobs"),
-        Some(ALICE),
-    )
-    .await;
+    let (_, jobs) = alice_get(&emu, &format!("/actions/runs/{run_id}/jobs")).await;
     assert_eq!(jobs["total_count"], 2);
     let flaky_job = &jobs["jobs"][0];
     assert_eq!(flaky_job["name"], "flaky");
@@ -227,12 +206,7 @@ async fn flaky_checks_fail_first_and_rerun_failed_jobs_retries_only_them() {
     assert_eq!(flaky_job["conclusion"], "success");
     // The successful job was not re-run.
     assert_eq!(jobs["jobs"][1]["id"], steady_job);
-    let (_, all) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/actions/runs/{run_id}/jobs?filter=all"),
-        Some(ALICE),
-    )
-    .await;
+    let (_, all) = alice_get(&emu, &format!("/actions/runs/{run_id}/jobs?filter=all")).await;
     assert_eq!(all["total_count"], 3);
     // Latest check runs: one per name; all of them: three.
     let mut latest = check_runs(&emu, &head).await;
@@ -248,24 +222,10 @@ async fn flaky_checks_fail_first_and_rerun_failed_jobs_retries_only_them() {
             ),
         ]
     );
-    let (_, all) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/commits/{head}/check-runs?filter=all"),
-        Some(ALICE),
-    )
-    .await;
+    let (_, all) = alice_get(&emu, &format!("/commits/{head}/check-runs?filter=all")).await;
     assert_eq!(all["total_count"], 3);
     // Nothing failed any more: a second re-run is refused.
-    let (status, _, _) = rest(
-        Method::POST,
-        &format!(
-            "{}/repos/acme/widgets/actions/runs/{run_id}/rerun-failed-jobs",
-            emu.api_url()
-        ),
-        Some(ALICE),
-        None,
-    )
-    .await;
+    let (status, _, _) = rerun_failed(&emu, run_id, ALICE).await;
     assert_eq!(status, 403);
 }
 
@@ -274,10 +234,8 @@ async fn a_check_that_runs_too_long_times_out() {
     let mut slow = check("slow", "sleep 30", true);
     slow.timeout_secs = 1;
     let started = Instant::now();
-    let emu = start(ci_scenario(vec![slow])).await;
-    idle(&emu).await;
+    let (emu, head) = start_ci(vec![slow]).await;
     assert!(started.elapsed() < Duration::from_secs(10));
-    let head = emu.head_sha(1).unwrap();
     assert_eq!(
         check_runs(&emu, &head).await,
         [(
@@ -286,10 +244,9 @@ async fn a_check_that_runs_too_long_times_out() {
             json!("timed_out")
         )]
     );
-    let (_, runs) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/actions/runs?head_sha={head}&status=failure"),
-        Some(ALICE),
+    let (_, runs) = alice_get(
+        &emu,
+        &format!("/actions/runs?head_sha={head}&status=failure"),
     )
     .await;
     assert_eq!(runs["total_count"], 1);
@@ -299,26 +256,14 @@ async fn a_check_that_runs_too_long_times_out() {
 async fn checks_can_publish_legacy_statuses() {
     let mut with_status = check("legacy", "exit 0", true);
     with_status.status_context = true;
-    let emu = start(ci_scenario(vec![with_status])).await;
-    idle(&emu).await;
-    let head = emu.head_sha(1).unwrap();
-    let (status, combined) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/commits/{head}/status"),
-        Some(ALICE),
-    )
-    .await;
+    let (emu, head) = start_ci(vec![with_status]).await;
+    let (status, combined) = alice_get(&emu, &format!("/commits/{head}/status")).await;
     assert_eq!(status, 200);
     assert_eq!(combined["state"], "success");
     assert_eq!(combined["sha"], head.as_str());
     assert_eq!(combined["total_count"], 1);
     assert_eq!(combined["statuses"][0]["context"], "legacy");
-    let (_, statuses) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/commits/{head}/statuses"),
-        Some(ALICE),
-    )
-    .await;
+    let (_, statuses) = alice_get(&emu, &format!("/commits/{head}/statuses")).await;
     let states: Vec<&str> = statuses
         .as_array()
         .unwrap()
@@ -336,20 +281,9 @@ async fn checks_can_publish_legacy_statuses() {
     )
     .await;
     assert_eq!(status, 201, "{created}");
-    let (_, combined) = rest_get(
-        &emu.api_url(),
-        &format!("/repos/acme/widgets/commits/{head}/status"),
-        Some(ALICE),
-    )
-    .await;
+    let (_, combined) = alice_get(&emu, &format!("/commits/{head}/status")).await;
     assert_eq!(combined["state"], "failure");
-    let body = graphql(
-        &emu,
-        ALICE,
-        ROLLUP,
-        json!({ "owner": "acme", "name": "widgets", "number": 1 }),
-    )
-    .await;
+    let body = rollup_query(&emu).await;
     let rollup = &body["data"]["repository"]["pullRequest"]["commits"]["nodes"][0]["commit"]
         ["statusCheckRollup"];
     assert_eq!(rollup["state"], "FAILURE", "{body}");
@@ -375,24 +309,15 @@ async fn required_checks_come_from_protection_rulesets_and_is_required() {
     s.ci.required_contexts = vec!["deploy".into()];
     let emu = start(s).await;
     idle(&emu).await;
-    let (status, protection) = rest_get(
-        &emu.api_url(),
-        "/repos/acme/widgets/branches/main/protection/required_status_checks",
-        Some(ALICE),
-    )
-    .await;
+    let (status, protection) =
+        alice_get(&emu, "/branches/main/protection/required_status_checks").await;
     assert_eq!(status, 200, "{protection}");
     assert_eq!(protection["contexts"], json!(["deploy", "tests"]));
     assert_eq!(
         protection["checks"],
         json!([{ "context": "deploy", "app_id": null }, { "context": "tests", "app_id": 15368 }])
     );
-    let (status, rules) = rest_get(
-        &emu.api_url(),
-        "/repos/acme/widgets/rules/branches/main",
-        Some(ALICE),
-    )
-    .await;
+    let (status, rules) = alice_get(&emu, "/rules/branches/main").await;
     assert_eq!(status, 200);
     assert_eq!(rules[0]["type"], "required_status_checks");
     assert_eq!(
@@ -400,29 +325,17 @@ async fn required_checks_come_from_protection_rulesets_and_is_required() {
         json!([{ "context": "deploy" }, { "context": "tests", "integration_id": 15368 }])
     );
     // Other branches are not protected.
-    let (status, body) = rest_get(
-        &emu.api_url(),
-        "/repos/acme/widgets/branches/feature%2Fwidgets/protection/required_status_checks",
-        Some(ALICE),
+    let (status, body) = alice_get(
+        &emu,
+        "/branches/feature%2Fwidgets/protection/required_status_checks",
     )
     .await;
     assert_eq!(status, 404);
     assert_eq!(body["message"], "Branch not protected");
-    let (_, rules) = rest_get(
-        &emu.api_url(),
-        "/repos/acme/widgets/rules/branches/feature%2Fwidgets",
-        Some(ALICE),
-    )
-    .await;
+    let (_, rules) = alice_get(&emu, "/rules/branches/feature%2Fwidgets").await;
     assert_eq!(rules, json!([]));
 
-    let body = graphql(
-        &emu,
-        ALICE,
-        ROLLUP,
-        json!({ "owner": "acme", "name": "widgets", "number": 1 }),
-    )
-    .await;
+    let body = rollup_query(&emu).await;
     let commit = &body["data"]["repository"]["pullRequest"]["commits"]["nodes"][0]["commit"];
     assert_eq!(commit["oid"], emu.head_sha(1).unwrap().as_str());
     let rollup = &commit["statusCheckRollup"];
@@ -479,13 +392,7 @@ async fn required_check_endpoints_can_refuse_and_be_changed_at_run_time() {
     // GraphQL's isRequired answers whatever the REST endpoints do.
     emu.set_required_checks_access(EndpointAccess::Forbidden, None);
     idle(&emu).await;
-    let body = graphql(
-        &emu,
-        ALICE,
-        ROLLUP,
-        json!({ "owner": "acme", "name": "widgets", "number": 1 }),
-    )
-    .await;
+    let body = rollup_query(&emu).await;
     let node = &body["data"]["repository"]["pullRequest"]["commits"]["nodes"][0]["commit"]
         ["statusCheckRollup"]["contexts"]["nodes"][0];
     assert_eq!(node["isRequired"], true, "{body}");
@@ -552,23 +459,12 @@ async fn without_run_on_start_a_fresh_scenario_has_no_ci() {
     idle(&emu).await;
     let head = emu.head_sha(1).unwrap();
     assert!(check_runs(&emu, &head).await.is_empty());
-    let body = graphql(
-        &emu,
-        ALICE,
-        ROLLUP,
-        json!({ "owner": "acme", "name": "widgets", "number": 1 }),
-    )
-    .await;
+    let body = rollup_query(&emu).await;
     assert_eq!(
         body["data"]["repository"]["pullRequest"]["commits"]["nodes"][0]["commit"]
             ["statusCheckRollup"],
         Value::Null
     );
-    let (_, runs) = rest_get(
-        &emu.api_url(),
-        "/repos/acme/widgets/actions/runs",
-        Some(ALICE),
-    )
-    .await;
+    let (_, runs) = alice_get(&emu, "/actions/runs").await;
     assert_eq!(runs["total_count"], 0);
 }

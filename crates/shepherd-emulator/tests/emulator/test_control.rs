@@ -178,30 +178,15 @@ async fn act_push_commits_with_plumbing_and_has_every_push_effect() {
     // The thread followed its line.
     assert_eq!(threads(&emu, ALICE).await[0]["line"], 4);
     // The commit is real: its parent, tree and author are right.
-    let git = GitClient::new();
-    let repo = emu.repository_path();
-    let git_dir = repo.to_str().unwrap();
     assert_eq!(
-        git.ok(
-            &repo,
-            &["--git-dir", git_dir, "rev-parse", &format!("{sha}^")]
-        ),
+        emulator_git(&emu, &["rev-parse", &format!("{sha}^")]),
         before
     );
     assert_eq!(
-        git.ok(
-            &repo,
-            &["--git-dir", git_dir, "log", "-1", "--format=%an %s", &sha]
-        ),
+        emulator_git(&emu, &["log", "-1", "--format=%an %s", &sha]),
         "alice Add NEW.md"
     );
-    assert_eq!(
-        git.ok(
-            &repo,
-            &["--git-dir", git_dir, "rev-parse", "refs/pull/1/head"]
-        ),
-        sha
-    );
+    assert_eq!(emulator_git(&emu, &["rev-parse", "refs/pull/1/head"]), sha);
     idle(&emu).await;
     assert_eq!(
         check_runs(&emu, &sha).await,
@@ -252,48 +237,16 @@ async fn reset_restores_the_scenario_and_the_repository() {
         after["ci"]["check_runs"].as_array().unwrap().len(),
         initial["ci"]["check_runs"].as_array().unwrap().len()
     );
-    let git = GitClient::new();
-    let repo = emu.repository_path();
-    let git_dir = repo.to_str().unwrap();
     assert_eq!(
-        git.ok(
-            &repo,
-            &[
-                "--git-dir",
-                git_dir,
-                "rev-parse",
-                "refs/heads/feature/widgets"
-            ]
-        ),
+        emulator_git(&emu, &["rev-parse", "refs/heads/feature/widgets"]),
         initial_head
     );
     assert_eq!(
-        git.ok(
-            &repo,
-            &["--git-dir", git_dir, "rev-parse", "refs/pull/1/head"]
-        ),
+        emulator_git(&emu, &["rev-parse", "refs/pull/1/head"]),
         initial_head
     );
     // A clone sees the initial head too.
-    let url = authed_git_url(&emu, ALICE);
-    let cloned = tokio::task::spawn_blocking(move || {
-        let git = GitClient::new();
-        let work = tempfile::tempdir().unwrap();
-        git.ok(
-            work.path(),
-            &[
-                "clone",
-                "--quiet",
-                "--branch",
-                "feature/widgets",
-                &url,
-                "repo",
-            ],
-        );
-        git.ok(&work.path().join("repo"), &["rev-parse", "HEAD"])
-    })
-    .await
-    .unwrap();
+    let cloned = cloned_head(authed_git_url(&emu, ALICE), "feature/widgets").await;
     assert_eq!(cloned, initial_head);
     assert_eq!(rest_get(&emu.api_url(), "/user", Some(ALICE)).await.0, 200);
     // The Rust method does the same.

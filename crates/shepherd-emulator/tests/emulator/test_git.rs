@@ -2,6 +2,9 @@
 
 use crate::common::*;
 
+/// `git push` of the clone's HEAD to the PR's head branch.
+const PUSH_HEAD: &[&str] = &["push", "--quiet", "origin", "HEAD:feature/widgets"];
+
 #[tokio::test]
 async fn clone_commit_push_updates_the_head_sha() {
     let emu = start(scenario(1, 1)).await;
@@ -9,39 +12,17 @@ async fn clone_commit_push_updates_the_head_sha() {
     let url = authed_git_url(&emu, ALICE);
     // Client-side git blocks: run it off the runtime that serves the emulator.
     let (cloned, pushed, out) = tokio::task::spawn_blocking(move || {
-        let git = GitClient::new();
-        let work = tempfile::tempdir().unwrap();
-        git.ok(
-            work.path(),
-            &[
-                "clone",
-                "--quiet",
-                "--branch",
-                "feature/widgets",
-                &url,
-                "repo",
-            ],
-        );
-        let repo = work.path().join("repo");
-        assert!(repo.join("src/lib.rs").exists());
-        let cloned = git.ok(&repo, &["rev-parse", "HEAD"]);
-        std::fs::write(repo.join("NEW.md"), "new file\n").unwrap();
-        git.ok(&repo, &["add", "NEW.md"]);
-        git.ok(&repo, &["commit", "--quiet", "-m", "Add NEW.md"]);
-        let pushed = git.ok(&repo, &["rev-parse", "HEAD"]);
-        let out = git.run(
-            &repo,
-            &["push", "--quiet", "origin", "HEAD:feature/widgets"],
-        );
-        (cloned, pushed, out)
+        let clone = Checkout::of(&url, Some("feature/widgets"));
+        assert!(clone.repo.join("src/lib.rs").exists());
+        let cloned = clone.head();
+        std::fs::write(clone.repo.join("NEW.md"), "new file\n").unwrap();
+        clone.ok(&["add", "NEW.md"]);
+        clone.ok(&["commit", "--quiet", "-m", "Add NEW.md"]);
+        (cloned, clone.head(), clone.run(PUSH_HEAD))
     })
     .await
     .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_git_ok(&out);
     assert_eq!(cloned, before);
     assert_ne!(pushed, before);
 
@@ -64,23 +45,13 @@ async fn push_to_another_branch_leaves_the_head_alone() {
     let before = head_ref_oid(&emu, ALICE).await;
     let url = authed_git_url(&emu, ALICE);
     let out = tokio::task::spawn_blocking(move || {
-        let git = GitClient::new();
-        let work = tempfile::tempdir().unwrap();
-        git.ok(work.path(), &["clone", "--quiet", &url, "repo"]);
-        let repo = work.path().join("repo");
-        git.ok(&repo, &["commit", "--quiet", "--allow-empty", "-m", "side"]);
-        git.run(
-            &repo,
-            &["push", "--quiet", "origin", "HEAD:refs/heads/side"],
-        )
+        let clone = Checkout::of(&url, None);
+        clone.ok(&["commit", "--quiet", "--allow-empty", "-m", "side"]);
+        clone.run(&["push", "--quiet", "origin", "HEAD:refs/heads/side"])
     })
     .await
     .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_git_ok(&out);
     assert_eq!(head_ref_oid(&emu, ALICE).await, before);
 }
 
@@ -90,22 +61,9 @@ async fn read_only_user_can_fetch_but_not_push() {
     let before = head_ref_oid(&emu, ALICE).await;
     let url = authed_git_url(&emu, READER);
     let out = tokio::task::spawn_blocking(move || {
-        let git = GitClient::new();
-        let work = tempfile::tempdir().unwrap();
-        git.ok(
-            work.path(),
-            &[
-                "clone",
-                "--quiet",
-                "--branch",
-                "feature/widgets",
-                &url,
-                "repo",
-            ],
-        );
-        let repo = work.path().join("repo");
-        git.ok(&repo, &["commit", "--quiet", "--allow-empty", "-m", "nope"]);
-        git.run(&repo, &["push", "origin", "HEAD:feature/widgets"])
+        let clone = Checkout::of(&url, Some("feature/widgets"));
+        clone.ok(&["commit", "--quiet", "--allow-empty", "-m", "nope"]);
+        clone.run(&["push", "origin", "HEAD:feature/widgets"])
     })
     .await
     .unwrap();
@@ -151,20 +109,7 @@ async fn large_push_with_a_chunked_body_goes_through() {
     let emu = start(scenario(0, 0)).await;
     let url = authed_git_url(&emu, ALICE);
     let (pushed, out) = tokio::task::spawn_blocking(move || {
-        let git = GitClient::new();
-        let work = tempfile::tempdir().unwrap();
-        git.ok(
-            work.path(),
-            &[
-                "clone",
-                "--quiet",
-                "--branch",
-                "feature/widgets",
-                &url,
-                "repo",
-            ],
-        );
-        let repo = work.path().join("repo");
+        let clone = Checkout::of(&url, Some("feature/widgets"));
         // Incompressible bytes, more than git's 1 MiB post buffer, so git
         // sends the pack with chunked transfer encoding (no Content-Length).
         let mut state: u64 = 0x2545_f491_4f6c_dd1d;
@@ -176,23 +121,14 @@ async fn large_push_with_a_chunked_body_goes_through() {
                 state as u8
             })
             .collect();
-        std::fs::write(repo.join("big.bin"), blob).unwrap();
-        git.ok(&repo, &["add", "big.bin"]);
-        git.ok(&repo, &["commit", "--quiet", "-m", "Add a big file"]);
-        let pushed = git.ok(&repo, &["rev-parse", "HEAD"]);
-        let out = git.run(
-            &repo,
-            &["push", "--quiet", "origin", "HEAD:feature/widgets"],
-        );
-        (pushed, out)
+        std::fs::write(clone.repo.join("big.bin"), blob).unwrap();
+        clone.ok(&["add", "big.bin"]);
+        clone.ok(&["commit", "--quiet", "-m", "Add a big file"]);
+        (clone.head(), clone.run(PUSH_HEAD))
     })
     .await
     .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_git_ok(&out);
     assert_eq!(head_ref_oid(&emu, ALICE).await, pushed);
 }
 
@@ -230,30 +166,9 @@ async fn a_status_fault_on_git_refuses_the_push() {
 /// back: the commit made and git's answer to the push.
 async fn try_push(url: String) -> (String, std::process::Output) {
     tokio::task::spawn_blocking(move || {
-        let git = GitClient::new();
-        let work = tempfile::tempdir().unwrap();
-        git.ok(
-            work.path(),
-            &[
-                "clone",
-                "--quiet",
-                "--branch",
-                "feature/widgets",
-                &url,
-                "repo",
-            ],
-        );
-        let repo = work.path().join("repo");
-        git.ok(
-            &repo,
-            &["commit", "--quiet", "--allow-empty", "-m", "a change"],
-        );
-        let sha = git.ok(&repo, &["rev-parse", "HEAD"]);
-        let out = git.run(
-            &repo,
-            &["push", "--quiet", "origin", "HEAD:feature/widgets"],
-        );
-        (sha, out)
+        let clone = Checkout::of(&url, Some("feature/widgets"));
+        clone.ok(&["commit", "--quiet", "--allow-empty", "-m", "a change"]);
+        (clone.head(), clone.run(PUSH_HEAD))
     })
     .await
     .unwrap()

@@ -162,24 +162,7 @@ async fn git_at_gitlab_paths_takes_any_user_with_a_token() {
     // A clone with `oauth2:TOKEN` works end to end.
     let url = gitlab_git_url(&emu, "oauth2", BOB);
     let head = emu.head_sha(1).unwrap();
-    let cloned = tokio::task::spawn_blocking(move || {
-        let git = GitClient::new();
-        let work = tempfile::tempdir().unwrap();
-        git.ok(
-            work.path(),
-            &[
-                "clone",
-                "--quiet",
-                "--branch",
-                "feature/widgets",
-                &url,
-                "repo",
-            ],
-        );
-        git.ok(&work.path().join("repo"), &["rev-parse", "HEAD"])
-    })
-    .await
-    .unwrap();
+    let cloned = cloned_head(url, "feature/widgets").await;
     assert_eq!(cloned, head);
     let (status, _, _) = gl(
         &emu,

@@ -22,7 +22,7 @@ use shepherd_core::{Marker, RepoRef};
 use shepherd_emulator::{EmulatedForge, Emulator, RunningEmulator, Scenario};
 use shepherd_engine::{
     Engine, EngineOptions, Git, HttpCredentials, Progress, ProgressEvent, RunOutcome, RunSpec,
-    StateDir,
+    RunStatus, StateDir,
 };
 use shepherd_forge::{
     ClientConfig, Forge, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, RetryPolicy,
@@ -319,6 +319,19 @@ impl Setup {
             .expect("the run starts")
     }
 
+    /// The progress notes of the runs so far, in order.
+    pub fn notes(&self) -> Vec<String> {
+        self.events
+            .lock()
+            .expect("lock")
+            .iter()
+            .filter_map(|e| match e {
+                ProgressEvent::Note { message } => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A fault target of `call` on this forge.
     pub fn fault_target(&self, call: Mutation) -> &'static str {
         call.target(self.kind)
@@ -446,6 +459,18 @@ pub fn assert_resolves_authorized(pr: &Value) {
             thread["id"]
         );
     }
+}
+
+/// Asserts the run converged; the message is its reason and report.
+#[track_caller]
+pub fn assert_converged(outcome: &RunOutcome) {
+    assert_eq!(
+        outcome.status,
+        RunStatus::Converged,
+        "{:?}\n{}",
+        outcome.reason,
+        outcome.report.to_markdown()
+    );
 }
 
 pub fn read(path: &Path) -> String {

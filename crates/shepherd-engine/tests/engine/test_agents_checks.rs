@@ -10,25 +10,26 @@ use crate::test_agents::*;
 
 /// Fixes `src/a.txt` by writing `content` into it.
 fn fix_a(lab: &Lab, content: &str) {
-    lab.script(
-        "fix-src_a_txt",
-        fix_script(
-            0,
-            json!([{"path": "src/a.txt", "content": content}]),
-            "Fixed alpha.",
-        ),
+    lab.fixer(
+        "src/a.txt",
+        0,
+        json!([{"path": "src/a.txt", "content": content}]),
+        "Fixed alpha.",
     );
+}
+
+/// One thread on `src/a.txt`, whose fixer breaks the verify command there
+/// (writes `BROKEN`).
+async fn breaking_fix() -> Lab {
+    let lab = Lab::with_threads(vec![thread("src/a.txt", 2, "Fix alpha two.")]).await;
+    lab.triage_all("code-change");
+    fix_a(&lab, &A_TXT.replace("alpha two", "alpha two BROKEN"));
+    lab
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fix_that_breaks_verification_in_its_file_is_repaired_once() {
-    let lab = Lab::new(project(
-        vec![thread("src/a.txt", 2, "Fix alpha two.")],
-        vec![],
-    ))
-    .await;
-    lab.script("default", default_script("code-change", json!({})));
-    fix_a(&lab, &A_TXT.replace("alpha two", "alpha two BROKEN"));
+    let lab = breaking_fix().await;
     lab.script(
         "repair",
         json!({"fix": {"attempts": [[
@@ -63,13 +64,7 @@ async fn a_fix_that_breaks_verification_in_its_file_is_repaired_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fix_that_still_fails_after_its_repair_is_never_pushed() {
-    let lab = Lab::new(project(
-        vec![thread("src/a.txt", 2, "Fix alpha two.")],
-        vec![],
-    ))
-    .await;
-    lab.script("default", default_script("code-change", json!({})));
-    fix_a(&lab, &A_TXT.replace("alpha two", "alpha two BROKEN"));
+    let lab = breaking_fix().await;
     lab.script(
         "repair",
         json!({"fix": {"attempts": [[
@@ -108,7 +103,7 @@ async fn a_failure_only_in_untouched_files_is_noted_as_pre_existing() {
         shepherd_emulator::FileSpec::text("legacy FAILING\n"),
     );
     let lab = Lab::new(s).await;
-    lab.script("default", default_script("code-change", json!({})));
+    lab.triage_all("code-change");
     fix_a(&lab, &A_TXT.replace("alpha two", "alpha 2"));
     let head = lab.setup.emu.head_sha(PR).unwrap();
     let outcome = lab.run("[review]\nenabled = false\n").await;
@@ -136,11 +131,7 @@ async fn a_failure_only_in_untouched_files_is_noted_as_pre_existing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fix_judged_not_addressed_is_handed_to_a_person_not_resolved() {
-    let lab = Lab::new(project(
-        vec![thread("src/a.txt", 2, "Fix alpha two.")],
-        vec![],
-    ))
-    .await;
+    let lab = Lab::with_threads(vec![thread("src/a.txt", 2, "Fix alpha two.")]).await;
     lab.script(
         "default",
         default_script(
@@ -180,11 +171,7 @@ async fn a_fix_judged_not_addressed_is_handed_to_a_person_not_resolved() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pre_push_review_refutes_one_finding_and_fixes_the_one_that_holds() {
-    let lab = Lab::new(project(
-        vec![thread("src/a.txt", 2, "Fix alpha two.")],
-        vec![],
-    ))
-    .await;
+    let lab = Lab::with_threads(vec![thread("src/a.txt", 2, "Fix alpha two.")]).await;
     let finding = |id: &str, severity: &str, confidence: u8, repro: Value| {
         json!({"id": id, "severity": severity, "confidence": confidence,
                "title": format!("finding {id}"), "path": "src/a.txt", "line": 2,

@@ -143,13 +143,7 @@ async fn the_demo_auth_threads_form_one_cluster_fixed_by_one_agent_call() {
     assert_eq!(auth_fixes.len(), 4, "the demo has four src/auth fixes");
 
     let (outcome, counting) = run_counting(&setup, "").await;
-    assert_eq!(
-        outcome.status,
-        RunStatus::Converged,
-        "{:?}\n{}",
-        outcome.reason,
-        outcome.report.to_markdown()
-    );
+    assert_converged(&outcome);
 
     // Round 1: nine new items open the gate by volume; the four src/auth
     // error-handling threads form one cluster, everything else is isolated.

@@ -129,13 +129,7 @@ async fn seven_decisions(extra: &str) -> (Lab, BTreeMap<&'static str, String>, S
             "[review]\nenabled = false\n[approve]\nmode = \"auto\"\n{extra}"
         ))
         .await;
-    assert_eq!(
-        outcome.status,
-        RunStatus::Converged,
-        "{:?}\n{}",
-        outcome.reason,
-        outcome.report.to_markdown()
-    );
+    assert_converged(&outcome);
     (lab, ids, base, outcome)
 }
 

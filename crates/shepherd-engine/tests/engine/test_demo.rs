@@ -1,6 +1,6 @@
 //! The demo scenario converges with the builtin agent, on both forges.
 
-use shepherd_engine::{ProgressEvent, RunStatus};
+use shepherd_engine::ProgressEvent;
 
 use crate::common::*;
 
@@ -12,13 +12,7 @@ async fn the_demo_converges_with_the_builtin_agent(forge: ForgeKind) {
     // The default: needs-human items held for the user (issue 13 point 2).
     let outcome = setup.run("[approve]\nreply_needs_human = false\n").await;
     let pr = setup.pr();
-    assert_eq!(
-        outcome.status,
-        RunStatus::Converged,
-        "{:?}\n{}",
-        outcome.reason,
-        outcome.report.to_markdown()
-    );
+    assert_converged(&outcome);
     assert_eq!(outcome.status, shepherd_engine::RunStatus::Converged);
 
     // Round 1 fixed and pushed; the bot commented on the added TODO during

@@ -9,13 +9,7 @@ use shepherd_engine::RunStatus;
 use crate::common::*;
 
 fn assert_clean_convergence(setup: &Setup, outcome: &shepherd_engine::RunOutcome) {
-    assert_eq!(
-        outcome.status,
-        RunStatus::Converged,
-        "{:?}\n{}",
-        outcome.reason,
-        outcome.report.to_markdown()
-    );
+    assert_converged(outcome);
     setup.assert_clean();
     assert_eq!(
         marker_replies(&setup.pr()).len(),

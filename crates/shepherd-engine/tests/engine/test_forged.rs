@@ -116,13 +116,7 @@ async fn forged_markers_hide_no_feedback(forge: ForgeKind) {
     assert_eq!(trusted_comment.len(), 1);
 
     let outcome = setup.run("").await;
-    assert_eq!(
-        outcome.status,
-        RunStatus::Converged,
-        "{:?}\n{}",
-        outcome.reason,
-        outcome.report.to_markdown()
-    );
+    assert_converged(&outcome);
 
     // What round 1 saw: the forged threads and items are new, nothing came
     // from a forged marker.

@@ -7,10 +7,10 @@
 //! local): GitHub only.
 
 use serde_json::{json, Value};
-use shepherd_engine::{ProgressEvent, RunOutcome, RunStatus};
+use shepherd_engine::{RunOutcome, RunStatus};
 
 use crate::common::*;
-use crate::test_agents::{default_script, fix_script, project, thread, Lab, A_TXT};
+use crate::test_agents::{default_script, fix_script, thread, Lab, A_TXT};
 
 /// A step of the scripted agent: `sh -c SCRIPT` in its working directory.
 fn sh(script: &str) -> Value {
@@ -24,12 +24,34 @@ const COMMIT: &str = "printf 'injected\\n' >> src/a.txt && \
 /// Change a tracked file and add one, no commit.
 const EDIT: &str = "printf 'injected\\n' >> src/a.txt && printf 'x\\n' > dropped.txt";
 
-async fn lab() -> Lab {
-    Lab::new(project(
-        vec![thread("src/a.txt", 2, "Say ALPHA TWO here.")],
-        vec![],
-    ))
-    .await
+/// The lab of these tests (one thread, on `src/a.txt`) and the PR's head
+/// before the run.
+async fn lab() -> (Lab, String) {
+    let lab = Lab::with_threads(vec![thread("src/a.txt", 2, "Say ALPHA TWO here.")]).await;
+    let base = lab.setup.emu.head_sha(PR).unwrap();
+    (lab, base)
+}
+
+/// The default script (triage says code-change) with `role`'s one call
+/// running `script` first, as a prompt injection would make it, then
+/// answering `answer`.
+fn injected(role: &str, script: &str, answer: Value) -> Value {
+    default_script(
+        "code-change",
+        json!({role: {"attempts": [[sh(script), answer]]}}),
+    )
+}
+
+/// `script` with a fixer that makes `src/a.txt` say ALPHA TWO.
+fn with_alpha_two_fix(mut script: Value) -> Value {
+    let fixed = A_TXT.replace("alpha two", "ALPHA TWO");
+    script["fix"] = fix_script(
+        0,
+        json!([{"path": "src/a.txt", "content": fixed}]),
+        "Now says ALPHA TWO.",
+    )["fix"]
+        .clone();
+    script
 }
 
 /// The run failed closed on `role`: nothing reached the forge, the reason
@@ -54,17 +76,7 @@ fn assert_failed_closed(lab: &Lab, outcome: &RunOutcome, base: &str, role: &str)
         "nothing was posted"
     );
     assert!(!lab.head_file("src/a.txt").contains("injected"));
-    let notes: Vec<String> = lab
-        .setup
-        .events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            ProgressEvent::Note { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect();
+    let notes = lab.setup.notes();
     assert!(
         notes
             .iter()
@@ -80,16 +92,13 @@ fn assert_failed_closed(lab: &Lab, outcome: &RunOutcome, base: &str, role: &str)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_triage_agent_that_commits_fails_closed_and_nothing_is_pushed() {
-    let lab = lab().await;
-    let base = lab.setup.emu.head_sha(PR).unwrap();
+    let (lab, base) = lab().await;
     lab.script(
         "default",
-        default_script(
-            "code-change",
-            json!({"triage": {"attempts": [[
-                sh(COMMIT),
-                {"triage": {"default": {"decision": "code-change", "reply_hint": "On it."}}}
-            ]]}}),
+        injected(
+            "triage",
+            COMMIT,
+            json!({"triage": {"default": {"decision": "code-change", "reply_hint": "On it."}}}),
         ),
     );
     let outcome = lab.run("[review]\nenabled = false\n").await;
@@ -106,16 +115,13 @@ async fn a_triage_agent_that_commits_fails_closed_and_nothing_is_pushed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_triage_agent_that_edits_without_committing_fails_closed() {
-    let lab = lab().await;
-    let base = lab.setup.emu.head_sha(PR).unwrap();
+    let (lab, base) = lab().await;
     lab.script(
         "default",
-        default_script(
-            "code-change",
-            json!({"triage": {"attempts": [[
-                sh(EDIT),
-                {"triage": {"default": {"decision": "needs-human", "reply_hint": "A person decides."}}}
-            ]]}}),
+        injected(
+            "triage",
+            EDIT,
+            json!({"triage": {"default": {"decision": "needs-human", "reply_hint": "A person decides."}}}),
         ),
     );
     let outcome = lab.run("[review]\nenabled = false\n").await;
@@ -129,23 +135,13 @@ async fn a_triage_agent_that_edits_without_committing_fails_closed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reviewer_that_commits_fails_closed_before_the_push() {
-    let lab = lab().await;
-    let base = lab.setup.emu.head_sha(PR).unwrap();
-    let fixed = A_TXT.replace("alpha two", "ALPHA TWO");
-    let mut script = default_script(
-        "code-change",
-        json!({"review": {"attempts": [[
-            sh(COMMIT),
-            {"review": {"summary": "nothing to report"}}
-        ]]}}),
+    let (lab, base) = lab().await;
+    let script = injected(
+        "review",
+        COMMIT,
+        json!({"review": {"summary": "nothing to report"}}),
     );
-    script["fix"] = fix_script(
-        0,
-        json!([{"path": "src/a.txt", "content": fixed}]),
-        "Now says ALPHA TWO.",
-    )["fix"]
-        .clone();
-    lab.script("default", script);
+    lab.script("default", with_alpha_two_fix(script));
     let outcome = lab.run("").await;
     assert_failed_closed(&lab, &outcome, &base, "review");
     assert!(
@@ -156,23 +152,13 @@ async fn a_reviewer_that_commits_fails_closed_before_the_push() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fix_validator_that_writes_fails_closed_before_the_push() {
-    let lab = lab().await;
-    let base = lab.setup.emu.head_sha(PR).unwrap();
-    let fixed = A_TXT.replace("alpha two", "ALPHA TWO");
-    let mut script = default_script(
-        "code-change",
-        json!({"fix-validation": {"attempts": [[
-            sh("printf 'x\\n' > dropped.txt"),
-            {"fix_validation": {}}
-        ]]}}),
+    let (lab, base) = lab().await;
+    let script = injected(
+        "fix-validation",
+        "printf 'x\\n' > dropped.txt",
+        json!({"fix_validation": {}}),
     );
-    script["fix"] = fix_script(
-        0,
-        json!([{"path": "src/a.txt", "content": fixed}]),
-        "Now says ALPHA TWO.",
-    )["fix"]
-        .clone();
-    lab.script("default", script);
+    lab.script("default", with_alpha_two_fix(script));
     let outcome = lab.run("[review]\nenabled = false\n").await;
     assert_eq!(outcome.status, RunStatus::Failed, "{:?}", outcome.reason);
     let reason = outcome.reason.clone().unwrap();
@@ -187,8 +173,7 @@ async fn a_fix_validator_that_writes_fails_closed_before_the_push() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fixer_that_commits_itself_does_not_get_its_commit_pushed() {
-    let lab = lab().await;
-    let base = lab.setup.emu.head_sha(PR).unwrap();
+    let (lab, base) = lab().await;
     let fixed = A_TXT.replace("alpha two", "ALPHA TWO");
     let mut script = default_script("code-change", json!({}));
     script["fix"] = json!({"attempts": [[
@@ -198,13 +183,7 @@ async fn a_fixer_that_commits_itself_does_not_get_its_commit_pushed() {
     ]]});
     lab.script("default", script);
     let outcome = lab.run("[review]\nenabled = false\n").await;
-    assert_eq!(
-        outcome.status,
-        RunStatus::Converged,
-        "{:?}\n{}",
-        outcome.reason,
-        outcome.report.to_markdown()
-    );
+    assert_converged(&outcome);
     // The fix is on the forge, as Shepherd's own commit; the agent's is not.
     assert!(lab.head_file("src/a.txt").contains("ALPHA TWO"));
     let subjects = lab.pushed_subjects(&base);
@@ -229,16 +208,13 @@ async fn a_fixer_that_commits_itself_does_not_get_its_commit_pushed() {
 /// reach the forge.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repair_agent_that_commits_itself_is_taken_back_and_committed_by_shepherd() {
-    let lab = lab().await;
-    let base = lab.setup.emu.head_sha(PR).unwrap();
-    lab.script("default", default_script("code-change", json!({})));
-    lab.script(
-        "fix-src_a_txt",
-        fix_script(
-            0,
-            json!([{"path": "src/a.txt", "content": A_TXT.replace("alpha two", "alpha two BROKEN")}]),
-            "Fixed alpha.",
-        ),
+    let (lab, base) = lab().await;
+    lab.triage_all("code-change");
+    lab.fixer(
+        "src/a.txt",
+        0,
+        json!([{"path": "src/a.txt", "content": A_TXT.replace("alpha two", "alpha two BROKEN")}]),
+        "Fixed alpha.",
     );
     lab.script(
         "repair",
@@ -259,17 +235,7 @@ async fn a_repair_agent_that_commits_itself_is_taken_back_and_committed_by_sheph
         !subjects.iter().any(|s| s == "agent commit") && subjects.len() == 2,
         "the fix and Shepherd's repair commit only: {subjects:?}"
     );
-    let notes: Vec<String> = lab
-        .setup
-        .events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            ProgressEvent::Note { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect();
+    let notes = lab.setup.notes();
     assert!(
         notes
             .iter()

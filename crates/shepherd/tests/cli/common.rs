@@ -135,9 +135,40 @@ pub const RUN_CONFIG: &str = "[trust]\nusers = [\"review-bot\"]\n[ci]\npoll_inte
 
 /// The demo scenario, running, with its start-up CI settled.
 pub async fn start_demo() -> RunningEmulator {
-    let emu = start(Scenario::demo().expect("the demo scenario")).await;
+    start_settled(Scenario::demo().expect("the demo scenario")).await
+}
+
+/// `scenario`, running, with its start-up CI settled.
+pub async fn start_settled(scenario: Scenario) -> RunningEmulator {
+    let emu = start(scenario).await;
     emu.wait_idle(std::time::Duration::from_secs(30)).await;
     emu
+}
+
+/// The usual start of a `shepherd run` test: a settled emulator, its API
+/// URL and a sealed `shepherd`.
+pub struct Demo {
+    pub emu: RunningEmulator,
+    pub api: String,
+    pub sh: Shepherd,
+}
+
+impl Demo {
+    /// The demo scenario (`demo/authkit`, PR 42).
+    pub async fn start() -> Self {
+        Self::with(Scenario::demo().expect("the demo scenario")).await
+    }
+
+    /// `scenario` in place of the demo's.
+    pub async fn with(scenario: Scenario) -> Self {
+        let emu = start_settled(scenario).await;
+        let api = emu.api_url();
+        Demo {
+            emu,
+            api,
+            sh: Shepherd::new(),
+        }
+    }
 }
 
 impl Shepherd {
@@ -168,6 +199,14 @@ impl Shepherd {
             text(&out.stdout),
             text(&out.stderr),
         )
+    }
+
+    /// `shepherd run 42 --repo demo/authkit --approve APPROVE` and `extra`
+    /// (the demo's PR), on a blocking thread; `(exit code, stdout, stderr)`.
+    pub fn run_pr(&self, api_url: &str, approve: &str, extra: &[&str]) -> (i32, String, String) {
+        let mut args = vec!["run", "42", "--repo", "demo/authkit", "--approve", approve];
+        args.extend_from_slice(extra);
+        tokio::task::block_in_place(|| self.run_at(api_url, &args))
     }
 
     /// The id of the newest run in the state dir.

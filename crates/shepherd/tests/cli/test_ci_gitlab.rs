@@ -5,22 +5,77 @@
 //! when asked, and a second stateless job doubles nothing.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use shepherd_emulator::Scenario;
+use shepherd_emulator::{RunningEmulator, Scenario};
+use yaml_rust2::Yaml;
 
-use crate::common::{assert_honest_end_state, shepherd_replies, start, RUN_CONFIG};
-use crate::fake_runner::{gitlab_job, load_yaml, repo_root, scalar};
+use crate::common::{assert_honest_end_state, shepherd_replies, start_settled, RUN_CONFIG};
+use crate::fake_runner::{gitlab_job, load_yaml, repo_root, scalar, GitLabJobRun};
 
-fn pipeline_vars(
-    emu: &shepherd_emulator::RunningEmulator,
-    config: &Path,
-    bin_dir: &Path,
-) -> BTreeMap<String, String> {
+/// The demo in GitLab mode (`demo/authkit`, MR !42), running, its start-up
+/// CI settled.
+async fn start_gitlab_demo() -> RunningEmulator {
+    start_settled(gitlab_demo()).await
+}
+
+/// The demo scenario in GitLab mode.
+fn gitlab_demo() -> Scenario {
+    Scenario::demo()
+        .and_then(Scenario::into_gitlab)
+        .expect("the demo in GitLab mode")
+}
+
+/// The shepherd binary's directory (the template installs nothing: it is
+/// put on PATH).
+fn bin_dir() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_shepherd"))
+        .parent()
+        .expect("the binary is in a directory")
+}
+
+/// A user config in a temp dir of its own: the run tests' config, and every
+/// item gets a reply (needs-human too), so each job's replies can be
+/// counted: what these tests check is that none is doubled.
+struct ReplyAllConfig {
+    _home: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl ReplyAllConfig {
+    fn new() -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join("config.toml");
+        std::fs::write(
+            &path,
+            format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
+        )
+        .unwrap();
+        ReplyAllConfig { _home: home, path }
+    }
+}
+
+/// The GitLab template (`examples/gitlab/shepherd.gitlab-ci.yml`).
+fn template() -> Yaml {
+    load_yaml(&repo_root().join("examples/gitlab/shepherd.gitlab-ci.yml"))
+}
+
+/// The template's `shepherd` job, run with `vars` in a fresh project
+/// directory (returned, with the files the job left there).
+fn run_job(template: &Yaml, vars: &BTreeMap<String, String>) -> (GitLabJobRun, tempfile::TempDir) {
+    let project = tempfile::tempdir().unwrap();
+    let job =
+        tokio::task::block_in_place(|| gitlab_job(template, "shepherd", project.path(), vars));
+    (job, project)
+}
+
+/// The predefined variables of a merge request pipeline of MR !42 of the
+/// demo project and the project's masked variables and choices (approve
+/// `auto`, the user config at `config`).
+fn mr_pipeline_vars(emu: &RunningEmulator, config: &Path) -> Vec<(&'static str, String)> {
     let api = emu.gitlab_api_url();
     let server = api.trim_end_matches("/api/v4").to_owned();
-    let path = std::env::var("PATH").unwrap_or_default();
-    [
+    vec![
         ("CI_PIPELINE_SOURCE", "merge_request_event".to_owned()),
         ("CI_MERGE_REQUEST_IID", "42".to_owned()),
         ("CI_MERGE_REQUEST_PROJECT_PATH", "demo/authkit".to_owned()),
@@ -35,22 +90,28 @@ fn pipeline_vars(
         // Masked CI/CD variables of the project.
         ("GITLAB_TOKEN", "emu_dev_token".to_owned()),
         // The project's choices.
-        ("SHEPHERD_AGENT", "builtin".to_owned()),
         ("SHEPHERD_APPROVE", "auto".to_owned()),
         ("SHEPHERD_CONFIG_FILE", config.display().to_string()),
-        // shepherd on PATH: the template installs nothing.
-        ("PATH", format!("{}:{path}", bin_dir.display())),
     ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v))
-    .collect()
+}
+
+/// [`mr_pipeline_vars`] for a shell runner: the builtin agent chosen, and
+/// shepherd on PATH.
+fn pipeline_vars(emu: &RunningEmulator, config: &Path) -> BTreeMap<String, String> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let mut vars: BTreeMap<String, String> = mr_pipeline_vars(emu, config)
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+    vars.insert("SHEPHERD_AGENT".into(), "builtin".into());
+    vars.insert("PATH".into(), format!("{}:{path}", bin_dir().display()));
+    vars
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_template_job_converges_and_a_second_job_doubles_nothing() {
-    let emu = start(Scenario::demo().unwrap().into_gitlab().unwrap()).await;
-    emu.wait_idle(std::time::Duration::from_secs(30)).await;
-    let template = load_yaml(&repo_root().join("examples/gitlab/shepherd.gitlab-ci.yml"));
+    let emu = start_gitlab_demo().await;
+    let template = template();
     // The job's rules: merge request pipelines of this project only.
     let rules = &template[".shepherd"]["rules"];
     let first_rule = scalar(&rules[0]["if"]);
@@ -65,23 +126,12 @@ async fn the_template_job_converges_and_a_second_job_doubles_nothing() {
         scalar(&template[".shepherd"]["resource_group"]),
         "shepherd-mr-${CI_MERGE_REQUEST_IID}${SHEPHERD_MR_IID}"
     );
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_shepherd")).parent().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let config = home.path().join("config.toml");
-    // Every item gets a reply (needs-human too), so each job's replies
-    // can be counted: what these tests check is that none is doubled.
-    std::fs::write(
-        &config,
-        format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
-    )
-    .unwrap();
+    let config = ReplyAllConfig::new();
 
     // Job 1, with the note asked for.
-    let project = tempfile::tempdir().unwrap();
-    let mut vars = pipeline_vars(&emu, &config, bin_dir);
+    let mut vars = pipeline_vars(&emu, &config.path);
     vars.insert("SHEPHERD_MR_NOTE".into(), "true".into());
-    let job =
-        tokio::task::block_in_place(|| gitlab_job(&template, "shepherd", project.path(), &vars));
+    let (job, project) = run_job(&template, &vars);
     assert_eq!(job.exit, 0, "{}", job.log);
     let outputs = std::fs::read_to_string(project.path().join("shepherd-outputs.txt")).unwrap();
     assert!(outputs.contains("status=converged\n"), "{outputs}");
@@ -120,10 +170,7 @@ async fn the_template_job_converges_and_a_second_job_doubles_nothing() {
     assert_eq!(notes(&emu), 1, "the report is posted once, as asked");
 
     // Job 2: a fresh project directory and state, no note asked for.
-    let project = tempfile::tempdir().unwrap();
-    let vars = pipeline_vars(&emu, &config, bin_dir);
-    let job =
-        tokio::task::block_in_place(|| gitlab_job(&template, "shepherd", project.path(), &vars));
+    let (job, project) = run_job(&template, &pipeline_vars(&emu, &config.path));
     assert_eq!(job.exit, 0, "{}", job.log);
     let outputs = std::fs::read_to_string(project.path().join("shepherd-outputs.txt")).unwrap();
     assert!(outputs.contains("status=converged\n"), "{outputs}");
@@ -138,29 +185,16 @@ async fn the_template_job_converges_and_a_second_job_doubles_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_merge_request_is_skipped_before_any_request() {
-    let emu = start(Scenario::demo().unwrap().into_gitlab().unwrap()).await;
-    emu.wait_idle(std::time::Duration::from_secs(30)).await;
-    let template = load_yaml(&repo_root().join("examples/gitlab/shepherd.gitlab-ci.yml"));
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_shepherd")).parent().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let config = home.path().join("config.toml");
-    // Every item gets a reply (needs-human too), so each job's replies
-    // can be counted: what these tests check is that none is doubled.
-    std::fs::write(
-        &config,
-        format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
-    )
-    .unwrap();
-    let project = tempfile::tempdir().unwrap();
-    let mut vars = pipeline_vars(&emu, &config, bin_dir);
+    let emu = start_gitlab_demo().await;
+    let config = ReplyAllConfig::new();
+    let mut vars = pipeline_vars(&emu, &config.path);
     // The rules skip it; the binary skips it too if a rule is overridden.
     vars.insert(
         "CI_MERGE_REQUEST_SOURCE_PROJECT_PATH".into(),
         "mallory/authkit".into(),
     );
     emu.reset_request_counts();
-    let job =
-        tokio::task::block_in_place(|| gitlab_job(&template, "shepherd", project.path(), &vars));
+    let (job, project) = run_job(&template(), &vars);
     assert_eq!(job.exit, 0, "{}", job.log);
     let outputs = std::fs::read_to_string(project.path().join("shepherd-outputs.txt")).unwrap();
     assert!(outputs.contains("status=skipped\n"), "{outputs}");
@@ -180,18 +214,10 @@ async fn a_fork_merge_request_is_skipped_before_any_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_template_runs_under_gitlab_ci_local_and_converges() {
     let (gcl, tools_bin) = crate::ci_tools::gitlab_ci_local();
-    let emu = start(Scenario::demo().unwrap().into_gitlab().unwrap()).await;
-    emu.wait_idle(std::time::Duration::from_secs(30)).await;
-    let api = emu.gitlab_api_url();
-    let server = api.trim_end_matches("/api/v4").to_owned();
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_shepherd")).parent().unwrap();
+    let emu = start_gitlab_demo().await;
+    let server = emu.gitlab_api_url().trim_end_matches("/api/v4").to_owned();
+    let config = ReplyAllConfig::new();
     let home = tempfile::tempdir().unwrap();
-    let config = home.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
-    )
-    .unwrap();
     // A project that includes the template, as docs/ci.md says.
     let project = tempfile::tempdir().unwrap();
     let dir = project.path();
@@ -229,28 +255,13 @@ async fn the_template_runs_under_gitlab_ci_local_and_converges() {
         let path = format!(
             "{}:{}:{}",
             tools_bin.display(),
-            bin_dir.display(),
+            bin_dir().display(),
             std::env::var("PATH").unwrap_or_default()
         );
         let mut cmd = std::process::Command::new(gcl.get_program());
         // A merge request pipeline of MR !42 (predefined variables that a
         // local run cannot know), and the project's masked variables.
-        let vars = [
-            ("CI_PIPELINE_SOURCE", "merge_request_event".to_owned()),
-            ("CI_MERGE_REQUEST_IID", "42".to_owned()),
-            ("CI_MERGE_REQUEST_PROJECT_PATH", "demo/authkit".to_owned()),
-            (
-                "CI_MERGE_REQUEST_SOURCE_PROJECT_PATH",
-                "demo/authkit".to_owned(),
-            ),
-            ("CI_PROJECT_PATH", "demo/authkit".to_owned()),
-            ("CI_PROJECT_ID", emu.gitlab_project_id().to_string()),
-            ("CI_SERVER_URL", server.clone()),
-            ("CI_API_V4_URL", api.clone()),
-            ("GITLAB_TOKEN", "emu_dev_token".to_owned()),
-            ("SHEPHERD_APPROVE", "auto".to_owned()),
-            ("SHEPHERD_CONFIG_FILE", config.display().to_string()),
-        ];
+        let vars = mr_pipeline_vars(&emu, &config.path);
         cmd.args(["--force-shell-executor", "--no-color"]);
         for (k, v) in &vars {
             cmd.arg("--variable").arg(format!("{k}={v}"));
@@ -302,31 +313,20 @@ async fn the_template_runs_under_gitlab_ci_local_and_converges() {
 /// the template's stateless job from the project's members.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approve_note_counts_from_a_developer_and_up_only() {
-    let mut scenario = Scenario::demo().unwrap().into_gitlab().unwrap();
+    let mut scenario = gitlab_demo();
     scenario
         .comments
         .push(shepherd_emulator::IssueCommentSpec::new(
             "reader",
             "/shepherd approve",
         ));
-    let emu = start(scenario).await;
-    emu.wait_idle(std::time::Duration::from_secs(30)).await;
-    let template = load_yaml(&repo_root().join("examples/gitlab/shepherd.gitlab-ci.yml"));
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_shepherd")).parent().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let config = home.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
-    )
-    .unwrap();
-    let job = |emu: &shepherd_emulator::RunningEmulator| {
-        let project = tempfile::tempdir().unwrap();
-        let mut vars = pipeline_vars(emu, &config, bin_dir);
+    let emu = start_settled(scenario).await;
+    let template = template();
+    let config = ReplyAllConfig::new();
+    let job = |emu: &RunningEmulator| {
+        let mut vars = pipeline_vars(emu, &config.path);
         vars.insert("SHEPHERD_APPROVE".into(), "label".into());
-        let run = tokio::task::block_in_place(|| {
-            gitlab_job(&template, "shepherd", project.path(), &vars)
-        });
+        let (run, project) = run_job(&template, &vars);
         let outputs = std::fs::read_to_string(project.path().join("shepherd-outputs.txt")).unwrap();
         let report = std::fs::read_to_string(project.path().join("shepherd-report.md")).unwrap();
         (run, outputs, report)

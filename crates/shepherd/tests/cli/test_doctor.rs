@@ -1,6 +1,7 @@
 //! `shepherd doctor`: installed and configured agent CLIs, git, token, config.
 
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::process::Command;
 
 use crate::common::{text, Shepherd};
@@ -12,14 +13,7 @@ const SECRET: &str = "ghp_DoctorMustNeverPrintThis0000000000";
 fn setup(sh: &Shepherd, config: &str, clis: &[&str]) -> (std::path::PathBuf, String) {
     let repo = sh.cwd().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    let status = Command::new("git")
-        .args(["init", "--quiet"])
-        .current_dir(&repo)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", sh.cwd())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    git(sh, &repo, &["init", "--quiet"]);
     std::fs::write(repo.join("shepherd.toml"), config).unwrap();
     let bin = sh.cwd().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -36,16 +30,43 @@ fn setup(sh: &Shepherd, config: &str, clis: &[&str]) -> (std::path::PathBuf, Str
     (repo, path)
 }
 
+/// `git ARGS` in `repo`, with the sealed HOME and no system config.
+fn git(sh: &Shepherd, repo: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", sh.cwd())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// `shepherd ARGS` in the checkout `repo`, with `path` (the fake CLIs
+/// first) as PATH.
+fn in_checkout(sh: &Shepherd, repo: &Path, path: &str, args: &[&str]) -> Command {
+    let mut cmd = sh.command();
+    cmd.args(args).current_dir(repo).env("PATH", path);
+    cmd
+}
+
+/// The entry of `doctor --json`'s `agents` for `provider`.
+fn agent_in(json: &serde_json::Value, provider: &str) -> serde_json::Value {
+    json["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["provider"] == provider)
+        .cloned()
+        .unwrap()
+}
+
 #[test]
 fn doctor_lists_installed_and_configured_agent_clis() {
     let sh = Shepherd::new();
     let config = "[agent]\nprovider = \"claude\"\nmodel = \"sonnet\"\n\n[agent.roles.review]\nprovider = \"codex\"\n";
     let (repo, path) = setup(&sh, config, &["claude"]);
-    let out = sh
-        .command()
-        .args(["doctor", "--json"])
-        .current_dir(&repo)
-        .env("PATH", &path)
+    let out = in_checkout(&sh, &repo, &path, &["doctor", "--json"])
         .env("GITHUB_TOKEN", SECRET)
         .output()
         .unwrap();
@@ -57,15 +78,7 @@ fn doctor_lists_installed_and_configured_agent_clis() {
     );
     assert!(!stdout.contains(SECRET) && !text(&out.stderr).contains(SECRET));
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    let agent = |name: &str| {
-        json["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["provider"] == name)
-            .cloned()
-            .unwrap()
-    };
+    let agent = |name: &str| agent_in(&json, name);
     assert!(agent("claude")["installed"]
         .as_str()
         .unwrap()
@@ -97,11 +110,7 @@ fn doctor_lists_installed_and_configured_agent_clis() {
 fn doctor_is_ready_with_the_builtin_agent_and_a_token() {
     let sh = Shepherd::new();
     let (repo, path) = setup(&sh, "[loop]\nmax_rounds = 3\n", &[]);
-    let out = sh
-        .command()
-        .arg("doctor")
-        .current_dir(&repo)
-        .env("PATH", &path)
+    let out = in_checkout(&sh, &repo, &path, &["doctor"])
         .env("GITHUB_TOKEN", SECRET)
         .output()
         .unwrap();
@@ -116,11 +125,7 @@ fn doctor_is_ready_with_the_builtin_agent_and_a_token() {
 fn doctor_reports_a_bad_config_and_a_missing_token() {
     let sh = Shepherd::new();
     let (repo, path) = setup(&sh, "[loop]\nmax_round = 3\n", &[]);
-    let out = sh
-        .command()
-        .arg("doctor")
-        .current_dir(&repo)
-        .env("PATH", &path)
+    let out = in_checkout(&sh, &repo, &path, &["doctor"])
         .output()
         .unwrap();
     let stdout = text(&out.stdout);
@@ -138,11 +143,7 @@ fn an_invalid_protected_glob_is_refused_naming_the_key_and_the_file() {
     let sh = Shepherd::new();
     let (repo, path) = setup(&sh, "[paths]\nprotected = [\"src/[abc\"]\n", &[]);
     let file = repo.join("shepherd.toml").display().to_string();
-    let out = sh
-        .command()
-        .args(["doctor", "--json"])
-        .current_dir(&repo)
-        .env("PATH", &path)
+    let out = in_checkout(&sh, &repo, &path, &["doctor", "--json"])
         .output()
         .unwrap();
     let stdout = text(&out.stdout);
@@ -236,24 +237,12 @@ fn doctor_shows_each_real_clis_version_against_the_supported_range() {
     std::fs::write(&codex, "#!/bin/sh\necho 'codex-cli 0.99.1'\n").unwrap();
     std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{path}:{}", real_bin.display());
-    let out = sh
-        .command()
-        .args(["doctor", "--json"])
-        .current_dir(&repo)
-        .env("PATH", &path)
+    let out = in_checkout(&sh, &repo, &path, &["doctor", "--json"])
         .output()
         .unwrap();
     let stdout = text(&out.stdout);
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    let agent = |name: &str| {
-        json["agents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["provider"] == name)
-            .cloned()
-            .unwrap()
-    };
+    let agent = |name: &str| agent_in(&json, name);
     for name in ["claude", "gemini", "copilot"] {
         let a = agent(name);
         assert_eq!(a["fit"], "supported", "{a}");
@@ -267,11 +256,7 @@ fn doctor_shows_each_real_clis_version_against_the_supported_range() {
     assert_eq!(agent("codex")["version"], "0.99.1", "{stdout}");
     assert_eq!(agent("opencode")["fit"], "unknown", "{stdout}");
 
-    let out = sh
-        .command()
-        .args(["doctor"])
-        .current_dir(&repo)
-        .env("PATH", &path)
+    let out = in_checkout(&sh, &repo, &path, &["doctor"])
         .output()
         .unwrap();
     let stdout = text(&out.stdout);
@@ -365,11 +350,7 @@ fn doctor_probe_makes_one_real_call_and_names_a_failure() {
 fn doctor_probe_with_the_builtin_provider_calls_nothing() {
     let sh = Shepherd::new();
     let (repo, path) = setup(&sh, "", &[]);
-    let out = sh
-        .command()
-        .args(["doctor", "--probe"])
-        .current_dir(&repo)
-        .env("PATH", &path)
+    let out = in_checkout(&sh, &repo, &path, &["doctor", "--probe"])
         .env("GITHUB_TOKEN", SECRET)
         .output()
         .unwrap();
@@ -390,16 +371,7 @@ fn doctor_probe_with_the_builtin_provider_calls_nothing() {
 fn doctor_tells_the_forge_lists_the_config_files_and_warns() {
     let sh = Shepherd::new();
     let (repo, path) = setup(&sh, "[loop]\nmax_rounds = 3\n", &[]);
-    let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .args(args)
-            .current_dir(&repo)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", sh.cwd())
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    };
+    let git = |args: &[&str]| git(&sh, &repo, args);
     git(&[
         "remote",
         "add",

@@ -1,21 +1,14 @@
 //! Issue 13, "the first hour": what a new user sees, from the demo to a real PR.
 
-use crate::common::{assert_honest_end_state, shepherd_replies, start_demo, Shepherd};
+use crate::common::{assert_honest_end_state, shepherd_replies, Demo, Shepherd};
 
 /// Point 2: with the builtin agent, the items it cannot judge are reported
 /// to the user (progress, report), not answered on the forge with
 /// boilerplate; `--reply-needs-human` posts the drafted reply.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn items_shepherd_cannot_judge_are_reported_not_answered() {
-    let emu = start_demo().await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
-    let (code, out, err) = tokio::task::block_in_place(|| {
-        sh.run_at(
-            &api,
-            &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
-        )
-    });
+    let Demo { emu, api, sh } = Demo::start().await;
+    let (code, out, err) = sh.run_pr(&api, "auto", &[]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
         err.contains("4 needing your decision reported to you, not answered on the forge"),
@@ -43,9 +36,7 @@ async fn items_shepherd_cannot_judge_are_reported_not_answered() {
     // The six fixes are answered, nothing else.
     assert_honest_end_state(&emu, 42, 6);
 
-    let emu = start_demo().await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
+    let Demo { emu, api, sh } = Demo::start().await;
     let (code, out, err) = tokio::task::block_in_place(|| {
         sh.run_at(
             &api,
@@ -71,15 +62,8 @@ async fn items_shepherd_cannot_judge_are_reported_not_answered() {
 /// says decisions await approval.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_is_not_blind() {
-    let emu = start_demo().await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
-    let (code, out, err) = tokio::task::block_in_place(|| {
-        sh.run_at(
-            &api,
-            &["run", "42", "--repo", "demo/authkit", "--approve", "prompt"],
-        )
-    });
+    let Demo { emu, api, sh } = Demo::start().await;
+    let (code, out, err) = sh.run_pr(&api, "prompt", &[]);
     assert_eq!(code, 3, "{out}\n{err}");
     let run = sh.latest_run(&api);
 
@@ -162,19 +146,9 @@ fn git(dir: &std::path::Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
-/// Point 1: an `http://` PR URL or remote is contacted over HTTP (no
-/// `--api-url`); an unknown host with an http remote needs only `--forge`;
-/// a forge that cannot be reached is named with the endpoint tried.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn http_urls_are_honoured_and_the_endpoint_is_named() {
-    let emu = start_demo().await;
-    let base = emu.api_url();
-    let sh = Shepherd::new();
-    let token = [("GITHUB_TOKEN", crate::common::DEV_TOKEN)];
-
-    // A PR URL on http://.
-    let url = format!("{base}/demo/authkit/pull/42");
-    let out = tokio::task::block_in_place(|| sh.run(&["threads", &url], &token));
+/// Asserts `shepherd threads` succeeded and listed the demo's PR.
+#[track_caller]
+fn assert_lists_the_demo_pr(out: &std::process::Output) {
     let stdout = crate::common::text(&out.stdout);
     assert!(
         out.status.success(),
@@ -182,6 +156,20 @@ async fn http_urls_are_honoured_and_the_endpoint_is_named() {
         crate::common::text(&out.stderr)
     );
     assert!(stdout.contains("demo/authkit#42"), "{stdout}");
+}
+
+/// Point 1: an `http://` PR URL or remote is contacted over HTTP (no
+/// `--api-url`); an unknown host with an http remote needs only `--forge`;
+/// a forge that cannot be reached is named with the endpoint tried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_urls_are_honoured_and_the_endpoint_is_named() {
+    let Demo { emu, api: base, sh } = Demo::start().await;
+    let token = [("GITHUB_TOKEN", crate::common::DEV_TOKEN)];
+
+    // A PR URL on http://.
+    let url = format!("{base}/demo/authkit/pull/42");
+    let out = tokio::task::block_in_place(|| sh.run(&["threads", &url], &token));
+    assert_lists_the_demo_pr(&out);
 
     // A clone whose origin is http://HOST:PORT/…: the host is unknown, so
     // the forge must be named, and nothing else.
@@ -205,13 +193,7 @@ async fn http_urls_are_honoured_and_the_endpoint_is_named() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("127.0.0.1"), "{stderr}");
     let out = tokio::task::block_in_place(|| in_clone(&["threads", "42", "--forge", "github"]));
-    let stdout = crate::common::text(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        crate::common::text(&out.stderr)
-    );
-    assert!(stdout.contains("demo/authkit#42"), "{stdout}");
+    assert_lists_the_demo_pr(&out);
 
     // Nothing listens there: the error names the endpoint tried.
     let closed = {
@@ -260,9 +242,7 @@ async fn the_readme_end_to_end_commands_work_against_the_emulator() {
         .collect();
     assert!(commands.len() >= 6, "{block}");
 
-    let emu = start_demo().await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
+    let Demo { emu, api, sh } = Demo::start().await;
     let clone = sh.home.path().join("authkit");
     std::fs::create_dir(&clone).unwrap();
     git(&clone, &["init", "-q"]);
@@ -326,9 +306,7 @@ fn ci_artifacts(sh: &Shepherd, api: &str) -> Vec<serde_json::Value> {
 /// rounds table says where each round ended, and its stage times.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_quick_check_is_seen_soon_and_the_report_times_the_stages() {
-    let emu = start_demo().await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
+    let Demo { emu: _emu, api, sh } = Demo::start().await;
     let config = sh.home.path().join("slow-poll.toml");
     std::fs::write(
         &config,
@@ -434,16 +412,8 @@ async fn a_bad_repository_config_exits_2_and_names_its_copy() {
             &mut scenario.head
         };
         files.insert("shepherd.toml".into(), FileSpec::text(text));
-        let emu = crate::common::start(scenario).await;
-        emu.wait_idle(std::time::Duration::from_secs(30)).await;
-        let api = emu.api_url();
-        let sh = Shepherd::new();
-        let (code, out, err) = tokio::task::block_in_place(|| {
-            sh.run_at(
-                &api,
-                &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
-            )
-        });
+        let Demo { emu: _emu, api, sh } = Demo::with(scenario).await;
+        let (code, out, err) = sh.run_pr(&api, "auto", &[]);
         assert_eq!(code, 2, "{tree}: {out}\n{err}");
         assert!(err.contains(says), "{tree}: {err}");
     }
@@ -548,16 +518,8 @@ async fn no_repair_attempt_is_claimed_when_none_was_made() {
             executable: true,
         },
     );
-    let emu = crate::common::start(scenario).await;
-    emu.wait_idle(std::time::Duration::from_secs(30)).await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
-    let (code, out, err) = tokio::task::block_in_place(|| {
-        sh.run_at(
-            &api,
-            &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
-        )
-    });
+    let Demo { emu: _emu, api, sh } = Demo::with(scenario).await;
+    let (code, out, err) = sh.run_pr(&api, "auto", &[]);
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(
         err.contains("the builtin provider makes no repair attempt"),

@@ -1,23 +1,12 @@
 //! `shepherd run` without a TTY pauses for approval (exit 3); `approve`,
 //! `status`, `resume` and `report` continue it.
 
-use crate::common::{assert_honest_end_state, shepherd_replies, start_demo, Shepherd};
+use crate::common::{assert_honest_end_state, shepherd_replies, Demo};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pause_approve_resume() {
-    let emu = start_demo().await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
-    let (code, out, err) = {
-        let api = api.clone();
-        let sh = &sh;
-        tokio::task::block_in_place(|| {
-            sh.run_at(
-                &api,
-                &["run", "42", "--repo", "demo/authkit", "--approve", "prompt"],
-            )
-        })
-    };
+    let Demo { emu, api, sh } = Demo::start().await;
+    let (code, out, err) = sh.run_pr(&api, "prompt", &[]);
     assert_eq!(code, 3, "{out}\n{err}");
     assert!(
         shepherd_replies(&emu, 42).is_empty(),
@@ -71,15 +60,8 @@ async fn pause_approve_resume() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reject_marks_the_run_failed_and_posts_nothing() {
-    let emu = start_demo().await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
-    let (code, _, err) = tokio::task::block_in_place(|| {
-        sh.run_at(
-            &api,
-            &["run", "42", "--repo", "demo/authkit", "--approve", "prompt"],
-        )
-    });
+    let Demo { emu, api, sh } = Demo::start().await;
+    let (code, _, err) = sh.run_pr(&api, "prompt", &[]);
     assert_eq!(code, 3, "{err}");
     let run = sh.latest_run(&api);
     let (code, out, err) = sh.run_at(&api, &["reject", &run]);

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{start_demo, text, Shepherd};
+use crate::common::{text, Demo, Shepherd};
 
 /// A checkout of the emulator's repository (no clone needed: a repository
 /// whose `origin` is the emulator) with `config` as its `shepherd.toml`.
@@ -49,9 +49,7 @@ fn run_in(sh: &Shepherd, api_url: &str, dir: &Path, env: &[(&str, &str)]) -> (St
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_trusts_the_users_checkout_but_not_in_ci() {
-    let emu = start_demo().await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
+    let Demo { emu, api, sh } = Demo::start().await;
     let dir = sh.home.path().join("authkit");
     // Uncommitted, as a user's local edit would be: the run still sees it.
     checkout(
@@ -67,9 +65,11 @@ async fn a_run_trusts_the_users_checkout_but_not_in_ci() {
 
     // In CI the checkout is the PR's code: its file is not trusted, the
     // base branch's is (the demo's base has none).
-    let emu2 = start_demo().await;
-    let api2 = emu2.api_url();
-    let sh2 = Shepherd::new();
+    let Demo {
+        emu: emu2,
+        api: api2,
+        sh: sh2,
+    } = Demo::start().await;
     let dir2 = sh2.home.path().join("authkit");
     checkout(
         &dir2,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use shepherd_emulator::{FaultSpec, RunningEmulator};
 
-use crate::common::{assert_honest_end_state, shepherd_replies, start_demo, text, Shepherd};
+use crate::common::{assert_honest_end_state, shepherd_replies, text, Demo};
 
 const REPLY: &str = "POST /repos/{owner}/{repo}/pulls/{number}/comments/{comment_id}/replies";
 const RESOLVE: &str = "graphql:ResolveReviewThread";
@@ -27,12 +27,10 @@ async fn wait_for(emu: &RunningEmulator, key: &str, count: u64) {
 /// Start a run, wait until it is held at the `nth` call of `key`, kill it,
 /// clear the fault, resume, and check the end state.
 async fn kill_and_resume(key: &str, nth: u64, also_refuse_a_second_run: bool) {
-    let emu = start_demo().await;
-    let api = emu.api_url();
+    let Demo { emu, api, sh } = Demo::start().await;
     let fault = emu
         .set_fault(FaultSpec::nth(key, nth).with_delay(120_000))
         .unwrap();
-    let sh = Shepherd::new();
     let mut child = sh
         .run_cmd(
             &api,
@@ -127,9 +125,7 @@ async fn killed_while_git_holds_the_index_lock_then_resumed() {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
 
-    let emu = start_demo().await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
+    let Demo { emu, api, sh } = Demo::start().await;
     let home = sh.home.path().to_path_buf();
     // A clean filter that, while `slow` exists, stops git (index lock held)
     // when it hashes the fixed `src/auth/login.sh` in the run's worktree.

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{shepherd_replies, start_demo, Shepherd};
+use crate::common::{shepherd_replies, Demo};
 
 /// Kills the dashboard when the test ends, however it ends.
 struct Serving(Child);
@@ -18,17 +18,22 @@ impl Drop for Serving {
     }
 }
 
+/// The dashboard's page at `url`, with the session `cookie`.
+async fn get_page(http: &reqwest::Client, url: String, cookie: &str) -> String {
+    http.get(url)
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
-    let emu = start_demo().await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
-    let (code, out, err) = tokio::task::block_in_place(|| {
-        sh.run_at(
-            &api,
-            &["run", "42", "--repo", "demo/authkit", "--approve", "prompt"],
-        )
-    });
+    let Demo { emu, api, sh } = Demo::start().await;
+    let (code, out, err) = sh.run_pr(&api, "prompt", &[]);
     assert_eq!(code, 3, "{out}\n{err}");
     let run = sh.latest_run(&api);
 
@@ -64,15 +69,7 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     // The printed URL opens the session.
     let r = http.get(&url).send().await.unwrap();
     assert_eq!(r.status(), 303);
-    let page = http
-        .get(format!("{base}/runs/{run}"))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = get_page(&http, format!("{base}/runs/{run}"), &cookie).await;
     assert!(page.contains("Approve and resume"), "{page}");
     // The first pending item's row, and a reply for it.
     let at = page.find("name=\"item-").expect("an editable row") + "name=\"item-".len();
@@ -99,15 +96,7 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     // `shepherd resume` (run by the dashboard) drives the run to its end.
     let started = Instant::now();
     let live = loop {
-        let live = http
-            .get(format!("{base}/runs/{run}/live"))
-            .header("cookie", &cookie)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let live = get_page(&http, format!("{base}/runs/{run}/live"), &cookie).await;
         if live.contains("data-status=\"converged\"") || live.contains("data-status=\"failed\"") {
             break live;
         }

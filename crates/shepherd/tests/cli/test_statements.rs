@@ -4,7 +4,7 @@
 
 use shepherd_emulator::{FileSpec, ThreadCommentSpec, ThreadSpec};
 
-use crate::common::{scenario, shepherd_replies, start, start_demo, Shepherd, AUTHOR};
+use crate::common::{scenario, shepherd_replies, Demo, AUTHOR};
 
 const EVIL_PATH: &str = "src/\u{1b}[2J\u{7}evil\u{202e}txt.rs";
 
@@ -24,10 +24,7 @@ async fn control_characters_in_paths_are_escaped_in_every_output() {
         1,
         vec![ThreadCommentSpec::new("reviewer", "Why this file?")],
     ));
-    let emu = start(s).await;
-    emu.wait_idle(std::time::Duration::from_secs(30)).await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
+    let Demo { emu: _emu, api, sh } = Demo::with(s).await;
     let run = |args: &[&str]| {
         let out = sh
             .run_cmd(&api, args)
@@ -69,15 +66,8 @@ async fn control_characters_in_paths_are_escaped_in_every_output() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approve_refuses_a_changed_decision_without_its_reply() {
-    let emu = start_demo().await;
-    let api = emu.api_url();
-    let sh = Shepherd::new();
-    let (code, out, err) = tokio::task::block_in_place(|| {
-        sh.run_at(
-            &api,
-            &["run", "42", "--repo", "demo/authkit", "--approve", "prompt"],
-        )
-    });
+    let Demo { emu, api, sh } = Demo::start().await;
+    let (code, out, err) = sh.run_pr(&api, "prompt", &[]);
     assert_eq!(code, 3, "{out}\n{err}");
     let run = sh.latest_run(&api);
     let (_, out, _) = sh.run_at(&api, &["status", &run, "--json"]);
