@@ -14,6 +14,7 @@
 //! reaches a client.
 
 use std::borrow::Cow;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_graphql::context::QueryEnv;
@@ -254,6 +255,40 @@ pub(crate) struct PlainField<'a> {
 /// arguments (but those named in `with_arguments`) or directives, a
 /// fragment on another type (an interface), or a response key asked twice
 /// (fields to merge).
+/// The plain fields of the selection sets met while writing one thread:
+/// a page of comments finds its comments' (and their authors' and reviews')
+/// fields once, not once per comment.
+#[derive(Default)]
+pub(crate) struct FieldsMemo<'a> {
+    /// By the selection set's address and the type: its plain fields, or
+    /// `None` when it has others. The sets are borrowed for `'a`, longer
+    /// than the memo lives, so no address is reused while it is kept.
+    seen: Vec<(usize, &'static str, Option<SharedFields<'a>>)>,
+}
+
+/// A selection's plain fields, shared by the objects that use it.
+pub(crate) type SharedFields<'a> = Rc<[PlainField<'a>]>;
+
+impl<'a> FieldsMemo<'a> {
+    /// [`plain_fields`], found once per selection set and type.
+    pub(crate) fn get(
+        &mut self,
+        env: &'a QueryEnv,
+        set: &'a Positioned<SelectionSet>,
+        on: &'static str,
+        with_arguments: &[&str],
+    ) -> Option<SharedFields<'a>> {
+        let key = std::ptr::from_ref(set) as usize;
+        if let Some((_, _, fields)) = self.seen.iter().find(|(k, o, _)| *k == key && *o == on) {
+            return fields.clone();
+        }
+        let fields: Option<SharedFields<'a>> =
+            plain_fields(env, set, on, with_arguments).map(Rc::from);
+        self.seen.push((key, on, fields.clone()));
+        fields
+    }
+}
+
 pub(crate) fn plain_fields<'a>(
     env: &'a QueryEnv,
     set: &'a Positioned<SelectionSet>,

@@ -26,8 +26,8 @@ use super::empty_lists::{
     ReviewRequestConnection, UserConnection,
 };
 use super::json::{
-    argument, plain_fields, write_bool, write_int, write_name, write_str, JsonString, JsonStrings,
-    JsonText,
+    argument, plain_fields, write_bool, write_int, write_name, write_str, FieldsMemo, JsonString,
+    JsonStrings, JsonText,
 };
 use super::label::Label;
 use super::objects::{
@@ -1034,6 +1034,7 @@ impl PullRequestReviewThread {
         hunks: &mut Vec<(usize, DiffHunk)>,
     ) -> Option<()> {
         let fields = plain_fields(env, set, "PullRequestReviewThread", &["comments"])?;
+        let mut memo = FieldsMemo::default();
         let record = self.record();
         out.push(b'{');
         for (i, field) in fields.iter().enumerate() {
@@ -1091,7 +1092,7 @@ impl PullRequestReviewThread {
                     };
                     // An error is async-graphql's to report, with its path.
                     let page = self.comments_page(&args).ok()?;
-                    comments_json(&page, env, field.selection_set, out, hunks)?;
+                    comments_json(&page, env, field.selection_set, out, hunks, &mut memo)?;
                 }
                 _ => return None,
             }
@@ -1103,14 +1104,15 @@ impl PullRequestReviewThread {
 
 /// Writes a page of comments for a selection of plain fields (`nodes`, not
 /// `edges`).
-fn comments_json(
+fn comments_json<'a>(
     page: &PullRequestReviewCommentConnection,
-    env: &QueryEnv,
-    set: &Positioned<SelectionSet>,
+    env: &'a QueryEnv,
+    set: &'a Positioned<SelectionSet>,
     out: &mut Vec<u8>,
     hunks: &mut Vec<(usize, DiffHunk)>,
+    memo: &mut FieldsMemo<'a>,
 ) -> Option<()> {
-    let fields = plain_fields(env, set, "PullRequestReviewCommentConnection", &[])?;
+    let fields = memo.get(env, set, "PullRequestReviewCommentConnection", &[])?;
     out.push(b'{');
     for (i, field) in fields.iter().enumerate() {
         if i > 0 {
@@ -1133,7 +1135,8 @@ fn comments_json(
                         match node {
                             None => out.extend_from_slice(b"null"),
                             Some(node) => {
-                                node.0.write_json(env, field.selection_set, out, hunks)?
+                                node.0
+                                    .write_json(env, field.selection_set, out, hunks, memo)?
                             }
                         }
                     }
@@ -1209,19 +1212,20 @@ impl PullRequestReviewComment {
     fn json(&self, env: &QueryEnv, set: &Positioned<SelectionSet>) -> Option<JsonText> {
         let mut out = Vec::with_capacity(512);
         let mut hunks = Vec::new();
-        self.write_json(env, set, &mut out, &mut hunks)?;
+        self.write_json(env, set, &mut out, &mut hunks, &mut FieldsMemo::default())?;
         Some(JsonText::new(out, hunks))
     }
 
     /// Writes [`Self::json`] into `out`, its hunk's place into `hunks`.
-    fn write_json(
+    fn write_json<'a>(
         &self,
-        env: &QueryEnv,
-        set: &Positioned<SelectionSet>,
+        env: &'a QueryEnv,
+        set: &'a Positioned<SelectionSet>,
         out: &mut Vec<u8>,
         hunks: &mut Vec<(usize, DiffHunk)>,
+        memo: &mut FieldsMemo<'a>,
     ) -> Option<()> {
-        let fields = plain_fields(env, set, "PullRequestReviewComment", &[])?;
+        let fields = memo.get(env, set, "PullRequestReviewComment", &[])?;
         let record = self.record();
         out.push(b'{');
         for (i, field) in fields.iter().enumerate() {
@@ -1244,11 +1248,11 @@ impl PullRequestReviewComment {
                 "viewerDidAuthor" => write_bool(out, record.author == self.view.viewer.login),
                 "author" => match actor_info(&self.view, &record.author) {
                     None => out.extend_from_slice(b"null"),
-                    Some(info) => actor_json(out, env, field.selection_set, info)?,
+                    Some(info) => actor_json(out, env, field.selection_set, info, memo)?,
                 },
                 "pullRequestReview" => match self.review() {
                     None => out.extend_from_slice(b"null"),
-                    Some(review) => review.json(out, env, field.selection_set)?,
+                    Some(review) => review.json(out, env, field.selection_set, memo)?,
                 },
                 _ => return None,
             }
@@ -1260,17 +1264,18 @@ impl PullRequestReviewComment {
 
 /// Writes an `Actor` selection of plain fields, as `actor.rs` resolves them
 /// (`Actor::from_info` picks the type).
-fn actor_json(
+fn actor_json<'a>(
     out: &mut Vec<u8>,
-    env: &QueryEnv,
-    set: &Positioned<SelectionSet>,
+    env: &'a QueryEnv,
+    set: &'a Positioned<SelectionSet>,
     info: &ActorInfo,
+    memo: &mut FieldsMemo<'a>,
 ) -> Option<()> {
     let typename = match info.kind {
         UserKind::User => "User",
         UserKind::Bot => "Bot",
     };
-    let fields = plain_fields(env, set, "Actor", &[])?;
+    let fields = memo.get(env, set, "Actor", &[])?;
     out.push(b'{');
     for (i, field) in fields.iter().enumerate() {
         if i > 0 {
@@ -1293,13 +1298,14 @@ fn actor_json(
 impl PullRequestReview {
     /// Writes this review for a selection of plain fields (see
     /// [`PullRequestReviewComment::json`]).
-    fn json(
+    fn json<'a>(
         &self,
         out: &mut Vec<u8>,
-        env: &QueryEnv,
-        set: &Positioned<SelectionSet>,
+        env: &'a QueryEnv,
+        set: &'a Positioned<SelectionSet>,
+        memo: &mut FieldsMemo<'a>,
     ) -> Option<()> {
-        let fields = plain_fields(env, set, "PullRequestReview", &[])?;
+        let fields = memo.get(env, set, "PullRequestReview", &[])?;
         let record = self.record();
         out.push(b'{');
         for (i, field) in fields.iter().enumerate() {
