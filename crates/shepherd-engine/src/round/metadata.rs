@@ -29,7 +29,7 @@ use super::item::WorkItem;
 use super::runner::Runner;
 use super::state::Round;
 use super::unit::UnitResult;
-use super::unit::{blocked_all, FixUnit, JobOutput};
+use super::unit::{blocked_all, blocked_by_failure, FixUnit, JobOutput};
 use crate::error::Result;
 use crate::options::PrFields;
 use crate::store::{LedgerRecord, Timestamp};
@@ -277,7 +277,7 @@ impl Runner {
         };
         let answer = match out.answer {
             Ok(a) => a,
-            Err(why) => return Ok(blocked_all(unit, &why)),
+            Err(failure) => return Ok(blocked_by_failure(unit, &failure)),
         };
         let Some(outcome) = answer.outcomes.into_iter().find(|o| o.id == item.id()) else {
             return Ok(blocked_all(unit, "the fixer gave no outcome for it"));

@@ -35,8 +35,8 @@ use super::metadata::{self, PR_DIR};
 use super::runner::Runner;
 use super::state::{Changes, Fixing, Round};
 use super::unit::{
-    blocked_all, commit_message, AgentCall, FixUnit, FixValidationRecord, JobOutput, UnitKind,
-    UnitResult,
+    blocked_all, blocked_by_failure, commit_message, AgentCall, FixUnit, FixValidationRecord,
+    JobOutput, UnitKind, UnitResult,
 };
 use super::workspace::Workspace;
 use crate::error::{EngineError, Result};
@@ -77,11 +77,12 @@ async fn run_job(job: Job) -> JobOutput {
         Ok(Ok(s)) => Arc::new(s),
         Ok(Err(e)) => {
             return JobOutput::failed(
-                format!("cannot prepare the fixer's worktree: {e}"),
+                "the fixer's worktree could not be prepared",
+                e.to_string(),
                 Vec::new(),
             )
         }
-        Err(e) => return JobOutput::failed(e, Vec::new()),
+        Err(e) => return JobOutput::failed("the fixer's job stopped", e, Vec::new()),
     };
     let out = work(&job, scratch.clone()).await;
     // Removed here, off the async threads, whatever happened.
@@ -99,7 +100,8 @@ async fn work(job: &Job, scratch: Arc<ScratchWorktree>) -> JobOutput {
     if let Some(fields) = &job.metadata_before {
         if let Err(e) = metadata::write_fields(scratch.path(), fields) {
             return JobOutput::failed(
-                format!("cannot write the PR's fields for the fixer: {e}"),
+                "the pull request's fields could not be given to the fixer",
+                e.to_string(),
                 calls,
             );
         }
@@ -124,10 +126,10 @@ async fn work(job: &Job, scratch: Arc<ScratchWorktree>) -> JobOutput {
                     .map(ToString::to_string)
                     .collect::<Vec<_>>()
                     .join("; ");
-                return JobOutput::failed(format!("the fixer's answer was invalid: {why}"), calls);
+                return JobOutput::failed("the fixer's answer was invalid", why, calls);
             }
         },
-        Err(err) => return JobOutput::failed(format!("the fixer failed: {err}"), calls),
+        Err(err) => return JobOutput::failed("the fixer failed", err.to_string(), calls),
     };
 
     let kind = job.kind;
@@ -151,15 +153,23 @@ async fn work(job: &Job, scratch: Arc<ScratchWorktree>) -> JobOutput {
     let (changed, patch, after) = match inspected {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
-            return JobOutput::failed(format!("cannot read the fixer's changes: {e}"), calls)
+            return JobOutput::failed(
+                "the fixer's changes could not be read",
+                e.to_string(),
+                calls,
+            )
         }
-        Err(e) => return JobOutput::failed(e, calls),
+        Err(e) => return JobOutput::failed("the fixer's job stopped", e, calls),
     };
     let metadata_after = match after {
         None => None,
         Some(Ok(fields)) => Some(fields),
         Some(Err(e)) => {
-            return JobOutput::failed(format!("cannot read the PR's fields back: {e}"), calls)
+            return JobOutput::failed(
+                "the pull request's fields could not be read back from the fixer",
+                e.to_string(),
+                calls,
+            )
         }
     };
 
@@ -456,7 +466,7 @@ impl Runner {
         }
         let answer = match out.answer {
             Ok(a) => a,
-            Err(why) => return Ok(Merge::Done(blocked_all(unit, &why))),
+            Err(failure) => return Ok(Merge::Done(blocked_by_failure(unit, &failure))),
         };
         let mut results: BTreeMap<String, UnitResult> = answer
             .outcomes

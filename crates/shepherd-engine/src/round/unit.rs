@@ -79,8 +79,8 @@ pub(crate) struct AgentCall {
 
 /// What a fixer job produced.
 pub(crate) struct JobOutput {
-    /// The fixer's answer, checked against its task; the reason otherwise.
-    pub(crate) answer: std::result::Result<FixAnswer, String>,
+    /// The fixer's answer, checked against its task; why not otherwise.
+    pub(crate) answer: std::result::Result<FixAnswer, JobFailure>,
     /// Paths the fixer changed (for a metadata unit: outside `.shepherd-pr/`).
     pub(crate) changed: Vec<String>,
     /// The fixer's diff against the commit it started from.
@@ -94,10 +94,23 @@ pub(crate) struct JobOutput {
     pub(crate) calls: Vec<AgentCall>,
 }
 
+/// Why a fixer job gave no answer. The threads' public replies say only
+/// `public`; `detail` (local paths, git's and the agent's own words) stays
+/// in the local record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct JobFailure {
+    pub(crate) public: &'static str,
+    pub(crate) detail: String,
+}
+
 impl JobOutput {
-    pub(crate) fn failed(why: String, calls: Vec<AgentCall>) -> Self {
+    /// No answer, for `public` (the replies' words) because of `detail`.
+    pub(crate) fn failed(public: &'static str, detail: String, calls: Vec<AgentCall>) -> Self {
         JobOutput {
-            answer: Err(why),
+            answer: Err(JobFailure {
+                public,
+                detail: format!("{public}: {detail}"),
+            }),
             changed: Vec::new(),
             patch: Vec::new(),
             metadata_before: None,
@@ -113,6 +126,23 @@ pub(crate) fn blocked_all(unit: &FixUnit, why: &str) -> BTreeMap<String, UnitRes
     unit.items
         .iter()
         .map(|w| (w.id().to_owned(), UnitResult::blocked(why)))
+        .collect()
+}
+
+/// Every item of `unit` blocked because its job failed: the replies name
+/// only the failure's public reason.
+pub(crate) fn blocked_by_failure(
+    unit: &FixUnit,
+    failure: &JobFailure,
+) -> BTreeMap<String, UnitResult> {
+    unit.items
+        .iter()
+        .map(|w| {
+            (
+                w.id().to_owned(),
+                UnitResult::blocked_privately(failure.public, &failure.detail),
+            )
+        })
         .collect()
 }
 

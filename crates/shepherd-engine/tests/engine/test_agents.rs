@@ -582,6 +582,39 @@ async fn a_blocked_fixer_hands_the_item_to_a_person() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_fixer_is_named_in_the_reply_and_its_output_kept_local() {
+    let lab = Lab::with_threads(vec![thread("src/a.txt", 2, "Say ALPHA TWO here.")]).await;
+    lab.triage_all("code-change");
+    lab.script(
+        "fix-src_a_txt",
+        json!({"fix": {"attempts": [[
+            {"stderr": "panic at /home/alice/.local/state/shepherd: LOCAL-DETAIL\n"},
+            {"exit": 3}
+        ]]}}),
+    );
+    let outcome = lab.run("[review]\nenabled = false\n").await;
+    assert_converged(&outcome);
+    let t = lab.thread_on("src/a.txt");
+    assert_eq!(t["resolved"], false, "{t}");
+    let reply = last_reply(&t);
+    assert!(reply.contains("(the fixer failed)"), "{reply}");
+    for private in ["LOCAL-DETAIL", "/home/alice", "exit"] {
+        assert!(
+            !reply.contains(private),
+            "{private} in the public reply: {reply}"
+        );
+    }
+    let results = read_json(&outcome.run_dir.join("rounds/1/results.json"));
+    assert_eq!(results[0]["result"]["outcome"], "needs-human", "{results}");
+    let local = results.to_string();
+    assert!(local.contains("the fixer failed: "), "{results}");
+    assert!(
+        local.contains("LOCAL-DETAIL"),
+        "the detail is kept: {results}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_metadata_fix_adds_to_the_description_once_despite_a_commit_then_fail() {
     let mut s = project(
         vec![],
