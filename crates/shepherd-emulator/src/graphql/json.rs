@@ -255,6 +255,26 @@ pub(crate) struct PlainField<'a> {
 /// arguments (but those named in `with_arguments`) or directives, a
 /// fragment on another type (an interface), or a response key asked twice
 /// (fields to merge).
+/// Writes a JSON object of `fields`, each key as the query names it and its
+/// value by `value`; `None` when `value` gives `None` for one.
+pub(crate) fn write_object<'a>(
+    out: &mut Vec<u8>,
+    fields: &[PlainField<'a>],
+    mut value: impl FnMut(&mut Vec<u8>, &PlainField<'a>) -> Option<()>,
+) -> Option<()> {
+    out.push(b'{');
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_name(out, field.key);
+        out.push(b':');
+        value(out, field)?;
+    }
+    out.push(b'}');
+    Some(())
+}
+
 /// The plain fields of the selection sets met while writing one thread:
 /// a page of comments finds its comments' (and their authors' and reviews')
 /// fields once, not once per comment.

@@ -26,8 +26,8 @@ use super::empty_lists::{
     ReviewRequestConnection, UserConnection,
 };
 use super::json::{
-    argument, plain_fields, write_bool, write_int, write_name, write_str, FieldsMemo, JsonString,
-    JsonStrings, JsonText,
+    argument, plain_fields, write_bool, write_int, write_name, write_object, write_str, FieldsMemo,
+    JsonString, JsonStrings, JsonText,
 };
 use super::label::Label;
 use super::objects::{
@@ -1036,13 +1036,7 @@ impl PullRequestReviewThread {
         let fields = plain_fields(env, set, "PullRequestReviewThread", &["comments"])?;
         let mut memo = FieldsMemo::default();
         let record = self.record();
-        out.push(b'{');
-        for (i, field) in fields.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            write_name(out, field.key);
-            out.push(b':');
+        write_object(out, &fields, |out, field| {
             let line = |n: Option<u32>| line_int(n);
             let side = |side: Side| match enum_value(DiffSide::from(side)) {
                 Value::Enum(name) => Some(name),
@@ -1096,9 +1090,8 @@ impl PullRequestReviewThread {
                 }
                 _ => return None,
             }
-        }
-        out.push(b'}');
-        Some(())
+            Some(())
+        })
     }
 }
 
@@ -1113,13 +1106,7 @@ fn comments_json<'a>(
     memo: &mut FieldsMemo<'a>,
 ) -> Option<()> {
     let fields = memo.get(env, set, "PullRequestReviewCommentConnection", &[])?;
-    out.push(b'{');
-    for (i, field) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_name(out, field.key);
-        out.push(b':');
+    write_object(out, &fields, |out, field| {
         match field.name {
             "__typename" => write_str(out, "PullRequestReviewCommentConnection"),
             "totalCount" => write_int(out, Some(page.total_count)),
@@ -1145,9 +1132,8 @@ fn comments_json<'a>(
             },
             _ => return None,
         }
-    }
-    out.push(b'}');
-    Some(())
+        Some(())
+    })
 }
 
 /// Writes a `PageInfo` for a selection of plain fields.
@@ -1162,13 +1148,7 @@ fn page_info_json(
         Some(cursor) => write_str(out, cursor),
         None => out.extend_from_slice(b"null"),
     };
-    out.push(b'{');
-    for (i, field) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_name(out, field.key);
-        out.push(b':');
+    write_object(out, &fields, |out, field| {
         match field.name {
             "__typename" => write_str(out, "PageInfo"),
             "hasNextPage" => write_bool(out, info.has_next_page),
@@ -1177,9 +1157,8 @@ fn page_info_json(
             "endCursor" => cursor(out, &info.end_cursor),
             _ => return None,
         }
-    }
-    out.push(b'}');
-    Some(())
+        Some(())
+    })
 }
 
 impl OutputType for CommentNode {
@@ -1227,13 +1206,7 @@ impl PullRequestReviewComment {
     ) -> Option<()> {
         let fields = memo.get(env, set, "PullRequestReviewComment", &[])?;
         let record = self.record();
-        out.push(b'{');
-        for (i, field) in fields.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            write_name(out, field.key);
-            out.push(b':');
+        write_object(out, &fields, |out, field| {
             match field.name {
                 "__typename" => write_str(out, "PullRequestReviewComment"),
                 "id" => write_str(out, &record.id),
@@ -1256,9 +1229,8 @@ impl PullRequestReviewComment {
                 },
                 _ => return None,
             }
-        }
-        out.push(b'}');
-        Some(())
+            Some(())
+        })
     }
 }
 
@@ -1276,13 +1248,7 @@ fn actor_json<'a>(
         UserKind::Bot => "Bot",
     };
     let fields = memo.get(env, set, "Actor", &[])?;
-    out.push(b'{');
-    for (i, field) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_name(out, field.key);
-        out.push(b':');
+    write_object(out, &fields, |out, field| {
         match field.name {
             "__typename" => write_str(out, typename),
             "login" => write_str(out, &info.login),
@@ -1290,9 +1256,8 @@ fn actor_json<'a>(
             "resourcePath" => write_str(out, &info.resource_path),
             _ => return None,
         }
-    }
-    out.push(b'}');
-    Some(())
+        Some(())
+    })
 }
 
 impl PullRequestReview {
@@ -1307,13 +1272,7 @@ impl PullRequestReview {
     ) -> Option<()> {
         let fields = memo.get(env, set, "PullRequestReview", &[])?;
         let record = self.record();
-        out.push(b'{');
-        for (i, field) in fields.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            write_name(out, field.key);
-            out.push(b':');
+        write_object(out, &fields, |out, field| {
             match field.name {
                 "__typename" => write_str(out, "PullRequestReview"),
                 "id" => write_str(out, &record.id),
@@ -1327,9 +1286,8 @@ impl PullRequestReview {
                 },
                 _ => return None,
             }
-        }
-        out.push(b'}');
-        Some(())
+            Some(())
+        })
     }
 }
 
