@@ -1,4 +1,5 @@
-//! Debian's `gh` 2.23, unchanged, against the emulator as a GitHub
+//! Debian's `gh` (2.20 or later within 2.x; written against 2.23), unchanged,
+//! against the emulator as a GitHub
 //! Enterprise host behind an HTTPS front (a private CA made at test time,
 //! trusted through `SSL_CERT_FILE`): `gh` reaches `/api/v3` and
 //! `/api/graphql` as it does on Enterprise. Every command's real output is

@@ -2,14 +2,10 @@
 //! argument and enum value it defines exists in GitHub's schema with the
 //! same name and the same type.
 
-use std::path::Path;
-
 use apollo_compiler::schema::ExtendedType;
 use apollo_compiler::Schema;
-
-fn github_schema_path() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/github/schema.graphql")
-}
+use shepherd_test_tools::github::graphql_schema;
+use shepherd_test_tools::system::require;
 
 fn parse(text: &str, name: &str) -> Schema {
     match Schema::parse(text, name) {
@@ -22,14 +18,11 @@ fn parse(text: &str, name: &str) -> Schema {
 
 #[test]
 fn emulator_schema_is_a_subset_of_githubs() {
-    let path = github_schema_path();
-    // A missing schema is a failure, never a skip: it is part of the test's input.
-    let github_text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "GitHub's schema is needed at {} (the shared/ folder beside the checkout): {e}",
-            path.display()
-        )
-    });
+    // GitHub's schema, from the pinned `@octokit/graphql-schema`. A missing
+    // package is a failure, never a skip: it is part of the test's input.
+    let path = require(graphql_schema());
+    let github_text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("GitHub's schema at {}: {e}", path.display()));
     let github = parse(&github_text, "github.graphql");
     let ours = parse(&shepherd_emulator::graphql_sdl(), "emulator.graphql");
 

@@ -1,26 +1,19 @@
 //! Every GraphQL document the client sends validates against GitHub's
-//! published schema (`shared/github/schema.graphql`, beside the repository).
-
-use std::path::PathBuf;
+//! published schema (the pinned npm package `@octokit/graphql-schema`,
+//! installed by `shepherd-test-tools` into the test-tools cache).
 
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{ExecutableDocument, Schema};
 use shepherd_forge::github::queries::all_documents;
+use shepherd_test_tools::github::graphql_schema;
+use shepherd_test_tools::system::require;
 
-fn schema_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/github/schema.graphql")
-}
-
-/// GitHub's schema. A missing file is a failure, never a skip: it is part
-/// of the test's input (the shared/ folder beside the checkout).
+/// GitHub's schema. A missing package is a failure, never a skip: it is
+/// part of the test's input, and the failure says what installs it.
 fn github_schema() -> Option<Valid<Schema>> {
-    let path = schema_path();
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "GitHub's schema is needed at {} (the shared/ folder beside the checkout): {e}",
-            path.display()
-        )
-    });
+    let path = require(graphql_schema());
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("GitHub's schema at {}: {e}", path.display()));
     match Schema::parse_and_validate(text, &path) {
         Ok(schema) => Some(schema),
         Err(with_errors) => {

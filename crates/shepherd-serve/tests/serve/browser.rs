@@ -1,6 +1,6 @@
 //! A real headless Chromium driven from Rust through WebDriver: Debian's
 //! `chromium` and `chromium-driver` (`/usr/bin/chromedriver`), which
-//! `.ci/run` installs (pinned) when they are absent. The test starts its
+//! `cargo xtask test` installs by name when they are absent. The test starts its
 //! own chromedriver on an ephemeral loopback port and talks to it with
 //! [`fantoccini`] over plain HTTP (no TLS, no OpenSSL).
 //!
@@ -16,17 +16,13 @@ use base64::Engine as _;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{json, Value};
+use shepherd_test_tools::system;
 
 /// The browser (Debian's `chromium`).
-pub const CHROMIUM: &str = "/usr/bin/chromium";
+pub const CHROMIUM: &str = system::CHROMIUM;
 
 /// Its WebDriver (Debian's `chromium-driver`).
-pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-
-/// What to install when something is missing.
-const INSTALL: &str = "Debian's `chromium` and `chromium-driver` (`bash .ci/run` installs the \
-                       pinned versions when absent; by hand: `apt-get install chromium \
-                       chromium-driver`)";
+pub const CHROMEDRIVER: &str = system::CHROMEDRIVER;
 
 /// Chromium's flags: headless, nothing fetched from the network, a fresh
 /// profile (`--user-data-dir` is added per session).
@@ -43,46 +39,15 @@ const ARGS: [&str; 10] = [
     "--window-size=1280,1600",
 ];
 
-fn version(exe: &str) -> String {
-    let out = Command::new(exe)
-        .arg("--version")
-        .output()
-        .unwrap_or_else(|e| panic!("{exe} --version: {e}; the browser test needs {INSTALL}"));
-    assert!(
-        out.status.success(),
-        "{exe} --version failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-/// The first number of `Chromium 148.0.7778.167 built on ...`.
-fn major(version: &str) -> Option<u32> {
-    version
-        .split_whitespace()
-        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
-        .and_then(|w| w.split('.').next())
-        .and_then(|m| m.parse().ok())
-}
-
-/// Checks both executables are there and of one major version.
+/// Checks both executables are there and of one major version, and says
+/// which ran.
 ///
 /// # Panics
 ///
-/// When either is missing, or they do not match.
+/// When either is missing, or they do not match, naming the packages.
 pub fn check_installed() {
-    for exe in [CHROMIUM, CHROMEDRIVER] {
-        assert!(
-            Path::new(exe).exists(),
-            "the browser test needs {exe}, which is missing: install {INSTALL}"
-        );
-    }
-    let (browser, driver) = (version(CHROMIUM), version(CHROMEDRIVER));
-    assert!(
-        major(&browser).is_some() && major(&browser) == major(&driver),
-        "{CHROMIUM} ({browser}) and {CHROMEDRIVER} ({driver}) must be of one version: \
-         install {INSTALL}"
-    );
+    let found = system::require(system::chromium());
+    eprintln!("browser: {}", found.version);
 }
 
 /// A chromedriver the test started; killed on drop.
