@@ -184,44 +184,79 @@ impl Runner {
         Ok(checks)
     }
 
-    /// Say what the sweep of stale git locks did: a progress note and an
-    /// event when it removed locks, or found some it had to leave.
+    /// Say what the sweep of stale git locks and half-written worktree
+    /// entries did: a progress note and an event when it removed some, or
+    /// found some it had to leave.
     fn report_lock_sweep(&mut self, round: &Round, sweep: &LockSweep) -> Result<()> {
-        let shown = |locks: &[std::path::PathBuf]| {
-            locks
+        let shown = |paths: &[std::path::PathBuf]| {
+            paths
                 .iter()
                 .map(|l| l.display().to_string())
                 .collect::<Vec<_>>()
         };
+        // "1 stale git lock(s) and 1 half-written git worktree entry(ies): paths"
+        let what = |locks: &[std::path::PathBuf], entries: &[std::path::PathBuf]| {
+            let mut counts = Vec::new();
+            if !locks.is_empty() {
+                counts.push(format!("{} stale git lock(s)", locks.len()));
+            }
+            if !entries.is_empty() {
+                counts.push(format!(
+                    "{} half-written git worktree entry(ies)",
+                    entries.len()
+                ));
+            }
+            let paths = shown(locks).into_iter().chain(shown(entries));
+            (counts.join(" and "), paths.collect::<Vec<_>>().join(", "))
+        };
         let (message, payload) = match sweep {
             LockSweep::Clean => return Ok(()),
-            LockSweep::Removed { locks } => (
-                format!(
-                    "removed {} stale git lock(s) left by a process that is gone: {}",
-                    locks.len(),
-                    shown(locks).join(", ")
-                ),
-                serde_json::json!({ "action": "removed", "locks": shown(locks) }),
+            LockSweep::Removed { locks, entries } => (
+                {
+                    let (counts, paths) = what(locks, entries);
+                    format!("removed {counts} left by a process that is gone: {paths}")
+                },
+                serde_json::json!({
+                    "action": "removed",
+                    "locks": shown(locks),
+                    "worktree_entries": shown(entries),
+                }),
             ),
-            LockSweep::Busy { locks, pids } => (
+            LockSweep::Busy {
+                locks,
+                entries,
+                pids,
+            } => (
                 format!(
-                    "git lock(s) {} are there while process(es) {} work in the repository: \
-                     left alone (they may be held)",
-                    shown(locks).join(", "),
+                    "found {} ({}) while process(es) {} work in the repository: left alone \
+                     (they may be in use)",
+                    what(locks, entries).0,
+                    what(locks, entries).1,
                     pids.iter()
                         .map(u32::to_string)
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-                serde_json::json!({ "action": "busy", "locks": shown(locks), "pids": pids }),
+                serde_json::json!({
+                    "action": "busy",
+                    "locks": shown(locks),
+                    "worktree_entries": shown(entries),
+                    "pids": pids,
+                }),
             ),
-            LockSweep::Unknown { locks } => (
-                format!(
-                    "git lock(s) {} are there and this system cannot tell whether a process \
-                     holds them: left alone; remove them if no git command runs there",
-                    shown(locks).join(", ")
-                ),
-                serde_json::json!({ "action": "unknown", "locks": shown(locks) }),
+            LockSweep::Unknown { locks, entries } => (
+                {
+                    let (counts, paths) = what(locks, entries);
+                    format!(
+                        "found {counts} ({paths}), and this system cannot tell whether a \
+                         process uses them: left alone; remove them if no git command runs there"
+                    )
+                },
+                serde_json::json!({
+                    "action": "unknown",
+                    "locks": shown(locks),
+                    "worktree_entries": shown(entries),
+                }),
             ),
         };
         self.emit(ProgressEvent::Note { message });

@@ -12,6 +12,15 @@
 //! no git command of its own is running (before the first git command of a
 //! process that holds the run's PR lock).
 //!
+//! A killed `git worktree add` can also leave a half-written administrative
+//! entry of a linked worktree (`<common>/worktrees/<name>` with an empty
+//! `commondir`, or no `gitdir` or `HEAD`); from then on every git command in
+//! the repository fails ("failed to read worktrees/<name>/commondir"), and
+//! `git worktree prune` does not remove it (its `gitdir` still names a
+//! worktree). The sweep removes such entries under the same condition as
+//! the locks: every worktree of Shepherd's cache clone is Shepherd's own, so
+//! an entry no live process can be writing was left by one that is gone.
+//!
 //! A live process is one whose current directory is inside one of those
 //! directories (git changes into the worktree's top level, or into the
 //! repository, before it takes a lock). Where that cannot be told (no
@@ -28,16 +37,21 @@ type Result<T, E = WorktreeError> = std::result::Result<T, E>;
 pub enum LockSweep {
     /// No lock file: nothing to do.
     Clean,
-    /// The lock files were stale and have been removed.
+    /// The lock files and half-written worktree entries were stale and have
+    /// been removed.
     Removed {
         /// The lock files removed.
         locks: Vec<PathBuf>,
+        /// The half-written worktree entries removed (directories).
+        entries: Vec<PathBuf>,
     },
     /// Lock files are there, but live processes work in the repository: they
     /// may hold them, so they were left alone.
     Busy {
         /// The lock files found.
         locks: Vec<PathBuf>,
+        /// The half-written worktree entries found.
+        entries: Vec<PathBuf>,
         /// The live processes working in the repository.
         pids: Vec<u32>,
     },
@@ -46,6 +60,8 @@ pub enum LockSweep {
     Unknown {
         /// The lock files found.
         locks: Vec<PathBuf>,
+        /// The half-written worktree entries found.
+        entries: Vec<PathBuf>,
     },
 }
 
@@ -65,7 +81,8 @@ pub fn clear_stale_git_locks(repo_dir: &Path, worktree_dir: &Path) -> Result<Loc
     }
     locks.sort();
     locks.dedup();
-    if locks.is_empty() {
+    let entries = half_written_worktree_entries(&common);
+    if locks.is_empty() && entries.is_empty() {
         return Ok(LockSweep::Clean);
     }
     let mut dirs = vec![common.clone(), worktree_dir.to_path_buf()];
@@ -76,7 +93,7 @@ pub fn clear_stale_git_locks(repo_dir: &Path, worktree_dir: &Path) -> Result<Loc
             ?locks,
             "git locks found; cannot tell whether a process holds them"
         );
-        return Ok(LockSweep::Unknown { locks });
+        return Ok(LockSweep::Unknown { locks, entries });
     };
     if !pids.is_empty() {
         tracing::warn!(
@@ -84,7 +101,11 @@ pub fn clear_stale_git_locks(repo_dir: &Path, worktree_dir: &Path) -> Result<Loc
             ?pids,
             "git locks found while processes work in the repository"
         );
-        return Ok(LockSweep::Busy { locks, pids });
+        return Ok(LockSweep::Busy {
+            locks,
+            entries,
+            pids,
+        });
     }
     for lock in &locks {
         match std::fs::remove_file(lock) {
@@ -98,8 +119,46 @@ pub fn clear_stale_git_locks(repo_dir: &Path, worktree_dir: &Path) -> Result<Loc
             }
         }
     }
-    tracing::info!(?locks, "removed stale git locks");
-    Ok(LockSweep::Removed { locks })
+    for entry in &entries {
+        match std::fs::remove_dir_all(entry) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(WorktreeError::Path {
+                    path: entry.clone(),
+                    source,
+                })
+            }
+        }
+    }
+    tracing::info!(
+        ?locks,
+        ?entries,
+        "removed stale git locks and worktree entries"
+    );
+    Ok(LockSweep::Removed { locks, entries })
+}
+
+/// The administrative entries of linked worktrees (`<common>/worktrees/*`)
+/// that git cannot read: `gitdir`, `commondir` or `HEAD` missing or empty,
+/// as a `git worktree add` killed while writing them leaves them (git
+/// writes the entry file by file, each created before it is written).
+fn half_written_worktree_entries(common: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(common.join("worktrees")) else {
+        return Vec::new();
+    };
+    let mut broken: Vec<PathBuf> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|dir| dir.is_dir())
+        .filter(|dir| {
+            ["gitdir", "commondir", "HEAD"].iter().any(|file| {
+                std::fs::read_to_string(dir.join(file)).map_or(true, |text| text.trim().is_empty())
+            })
+        })
+        .collect();
+    broken.sort();
+    broken
 }
 
 /// The repository's common directory: `repo_dir` for a bare repository,
@@ -288,7 +347,10 @@ mod tests {
         let mut planted = plant_locks(&bare, &wt);
         planted.sort();
         match clear_stale_git_locks(&bare, &wt).unwrap() {
-            LockSweep::Removed { locks } => assert_eq!(locks, planted),
+            LockSweep::Removed { locks, entries } => {
+                assert_eq!(locks, planted);
+                assert!(entries.is_empty());
+            }
             other => panic!("expected Removed, got {other:?}"),
         }
         assert!(planted.iter().all(|l| !l.exists()));
@@ -314,7 +376,7 @@ mod tests {
         holder.kill().unwrap();
         holder.wait().unwrap();
         match sweep.unwrap() {
-            LockSweep::Busy { locks, pids } => {
+            LockSweep::Busy { locks, pids, .. } => {
                 assert_eq!(locks.len(), planted.len());
                 assert_eq!(pids, vec![holder.id()]);
             }
@@ -345,5 +407,89 @@ mod tests {
             matches!(sweep, LockSweep::Busy { .. } | LockSweep::Unknown { .. }),
             "{sweep:?}"
         );
+    }
+
+    /// `git fetch` in the cache clone, as the worktree stage does first.
+    fn fetch(bare: &Path) -> std::process::Output {
+        std::process::Command::new("git")
+            .current_dir(bare)
+            .args(["fetch", "-q", "origin"])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap()
+    }
+
+    /// A `git worktree add` killed while writing its entry: each of its
+    /// files empty (as created, before written) or not yet there wedges
+    /// the repository, and the sweep repairs it.
+    #[test]
+    fn a_half_written_worktree_entry_is_removed_and_git_works_again() {
+        for (file, how) in [
+            ("commondir", "empty"),
+            ("gitdir", "empty"),
+            ("HEAD", "missing"),
+        ] {
+            let (_tmp, bare, wt) = repo_with_worktree();
+            let entry = bare.join("worktrees").join("worktree");
+            assert!(entry.is_dir(), "git names the entry after the directory");
+            if how == "empty" {
+                std::fs::write(entry.join(file), "").unwrap();
+            } else {
+                std::fs::remove_file(entry.join(file)).unwrap();
+            }
+            if file == "commondir" {
+                // What the user saw: every command in the clone fails.
+                let out = fetch(&bare);
+                assert!(!out.status.success(), "{file} {how}: git still works");
+                assert!(
+                    String::from_utf8_lossy(&out.stderr).contains("commondir"),
+                    "{out:?}"
+                );
+            }
+            match clear_stale_git_locks(&bare, &wt).unwrap() {
+                LockSweep::Removed { locks, entries } => {
+                    assert!(locks.is_empty(), "{locks:?}");
+                    assert_eq!(entries, vec![entry.clone()], "{file} {how}");
+                }
+                other => panic!("{file} {how}: expected Removed, got {other:?}"),
+            }
+            assert!(!entry.exists());
+            let out = fetch(&bare);
+            assert!(out.status.success(), "{file} {how}: {out:?}");
+        }
+    }
+
+    #[test]
+    fn a_whole_worktree_entry_is_left_alone() {
+        let (_tmp, bare, wt) = repo_with_worktree();
+        assert_eq!(clear_stale_git_locks(&bare, &wt).unwrap(), LockSweep::Clean);
+        assert!(bare
+            .join("worktrees")
+            .join("worktree")
+            .join("commondir")
+            .exists());
+    }
+
+    #[test]
+    fn a_half_written_entry_is_left_alone_while_a_process_works_in_the_clone() {
+        let (_tmp, bare, wt) = repo_with_worktree();
+        let entry = bare.join("worktrees").join("worktree");
+        std::fs::write(entry.join("commondir"), "").unwrap();
+        // A live `git worktree add` runs in the clone (its cwd).
+        let mut writer = std::process::Command::new("sleep")
+            .arg("30")
+            .current_dir(&bare)
+            .spawn()
+            .unwrap();
+        let sweep = clear_stale_git_locks(&bare, &wt).unwrap();
+        writer.kill().unwrap();
+        writer.wait().unwrap();
+        match sweep {
+            LockSweep::Busy { entries, .. } | LockSweep::Unknown { entries, .. } => {
+                assert_eq!(entries, vec![entry.clone()]);
+            }
+            other => panic!("expected Busy, got {other:?}"),
+        }
+        assert!(entry.join("commondir").exists(), "nothing removed");
     }
 }

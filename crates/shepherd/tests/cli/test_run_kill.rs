@@ -24,9 +24,29 @@ async fn wait_for(emu: &RunningEmulator, key: &str, count: u64) {
     }
 }
 
+/// What else the killed process left behind.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Leftover {
+    /// Nothing but its interrupted run.
+    Nothing,
+    /// The run worktree's administrative entry in the cache clone with an
+    /// empty `commondir`, as a kill inside `git worktree add` leaves it:
+    /// every git command in the clone fails until it is repaired.
+    HalfWrittenWorktreeEntry,
+}
+
 /// Start a run, wait until it is held at the `nth` call of `key`, kill it,
 /// clear the fault, resume, and check the end state.
 async fn kill_and_resume(key: &str, nth: u64, also_refuse_a_second_run: bool) {
+    kill_and_resume_with(key, nth, also_refuse_a_second_run, Leftover::Nothing).await;
+}
+
+async fn kill_and_resume_with(
+    key: &str,
+    nth: u64,
+    also_refuse_a_second_run: bool,
+    leftover: Leftover,
+) {
     let Demo { emu, api, sh } = Demo::start().await;
     let fault = emu
         .set_fault(FaultSpec::nth(key, nth).with_delay(120_000))
@@ -63,11 +83,33 @@ async fn kill_and_resume(key: &str, nth: u64, also_refuse_a_second_run: bool) {
     let (_, out, _) = sh.run_at(&api, &["status", &run, "--json"]);
     let status: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(status["run"]["status"], "interrupted", "{status}");
+    let wrecked = if leftover == Leftover::HalfWrittenWorktreeEntry {
+        let entries = worktree_entries(&sh.state_dir().join("cache"));
+        assert_eq!(entries.len(), 1, "one run worktree: {entries:?}");
+        std::fs::write(entries[0].join("commondir"), "").unwrap();
+        let fetch = std::process::Command::new("git")
+            .args(["fetch", "-q", "origin"])
+            .current_dir(entries[0].parent().unwrap().parent().unwrap())
+            .output()
+            .unwrap();
+        assert!(!fetch.status.success(), "the clone is wedged: {fetch:?}");
+        Some(entries[0].clone())
+    } else {
+        None
+    };
 
     let out = tokio::task::block_in_place(|| sh.run_cmd(&api, &["resume", &run]).output().unwrap());
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stderr.contains("took over the stale lock"), "{stderr}");
+    if let Some(entry) = wrecked {
+        assert!(
+            stderr.contains(
+                "removed 1 half-written git worktree entry(ies) left by a process that is gone"
+            ) && stderr.contains(&entry.display().to_string()),
+            "{stderr}"
+        );
+    }
     if std::env::var_os("SHOW").is_some() {
         eprintln!("{stderr}\n{stdout}");
     }
@@ -97,6 +139,41 @@ async fn killed_right_after_the_push_then_resumed() {
     // The first reply follows the push: holding it stops the run with the
     // fixes on the forge and nothing replied.
     kill_and_resume(REPLY, 1, false).await;
+}
+
+/// Issue 26.5: a kill inside `git worktree add` leaves a half-written
+/// administrative entry; `resume` removes it, says so, and converges
+/// (before, every resume and new run failed at `git fetch`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_leaving_a_half_written_worktree_entry_then_resumed() {
+    kill_and_resume_with(REPLY, 1, false, Leftover::HalfWrittenWorktreeEntry).await;
+}
+
+/// Every linked worktree's administrative entry (`…/worktrees/<name>`)
+/// under `dir` (the state directory's cache clones).
+fn worktree_entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        if path.file_name().is_some_and(|n| n == "worktrees") {
+            out.extend(
+                std::fs::read_dir(&path)
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir()),
+            );
+        } else {
+            out.extend(worktree_entries(&path));
+        }
+    }
+    out
 }
 
 /// Every `index.lock` under `dir` (the state directory's cache clones).
