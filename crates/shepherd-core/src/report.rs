@@ -491,6 +491,36 @@ impl Report {
         self.cluster_rounds = by_round.into_values().collect();
         self
     }
+
+    /// The trusted items this run handed to a person and that still wait
+    /// for one: those Shepherd could not judge ("Needs your decision"),
+    /// and those whose outcome is `needs-human` (a fixer that could not
+    /// fix, a protected path, a stale suggestion, a failed metadata edit)
+    /// and that were not resolved. Sorted by path and id, each once.
+    ///
+    /// A run whose loop converged while this is not empty ends
+    /// `handed-off`, not `converged` (SPEC section 1): the PR is not clear.
+    pub fn waiting_for_a_person(&self) -> Vec<ThreadPath> {
+        let needs_human = self
+            .outcomes
+            .iter()
+            .filter(|g| g.outcome == Some(Outcome::NeedsHuman))
+            .flat_map(|g| &g.items)
+            .filter(|i| !i.resolved)
+            .map(|i| ThreadPath {
+                item_id: i.item_id.clone(),
+                path: i.path.clone(),
+            });
+        let undecided = self
+            .attention
+            .iter()
+            .filter(|a| a.kind == AttentionKind::NeedsYourDecision)
+            .map(|a| ThreadPath {
+                item_id: a.item_id.clone(),
+                path: a.path.clone(),
+            });
+        thread_paths(needs_human.chain(undecided).collect())
+    }
 }
 
 const OUTCOME_ORDER: [Outcome; 6] = Outcome::ALL;
@@ -1741,5 +1771,62 @@ mod tests {
         );
         assert!(md.contains("`src/\\x1b[2Jevil\\u{202e}hs.sh:3`"), "{md}");
         assert!(md.contains("title \\\\u{202e}evil"), "{md}");
+    }
+
+    /// Issue 26 point 7: what a converged loop leaves for a person.
+    #[test]
+    fn waiting_for_a_person_lists_unresolved_needs_human_items_and_held_ones() {
+        let item = |id: &str, path: Option<&str>, resolved: bool| ReportItem {
+            item_id: id.into(),
+            path: path.map(str::to_owned),
+            line: None,
+            decision: None,
+            commit: None,
+            replied: true,
+            resolved,
+            url: None,
+            reply: None,
+        };
+        let mut report = build(&input());
+        report.attention.clear();
+        report.outcomes = vec![
+            OutcomeGroup {
+                outcome: Some(Outcome::Fixed),
+                items: vec![item("T_FIXED", Some("a.rs"), true)],
+            },
+            OutcomeGroup {
+                outcome: Some(Outcome::NeedsHuman),
+                items: vec![
+                    item("T_CRASHED", Some("b.rs"), false),
+                    item("T_SOMEONE_RESOLVED", Some("c.rs"), true),
+                ],
+            },
+        ];
+        report.attention = vec![
+            AttentionItem {
+                kind: AttentionKind::NeedsYourDecision,
+                path: None,
+                line: None,
+                item_id: "IC_1".into(),
+                url: None,
+                excerpt: String::new(),
+                why: String::new(),
+            },
+            AttentionItem {
+                kind: AttentionKind::Untrusted,
+                path: Some("d.rs".into()),
+                line: None,
+                item_id: "T_STRANGER".into(),
+                url: None,
+                excerpt: String::new(),
+                why: String::new(),
+            },
+        ];
+        let ids: Vec<String> = report
+            .waiting_for_a_person()
+            .into_iter()
+            .map(|t| t.item_id)
+            .collect();
+        assert_eq!(ids, ["IC_1", "T_CRASHED"]);
     }
 }

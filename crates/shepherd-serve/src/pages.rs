@@ -24,10 +24,11 @@ const DECISIONS: [Decision; 7] = [
     Decision::NeedsHuman,
 ];
 
-const STATUSES: [RunStatus; 6] = [
+const STATUSES: [RunStatus; 7] = [
     RunStatus::Running,
     RunStatus::Paused,
     RunStatus::Converged,
+    RunStatus::HandedOff,
     RunStatus::Failed,
     RunStatus::Exhausted,
     RunStatus::Interrupted,

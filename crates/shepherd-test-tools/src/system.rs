@@ -328,10 +328,7 @@ mod tests {
                 "ChromeDriver 156.0.8078.114 (abc-refs/branch-heads/1@{#1})",
                 Some([156, 0, 8078]),
             ),
-            (
-                "gh version 2.23.0 (Debian 2.23.0+dfsg1-1)",
-                Some([2, 23, 0]),
-            ),
+            ("gh version 2.23.0 (2023-02-27)", Some([2, 23, 0])),
             ("v20.20.2", Some([20, 20, 2])),
             ("rsync  version 3.2.7  protocol version 31", Some([3, 2, 7])),
             ("git version 2.47.3", Some([2, 47, 3])),

@@ -115,6 +115,7 @@ impl Progress for LineProgress {
                 let word = match status {
                     RunStatus::Converged => s.green("converged"),
                     RunStatus::Paused => s.yellow("paused"),
+                    RunStatus::HandedOff => s.yellow("handed-off"),
                     other => s.yellow(other.as_str()),
                 };
                 match reason {

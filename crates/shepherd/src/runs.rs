@@ -99,7 +99,7 @@ pub(crate) fn print_outcome(outcome: &RunOutcome, json: bool) -> CliResult<u8> {
     if outcome.failed_on_config() {
         return Ok(exit_codes::USAGE);
     }
-    Ok(exit_codes::of_run(outcome.status))
+    Ok(exit_codes::of_run(outcome))
 }
 
 /// Engine options for a command: progress lines, the TTY approver.

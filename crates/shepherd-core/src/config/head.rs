@@ -12,7 +12,7 @@
 //! | key | what the head's file can do |
 //! |---|---|
 //! | `paths.protected` | add patterns (the union is kept) |
-//! | `trust.collaborators`, `resolve.human_threads`, `approve.resolve_wontfix`, `approve.reply_needs_human` | turn off |
+//! | `trust.collaborators`, `resolve.human_threads`, `approve.resolve_wontfix`, `approve.reply_needs_human`, `loop.succeed_when_handed_off` | turn off |
 //! | `trust.bots`, `trust.users` | remove accounts (the intersection is kept) |
 //! | `approve.mode` | ask for a stricter mode (`auto` < `label` < `prompt`) |
 //! | `review.enabled` | turn on |
@@ -249,6 +249,12 @@ impl HeadConfig {
                 &mut config.approve.reply_needs_human,
                 "posted",
             ),
+            (
+                "loop.succeed_when_handed_off",
+                head.loop_.succeed_when_handed_off,
+                &mut config.loop_.succeed_when_handed_off,
+                "reported as success",
+            ),
         ] {
             if !is_set(key) {
                 continue;
@@ -430,6 +436,10 @@ mod tests {
                 c.forge.ca_file.is_none()
             }),
             ("[loop]\nmax_rounds = 100\n", |c| c.loop_.max_rounds == 8),
+            // A PR cannot make its own CI job green while items wait.
+            ("[loop]\nsucceed_when_handed_off = true\n", |c| {
+                !c.loop_.succeed_when_handed_off
+            }),
         ];
         for (head, holds) in rows {
             let (config, notes) = tighten(head);

@@ -158,6 +158,12 @@ pub(super) static KEYS: &[KeyDoc] = &[
          the run. Neither reports success.",
     ),
     key(
+        "loop.succeed_when_handed_off",
+        Kind::Bool,
+        "Whether a run that ends `handed-off` (the loop is done, but items wait for a person) exits 0; \
+         by default it exits 5, so a CI job is not green while the PR is not clear.",
+    ),
+    key(
         "approve.mode",
         Kind::Enum(APPROVE_MODE_NAMES),
         "How reply-only decisions are approved: `prompt` asks on a terminal and pauses the run otherwise; \

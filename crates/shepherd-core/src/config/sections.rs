@@ -237,6 +237,11 @@ pub struct LoopConfig {
     pub max_rounds: u32,
     /// What reaching `max_rounds` without convergence does.
     pub on_exhaust: OnExhaust,
+    /// Whether a run that ends `handed-off` (the loop is done, but items
+    /// wait for a person) exits 0. Off by default: a CI job stays red
+    /// while the PR is not clear, so nobody merges on a green check that
+    /// only means "Shepherd is done".
+    pub succeed_when_handed_off: bool,
 }
 
 impl Default for LoopConfig {
@@ -244,6 +249,7 @@ impl Default for LoopConfig {
         LoopConfig {
             max_rounds: 8,
             on_exhaust: OnExhaust::Approval,
+            succeed_when_handed_off: false,
         }
     }
 }

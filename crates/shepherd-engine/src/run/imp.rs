@@ -60,6 +60,9 @@ pub struct RunOutcome {
     /// Whether it ended on an invalid repository configuration
     /// ([`RunOutcome::failed_on_config`]).
     invalid_config: bool,
+    /// `loop.succeed_when_handed_off` as the run had it
+    /// ([`RunOutcome::succeeded`]).
+    succeed_when_handed_off: bool,
 }
 
 impl RunOutcome {
@@ -67,6 +70,13 @@ impl RunOutcome {
     /// the run is invalid (the CLI exits as for a bad user config).
     pub fn failed_on_config(&self) -> bool {
         self.status == RunStatus::Failed && self.invalid_config
+    }
+
+    /// Whether the run ended as a success: `converged`, or `handed-off`
+    /// where the user set `loop.succeed_when_handed_off`.
+    pub fn succeeded(&self) -> bool {
+        self.status == RunStatus::Converged
+            || (self.status == RunStatus::HandedOff && self.succeed_when_handed_off)
     }
 }
 
@@ -608,8 +618,11 @@ fn stage_times(
     (times, ms(last, ended))
 }
 
-async fn finish(mut runner: Runner, end: End) -> RunOutcome {
+async fn finish(mut runner: Runner, mut end: End) -> RunOutcome {
     let run_id = runner.run.run_id.clone();
+    if end.status == RunStatus::Converged {
+        hand_off_what_waits(&runner, &mut end);
+    }
     runner.run.pause = end.pause;
     if let Some(wt) = runner.worktree.take() {
         if end.remove_worktree {
@@ -680,7 +693,48 @@ async fn finish(mut runner: Runner, end: End) -> RunOutcome {
         report,
         worktree_kept: runner.run.worktree_kept.clone(),
         invalid_config: end.invalid_config,
+        succeed_when_handed_off: runner.config.loop_.succeed_when_handed_off,
     }
+}
+
+/// A converged loop whose trusted items wait for a person ends `handed-off`
+/// with those items named: "converged" is said only of a clear PR.
+fn hand_off_what_waits(runner: &Runner, end: &mut End) {
+    let report = match build_report(
+        &runner.store(),
+        &runner.run,
+        RunStatus::Converged.as_str(),
+        None,
+    ) {
+        Ok(report) => report,
+        Err(err) => {
+            // Whether anything waits is not known: not "converged" either.
+            tracing::error!(%err, "cannot build the report from the ledger");
+            end.status = RunStatus::HandedOff;
+            end.reason = Some(format!(
+                "the loop is done, but whether items wait for a person is not known (the \
+                 ledger could not be read: {err})"
+            ));
+            return;
+        }
+    };
+    let waiting = report.waiting_for_a_person();
+    if waiting.is_empty() {
+        return;
+    }
+    let named: Vec<String> = waiting
+        .iter()
+        .map(|t| match &t.path {
+            Some(path) => format!("{} ({path})", t.item_id),
+            None => t.item_id.clone(),
+        })
+        .collect();
+    end.status = RunStatus::HandedOff;
+    end.reason = Some(format!(
+        "the loop is done, but {} item(s) wait for a person: {}",
+        waiting.len(),
+        named.join(", ")
+    ));
 }
 
 fn empty_input(run: &RunFile, status: &str, reason: Option<String>) -> ReportInput {

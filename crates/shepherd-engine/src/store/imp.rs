@@ -149,6 +149,21 @@ impl Store {
         if found == supported {
             return Ok(());
         }
+        // A migration may make a table anew (SQLite cannot alter a CHECK):
+        // foreign keys are off while it runs (the pragma is a no-op inside a
+        // transaction) and checked before the commit.
+        self.conn
+            .pragma_update(None, "foreign_keys", "OFF")
+            .ctx("turn foreign keys off for the migration")?;
+        let migrated = self.migrate_from(supported);
+        let on = self
+            .conn
+            .pragma_update(None, "foreign_keys", "ON")
+            .ctx("turn foreign keys back on");
+        migrated.and(on)
+    }
+
+    fn migrate_from(&mut self, supported: i64) -> Result<()> {
         let path = self.path.clone();
         let tx = self
             .conn
@@ -177,6 +192,23 @@ impl Store {
             tx.pragma_update(None, "user_version", version + 1)
                 .map_err(migration_err)?;
             tracing::debug!(path = %path.display(), version = version + 1, "migrated state database");
+        }
+        let broken: i64 = tx
+            .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
+                r.get(0)
+            })
+            .ctx("check foreign keys after the migration")?;
+        if broken > 0 {
+            return Err(StoreError::Migrate {
+                path,
+                version: supported,
+                source: rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY),
+                    Some(format!(
+                        "{broken} row(s) break a foreign key after the migration"
+                    )),
+                ),
+            });
         }
         tx.commit().ctx("commit the migration")
     }

@@ -94,6 +94,30 @@ CREATE TABLE locks (
     PRIMARY KEY (forge, host, repo, number)
 ) STRICT;
 "#,
+    // 2: a run may end `handed-off` (the loop is done, items wait for a
+    // person). SQLite cannot change a CHECK: the table is made anew and
+    // renamed into place, with foreign keys off for the migration (SQLite's
+    // documented procedure; the children's `REFERENCES runs` then name the
+    // new table, and `foreign_key_check` runs before the commit).
+    r#"
+CREATE TABLE runs_v2 (
+    id          TEXT PRIMARY KEY,
+    forge       TEXT NOT NULL,
+    host        TEXT NOT NULL,
+    repo        TEXT NOT NULL,
+    number      INTEGER NOT NULL,
+    status      TEXT NOT NULL CHECK (status IN
+                  ('running','paused','converged','handed-off','failed','exhausted','interrupted')),
+    reason      TEXT,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+) STRICT;
+INSERT INTO runs_v2 (id, forge, host, repo, number, status, reason, created_at, updated_at)
+    SELECT id, forge, host, repo, number, status, reason, created_at, updated_at FROM runs;
+DROP TABLE runs;
+ALTER TABLE runs_v2 RENAME TO runs;
+CREATE INDEX runs_by_pr ON runs (forge, host, repo, number, created_at);
+"#,
 ];
 
 /// The schema version this binary writes and understands.

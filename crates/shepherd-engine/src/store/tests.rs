@@ -541,3 +541,49 @@ fn timestamp_displays_as_rfc3339() {
     );
     assert!(Timestamp::now() > Timestamp(1_600_000_000_000));
 }
+
+/// A database of schema 1 (before `handed-off`) with a run, a round and a
+/// ledger entry is migrated in place: nothing lost, the new status can be
+/// written, and foreign keys still hold.
+#[test]
+fn a_schema_1_database_is_migrated_to_take_handed_off() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("state.db");
+    {
+        let raw = rusqlite::Connection::open(&path).unwrap();
+        raw.execute_batch(super::schema::MIGRATIONS[0]).unwrap();
+        raw.pragma_update(None, "user_version", 1).unwrap();
+        raw.execute_batch(
+            "INSERT INTO runs VALUES ('r1','github','github.com','o/r',7,'converged',NULL,10,20);
+             INSERT INTO rounds (run_id, number, stage, started_at) VALUES ('r1', 1, 'converge', 10);",
+        )
+        .unwrap();
+        // Schema 1 refuses the new word.
+        assert!(raw
+            .execute("UPDATE runs SET status = 'handed-off' WHERE id = 'r1'", [])
+            .is_err());
+    }
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 2);
+    let run = store.get_run("r1").unwrap();
+    assert_eq!((run.status, run.pr.number), (RunStatus::Converged, 7));
+    assert_eq!(store.rounds("r1").unwrap().len(), 1);
+    store
+        .set_run_status("r1", RunStatus::HandedOff, Some("2 items wait"), t(30))
+        .unwrap();
+    assert_eq!(store.get_run("r1").unwrap().status, RunStatus::HandedOff);
+    store
+        .append_ledger(&LedgerRecord::new("r1", entry("PRRT_1", 1), t(31)))
+        .unwrap();
+    // Foreign keys are on again and still name the (new) runs table.
+    let orphan = store.conn_for_tests().execute(
+        "INSERT INTO rounds (run_id, number, stage, started_at) VALUES ('nope', 1, 'x', 1)",
+        [],
+    );
+    assert!(orphan.is_err(), "a round of no run is refused");
+    let on: i64 = store
+        .conn_for_tests()
+        .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(on, 1);
+}

@@ -103,8 +103,11 @@ string_enum!(
         Running => "running",
         /// Waiting for a person (approval, reply failures, round limit).
         Paused => "paused",
-        /// CI green and nothing new: done.
+        /// CI green, nothing new, nothing waits for a person: done.
         Converged => "converged",
+        /// The loop is done (it converged by SPEC's rule), but items wait for
+        /// a person: the PR is not clear.
+        HandedOff => "handed-off",
         /// Stopped with a reason.
         Failed => "failed",
         /// The round limit was reached without convergence.

@@ -473,6 +473,30 @@ pub fn assert_converged(outcome: &RunOutcome) {
     );
 }
 
+/// The loop is done, but trusted items wait for a person: the run ends
+/// `handed-off`, names them, and its report lists them (issue 26 point 7).
+pub fn assert_handed_off(outcome: &RunOutcome) {
+    assert_eq!(
+        outcome.status,
+        RunStatus::HandedOff,
+        "{:?}\n{}",
+        outcome.reason,
+        outcome.report.to_markdown()
+    );
+    let waiting = outcome.report.waiting_for_a_person();
+    assert!(!waiting.is_empty(), "handed off, but nothing waits");
+    let reason = outcome.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains(&format!("{} item(s) wait for a person", waiting.len())),
+        "{reason}"
+    );
+    assert_eq!(outcome.report.status, "handed-off");
+    assert!(
+        !outcome.succeeded(),
+        "handed-off is not a success by default"
+    );
+}
+
 pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }

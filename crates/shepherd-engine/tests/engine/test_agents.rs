@@ -570,7 +570,7 @@ async fn a_blocked_fixer_hands_the_item_to_a_person() {
     );
     let head = lab.setup.emu.head_sha(PR).unwrap();
     let outcome = lab.run("[review]\nenabled = false\n").await;
-    assert_converged(&outcome);
+    assert_handed_off(&outcome);
     let t = lab.thread_on("src/a.txt");
     assert_eq!(t["resolved"], false, "a blocked fix is never resolved: {t}");
     assert!(last_reply(&t).contains("Which encoding"), "{t}");
@@ -593,7 +593,7 @@ async fn a_failed_fixer_is_named_in_the_reply_and_its_output_kept_local() {
         ]]}}),
     );
     let outcome = lab.run("[review]\nenabled = false\n").await;
-    assert_converged(&outcome);
+    assert_handed_off(&outcome);
     let t = lab.thread_on("src/a.txt");
     assert_eq!(t["resolved"], false, "{t}");
     let reply = last_reply(&t);
@@ -804,7 +804,7 @@ async fn a_fixer_that_touches_a_workflow_is_refused_and_nothing_is_committed() {
     );
     let head = lab.setup.emu.head_sha(PR).unwrap();
     let outcome = lab.run("[review]\nenabled = false\n").await;
-    assert_converged(&outcome);
+    assert_handed_off(&outcome);
     assert_eq!(lab.setup.emu.head_sha(PR).unwrap(), head, "nothing pushed");
     let t = lab.thread_on("src/a.txt");
     assert_eq!(t["resolved"], false, "{t}");

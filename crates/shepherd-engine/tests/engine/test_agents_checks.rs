@@ -145,7 +145,7 @@ async fn a_fix_judged_not_addressed_is_handed_to_a_person_not_resolved() {
     fix_a(&lab, &A_TXT.replace("alpha five", "ALPHA FIVE"));
     let head = lab.setup.emu.head_sha(PR).unwrap();
     let outcome = lab.run("[review]\nenabled = false\n").await;
-    assert_eq!(outcome.status, RunStatus::Converged, "{:?}", outcome.reason);
+    assert_handed_off(&outcome);
     let t = lab.thread_on("src/a.txt");
     assert_eq!(t["resolved"], false, "{t}");
     let reply = last_reply(&t);

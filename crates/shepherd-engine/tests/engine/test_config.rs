@@ -93,13 +93,7 @@ async fn resume_after_a_failure_at(forge: ForgeKind, target: &str) {
         .resume(&first.run_id)
         .await
         .expect("the run resumes");
-    assert_eq!(
-        resumed.status,
-        RunStatus::Converged,
-        "{target}: {:?}\n{}",
-        resumed.reason,
-        resumed.report.to_markdown()
-    );
+    assert_handed_off(&resumed);
     let config = effective(&resumed.run_dir);
     assert!(!config.resolve.human_threads, "{target}: {config:?}");
     assert_eq!(config.approve.mode, ApproveMode::Auto, "{target}");
@@ -244,5 +238,5 @@ async fn a_paused_run_refuses_a_second_run_until_abandoned() {
     shepherd_engine::reject_run(&setup.state_dir(), &paused.run_id, "tester")
         .expect("the paused run is abandoned");
     let outcome = setup.run("").await;
-    assert_eq!(outcome.status, RunStatus::Converged, "{:?}", outcome.reason);
+    assert_handed_off(&outcome);
 }

@@ -129,7 +129,7 @@ async fn seven_decisions(extra: &str) -> (Lab, BTreeMap<&'static str, String>, S
             "[review]\nenabled = false\n[approve]\nmode = \"auto\"\n{extra}"
         ))
         .await;
-    assert_converged(&outcome);
+    assert_handed_off(&outcome);
     (lab, ids, base, outcome)
 }
 

@@ -7,13 +7,21 @@ use crate::common::*;
 /// Two rounds: the suggestions (GitHub's or GitLab's syntax) applied,
 /// pushed, replied to and resolved; the bot's comment during CI handled in
 /// round 2; the question and the invalid comment answered and left open.
-async fn the_demo_converges_with_the_builtin_agent(forge: ForgeKind) {
+async fn the_demo_is_handed_off_with_the_builtin_agent(forge: ForgeKind) {
     let setup = setup_on(forge, demo()).await;
     // The default: needs-human items held for the user (issue 13 point 2).
     let outcome = setup.run("[approve]\nreply_needs_human = false\n").await;
     let pr = setup.pr();
-    assert_converged(&outcome);
-    assert_eq!(outcome.status, shepherd_engine::RunStatus::Converged);
+    // The loop is done, but the builtin agent judges only suggestion blocks:
+    // the review summary, the top-level CHANGELOG request and the two
+    // threads without a suggestion wait for a person (issue 26 point 7).
+    assert_handed_off(&outcome);
+    let waiting = outcome.report.waiting_for_a_person();
+    assert_eq!(waiting.len(), 4, "{waiting:?}");
+    let paths: Vec<Option<&str>> = waiting.iter().map(|t| t.path.as_deref()).collect();
+    assert!(paths.contains(&Some("src/auth/session.sh")), "{paths:?}");
+    assert!(paths.contains(&Some("src/util/strings.sh")), "{paths:?}");
+    assert_eq!(paths.iter().filter(|p| p.is_none()).count(), 2, "{paths:?}");
 
     // Round 1 fixed and pushed; the bot commented on the added TODO during
     // the CI wait, so round 2 handled it before converging.
@@ -86,7 +94,11 @@ async fn the_demo_converges_with_the_builtin_agent(forge: ForgeKind) {
     // The files are fixed on the PR's head: the TODO is gone again.
     let report = &outcome.report;
     assert_eq!(report.ci.as_ref().map(|c| c.status.as_str()), Some("PASS"));
-    assert!(report.converged);
+    assert!(!report.converged, "handed off is not converged");
+    assert_eq!(report.status, "handed-off");
+    assert!(report
+        .to_markdown()
+        .contains("- Status: **handed-off** (the loop is done, but 4 item(s) wait for a person"));
     assert_eq!(report.resolved.len(), 6);
     assert!(
         report
@@ -182,4 +194,4 @@ async fn the_demo_converges_with_the_builtin_agent(forge: ForgeKind) {
         .iter()
         .any(|e| matches!(e, ProgressEvent::Stage { stage, .. } if stage.as_str() == "ci")));
 }
-both_forges!(the_demo_converges_with_the_builtin_agent);
+both_forges!(the_demo_is_handed_off_with_the_builtin_agent);

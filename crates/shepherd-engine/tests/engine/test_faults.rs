@@ -9,7 +9,7 @@ use shepherd_engine::RunStatus;
 use crate::common::*;
 
 fn assert_clean_convergence(setup: &Setup, outcome: &shepherd_engine::RunOutcome) {
-    assert_converged(outcome);
+    assert_handed_off(outcome);
     setup.assert_clean();
     assert_eq!(
         marker_replies(&setup.pr()).len(),

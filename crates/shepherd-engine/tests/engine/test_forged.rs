@@ -116,7 +116,7 @@ async fn forged_markers_hide_no_feedback(forge: ForgeKind) {
     assert_eq!(trusted_comment.len(), 1);
 
     let outcome = setup.run("").await;
-    assert_converged(&outcome);
+    assert_handed_off(&outcome);
 
     // What round 1 saw: the forged threads and items are new, nothing came
     // from a forged marker.
@@ -410,7 +410,7 @@ async fn an_overlong_reply_is_cut_to_the_forges_limit(forge: ForgeKind) {
     )
     .unwrap();
     let resumed = setup.engine().resume(&outcome.run_id).await.unwrap();
-    assert_eq!(resumed.status, RunStatus::Converged, "{:?}", resumed.reason);
+    assert_handed_off(&resumed);
     setup.assert_clean();
 
     let thread = setup

@@ -78,7 +78,7 @@ async fn without_a_tty_approval_pauses_then_approve_and_resume_continue(forge: F
     assert_eq!(approved, 4);
 
     let resumed = setup.engine().resume(&outcome.run_id).await.unwrap();
-    assert_eq!(resumed.status, RunStatus::Converged, "{:?}", resumed.reason);
+    assert_handed_off(&resumed);
     setup.assert_clean();
     let pr = setup.pr();
     let thread = pr["threads"]

@@ -25,7 +25,7 @@ async fn a_fix_to_a_protected_path_is_refused_and_handed_to_a_person(forge: Forg
     ));
     let setup = setup_on(forge, s).await;
     let outcome = setup.run("").await;
-    assert_eq!(outcome.status, RunStatus::Converged, "{:?}", outcome.reason);
+    assert_handed_off(&outcome);
     let pr = setup.pr();
     let thread = pr["threads"]
         .as_array()
@@ -75,7 +75,7 @@ async fn a_rejected_push_resyncs_and_reruns_the_round_without_overwriting(forge:
         .await
         .unwrap();
     let outcome = run.await.unwrap().unwrap();
-    assert_eq!(outcome.status, RunStatus::Converged, "{:?}", outcome.reason);
+    assert_handed_off(&outcome);
     let first = &outcome.report.rounds[0];
     assert!(first.pushed.is_none());
     assert!(

@@ -183,11 +183,14 @@ pub fn assert_demo(
         outcome.report.to_markdown(),
         summary.join("\n")
     );
+    // The loop is done; the scripted triage makes the review summary and the
+    // two threads without a suggestion `needs-human`: they wait for a person.
     assert_eq!(
         outcome.status,
-        shepherd_engine::RunStatus::Converged,
+        shepherd_engine::RunStatus::HandedOff,
         "{context}"
     );
+    assert_eq!(outcome.report.waiting_for_a_person().len(), 3, "{context}");
     assert_eq!(outcome.report.rounds.len(), 1, "{context}");
     setup.assert_clean();
     let pr = setup.pr();

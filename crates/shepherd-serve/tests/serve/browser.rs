@@ -163,15 +163,26 @@ impl Session {
             .unwrap_or_else(|e| panic!("no {css} after {secs} s: {e}"))
     }
 
-    /// The text of the element at `css`.
+    /// The text of the element at `css`. The live region replaces its
+    /// elements on each update: an element found just before an update is
+    /// stale, and is found again (a few times at most).
     pub async fn text(&self, css: &str) -> String {
-        self.client
-            .find(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("no {css}: {e}"))
-            .text()
-            .await
-            .unwrap()
+        let mut tries = 0;
+        loop {
+            let element = self
+                .client
+                .find(Locator::Css(css))
+                .await
+                .unwrap_or_else(|e| panic!("no {css}: {e}"));
+            match element.text().await {
+                Ok(text) => return text,
+                Err(e) if tries < 5 && format!("{e:?}").contains("StaleElementReference") => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("the text of {css}: {e}"),
+            }
+        }
     }
 
     /// A PNG of the whole page (beyond the window) into `dir/name`.

@@ -200,12 +200,12 @@ async fn an_approver_edits_changes_and_approves_in_a_real_browser() {
     let converged = c
         .wait()
         .at_most(Duration::from_secs(120))
-        .for_element(Locator::Css("#live #status [data-status=\"converged\"]"))
+        .for_element(Locator::Css("#live #status [data-status=\"handed-off\"]"))
         .await;
     if let Err(e) = converged {
         let live = s.text("main").await;
         panic!(
-            "the page did not show the run converged: {e}\n{}",
+            "the page did not show the run handed off: {e}\n{}",
             &live[..live.len().min(4000)]
         );
     }
@@ -238,9 +238,9 @@ async fn an_approver_edits_changes_and_approves_in_a_real_browser() {
     s.close().await;
     eprintln!("screenshots in {}", shots.display());
 
-    // The run the page watched converged.
+    // The run the page watched ended: handed off (the builtin agent leaves items for a person).
     let outcome = p.resumer.outcome().await;
-    assert_eq!(outcome.status, RunStatus::Converged, "{:?}", outcome.reason);
+    assert_eq!(outcome.status, RunStatus::HandedOff, "{:?}", outcome.reason);
 
     // The edited reply was posted as typed; the changed decision's reply
     // too, and as `invalid` (resolved after approval) its thread resolved.

@@ -336,11 +336,11 @@ async fn an_approval_over_http_resumes_the_run_with_the_edited_reply() {
     assert_eq!(approval.approver.as_deref(), Some("tester"));
     assert!(p.pending().is_empty(), "every item approved");
     let outcome = p.resumer.outcome().await;
-    assert_eq!(outcome.status, RunStatus::Converged, "{:?}", outcome.reason);
+    assert_eq!(outcome.status, RunStatus::HandedOff, "{:?}", outcome.reason);
     let comments = p.comments_of(&id);
     assert!(comments.iter().any(|c| c.contains(reply)), "{comments:?}");
     // The page says so.
     let (_, page) = p.page(&format!("/runs/{}", p.run_id)).await;
-    assert!(page.contains("data-status=\"converged\""), "{page}");
+    assert!(page.contains("data-status=\"handed-off\""), "{page}");
     assert!(!page.contains("Approve and resume"), "{page}");
 }

@@ -221,12 +221,13 @@ fn summary_markdown(outcome: &RunOutcome) -> String {
     let headline = match outcome.status {
         RunStatus::Converged => "converged".to_owned(),
         RunStatus::Paused => "paused, waiting for a person".to_owned(),
+        RunStatus::HandedOff => "handed off: the loop is done, items wait for a person".to_owned(),
         other => other.as_str().to_owned(),
     };
     let mut text = format!("## Shepherd: {headline}\n\n");
     if let Some(reason) = &outcome.reason {
         let label = match outcome.status {
-            RunStatus::Paused => "What waits",
+            RunStatus::Paused | RunStatus::HandedOff => "What waits",
             RunStatus::Converged => "Note",
             _ => "Why",
         };

@@ -131,6 +131,13 @@ pub fn text(bytes: &[u8]) -> String {
 pub const DEV_TOKEN: &str = "emu_dev_token";
 
 /// The user config the run tests use: trust the demo's bot, poll CI every second.
+/// `loop.succeed_when_handed_off`: a run that ends `handed-off` (the
+/// builtin agent leaves items for a person) exits 0.
+pub const SUCCEED_WHEN_HANDED_OFF: &str = "[loop]\nsucceed_when_handed_off = true\n";
+
+/// The exit code of a run that ends `handed-off` (items wait for a person).
+pub const HANDED_OFF: i32 = 5;
+
 pub const RUN_CONFIG: &str = "[trust]\nusers = [\"review-bot\"]\n[ci]\npoll_interval_secs = 1\ntimeout_secs = 60\nappear_timeout_secs = 20\n";
 
 /// The demo scenario, running, with its start-up CI settled.

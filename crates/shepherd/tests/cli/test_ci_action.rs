@@ -7,7 +7,10 @@
 use std::collections::BTreeSet;
 
 use crate::ci_tools::webhook_example;
-use crate::common::{assert_honest_end_state, shepherd_replies, start_demo, DEV_TOKEN, RUN_CONFIG};
+use crate::common::{
+    assert_honest_end_state, shepherd_replies, start_demo, DEV_TOKEN, RUN_CONFIG,
+    SUCCEED_WHEN_HANDED_OFF,
+};
 use crate::fake_runner::{ActionRun, FakeRunner};
 
 /// A published `pull_request_review.submitted` payload, pointed at the
@@ -27,10 +30,12 @@ fn runner(event: &serde_json::Value, api: &str, token: &str) -> FakeRunner {
     let r = FakeRunner::new(event, "pull_request_review");
     let config = r.root.path().join("shepherd-config.toml");
     // Every item gets a reply (needs-human too), so each job's replies
-    // can be counted: what these tests check is that none is doubled.
+    // can be counted: what these tests check is that none is doubled. The
+    // builtin agent leaves items for a person, so a finished job ends
+    // `handed-off`; the opt-in keeps it green (exit 0).
     std::fs::write(
         &config,
-        format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
+        format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n{SUCCEED_WHEN_HANDED_OFF}"),
     )
     .unwrap();
     r.input("github-token", token)
@@ -107,10 +112,10 @@ async fn three_stateless_jobs_honour_the_label_and_never_double_a_reply() {
     // Job 2, on a fresh runner: the approval is read from the forge.
     let job = run(&runner(&event, &api, DEV_TOKEN));
     assert!(!job.failed, "{}", job.log());
-    assert_eq!(job.outputs["status"], "converged", "{}", job.log());
+    assert_eq!(job.outputs["status"], "handed-off", "{}", job.log());
     assert_eq!(job.outputs["rounds"], "2");
     assert!(
-        job.summary.contains("## Shepherd: converged"),
+        job.summary.contains("## Shepherd: handed off"),
         "{}",
         job.summary
     );
@@ -123,7 +128,7 @@ async fn three_stateless_jobs_honour_the_label_and_never_double_a_reply() {
     // Job 3, fresh again: the new comment gets one reply, nothing earlier
     // a second one.
     let job = run(&runner(&event, &api, DEV_TOKEN));
-    assert_eq!(job.outputs["status"], "converged", "{}", job.log());
+    assert_eq!(job.outputs["status"], "handed-off", "{}", job.log());
     assert_eq!(assert_no_reply_doubled(&emu), 11);
     assert!(!job.summary.contains("default `GITHUB_TOKEN`"));
 
@@ -173,7 +178,7 @@ async fn a_round_limit_fails_the_job_with_the_reason() {
         .input("approve", "auto")
         .input("max-rounds", "1"));
     assert!(job.failed, "the round limit fails the job:\n{}", job.log());
-    assert_ne!(job.outputs["status"], "converged");
+    assert_ne!(job.outputs["status"], "handed-off");
     assert!(job.summary.contains("**Why:**"), "{}", job.summary);
     assert!(job.step("run").log.contains("::error::"), "{}", job.log());
 }
@@ -223,7 +228,7 @@ async fn two_concurrent_stateless_jobs_neither_fail_nor_redo_a_fix() {
     });
     for job in [&ja, &jb] {
         assert!(!job.failed, "neither job fails:\n{}", job.log());
-        assert_eq!(job.outputs["status"], "converged", "{}", job.log());
+        assert_eq!(job.outputs["status"], "handed-off", "{}", job.log());
     }
     // The one that lost a push says so, and that it re-synced.
     let lost: Vec<&ActionRun> = [&ja, &jb]
@@ -336,7 +341,7 @@ async fn approve_commands_by_a_collaborator_count_and_an_outsiders_do_not() {
     // posted, and both commands are answered.
     let job = run(&runner(&event, &api, DEV_TOKEN));
     assert!(!job.failed, "{}", job.log());
-    assert_eq!(job.outputs["status"], "converged", "{}", job.log());
+    assert_eq!(job.outputs["status"], "handed-off", "{}", job.log());
     let answers = command_answers(&emu);
     assert_eq!(answers.len(), 2, "{answers:?}");
     assert!(
@@ -381,7 +386,7 @@ async fn approve_commands_by_a_collaborator_count_and_an_outsiders_do_not() {
         .await
         .unwrap();
     let job = run(&runner(&event, &api, DEV_TOKEN));
-    assert_eq!(job.outputs["status"], "converged", "{}", job.log());
+    assert_eq!(job.outputs["status"], "handed-off", "{}", job.log());
     assert_eq!(command_answers(&emu).len(), 3);
     assert_eq!(assert_no_reply_doubled(&emu), 14);
     assert_honest_end_state(&emu, 42, 14);

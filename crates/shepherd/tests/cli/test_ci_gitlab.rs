@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use shepherd_emulator::{RunningEmulator, Scenario};
 use yaml_rust2::Yaml;
 
-use crate::common::{assert_honest_end_state, shepherd_replies, start_settled, RUN_CONFIG};
+use crate::common::{
+    assert_honest_end_state, shepherd_replies, start_settled, RUN_CONFIG, SUCCEED_WHEN_HANDED_OFF,
+};
 use crate::fake_runner::{gitlab_job, load_yaml, repo_root, scalar, GitLabJobRun};
 
 /// The demo in GitLab mode (`demo/authkit`, MR !42), running, its start-up
@@ -48,7 +50,7 @@ impl ReplyAllConfig {
         let path = home.path().join("config.toml");
         std::fs::write(
             &path,
-            format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n"),
+            format!("{RUN_CONFIG}[approve]\nreply_needs_human = true\n{SUCCEED_WHEN_HANDED_OFF}"),
         )
         .unwrap();
         ReplyAllConfig { _home: home, path }
@@ -134,10 +136,10 @@ async fn the_template_job_converges_and_a_second_job_doubles_nothing() {
     let (job, project) = run_job(&template, &vars);
     assert_eq!(job.exit, 0, "{}", job.log);
     let outputs = std::fs::read_to_string(project.path().join("shepherd-outputs.txt")).unwrap();
-    assert!(outputs.contains("status=converged\n"), "{outputs}");
+    assert!(outputs.contains("status=handed-off\n"), "{outputs}");
     assert!(outputs.contains("rounds=2\n"), "{outputs}");
     let report = std::fs::read_to_string(project.path().join("shepherd-report.md")).unwrap();
-    assert!(report.starts_with("## Shepherd: converged"), "{report}");
+    assert!(report.starts_with("## Shepherd: handed off"), "{report}");
     assert!(
         project.path().join("shepherd-run/report.json").is_file(),
         "the run directory is an artifact"
@@ -164,7 +166,7 @@ async fn the_template_job_converges_and_a_second_job_doubles_nothing() {
     let notes = |emu: &shepherd_emulator::RunningEmulator| {
         emu.state_json()
             .to_string()
-            .matches("## Shepherd: converged")
+            .matches("## Shepherd: handed off")
             .count()
     };
     assert_eq!(notes(&emu), 1, "the report is posted once, as asked");
@@ -291,9 +293,9 @@ async fn the_template_runs_under_gitlab_ci_local_and_converges() {
     assert!(log.contains("PASS  shepherd"), "{log}");
     let artifacts = dir.join(".gitlab-ci-local/artifacts/shepherd");
     let outputs = std::fs::read_to_string(artifacts.join("shepherd-outputs.txt")).unwrap();
-    assert!(outputs.contains("status=converged\n"), "{outputs}");
+    assert!(outputs.contains("status=handed-off\n"), "{outputs}");
     let report = std::fs::read_to_string(artifacts.join("shepherd-report.md")).unwrap();
-    assert!(report.starts_with("## Shepherd: converged"), "{report}");
+    assert!(report.starts_with("## Shepherd: handed off"), "{report}");
     assert!(artifacts.join("shepherd-run/report.json").is_file());
     let answered = shepherd_replies(&emu, 42).len();
     assert_eq!(answered, 10, "{:?}", shepherd_replies(&emu, 42));
@@ -347,7 +349,7 @@ async fn an_approve_note_counts_from_a_developer_and_up_only() {
         .unwrap();
     let (run, outputs, _) = job(&emu);
     assert_eq!(run.exit, 0, "{}", run.log);
-    assert!(outputs.contains("status=converged\n"), "{outputs}");
+    assert!(outputs.contains("status=handed-off\n"), "{outputs}");
     // The merge request's 10 items and the 2 commands, each answered once.
     assert_honest_end_state(&emu, 42, 12);
 }

@@ -46,7 +46,7 @@ async fn pause_approve_resume() {
     assert_eq!(code, 0, "{out}\n{err}");
 
     let (code, out, err) = tokio::task::block_in_place(|| sh.run_at(&api, &["resume", &run]));
-    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(code, crate::common::HANDED_OFF, "{out}\n{err}");
     assert!(err.contains("Resuming"), "{err}");
     assert_honest_end_state(&emu, 42, 7);
     let state = emu.state_json().to_string();
@@ -55,7 +55,7 @@ async fn pause_approve_resume() {
     let (code, out, _) = sh.run_at(&api, &["report", &run, "--json"]);
     assert_eq!(code, 0);
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(report["status"], "converged");
+    assert_eq!(report["status"], "handed-off");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -38,7 +38,11 @@ fn run_in(sh: &Shepherd, api_url: &str, dir: &Path, env: &[(&str, &str)]) -> (St
     }
     let out = cmd.output().unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(crate::common::HANDED_OFF),
+        "{stdout}\n{stderr}"
+    );
     let run = sh.latest_run(api_url);
     let dir = sh.state_dir().join("runs").join(run);
     (

@@ -9,7 +9,7 @@ fn demo_converges_and_says_where_to_look() {
     let out = sh.run(&["demo", "--state-dir", state.to_str().unwrap()], &[]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("Status: converged"), "{stdout}");
+    assert!(stdout.contains("Status: handed-off"), "{stdout}");
     assert!(stdout.contains("- CI: PASS"), "{stdout}");
     // A line per stage, two rounds (the bot's comment during CI).
     assert!(
@@ -45,7 +45,7 @@ fn demo_converges_and_says_where_to_look() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["converged"], true);
+    assert_eq!(report["status"], "handed-off");
     assert_eq!(report["rounds"].as_array().map(Vec::len), Some(2));
 }
 
@@ -76,7 +76,7 @@ fn demo_on_gitlab_converges() {
         "the hint follows the forge: {stderr}"
     );
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(report["converged"], true, "{stdout}");
+    assert_eq!(report["status"], "handed-off", "{stdout}");
     assert_eq!(report["rounds"].as_array().map(Vec::len), Some(2));
     assert_eq!(report["resolved"].as_array().map(Vec::len), Some(6));
     let run = stderr

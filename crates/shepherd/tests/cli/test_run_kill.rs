@@ -100,7 +100,11 @@ async fn kill_and_resume_with(
 
     let out = tokio::task::block_in_place(|| sh.run_cmd(&api, &["resume", &run]).output().unwrap());
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(crate::common::HANDED_OFF),
+        "{stdout}\n{stderr}"
+    );
     assert!(stderr.contains("took over the stale lock"), "{stderr}");
     if let Some(entry) = wrecked {
         assert!(
@@ -284,7 +288,11 @@ async fn killed_while_git_holds_the_index_lock_then_resumed() {
     let run = sh.latest_run(&api);
     let out = tokio::task::block_in_place(|| sh.run_cmd(&api, &["resume", &run]).output().unwrap());
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(crate::common::HANDED_OFF),
+        "{stdout}\n{stderr}"
+    );
     assert!(stderr.contains("took over the stale lock"), "{stderr}");
     assert!(
         stderr.contains("removed 1 stale git lock(s) left by a process that is gone")

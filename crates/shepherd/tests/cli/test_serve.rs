@@ -97,7 +97,7 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     let started = Instant::now();
     let live = loop {
         let live = get_page(&http, format!("{base}/runs/{run}/live"), &cookie).await;
-        if live.contains("data-status=\"converged\"") || live.contains("data-status=\"failed\"") {
+        if live.contains("data-status=\"handed-off\"") || live.contains("data-status=\"failed\"") {
             break live;
         }
         assert!(
@@ -108,7 +108,7 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     };
     let log = std::fs::read_to_string(sh.state_dir().join("runs").join(&run).join("resume.log"))
         .unwrap_or_default();
-    assert!(live.contains("data-status=\"converged\""), "{live}\n{log}");
+    assert!(live.contains("data-status=\"handed-off\""), "{live}\n{log}");
     let replies = shepherd_replies(&emu, 42);
     assert!(replies.iter().any(|r| r == item), "{replies:?}");
     let state = emu.state_json().to_string();
