@@ -90,7 +90,7 @@ pub(crate) async fn fallback(State(shared): State<Arc<Shared>>, request: Request
         Ok(viewer) => viewer,
         Err(AuthFailure::Missing | AuthFailure::Bad) => return unauthorized(forge),
     };
-    if viewer.permission == Permission::None {
+    if !viewer.sees_repository() {
         return not_found();
     }
     if push && viewer.permission < Permission::Write {

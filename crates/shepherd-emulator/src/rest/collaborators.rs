@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::common::{visible_repository, Api, ApiError, Authed};
 use super::json::user_json;
-use crate::scenario::Permission;
+use crate::scenario::{Permission, Visibility};
 use crate::shared::Shared;
 
 /// GitHub's answer: `permission` (`admin`, `write`, `read`, `none`: maintain
@@ -29,6 +29,12 @@ pub(crate) async fn get_permission(
         .ok_or(ApiError::NotFound)?;
     let permission = if user.login == record.owner {
         Permission::Admin
+    } else if user.permission == Permission::None && record.visibility == Visibility::Public {
+        // On a public repository GitHub answers `read` for any account,
+        // collaborator or not (seen in
+        // aws-ia/cloudformation-github-resource-providers#14: "the
+        // permission was always 'read' assigned to every user").
+        Permission::Read
     } else {
         user.permission
     };
