@@ -2,12 +2,17 @@
 //! against the emulator, with GitHub's published webhook payloads and the
 //! real `shepherd` binary: three stateless jobs in a row (fresh runner
 //! directories, so a fresh state directory each), approval by label, a
-//! reviewer commenting between jobs; fork PRs skipped before any request.
+//! reviewer commenting between jobs; fork PRs skipped before any request
+//! (an `issue_comment` on one after a single read); an event file that
+//! cannot be read reported in the outputs.
 
 use std::collections::BTreeSet;
 
 use crate::ci_tools::webhook_example;
-use crate::common::{assert_honest_end_state, shepherd_replies, start_demo, DEV_TOKEN, RUN_CONFIG};
+use crate::common::{
+    assert_honest_end_state, shepherd_replies, start_demo, start_settled, Shepherd, DEV_TOKEN,
+    RUN_CONFIG,
+};
 use crate::fake_runner::{ActionRun, FakeRunner};
 
 /// A published `pull_request_review.submitted` payload, pointed at the
@@ -162,6 +167,94 @@ async fn a_fork_pull_request_is_skipped_before_any_request() {
         !job.step("Upload the run directory").ran,
         "no run directory"
     );
+}
+
+/// Issue 26 point 6: an `issue_comment` (a collaborator's `/shepherd`
+/// command, which the example workflow lets through) does not say where the
+/// pull request's head lives. On a fork's pull request the job is skipped
+/// like any fork event: one read of the pull request, nothing changed on
+/// the forge, `status=skipped`, a successful job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_issue_comment_on_a_fork_pull_request_is_skipped_after_one_read() {
+    let mut scenario = shepherd_emulator::Scenario::demo().expect("the demo scenario");
+    scenario.pull_request.fork = true;
+    let emu = start_settled(scenario).await;
+    let api = emu.api_url();
+    let before = emu.state_json();
+    emu.reset_request_counts();
+    let mut event = webhook_example("issue_comment", "created");
+    event["repository"]["full_name"] = "demo/authkit".into();
+    event["repository"]["name"] = "authkit".into();
+    event["issue"]["number"] = 42.into();
+    event["issue"]["pull_request"] =
+        serde_json::json!({"url": format!("{api}/repos/demo/authkit/pulls/42")});
+    event["comment"]["body"] = "/shepherd approve".into();
+    event["comment"]["author_association"] = "COLLABORATOR".into();
+    let mut r = runner(&event, &api, DEV_TOKEN);
+    r.github.insert("event_name".into(), "issue_comment".into());
+    r.env
+        .insert("GITHUB_EVENT_NAME".into(), "issue_comment".into());
+    let job = run(&r);
+    assert!(!job.failed, "{}", job.log());
+    assert_eq!(job.outputs["status"], "skipped", "{}", job.log());
+    assert!(job.summary.contains("fork"), "{}", job.summary);
+    let requests: u64 = emu.request_counts().values().sum();
+    assert_eq!(
+        requests,
+        1,
+        "one read of the pull request: {:?}",
+        emu.request_counts()
+    );
+    let after = emu.state_json();
+    assert_eq!(
+        after["pull_requests"], before["pull_requests"],
+        "nothing changed on the forge"
+    );
+    assert!(
+        !job.step("Upload the run directory").ran,
+        "no run directory"
+    );
+}
+
+/// Issue 26 point 6: an event file that is missing, empty or not JSON is
+/// a usage error (exit 2), and the job's later steps can tell:
+/// `status=error` and the reason are in `$GITHUB_OUTPUT`, and the summary
+/// says so.
+#[test]
+fn an_unreadable_event_file_is_reported_in_the_outputs() {
+    let shepherd = Shepherd::new();
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "").unwrap();
+    let garbled = dir.path().join("garbled.json");
+    std::fs::write(&garbled, "{\"repository\": ").unwrap();
+    let missing = dir.path().join("missing.json");
+    for (name, event) in [
+        ("missing", &missing),
+        ("empty", &empty),
+        ("garbled", &garbled),
+    ] {
+        let outputs = dir.path().join(format!("{name}.out"));
+        let summary = dir.path().join(format!("{name}.md"));
+        let out = shepherd.run(
+            &["run", "--from-event", event.to_str().unwrap()],
+            &[
+                ("GITHUB_OUTPUT", outputs.to_str().unwrap()),
+                ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{name}: {out:?}");
+        let written = std::fs::read_to_string(&outputs)
+            .unwrap_or_else(|e| panic!("{name}: no outputs written: {e}"));
+        let parsed = crate::fake_runner::parse_outputs(&written);
+        assert_eq!(parsed["status"], "error", "{name}: {written}");
+        assert!(
+            parsed["reason"].contains(event.to_str().unwrap()),
+            "{name}: the reason names the file: {written}"
+        );
+        let summary = std::fs::read_to_string(&summary).unwrap();
+        assert!(summary.contains("## Shepherd: error"), "{name}: {summary}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
