@@ -176,7 +176,10 @@ pub(crate) fn cmd_threads(args: ThreadsArgs) -> CliResult<u8> {
     // As a round sees them: a new item of an untrusted author is reported,
     // not acted on (the run asks the same `[trust]` question, and the forge
     // the same one about each person's access).
-    let mut access: BTreeMap<String, UserAccess> = BTreeMap::new();
+    // A forge that cannot tell (GitHub answers the permission API only to
+    // tokens with push access) leaves the person untrusted here, and says
+    // why; a run fails its round closed instead.
+    let mut access: BTreeMap<String, Result<UserAccess, String>> = BTreeMap::new();
     for c in &classified {
         let Some(author) = c.author.as_ref() else {
             continue;
@@ -188,27 +191,31 @@ pub(crate) fn cmd_threads(args: ThreadsArgs) -> CliResult<u8> {
             continue;
         }
         let user = rt.block_on(forge.user_access(&author.login)).map_err(|e| {
-            CliError::failure(anyhow::anyhow!(
+            format!(
                 "cannot tell whether @{} may write to the repository (`[trust]`): {e}",
                 author.login
-            ))
-        })?;
+            )
+        });
         access.insert(author.login.clone(), user);
     }
     let items: Vec<Item> = classified
         .into_iter()
         .map(|c| {
             let known = c.author.as_ref().and_then(|a| access.get(&a.login));
-            let can_write = known.is_some_and(|a| a.can_write);
-            let role = known.map(|a| a.role.as_str());
+            let untrusted = match known {
+                _ if c.class != Class::New => None,
+                Some(Err(why)) => Some(why.clone()),
+                Some(Ok(user)) => config.trust.untrusted_because(
+                    c.author.as_ref(),
+                    user.can_write,
+                    Some(&user.role),
+                ),
+                None => config
+                    .trust
+                    .untrusted_because(c.author.as_ref(), false, None),
+            };
             Item {
-                untrusted: (c.class == Class::New)
-                    .then(|| {
-                        config
-                            .trust
-                            .untrusted_because(c.author.as_ref(), can_write, role)
-                    })
-                    .flatten(),
+                untrusted,
                 classified: c,
             }
         })
