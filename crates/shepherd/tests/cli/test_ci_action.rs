@@ -389,9 +389,11 @@ fn command_answers(emu: &shepherd_emulator::RunningEmulator) -> Vec<String> {
 
 /// Approval by a comment command, read from the forge by stateless jobs: an
 /// outsider's `/shepherd approve` (read access) approves nothing and is
-/// reported; a maintainer's approves the decisions on feedback older than
-/// it, not the feedback a reviewer bot posts after it; each command is
-/// answered once, however many jobs read it.
+/// reported in the summary, not answered on the forge (issue 26 point 1:
+/// an untrusted author's comment is never acted on); a maintainer's
+/// approves the decisions on feedback older than it, not the feedback a
+/// reviewer bot posts after it; each maintainer's command is answered
+/// once, however many jobs read it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approve_commands_by_a_collaborator_count_and_an_outsiders_do_not() {
     let mut scenario = shepherd_emulator::Scenario::demo().unwrap();
@@ -431,21 +433,18 @@ async fn approve_commands_by_a_collaborator_count_and_an_outsiders_do_not() {
     assert!(!job.failed, "{}", job.log());
     assert_eq!(job.outputs["status"], "converged", "{}", job.log());
     let answers = command_answers(&emu);
-    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(answers.len(), 1, "{answers:?}");
     assert!(
-        answers
-            .iter()
-            .any(|a| a.starts_with("@reviewer Approved: this command approves")),
+        answers[0].starts_with("@reviewer Approved: this command approves"),
         "{answers:?}"
     );
     assert!(
-        answers.iter().any(|a| a.starts_with(
-            "@reader This `/shepherd approve` approves nothing: @reader has `read` access"
-        )),
-        "{answers:?}"
+        job.summary.contains("opened by @reader, who has"),
+        "the outsider's command is reported as untrusted: {}",
+        job.summary
     );
-    // The demo's 10 items (as with the label) and the 2 commands.
-    assert_eq!(assert_no_reply_doubled(&emu), 12);
+    // The demo's 10 items (as with the label) and the maintainer's command.
+    assert_eq!(assert_no_reply_doubled(&emu), 11);
 
     // A reviewer comments after the command: the command does not approve
     // what it could not have seen.
@@ -462,12 +461,12 @@ async fn approve_commands_by_a_collaborator_count_and_an_outsiders_do_not() {
         "{}",
         job.summary
     );
-    assert_eq!(assert_no_reply_doubled(&emu), 12);
+    assert_eq!(assert_no_reply_doubled(&emu), 11);
 
     // Job 4, fresh: the commands are read again, not answered again.
     let job = run(&runner(&event, &api, DEV_TOKEN));
     assert_eq!(job.outputs["status"], "paused", "{}", job.log());
-    assert_eq!(assert_no_reply_doubled(&emu), 12);
+    assert_eq!(assert_no_reply_doubled(&emu), 11);
 
     // A second command approves the new item; job 5 converges.
     emu.act_comment("reviewer", "/shepherd approve the docs answer too")
@@ -475,7 +474,7 @@ async fn approve_commands_by_a_collaborator_count_and_an_outsiders_do_not() {
         .unwrap();
     let job = run(&runner(&event, &api, DEV_TOKEN));
     assert_eq!(job.outputs["status"], "converged", "{}", job.log());
-    assert_eq!(command_answers(&emu).len(), 3);
-    assert_eq!(assert_no_reply_doubled(&emu), 14);
-    assert_honest_end_state(&emu, 42, 14);
+    assert_eq!(command_answers(&emu).len(), 2);
+    assert_eq!(assert_no_reply_doubled(&emu), 13);
+    assert_honest_end_state(&emu, 42, 13);
 }
