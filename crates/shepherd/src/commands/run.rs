@@ -50,7 +50,7 @@ pub(crate) fn cmd_run(mut args: RunArgs) -> CliResult<u8> {
         None => (args.target.clone().unwrap_or_default(), false),
     };
     let result = match run_target(&args, &target, head_unknown) {
-        Ok(Started::Ran(outcome)) => Ok(outcome),
+        Ok(Started::Ran(outcome)) => Ok(*outcome),
         Ok(Started::Fork(reason)) => {
             return match &job {
                 Some(job) => job.skip(&reason),
@@ -69,7 +69,7 @@ pub(crate) fn cmd_run(mut args: RunArgs) -> CliResult<u8> {
 /// How [`run_target`] ended.
 enum Started {
     /// The run ran, to this outcome.
-    Ran(RunOutcome),
+    Ran(Box<RunOutcome>),
     /// The pull request's head lives in a fork: the run did not start.
     Fork(String),
 }
@@ -126,6 +126,6 @@ fn run_target(args: &RunArgs, input: &str, head_unknown: bool) -> CliResult<Star
     let engine = Engine::new(forge, state, git, opts);
     runtime()?
         .block_on(engine.start(spec))
-        .map(Started::Ran)
+        .map(|outcome| Started::Ran(Box::new(outcome)))
         .map_err(|e| engine_error(e).with_unreachable_hint(|| hint))
 }
