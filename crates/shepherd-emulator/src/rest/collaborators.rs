@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::Json;
 use serde_json::{json, Value};
 
@@ -12,7 +13,7 @@ use super::json::user_json;
 use crate::scenario::{Permission, Visibility};
 use crate::shared::Shared;
 
-/// GitHub's answer: `permission` (`admin`, `write`, `read`, `none`: maintain
+/// GitHub's answer (to a caller with push access): `permission` (`admin`, `write`, `read`, `none`: maintain
 /// folded into write, triage into read), `role_name`, and the user; 404 for
 /// a login that is no user.
 pub(crate) async fn get_permission(
@@ -23,6 +24,14 @@ pub(crate) async fn get_permission(
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
     let record = visible_repository(&state, &viewer, &owner, &repo)?;
+    // GitHub answers only callers with push access (a stranger on a public
+    // repository, a read-only token: 403, as seen in yegor256/rultor#1407).
+    if viewer.permission < Permission::Write {
+        return Err(ApiError::Message(
+            StatusCode::FORBIDDEN,
+            "Must have push access to view collaborator permission.".into(),
+        ));
+    }
     let user = state
         .user(&username)
         .or_else(|| username.strip_suffix("[bot]").and_then(|l| state.user(l)))

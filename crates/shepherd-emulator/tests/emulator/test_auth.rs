@@ -231,6 +231,17 @@ async fn a_public_repository_lets_any_account_comment_and_nothing_more() {
             "{login}: {body}"
         );
     }
+    let (status, body) = rest_get(
+        &emu.api_url(),
+        "/repos/acme/widgets/collaborators/alice/permission",
+        Some("tok-mallory"),
+    )
+    .await;
+    assert_eq!(status, 403, "only push access may ask: {body}");
+    assert_eq!(
+        body["message"],
+        "Must have push access to view collaborator permission."
+    );
     let associations = graphql(
         &emu,
         ALICE,
