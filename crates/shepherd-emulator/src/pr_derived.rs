@@ -48,6 +48,8 @@ pub(crate) fn mergeable_state(ci: &CiState, pr: &PullRequestRecord) -> &'static 
 /// descriptions in quotes):
 ///
 /// - `OWNER`, "the owner of the repository";
+/// - `MEMBER`, "a member of the organization that owns the repository"
+///   (`member = true` in `[[users]]`), whatever its role;
 /// - `COLLABORATOR`, "invited to collaborate on the repository": any role,
 ///   `read` included, so the word alone does not say who may write;
 /// - `CONTRIBUTOR`, "has previously committed to the repository": here an
@@ -56,9 +58,6 @@ pub(crate) fn mergeable_state(ci: &CiState, pr: &PullRequestRecord) -> &'static 
 ///   repository": an account without a role with a pull request not merged;
 /// - `NONE`, "no association with the repository": anyone else, such as a
 ///   stranger commenting on a public repository.
-///
-/// `MEMBER` (of the organisation owning the repository) is never said: the
-/// emulator has no organisations.
 pub(crate) fn author_association(
     state: &State,
     repo: &RepositoryRecord,
@@ -66,6 +65,9 @@ pub(crate) fn author_association(
 ) -> &'static str {
     if login == repo.owner {
         return "OWNER";
+    }
+    if state.user(login).is_some_and(|user| user.member) {
+        return "MEMBER";
     }
     if state
         .user(login)

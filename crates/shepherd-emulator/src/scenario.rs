@@ -137,6 +137,11 @@ pub struct UserSpec {
     /// Permission on the repository.
     #[serde(default)]
     pub permission: Permission,
+    /// A member of the organisation that owns the repository: GitHub then
+    /// calls the account's comments `MEMBER`, whatever its permission
+    /// (which alone says what it may do).
+    #[serde(default)]
+    pub member: bool,
 }
 
 impl UserSpec {
@@ -152,6 +157,7 @@ impl UserSpec {
             token: token.into(),
             kind,
             permission,
+            member: false,
         }
     }
 }
@@ -164,6 +170,7 @@ impl std::fmt::Debug for UserSpec {
             .field("token", &"<redacted>")
             .field("kind", &self.kind)
             .field("permission", &self.permission)
+            .field("member", &self.member)
             .finish()
     }
 }

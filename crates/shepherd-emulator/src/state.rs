@@ -47,6 +47,8 @@ pub(crate) struct UserRecord {
     pub(crate) token: String,
     pub(crate) kind: UserKind,
     pub(crate) permission: Permission,
+    /// A member of the organisation owning the repository.
+    pub(crate) member: bool,
 }
 
 /// The repository.
@@ -433,6 +435,7 @@ impl State {
                 token: user.token.clone(),
                 kind: user.kind,
                 permission: user.permission,
+                member: user.member,
             });
         }
 

@@ -130,6 +130,14 @@ async fn a_public_repository_lets_any_account_comment_and_nothing_more() {
         UserKind::User,
         Permission::None,
     ));
+    // A member of the owning organisation, with read access only.
+    let mut member = UserSpec::new("carol", "tok-carol", UserKind::User, Permission::Read);
+    member.member = true;
+    s.users.push(member);
+    s.comments.push(shepherd_emulator::IssueCommentSpec::new(
+        "carol",
+        "From the org.",
+    ));
     let emu = start(s).await;
     let (status, repo) = rest_get(&emu.api_url(), "/repos/acme/widgets", Some("tok-mallory")).await;
     assert_eq!(status, 200, "{repo}");
@@ -213,6 +221,16 @@ async fn a_public_repository_lets_any_account_comment_and_nothing_more() {
     assert_eq!(state["pull_requests"][0]["title"], "Add widgets");
 
     // What the forge says of each account.
+    let (_, member) = rest_get(
+        &emu.api_url(),
+        "/repos/acme/widgets/collaborators/carol/permission",
+        Some(ALICE),
+    )
+    .await;
+    assert_eq!(
+        member["permission"], "read",
+        "MEMBER says nothing of access"
+    );
     for (login, word) in [
         ("mallory", "read"),
         ("stranger", "read"),
@@ -265,6 +283,7 @@ async fn a_public_repository_lets_any_account_comment_and_nothing_more() {
         nodes,
         [
             ("bob", "COLLABORATOR"),
+            ("carol", "MEMBER"),
             ("mallory", "NONE"),
             ("stranger", "FIRST_TIME_CONTRIBUTOR")
         ],
