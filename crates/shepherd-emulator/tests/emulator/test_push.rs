@@ -314,3 +314,66 @@ async fn a_push_killed_after_the_branch_moved_still_moves_the_pull_request() {
     let state = emu.state_json();
     assert_eq!(state["pull_requests"][0]["head_sha"], sha, "{state}");
 }
+
+/// Issue 26 point 8, for the control API's push: a client that gives up on
+/// `POST /_emulator/act` after the branch moved (here while the
+/// repository's `reference-transaction` hook holds the ref update's end)
+/// leaves no split state either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_control_push_whose_client_goes_away_still_moves_the_pull_request() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let emu = start(scenario(0, 0)).await;
+    idle(&emu).await;
+    let old = emu.head_sha(1).unwrap();
+    let bare = emu.repository_path();
+    let hook = bare.join("hooks/reference-transaction");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\n[ \"$1\" = committed ] && sleep 1\nexit 0\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(std::time::Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let sent = client
+        .post(format!("{}/_emulator/act", emu.api_url()))
+        .json(
+            &json!({"action": "push", "as": "alice", "branch": "feature/widgets",
+                      "message": "change", "files": {"NEW.md": "new\n"}}),
+        )
+        .send()
+        .await;
+    assert!(
+        sent.is_err(),
+        "the client gave up before the answer: {sent:?}"
+    );
+
+    let branch = || {
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&bare)
+            .args(["rev-parse", "refs/heads/feature/widgets"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while (branch() == old || emu.head_sha(1).unwrap() != branch())
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    idle(&emu).await;
+    assert_ne!(branch(), old, "the push landed");
+    assert_eq!(
+        emu.head_sha(1).unwrap(),
+        branch(),
+        "the pull request's head follows its branch"
+    );
+}
