@@ -263,31 +263,6 @@ async fn an_outsiders_comments_on_a_public_repository_are_not_acted_on(forge: Fo
     let outcome = setup.run("").await;
     assert_converged(&outcome);
 
-    let threads = read_json(&outcome.run_dir.join("rounds/1/threads.json"));
-    let untrusted: Vec<&str> = threads["untrusted"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    assert!(
-        untrusted.contains(&stranger_thread.as_str())
-            && untrusted.contains(&stranger_comment.as_str()),
-        "the stranger's items are reported: {threads}"
-    );
-    let report = read(&outcome.run_dir.join("report.md"));
-    let role = match forge {
-        // GitHub's permission API answers `read` for anyone on a public
-        // repository; GitLab lists no membership.
-        ForgeKind::GitHub => "read",
-        ForgeKind::GitLab => "none",
-    };
-    // The report escapes Markdown: the role's backticks are `\``.
-    assert!(
-        report.contains(&format!("@{OUTSIDER}, who has \\`{role}\\` access")),
-        "the report says why: {report}"
-    );
-
     // The forge's final state: nothing of the stranger's acted on.
     let pr = setup.pr();
     let answered = markers_by(&pr, VIEWER);
@@ -316,6 +291,33 @@ async fn an_outsiders_comments_on_a_public_repository_are_not_acted_on(forge: Fo
         !login.contains("mallory"),
         "the stranger's suggestion was not pushed:\n{login}"
     );
+
+    // What the run reported: the stranger's items, with why.
+    let threads = read_json(&outcome.run_dir.join("rounds/1/threads.json"));
+    let untrusted: Vec<&str> = threads["untrusted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        untrusted.contains(&stranger_thread.as_str())
+            && untrusted.contains(&stranger_comment.as_str()),
+        "the stranger's items are reported: {threads}"
+    );
+    let report = read(&outcome.run_dir.join("report.md"));
+    let role = match forge {
+        // GitHub's permission API answers `read` for anyone on a public
+        // repository; GitLab lists no membership.
+        ForgeKind::GitHub => "read",
+        ForgeKind::GitLab => "none",
+    };
+    // The report escapes Markdown: the role's backticks are `\``.
+    assert!(
+        report.contains(&format!("@{OUTSIDER}, who has \\`{role}\\` access")),
+        "the report says why: {report}"
+    );
+
     setup.assert_clean_for(VIEWER);
 }
 both_forges!(an_outsiders_comments_on_a_public_repository_are_not_acted_on);
