@@ -5,7 +5,7 @@ use axum::http::{header, HeaderMap};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 
-use crate::scenario::{Permission, UserKind};
+use crate::scenario::{Permission, UserKind, Visibility};
 use crate::state::State;
 
 /// The authenticated user of a request.
@@ -16,6 +16,27 @@ pub(crate) struct Viewer {
     pub(crate) permission: Permission,
     pub(crate) database_id: u64,
     pub(crate) node_id: String,
+    /// Whether the repository is public: anyone signed in sees it and may
+    /// comment on its pull requests.
+    pub(crate) public: bool,
+}
+
+impl Viewer {
+    /// Whether the viewer may see the repository: a role on it, or the
+    /// repository is public.
+    pub(crate) fn sees_repository(&self) -> bool {
+        self.permission > Permission::None || self.public
+    }
+
+    /// Whether the viewer may comment on a pull request (a review, a
+    /// review comment, a reply, a conversation comment, a note): write
+    /// access, or any account without a role on a public repository, as on
+    /// both forges. A `read` token stays read-only: it models a token
+    /// without write scope (GitHub's "Resource not accessible by personal
+    /// access token", GitLab's 403), not an account.
+    pub(crate) fn may_comment(&self) -> bool {
+        self.permission >= Permission::Write || (self.public && self.permission == Permission::None)
+    }
 }
 
 /// Why a request is not authenticated.
@@ -53,7 +74,7 @@ pub(crate) fn token_from_headers(headers: &HeaderMap) -> Result<String, AuthFail
 pub(crate) fn authenticate(state: &State, headers: &HeaderMap) -> Result<Viewer, AuthFailure> {
     let token = token_from_headers(headers)?;
     let user = state.user_by_token(&token).ok_or(AuthFailure::Bad)?;
-    Ok(viewer_of(user))
+    Ok(viewer_of(state, user))
 }
 
 /// Authenticates a GitLab API request: the `PRIVATE-TOKEN` header (GitLab's
@@ -67,16 +88,17 @@ pub(crate) fn authenticate_gitlab(
     };
     let token = value.to_str().map_err(|_| AuthFailure::Bad)?.trim();
     let user = state.user_by_token(token).ok_or(AuthFailure::Bad)?;
-    Ok(viewer_of(user))
+    Ok(viewer_of(state, user))
 }
 
-fn viewer_of(user: &crate::state::UserRecord) -> Viewer {
+fn viewer_of(state: &State, user: &crate::state::UserRecord) -> Viewer {
     Viewer {
         login: user.login.clone(),
         kind: user.kind,
         permission: user.permission,
         database_id: user.database_id,
         node_id: user.id.clone(),
+        public: state.repository.visibility == Visibility::Public,
     }
 }
 

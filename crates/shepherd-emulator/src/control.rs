@@ -230,13 +230,26 @@ pub(crate) async fn act(shared: &Arc<Shared>, act: Act) -> Result<ActOutcome, Ac
         | Act::SubmitReview { user, .. }
         | Act::Push { user, .. } => user.clone(),
     };
-    let permission = shared
-        .read()
-        .user(&user)
-        .map(|u| u.permission)
-        .ok_or_else(|| ActError::UnknownUser(user.clone()))?;
+    let (permission, public) = {
+        let state = shared.read();
+        let permission = state
+            .user(&user)
+            .map(|u| u.permission)
+            .ok_or_else(|| ActError::UnknownUser(user.clone()))?;
+        (
+            permission,
+            state.repository.visibility == crate::scenario::Visibility::Public,
+        )
+    };
     let may_write = permission >= Permission::Write;
-    if !may_write {
+    // The same rule as the API's (`Viewer::may_comment`): on a public
+    // repository an account without a role may comment, not push or resolve.
+    let commenting = matches!(
+        act,
+        Act::Review { .. } | Act::Comment { .. } | Act::Reply { .. } | Act::SubmitReview { .. }
+    );
+    let outsider_comment = commenting && public && permission == Permission::None;
+    if !may_write && !outsider_comment {
         return Err(refused(
             403,
             "Resource not accessible by personal access token",

@@ -90,7 +90,7 @@ pub(crate) async fn fallback(State(shared): State<Arc<Shared>>, request: Request
         Ok(viewer) => viewer,
         Err(AuthFailure::Missing | AuthFailure::Bad) => return unauthorized(forge),
     };
-    if viewer.permission == Permission::None {
+    if !viewer.sees_repository() {
         return not_found();
     }
     if push && viewer.permission < Permission::Write {
@@ -109,15 +109,12 @@ pub(crate) async fn fallback(State(shared): State<Arc<Shared>>, request: Request
         headers: request.headers().clone(),
     };
     let body = request.into_body();
-    let applying_push = service == "git-receive-pack";
-    // Pushes are processed one at a time, each with its hook, so the hook
-    // sees the refs its own push left.
-    let _push_guard = if applying_push {
-        Some(shared.push_lock.lock().await)
+    let output = if service == "git-receive-pack" {
+        receive_pack(&shared, cgi, body, viewer.login.clone()).await
     } else {
-        None
+        run_cgi(&shared.git, &shared.git_root, cgi, body).await
     };
-    let output = match run_cgi(&shared.git, &shared.git_root, cgi, body).await {
+    let output = match output {
         Ok(output) => output,
         Err(err) => {
             tracing::error!(error = %err, "git http-backend failed");
@@ -128,16 +125,40 @@ pub(crate) async fn fallback(State(shared): State<Arc<Shared>>, request: Request
                 .into_response();
         }
     };
-    if applying_push && output.success {
-        if let Err(err) = push::after_receive_pack(&shared, &viewer.login).await {
-            tracing::error!(error = %err, "cannot process a push");
-        }
-    }
     if let Some(spec) = commit_then_fail {
         tracing::info!(%key, "fault: served git, answering 502");
         return faults::response(&spec, ApiFlavor::Rest);
     }
     output.into_response()
+}
+
+/// A push: `git-receive-pack`, then what the push does to the pull
+/// requests whose head branch moved ([`push::after_receive_pack`]), one
+/// push at a time (each sees the refs its own push left), in one step: on
+/// a task of its own, so that a client that goes away mid-push (a killed
+/// `git push`) cannot stop it between the branch moving and the pull
+/// request's head following. Dropping this handler's future drops only
+/// the wait for the answer, as on a forge, where a pull request follows
+/// its branch on the server's side whatever the client does.
+async fn receive_pack(
+    shared: &Arc<Shared>,
+    cgi: CgiRequest,
+    body: Body,
+    pusher: String,
+) -> Result<CgiOutput, CgiError> {
+    let shared = Arc::clone(shared);
+    let push = tokio::spawn(async move {
+        let _push_guard = shared.push_lock.lock().await;
+        let output = run_cgi(&shared.git, &shared.git_root, cgi, body).await?;
+        if output.success {
+            if let Err(err) = push::after_receive_pack(&shared, &pusher).await {
+                tracing::error!(error = %err, "cannot process a push");
+            }
+        }
+        Ok(output)
+    });
+    push.await
+        .map_err(|join| CgiError::Io(std::io::Error::other(join)))?
 }
 
 /// `/{owner}/{repo}.git/{service…}` to its parts; the owner may span

@@ -65,7 +65,7 @@ pub use rest::route_table as rest_route_table;
 pub use scenario::{
     EmulatedForge, FileSpec, FileTree, IssueCommentSpec, Permission, PullRequestSpec,
     PullRequestStatus, RepositorySpec, ReviewSpec, ReviewStateSpec, Scenario, ScenarioError, Side,
-    ThreadCommentSpec, ThreadSpec, UserKind, UserSpec,
+    ThreadCommentSpec, ThreadSpec, UserKind, UserSpec, Visibility,
 };
 pub use server::{Emulator, EmulatorError, EmulatorUser, RunningEmulator};
 

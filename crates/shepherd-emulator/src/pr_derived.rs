@@ -43,15 +43,42 @@ pub(crate) fn mergeable_state(ci: &CiState, pr: &PullRequestRecord) -> &'static 
     "clean"
 }
 
-/// How a user relates to the repository, as GitHub words it.
+/// How a user relates to the repository, as GitHub words it
+/// (`CommentAuthorAssociation`, REST's `author_association`; GitHub's
+/// descriptions in quotes):
+///
+/// - `OWNER`, "the owner of the repository";
+/// - `MEMBER`, "a member of the organization that owns the repository"
+///   (`member = true` in `[[users]]`), whatever its role;
+/// - `COLLABORATOR`, "invited to collaborate on the repository": any role,
+///   `read` included, so the word alone does not say who may write;
+/// - `CONTRIBUTOR`, "has previously committed to the repository": here an
+///   account without a role whose pull request was merged;
+/// - `FIRST_TIME_CONTRIBUTOR`, "has not previously committed to the
+///   repository": an account without a role with a pull request not merged;
+/// - `NONE`, "no association with the repository": anyone else, such as a
+///   stranger commenting on a public repository.
 pub(crate) fn author_association(
     state: &State,
     repo: &RepositoryRecord,
     login: &str,
 ) -> &'static str {
-    match state.user(login) {
-        _ if login == repo.owner => "OWNER",
-        Some(user) if user.permission >= Permission::Write => "COLLABORATOR",
-        _ => "CONTRIBUTOR",
+    if login == repo.owner {
+        return "OWNER";
+    }
+    if state.user(login).is_some_and(|user| user.member) {
+        return "MEMBER";
+    }
+    if state
+        .user(login)
+        .is_some_and(|user| user.permission > Permission::None)
+    {
+        return "COLLABORATOR";
+    }
+    let mut authored = state.pull_requests.iter().filter(|pr| pr.author == login);
+    match authored.clone().next() {
+        None => "NONE",
+        Some(_) if authored.any(|pr| pr.status == PullRequestStatus::Merged) => "CONTRIBUTOR",
+        Some(_) => "FIRST_TIME_CONTRIBUTOR",
     }
 }

@@ -146,8 +146,30 @@ pub(crate) enum ActPushError {
 
 /// A commit by `author` on `branch` changing `changes` (a path to its new
 /// contents, `None` to delete it), made with git plumbing, then processed
-/// as a push. Returns the new commit's SHA.
+/// as a push. Returns the new commit's SHA. Like a push over git, it runs to
+/// its end on a task of its own: a control client that goes away cannot
+/// leave the branch moved and the pull request's head behind.
 pub(crate) async fn push_files(
+    shared: &Arc<Shared>,
+    author: &str,
+    branch: &str,
+    changes: BTreeMap<String, Option<Vec<u8>>>,
+    message: &str,
+) -> Result<String, ActPushError> {
+    let shared = Arc::clone(shared);
+    let (author, branch, message) = (author.to_owned(), branch.to_owned(), message.to_owned());
+    tokio::spawn(async move { commit_and_push(&shared, &author, &branch, changes, &message).await })
+        .await
+        .map_err(|join| {
+            ActPushError::Git(GitError::Spawn {
+                what: "push".into(),
+                source: std::io::Error::other(join),
+            })
+        })?
+}
+
+/// [`push_files`], in the task that runs it.
+async fn commit_and_push(
     shared: &Arc<Shared>,
     author: &str,
     branch: &str,

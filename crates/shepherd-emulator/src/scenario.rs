@@ -137,6 +137,11 @@ pub struct UserSpec {
     /// Permission on the repository.
     #[serde(default)]
     pub permission: Permission,
+    /// A member of the organisation that owns the repository: GitHub then
+    /// calls the account's comments `MEMBER`, whatever its permission
+    /// (which alone says what it may do).
+    #[serde(default)]
+    pub member: bool,
 }
 
 impl UserSpec {
@@ -152,6 +157,7 @@ impl UserSpec {
             token: token.into(),
             kind,
             permission,
+            member: false,
         }
     }
 }
@@ -164,6 +170,7 @@ impl std::fmt::Debug for UserSpec {
             .field("token", &"<redacted>")
             .field("kind", &self.kind)
             .field("permission", &self.permission)
+            .field("member", &self.member)
             .finish()
     }
 }
@@ -179,6 +186,35 @@ pub struct RepositorySpec {
     /// The default branch; `main` when omitted.
     #[serde(default = "default_branch")]
     pub default_branch: String,
+    /// Who may see the repository and comment on its pull requests;
+    /// `private` when omitted.
+    #[serde(default)]
+    pub visibility: Visibility,
+}
+
+/// A repository's visibility (GitHub's `visibility`, GitLab's
+/// `visibility`). On a public repository any signed-in account may read it
+/// and comment on its pull requests (GitHub: "anyone with an account";
+/// GitLab: "any logged in user" can comment on a public project's merge
+/// requests), without being a collaborator or member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Visibility {
+    /// Only the scenario's users with a permission see it.
+    #[default]
+    Private,
+    /// Anyone signed in sees it and may comment.
+    Public,
+}
+
+impl Visibility {
+    /// `private` or `public`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Visibility::Private => "private",
+            Visibility::Public => "public",
+        }
+    }
 }
 
 fn default_branch() -> String {
@@ -192,6 +228,7 @@ impl RepositorySpec {
             owner: owner.into(),
             name: name.into(),
             default_branch: default_branch(),
+            visibility: Visibility::default(),
         }
     }
 }

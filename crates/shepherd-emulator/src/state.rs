@@ -19,6 +19,7 @@ use crate::hunk::DiffHunk;
 use crate::ids::{self, NodeKind};
 use crate::scenario::{
     EmulatedForge, Permission, PullRequestStatus, ReviewStateSpec, Scenario, Side, UserKind,
+    Visibility,
 };
 
 /// Why a write was refused; handlers turn it into GitHub's REST or GraphQL
@@ -46,6 +47,8 @@ pub(crate) struct UserRecord {
     pub(crate) token: String,
     pub(crate) kind: UserKind,
     pub(crate) permission: Permission,
+    /// A member of the organisation owning the repository.
+    pub(crate) member: bool,
 }
 
 /// The repository.
@@ -60,6 +63,8 @@ pub(crate) struct RepositoryRecord {
     pub(crate) git_url: String,
     /// The bare repository on disk.
     pub(crate) git_dir: PathBuf,
+    /// Private (the default) or public.
+    pub(crate) visibility: Visibility,
 }
 
 impl RepositoryRecord {
@@ -403,6 +408,7 @@ impl State {
                     scenario.repository.owner, scenario.repository.name
                 ),
                 git_dir: repo.git_dir.clone(),
+                visibility: scenario.repository.visibility,
             },
             pull_requests: Vec::new(),
             labels: Vec::new(),
@@ -429,6 +435,7 @@ impl State {
                 token: user.token.clone(),
                 kind: user.kind,
                 permission: user.permission,
+                member: user.member,
             });
         }
 

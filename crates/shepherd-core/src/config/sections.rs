@@ -383,7 +383,10 @@ impl CiConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TrustConfig {
-    /// Whether comments of the repository's collaborators are acted on.
+    /// Whether comments of people the forge says may write to the
+    /// repository are acted on (GitHub: write, maintain or admin; GitLab:
+    /// Developer or above). Anyone else, such as a stranger commenting on
+    /// a public repository, is reported, never acted on.
     pub collaborators: bool,
     /// Bot logins whose comments are acted on (only accounts the forge marks
     /// as bots: a person who registered a bot's name is not trusted by it).
@@ -425,8 +428,21 @@ pub(super) fn normalize_login(login: &str) -> String {
 }
 
 impl TrustConfig {
-    /// Whether comments of `author` are acted on. `is_collaborator` is what
-    /// the forge says of the author. A deleted author (`None`) is never trusted.
+    /// Whether trusting `author` depends on what the forge says of their
+    /// access: a person not named in `trust.users`, with
+    /// `trust.collaborators` on. Only for them is the forge asked.
+    pub fn needs_access(&self, author: Option<&Author>) -> bool {
+        let Some(author) = author else { return false };
+        let login = normalize_login(&author.login);
+        self.collaborators
+            && author.kind == AuthorKind::User
+            && !login.is_empty()
+            && !self.users.iter().any(|u| normalize_login(u) == login)
+    }
+
+    /// Whether comments of `author` are acted on. `is_collaborator` is
+    /// whether the forge says the author may write to the repository. A
+    /// deleted author (`None`) is never trusted.
     pub fn trusts(&self, author: Option<&Author>, is_collaborator: bool) -> bool {
         let Some(author) = author else { return false };
         let login = normalize_login(&author.login);
@@ -444,10 +460,13 @@ impl TrustConfig {
 
     /// Why comments of `author` are not acted on, or `None` when they are
     /// ([`TrustConfig::trusts`]): one sentence naming the key to change.
+    /// `role` is the forge's word for the author's access, when it was
+    /// asked (`read`, `none`, `reporter`, …).
     pub fn untrusted_because(
         &self,
         author: Option<&Author>,
         is_collaborator: bool,
+        role: Option<&str>,
     ) -> Option<String> {
         if self.trusts(author, is_collaborator) {
             return None;
@@ -466,10 +485,19 @@ impl TrustConfig {
                     "opened by @{}; `trust.collaborators = false` and the login is not in `trust.users`",
                     a.login
                 ),
-                AuthorKind::User => format!(
-                    "opened by @{}, who is not a collaborator nor in `trust.users`",
-                    a.login
-                ),
+                AuthorKind::User => match role {
+                    Some(role) => format!(
+                        "opened by @{}, who has `{role}` access to the repository (acting on a \
+                         comment takes write, maintain or admin; GitLab: Developer or above) and \
+                         is not in `trust.users`",
+                        a.login
+                    ),
+                    None => format!(
+                        "opened by @{}, who may not write to the repository and is not in \
+                         `trust.users`",
+                        a.login
+                    ),
+                },
             },
         })
     }

@@ -863,6 +863,39 @@ fn trust() {
 }
 
 #[test]
+fn only_people_outside_trust_users_need_the_forges_word() {
+    let t = TrustConfig {
+        users: vec!["alice".into()],
+        ..TrustConfig::default()
+    };
+    assert!(t.needs_access(Some(&author("bob", AuthorKind::User))));
+    assert!(!t.needs_access(Some(&author("Alice", AuthorKind::User))));
+    assert!(!t.needs_access(Some(&author("coderabbitai", AuthorKind::Bot))));
+    assert!(!t.needs_access(None));
+    let strict = TrustConfig {
+        collaborators: false,
+        ..TrustConfig::default()
+    };
+    assert!(!strict.needs_access(Some(&author("bob", AuthorKind::User))));
+    // The reason names the access the forge reported.
+    let why = t
+        .untrusted_because(
+            Some(&author("mallory", AuthorKind::User)),
+            false,
+            Some("read"),
+        )
+        .unwrap();
+    assert!(
+        why.contains("@mallory") && why.contains("`read` access"),
+        "{why}"
+    );
+    assert_eq!(
+        t.untrusted_because(Some(&author("bob", AuthorKind::User)), true, Some("write")),
+        None
+    );
+}
+
+#[test]
 fn protected_paths_cover_what_is_below_them() {
     // The glob semantics themselves are tested in `crate::glob`.
     let paths = PathsConfig {

@@ -133,7 +133,7 @@ pub(crate) fn project<'s>(
         Ok(number) => number == repo.database_id,
         Err(_) => id.eq_ignore_ascii_case(&repo.full_name()),
     };
-    if named && viewer.permission > Permission::None {
+    if named && viewer.sees_repository() {
         Ok(repo)
     } else {
         Err(GlError::not_found_named("Project"))
@@ -150,6 +150,16 @@ pub(crate) fn merge_request<'s>(
     project(state, viewer, id)?;
     let number: u64 = iid.parse().map_err(|_| GlError::not_found())?;
     state.pull_request(number).ok_or_else(GlError::not_found)
+}
+
+/// Notes need write permission, or a public project (any signed-in user
+/// may comment there); a read-only token gets 403.
+pub(crate) fn require_comment(viewer: &Viewer) -> Result<(), GlError> {
+    if viewer.may_comment() {
+        Ok(())
+    } else {
+        Err(GlError::forbidden(None))
+    }
 }
 
 /// Writes need write permission (GitLab's Developer role); a read-only

@@ -11,7 +11,8 @@ use axum::Json;
 use serde_json::Value;
 
 use super::common::{
-    merge_request, parse_id, require_write, GlError, GlPaging, GlViewer, Params, QueryMap,
+    merge_request, parse_id, require_comment, require_write, GlError, GlPaging, GlViewer, Params,
+    QueryMap,
 };
 use super::json::{discussion_json, note_json, Cx};
 use super::view::{self, Discussion, Note};
@@ -94,7 +95,7 @@ pub(crate) async fn post_discussion_note(
         }
         None => return Err(GlError::not_found()),
     };
-    require_write(&viewer)?;
+    require_comment(&viewer)?;
     let created = state.apply_direct_reply(thread_id, &viewer.login, &text)?;
     let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
     let (thread, comment) = pr

@@ -91,7 +91,7 @@ pub(crate) fn project_json(cx: &Cx<'_>, viewer_permission: Permission) -> Value 
         "name_with_namespace": format!("{} / {}", namespace.replace('/', " / "), repo.name),
         "path_with_namespace": repo.full_name(),
         "default_branch": repo.default_branch,
-        "visibility": "private",
+        "visibility": repo.visibility.as_str(),
         "web_url": repo.html_url,
         "http_url_to_repo": repo.git_url,
         "namespace": {

@@ -11,7 +11,8 @@ use axum::Json;
 use serde_json::Value;
 
 use super::common::{
-    merge_request, parse_id, project, require_write, GlError, GlPaging, GlViewer, Params, QueryMap,
+    merge_request, parse_id, project, require_comment, require_write, GlError, GlPaging, GlViewer,
+    Params, QueryMap,
 };
 use super::json::{
     draft_note_json, merge_request_json, note_json, pipeline_json, project_json, user_json, Cx,
@@ -218,7 +219,7 @@ pub(crate) async fn post_note(
         .ok_or_else(|| GlError::parameter("body is missing"))?;
     let mut state = shared.write();
     let number = merge_request(&state, &viewer, &id, &iid)?.number;
-    require_write(&viewer)?;
+    require_comment(&viewer)?;
     let note_id = state.apply_issue_comment(number, &viewer.login, &text)?;
     let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
     let comment = pr

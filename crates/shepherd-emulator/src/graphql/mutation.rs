@@ -246,6 +246,16 @@ fn require_write(rc: &RequestContext, id: &ID) -> Result<()> {
     }
 }
 
+/// The viewer may comment: write access, or any account on a public
+/// repository (a read-only token is refused as on GitHub).
+fn require_comment(rc: &RequestContext, id: &ID) -> Result<()> {
+    if rc.viewer.may_comment() {
+        Ok(())
+    } else {
+        require_write(rc, id)
+    }
+}
+
 fn thread_database_id(id: &ID) -> Result<u64> {
     match ids::parse_node_id(&id.0) {
         Some((NodeKind::ReviewThread, database_id)) => Ok(database_id),
@@ -305,7 +315,7 @@ impl Mutation {
     ) -> Result<Option<AddCommentPayload>> {
         let rc = ctx.data::<RequestContext>()?;
         let id = &input.subject_id;
-        require_write(rc, id)?;
+        require_comment(rc, id)?;
         let number = pull_request_number(rc, id)?;
         let comment_id = rc
             .shared
@@ -343,7 +353,7 @@ impl Mutation {
     ) -> Result<Option<AddPullRequestReviewPayload>> {
         let rc = ctx.data::<RequestContext>()?;
         let id = &input.pull_request_id;
-        require_write(rc, id)?;
+        require_comment(rc, id)?;
         let number = pull_request_number(rc, id)?;
         let review_state = match input.event {
             None => ReviewStateSpec::Pending,
@@ -430,7 +440,7 @@ impl Mutation {
     ) -> Result<Option<AddPullRequestReviewThreadReplyPayload>> {
         let rc = ctx.data::<RequestContext>()?;
         let id = &input.pull_request_review_thread_id;
-        require_write(rc, id)?;
+        require_comment(rc, id)?;
         let thread_id = thread_database_id(id)?;
         let review_id = match &input.pull_request_review_id {
             None => None,

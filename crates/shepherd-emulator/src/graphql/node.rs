@@ -14,7 +14,6 @@ use super::objects::{
 };
 use super::view::{actors, CiView, PrView, RequestContext};
 use crate::ids::{self, CommitKind, NodeKind};
-use crate::scenario::Permission;
 use crate::state::{PullRequestRecord, State};
 
 /// An object with an ID.
@@ -57,7 +56,7 @@ pub(crate) enum Node {
 
 /// Finds the object a node id names, if the viewer may see it.
 pub(crate) fn lookup(state: &State, rc: &RequestContext, id: &str) -> Option<Node> {
-    if rc.viewer.permission == Permission::None {
+    if !rc.viewer.sees_repository() {
         // Only accounts are visible without access to the repository.
         let (kind, _) = ids::parse_node_id(id)?;
         if !matches!(kind, NodeKind::User | NodeKind::Bot) {
@@ -79,7 +78,7 @@ pub(crate) fn lookup(state: &State, rc: &RequestContext, id: &str) -> Option<Nod
                 _ => None,
             }
         }
-        _ if rc.viewer.permission == Permission::None => None,
+        _ if !rc.viewer.sees_repository() => None,
         NodeKind::Repository => (state.repository.database_id == database_id).then(|| {
             Node::Repository(Repository::new(
                 state.repository.clone(),

@@ -70,6 +70,8 @@ impl CommentAuthorAssociation {
             "COLLABORATOR" => CommentAuthorAssociation::Collaborator,
             "MEMBER" => CommentAuthorAssociation::Member,
             "CONTRIBUTOR" => CommentAuthorAssociation::Contributor,
+            "FIRST_TIME_CONTRIBUTOR" => CommentAuthorAssociation::FirstTimeContributor,
+            "FIRST_TIMER" => CommentAuthorAssociation::FirstTimer,
             _ => CommentAuthorAssociation::None,
         }
     }

@@ -12,7 +12,7 @@ use super::pull_request::PullRequestState;
 use super::scalars::Uri;
 use super::search::{self, SearchResultItemConnection, SearchType};
 use super::view::{ActorInfo, PrView, RequestContext};
-use crate::scenario::Permission;
+use crate::scenario::{Permission, Visibility};
 use crate::state::RepositoryRecord;
 
 /// The access level to a repository.
@@ -65,7 +65,7 @@ impl Repository {
 
     /// Identifies if the repository is private or internal.
     async fn is_private(&self) -> bool {
-        true
+        self.record.visibility == Visibility::Private
     }
 
     /// Identifies if the repository is a fork.
@@ -76,6 +76,11 @@ impl Repository {
     /// The users permission level on the repository.
     async fn viewer_permission(&self) -> Option<RepositoryPermission> {
         match self.permission {
+            // GitHub answers READ to an account without a role on a
+            // public repository.
+            Permission::None if self.record.visibility == Visibility::Public => {
+                Some(RepositoryPermission::Read)
+            }
             Permission::None => None,
             Permission::Read => Some(RepositoryPermission::Read),
             Permission::Write => Some(RepositoryPermission::Write),
@@ -246,7 +251,7 @@ impl Query {
         let state = rc.shared.read();
         // GitHub hides repositories the viewer cannot see behind the same
         // answer as missing ones.
-        if !state.is_repository(&owner, &name) || rc.viewer.permission == Permission::None {
+        if !state.is_repository(&owner, &name) || !rc.viewer.sees_repository() {
             return Err(not_found(format!(
                 "Could not resolve to a Repository with the name '{owner}/{name}'."
             )));

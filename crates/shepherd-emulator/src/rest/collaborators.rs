@@ -4,15 +4,16 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::Json;
 use serde_json::{json, Value};
 
 use super::common::{visible_repository, Api, ApiError, Authed};
 use super::json::user_json;
-use crate::scenario::Permission;
+use crate::scenario::{Permission, Visibility};
 use crate::shared::Shared;
 
-/// GitHub's answer: `permission` (`admin`, `write`, `read`, `none`: maintain
+/// GitHub's answer (to a caller with push access): `permission` (`admin`, `write`, `read`, `none`: maintain
 /// folded into write, triage into read), `role_name`, and the user; 404 for
 /// a login that is no user.
 pub(crate) async fn get_permission(
@@ -23,12 +24,26 @@ pub(crate) async fn get_permission(
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
     let record = visible_repository(&state, &viewer, &owner, &repo)?;
+    // GitHub answers only callers with push access (a stranger on a public
+    // repository, a read-only token: 403, as seen in yegor256/rultor#1407).
+    if viewer.permission < Permission::Write {
+        return Err(ApiError::Message(
+            StatusCode::FORBIDDEN,
+            "Must have push access to view collaborator permission.".into(),
+        ));
+    }
     let user = state
         .user(&username)
         .or_else(|| username.strip_suffix("[bot]").and_then(|l| state.user(l)))
         .ok_or(ApiError::NotFound)?;
     let permission = if user.login == record.owner {
         Permission::Admin
+    } else if user.permission == Permission::None && record.visibility == Visibility::Public {
+        // On a public repository GitHub answers `read` for any account,
+        // collaborator or not (seen in
+        // aws-ia/cloudformation-github-resource-providers#14: "the
+        // permission was always 'read' assigned to every user").
+        Permission::Read
     } else {
         user.permission
     };

@@ -144,7 +144,7 @@ pub(crate) fn visible_repository<'s>(
     owner: &str,
     repo: &str,
 ) -> Result<&'s RepositoryRecord, ApiError> {
-    if state.is_repository(owner, repo) && viewer.permission > Permission::None {
+    if state.is_repository(owner, repo) && viewer.sees_repository() {
         Ok(&state.repository)
     } else {
         Err(ApiError::NotFound)
@@ -162,6 +162,16 @@ pub(crate) fn visible_pull_request<'s>(
     visible_repository(state, viewer, owner, repo)?;
     let number: u64 = number.parse().map_err(|_| ApiError::NotFound)?;
     state.pull_request(number).ok_or(ApiError::NotFound)
+}
+
+/// Comments need write permission, or a public repository (any account
+/// may comment there); a read-only token gets GitHub's 403.
+pub(crate) fn require_comment(viewer: &Viewer) -> Result<(), ApiError> {
+    if viewer.may_comment() {
+        Ok(())
+    } else {
+        Err(ApiError::read_only())
+    }
 }
 
 /// Writes need write permission; a read-only token gets GitHub's 403.

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::common::{
-    parse_body, parse_id, require_write, visible_pull_request, visible_repository, Api, ApiError,
-    Authed, Paging,
+    parse_body, parse_id, require_comment, require_write, visible_pull_request, visible_repository,
+    Api, ApiError, Authed, Paging,
 };
 use super::json::{issue_comment_json, labels_json};
 use crate::shared::Shared;
@@ -59,7 +59,7 @@ pub(crate) async fn post_issue_comment(
     let mut state = shared.write();
     let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
     let number = pr.number;
-    require_write(&viewer)?;
+    require_comment(&viewer)?;
     let id = state.apply_issue_comment(number, &viewer.login, &text)?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     let comment = pr

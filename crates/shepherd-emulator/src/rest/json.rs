@@ -8,7 +8,7 @@ use crate::ci_state::{
 };
 use crate::git::{CommitDetail, Hunk};
 use crate::pr_derived::{author_association, mergeable_state};
-use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side, UserKind};
+use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side, UserKind, Visibility};
 use crate::state::{
     IssueCommentRecord, LabelRecord, PullRequestRecord, RepositoryRecord, ReviewCommentRecord,
     ReviewRecord, State, ThreadRecord, UserRecord,
@@ -132,7 +132,7 @@ fn repository_object(
         "node_id": repo.id,
         "name": repo.name,
         "full_name": full_name,
-        "private": true,
+        "private": repo.visibility == Visibility::Private,
         "owner": owner_json(state, owner, api_url),
         "html_url": html_url,
         "description": null,
@@ -161,7 +161,7 @@ fn repository_object(
     let more = json!({
         "archived": false,
         "disabled": false,
-        "visibility": "private",
+        "visibility": repo.visibility.as_str(),
         "pushed_at": REPOSITORY_TIME,
         "created_at": REPOSITORY_TIME,
         "updated_at": REPOSITORY_TIME,

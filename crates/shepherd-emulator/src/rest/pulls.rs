@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::common::{
-    parse_body, parse_id, require_write, visible_pull_request, visible_repository, Api, ApiError,
-    Authed, Paging,
+    parse_body, parse_id, require_comment, require_write, visible_pull_request, visible_repository,
+    Api, ApiError, Authed, Paging,
 };
 use super::json::{
     pull_request_json, repository_json, review_comment_json, review_json, user_json,
@@ -217,7 +217,7 @@ pub(crate) async fn post_reply(
     let mut state = shared.write();
     let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
     let number = pr.number;
-    require_write(&viewer)?;
+    require_comment(&viewer)?;
     let comment_id = parse_id(&comment_id)?;
     let created = state.apply_reply_to_comment(number, &viewer.login, comment_id, &text)?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
@@ -315,7 +315,7 @@ pub(crate) async fn post_review_comment(
     let mut state = shared.write();
     let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
     let number = pr.number;
-    require_write(&viewer)?;
+    require_comment(&viewer)?;
     let comment_id = match new.in_reply_to {
         Some(parent) => {
             state
@@ -455,7 +455,7 @@ pub(crate) async fn post_review(
     let mut state = shared.write();
     let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
     let number = pr.number;
-    require_write(&viewer)?;
+    require_comment(&viewer)?;
     let threads = new
         .comments
         .into_iter()
@@ -508,7 +508,7 @@ pub(crate) async fn submit_review(
     let mut state = shared.write();
     let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
     let number = pr.number;
-    require_write(&viewer)?;
+    require_comment(&viewer)?;
     let review_id = parse_id(&review_id)?;
     state.apply_submit_review(
         number,

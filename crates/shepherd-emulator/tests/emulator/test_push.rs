@@ -230,3 +230,150 @@ async fn bots_can_review_the_pr_at_start() {
     assert_eq!(bot.len(), 1);
     assert_eq!(bot[0]["line"], 5);
 }
+
+/// Issue 26 point 8: a `git push` killed after the branch moved but
+/// before the answer (here while the repository's `post-receive` hook
+/// holds the answer back) leaves no split state: the pull request's head
+/// follows the branch, as it does on a forge whatever the client does.
+/// Before, the client's disconnect dropped the push handler between the
+/// two, and the branch and the pull request's head stayed different.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_killed_after_the_branch_moved_still_moves_the_pull_request() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+
+    let emu = start(scenario(0, 0)).await;
+    idle(&emu).await;
+    let bare = emu.repository_path();
+    let hook = bare.join("hooks/post-receive");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(&hook, "#!/bin/sh\nsleep 2\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let url = authed_git_url(&emu, ALICE);
+    let (clone, sha) = tokio::task::spawn_blocking(move || {
+        let clone = Checkout::of(&url, Some("feature/widgets"));
+        std::fs::write(clone.repo.join("NEW.md"), "new\n").unwrap();
+        clone.ok(&["add", "--all"]);
+        clone.ok(&["commit", "--quiet", "-m", "change"]);
+        let sha = clone.head();
+        (clone, sha)
+    })
+    .await
+    .unwrap();
+    // `git push` and its `git-remote-http` in a process group of their
+    // own, so that the kill takes the connection down with them.
+    let mut push = clone
+        .git
+        .command(&clone.repo)
+        .args(["push", "--quiet", "origin", "HEAD:feature/widgets"])
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let branch = |bare: &std::path::Path| {
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(bare)
+            .args(["rev-parse", "refs/heads/feature/widgets"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while branch(&bare) != sha {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the push never landed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", push.id())])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let _ = push.wait();
+    assert_ne!(
+        emu.head_sha(1).unwrap(),
+        sha,
+        "the kill came before the pull request's head moved (the hook holds it)"
+    );
+
+    // The hook finishes; the push is processed to its end.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while emu.head_sha(1).unwrap() != sha && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    idle(&emu).await;
+    assert_eq!(branch(&bare), sha);
+    assert_eq!(
+        emu.head_sha(1).unwrap(),
+        sha,
+        "the pull request's head follows its branch"
+    );
+    let state = emu.state_json();
+    assert_eq!(state["pull_requests"][0]["head_sha"], sha, "{state}");
+}
+
+/// Issue 26 point 8, for the control API's push: a client that gives up on
+/// `POST /_emulator/act` after the branch moved (here while the
+/// repository's `reference-transaction` hook holds the ref update's end)
+/// leaves no split state either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_control_push_whose_client_goes_away_still_moves_the_pull_request() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let emu = start(scenario(0, 0)).await;
+    idle(&emu).await;
+    let old = emu.head_sha(1).unwrap();
+    let bare = emu.repository_path();
+    let hook = bare.join("hooks/reference-transaction");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\n[ \"$1\" = committed ] && sleep 1\nexit 0\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(std::time::Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let sent = client
+        .post(format!("{}/_emulator/act", emu.api_url()))
+        .json(
+            &json!({"action": "push", "as": "alice", "branch": "feature/widgets",
+                      "message": "change", "files": {"NEW.md": "new\n"}}),
+        )
+        .send()
+        .await;
+    assert!(
+        sent.is_err(),
+        "the client gave up before the answer: {sent:?}"
+    );
+
+    let branch = || {
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&bare)
+            .args(["rev-parse", "refs/heads/feature/widgets"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while (branch() == old || emu.head_sha(1).unwrap() != branch())
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    idle(&emu).await;
+    assert_ne!(branch(), old, "the push landed");
+    assert_eq!(
+        emu.head_sha(1).unwrap(),
+        branch(),
+        "the pull request's head follows its branch"
+    );
+}

@@ -49,6 +49,10 @@ impl Runner {
             .filter(|c| self.in_scope(&snapshot, c))
             .cloned()
             .collect();
+        // A person who commented during CI: is their comment feedback?
+        if let Err(reason) = self.learn_access(&scoped).await {
+            return Ok((RoundEnd::Failed { reason }, false));
+        }
         let new_items: Vec<String> = scoped
             .iter()
             .filter(|c| {

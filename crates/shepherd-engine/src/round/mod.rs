@@ -82,7 +82,7 @@ impl Runner {
             return Ok(end);
         }
         let (synced, ws) = step!(self.stage_worktree(round, snapshot));
-        let items = self.stage_threads(round, &synced, &ws).await?;
+        let items = step!(self.stage_threads(round, &synced, &ws));
         tally.items = items.work.len() + items.carried.len();
         self.looked_at_threads(round.n, "threads", items.classified.clone())?;
         let mut triage = step!(self.stage_triage(round, &synced, &ws, &items));

@@ -40,6 +40,10 @@ pub(crate) struct Runner {
     /// The configuration the run was started with; `None` for a run of an
     /// older version resumed from its `config.toml`.
     pub(crate) config_record: Option<crate::config::ConfigRecord>,
+    /// What the forge said of each person's access to the repository, asked
+    /// once per run for the authors `[trust]` needs it for
+    /// ([`Runner::learn_access`](super::threads)).
+    pub(crate) access: std::collections::BTreeMap<String, shepherd_forge::UserAccess>,
 }
 
 impl Runner {

@@ -17,7 +17,7 @@ use shepherd_core::Ledger;
 
 use super::item::{Planned, WorkItem};
 use super::runner::Runner;
-use super::state::{Items, Round, Synced};
+use super::state::{Items, Round, RoundEnd, Step, Synced};
 use super::workspace::Workspace;
 use crate::error::Result;
 use crate::options::Stage;
@@ -119,10 +119,59 @@ pub(crate) fn merged_ledger(store_entries: &Ledger, snapshot: &PrSnapshot) -> (L
 
 impl Runner {
     /// Whether Shepherd acts on an item: its opener is trusted (`[trust]`).
-    /// Whether a person is a collaborator is not asked of the forge: every
-    /// person who can comment is taken for one.
+    /// A person counts as a collaborator only when the forge said they may
+    /// write to the repository ([`Runner::learn_access`]); on a public
+    /// repository anyone can comment, and everyone else is reported.
     pub(crate) fn trusted(&self, c: &Classified) -> bool {
-        self.config.trust.trusts(c.author.as_ref(), true)
+        self.config
+            .trust
+            .trusts(c.author.as_ref(), self.may_write(c))
+    }
+
+    /// Why Shepherd does not act on an item, or `None` when it does.
+    pub(crate) fn untrusted_because(&self, c: &Classified) -> Option<String> {
+        let role = c
+            .author
+            .as_ref()
+            .and_then(|a| self.access.get(&a.login))
+            .map(|a| a.role.as_str());
+        self.config
+            .trust
+            .untrusted_because(c.author.as_ref(), self.may_write(c), role)
+    }
+
+    /// Whether the forge said the item's opener may write (unknown: no).
+    fn may_write(&self, c: &Classified) -> bool {
+        c.author
+            .as_ref()
+            .and_then(|a| self.access.get(&a.login))
+            .is_some_and(|a| a.can_write)
+    }
+
+    /// Asks the forge, once per run and person, whether the openers of the
+    /// new items in `classified` may write to the repository (GitHub's
+    /// collaborator permission API, GitLab's project members), for the
+    /// people whose trust depends on it. A forge that cannot tell fails
+    /// the round closed: the reason is returned.
+    pub(crate) async fn learn_access(
+        &mut self,
+        classified: &[Classified],
+    ) -> std::result::Result<(), String> {
+        let logins: BTreeSet<String> = classified
+            .iter()
+            .filter(|c| c.class == Class::New)
+            .filter(|c| self.config.trust.needs_access(c.author.as_ref()))
+            .filter_map(|c| c.author.as_ref().map(|a| a.login.clone()))
+            .filter(|login| !self.access.contains_key(login))
+            .collect();
+        for login in logins {
+            let access = self.forge.user_access(&login).await.map_err(|e| {
+                format!("cannot tell whether @{login} may write to the repository (`[trust]`): {e}")
+            })?;
+            tracing::debug!(%login, role = %access.role, can_write = access.can_write, "access");
+            self.access.insert(login, access);
+        }
+        Ok(())
     }
 
     /// Whether an item is in the run's scope (targeted mode: the one thread).
@@ -154,9 +203,17 @@ impl Runner {
         round: &Round,
         synced: &Synced,
         ws: &Workspace,
-    ) -> Result<Items> {
+    ) -> Result<Step<Items>> {
         let snapshot = &synced.snapshot;
         let (ledger, classified, from_markers) = self.classify_snapshot(snapshot)?;
+        let scoped: Vec<Classified> = classified
+            .iter()
+            .filter(|c| self.in_scope(snapshot, c))
+            .cloned()
+            .collect();
+        if let Err(reason) = self.learn_access(&scoped).await {
+            return Ok(Err(RoundEnd::Failed { reason }));
+        }
         let mut work = Vec::new();
         let mut carried = Vec::new();
         let mut resolve_retry = Vec::new();
@@ -197,11 +254,7 @@ impl Runner {
             };
             match c.class {
                 Class::New if !self.trusted(c) => {
-                    let why = self
-                        .config
-                        .trust
-                        .untrusted_because(c.author.as_ref(), true)
-                        .unwrap_or_default();
+                    let why = self.untrusted_because(c).unwrap_or_default();
                     untrusted_items
                         .push(item.attention(shepherd_core::report::AttentionKind::Untrusted, why));
                     untrusted.push(c.item_id.clone());
@@ -274,13 +327,13 @@ impl Runner {
             ));
         }
         self.stage_done(round, Stage::Threads, summary)?;
-        Ok(Items {
+        Ok(Ok(Items {
             ledger,
             classified,
             work,
             carried,
             resolve_retry,
-        })
+        }))
     }
 
     /// Catch the ledger up with replies the forge has but this run's ledger

@@ -264,6 +264,7 @@ impl Engine {
             git: self.git_for_runs(),
             worktree: None,
             config_record: Some(record),
+            access: Default::default(),
         };
         Ok(drive(runner, 1).await)
     }
@@ -341,6 +342,7 @@ impl Engine {
             git: self.git_for_runs(),
             worktree: None,
             config_record: record,
+            access: Default::default(),
         };
         Ok(drive(runner, start).await)
     }

@@ -8,7 +8,13 @@
 //! (`CI_MERGE_REQUEST_IID`, `CI_MERGE_REQUEST_PROJECT_PATH`,
 //! `CI_SERVER_URL`). An event without a pull request, or one whose head
 //! lives in a fork, is skipped before anything else happens (exit 0,
-//! `status=skipped`).
+//! `status=skipped`). An `issue_comment` event does not say where the head
+//! lives: one read of the pull request tells, and a fork's is skipped then,
+//! before anything changes.
+//!
+//! An event that cannot be read (a missing, empty or garbled file) exits 2
+//! with `status=error` and the reason in the outputs, so that the job's
+//! later steps can tell.
 //!
 //! The result goes where the CI engine shows it: `key=value` outputs
 //! (`status`, `rounds`, `report-path`, `run-dir`, `reason`, GitHub's
@@ -57,6 +63,10 @@ pub(crate) enum EventPr {
         number: u64,
         /// `--api-url` for a forge that is not github.com/gitlab.com.
         api_url: Option<String>,
+        /// Whether the event does not say where the head lives (an
+        /// `issue_comment`): the run reads the pull request first and skips
+        /// a fork's.
+        head_unknown: bool,
     },
     /// Nothing to run: the reason.
     Skip(String),
@@ -77,24 +87,14 @@ fn env_var(name: &str) -> Option<String> {
 
 impl CiJob {
     /// The CI job of `--from-event`, if given.
+    /// An event that cannot be read is an error (exit 2) written to the
+    /// outputs and the summary too (`status=error`).
     pub(crate) fn from_args(args: &CiArgs) -> CliResult<Option<CiJob>> {
         let Some(path) = &args.from_event else {
             return Ok(None);
         };
-        let pr = if let Some(path) = path {
-            github_event_file(path, env_var)?
-        } else if let Some(path) = env_var("GITHUB_EVENT_PATH") {
-            github_event_file(Path::new(&path), env_var)?
-        } else if env_var("GITLAB_CI").is_some() || env_var("CI_PROJECT_PATH").is_some() {
-            gitlab_pipeline(env_var)?
-        } else {
-            return Err(CliError::usage(anyhow!(
-                "--from-event without a PATH needs a CI job: neither GITHUB_EVENT_PATH nor GitLab's \
-                 CI variables are set"
-            )));
-        };
-        Ok(Some(CiJob {
-            pr,
+        let mut job = CiJob {
+            pr: EventPr::Skip(String::new()),
             outputs: args
                 .outputs
                 .clone()
@@ -103,7 +103,41 @@ impl CiJob {
                 .summary
                 .clone()
                 .or_else(|| env_var("GITHUB_STEP_SUMMARY").map(PathBuf::from)),
-        }))
+        };
+        let pr = if let Some(path) = path {
+            github_event_file(path, env_var)
+        } else if let Some(path) = env_var("GITHUB_EVENT_PATH") {
+            github_event_file(Path::new(&path), env_var)
+        } else if env_var("GITLAB_CI").is_some() || env_var("CI_PROJECT_PATH").is_some() {
+            gitlab_pipeline(env_var)
+        } else {
+            Err(CliError::usage(anyhow!(
+                "--from-event without a PATH needs a CI job: neither GITHUB_EVENT_PATH nor GitLab's \
+                 CI variables are set"
+            )))
+        };
+        match pr {
+            Ok(pr) => {
+                job.pr = pr;
+                Ok(Some(job))
+            }
+            Err(err) => {
+                job.error(&err)?;
+                Err(err)
+            }
+        }
+    }
+
+    /// Whether the run must read the pull request to learn whether its
+    /// head lives in a fork (an `issue_comment` event).
+    pub(crate) fn head_unknown(&self) -> bool {
+        matches!(
+            self.pr,
+            EventPr::Pr {
+                head_unknown: true,
+                ..
+            }
+        )
     }
 
     /// The target text of the run, with `forge` completed from the event
@@ -114,6 +148,7 @@ impl CiJob {
             repo,
             number,
             api_url,
+            ..
         } = &self.pr
         else {
             return None;
@@ -132,6 +167,11 @@ impl CiJob {
             EventPr::Skip(reason) => reason.as_str(),
             EventPr::Pr { .. } => "nothing to do",
         };
+        self.skip(reason)
+    }
+
+    /// Report a job skipped for `reason` (exit 0, `status=skipped`).
+    pub(crate) fn skip(&self, reason: &str) -> CliResult<u8> {
         eprintln!("Skipped: {reason}");
         self.write(
             &[("status", "skipped"), ("rounds", "0"), ("reason", reason)],
@@ -162,17 +202,21 @@ impl CiJob {
                     &summary_markdown(outcome),
                 )
             }
-            Err(err) => {
-                let reason = err.to_string();
-                self.write(
-                    &[("status", "error"), ("rounds", "0"), ("reason", &reason)],
-                    &format!(
-                        "## Shepherd: error\n\nThe run did not finish: {}\n",
-                        shepherd_core::escape::visible(&reason)
-                    ),
-                )
-            }
+            Err(err) => self.error(err),
         }
+    }
+
+    /// Write `status=error` and why: the run could not start or failed
+    /// with an error.
+    fn error(&self, err: &CliError) -> CliResult<()> {
+        let reason = err.to_string();
+        self.write(
+            &[("status", "error"), ("rounds", "0"), ("reason", &reason)],
+            &format!(
+                "## Shepherd: error\n\nThe run did not finish: {}\n",
+                shepherd_core::escape::visible(&reason)
+            ),
+        )
     }
 
     fn write(&self, outputs: &[(&str, &str)], summary: &str) -> CliResult<()> {
@@ -271,6 +315,7 @@ pub(crate) fn github_event(
         ));
     };
     let base_id = &event["repository"]["id"];
+    let mut head_unknown = false;
     let skip = |why: &str| Ok(EventPr::Skip(why.to_owned()));
     let number = if let Some(pr) = event.get("pull_request").filter(|p| p.is_object()) {
         let head = pr["head"]["repo"]["full_name"].as_str();
@@ -295,6 +340,10 @@ pub(crate) fn github_event(
         {
             return skip("a comment on an issue, not on a pull request");
         }
+        // `issue.pull_request` holds URLs only, not the head repository
+        // (GitHub's `issue_comment` payload): the run reads the pull
+        // request before anything else.
+        head_unknown = true;
         issue["number"].as_u64()
     } else if let Some(prs) = ["check_suite", "check_run", "workflow_run"]
         .iter()
@@ -340,6 +389,7 @@ pub(crate) fn github_event(
         } else {
             env("GITHUB_API_URL").or_else(|| Some(format!("{server}/api/v3")))
         },
+        head_unknown,
     })
 }
 
@@ -386,6 +436,7 @@ pub(crate) fn gitlab_pipeline(env: impl Fn(&str) -> Option<String>) -> CliResult
         } else {
             env("CI_API_V4_URL").or_else(|| Some(format!("{server}/api/v4")))
         },
+        head_unknown: false,
     })
 }
 
@@ -405,6 +456,19 @@ mod tests {
             repo: repo.to_owned(),
             number,
             api_url: None,
+            head_unknown: false,
+        }
+    }
+
+    /// An `issue_comment`'s pull request: where its head lives is read
+    /// before the run.
+    fn commented_pr(repo: &str, number: u64) -> EventPr {
+        EventPr::Pr {
+            forge: ForgeFlag(ForgeKind::GitHub),
+            repo: repo.to_owned(),
+            number,
+            api_url: None,
+            head_unknown: true,
         }
     }
 
@@ -417,7 +481,10 @@ mod tests {
         assert_eq!(github_event(&review, no_env).unwrap(), pr("o/r", 5));
         let comment =
             json!({"repository": repo, "issue": {"number": 6, "pull_request": {"url": "x"}}});
-        assert_eq!(github_event(&comment, no_env).unwrap(), pr("o/r", 6));
+        assert_eq!(
+            github_event(&comment, no_env).unwrap(),
+            commented_pr("o/r", 6)
+        );
         let suite = json!({"repository": repo, "check_suite": {"pull_requests": [{"number": 7, "head": same, "base": same}]}});
         assert_eq!(github_event(&suite, no_env).unwrap(), pr("o/r", 7));
         let run = json!({"repository": repo, "workflow_run": {"pull_requests": [{"number": 8}]}});
@@ -479,6 +546,7 @@ mod tests {
                 repo: "https://ghe.corp/o/r".into(),
                 number: 3,
                 api_url: Some("https://ghe.corp/api/v3".into()),
+                head_unknown: true,
             }
         );
     }
@@ -506,6 +574,7 @@ mod tests {
                 repo: "grp/sub/proj".into(),
                 number: 17,
                 api_url: None,
+                head_unknown: false,
             }
         );
         let EventPr::Skip(why) = gitlab_pipeline(vars(&[(

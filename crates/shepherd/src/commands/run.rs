@@ -41,23 +41,43 @@ pub(crate) struct RunArgs {
 
 pub(crate) fn cmd_run(mut args: RunArgs) -> CliResult<u8> {
     let job = CiJob::from_args(&args.ci)?;
-    let target = match &job {
+    let (target, head_unknown) = match &job {
         Some(job) => match job.target(&mut args.forge) {
-            Some(target) => target,
+            Some(target) => (target, job.head_unknown()),
             None => return job.skipped(),
         },
         // clap requires TARGET without --from-event.
-        None => args.target.clone().unwrap_or_default(),
+        None => (args.target.clone().unwrap_or_default(), false),
     };
-    let result = run_target(&args, &target);
+    let result = match run_target(&args, &target, head_unknown) {
+        Ok(Started::Ran(outcome)) => Ok(*outcome),
+        Ok(Started::Fork(reason)) => {
+            return match &job {
+                Some(job) => job.skip(&reason),
+                // Only a CI job's event leaves the head unknown.
+                None => Err(CliError::failure(anyhow::anyhow!(reason))),
+            };
+        }
+        Err(err) => Err(err),
+    };
     if let Some(job) = &job {
         job.finish(&result)?;
     }
     print_outcome(&result?, args.common.json)
 }
 
-/// `shepherd run` for the target text `input`, to its outcome.
-fn run_target(args: &RunArgs, input: &str) -> CliResult<RunOutcome> {
+/// How [`run_target`] ended.
+enum Started {
+    /// The run ran, to this outcome.
+    Ran(Box<RunOutcome>),
+    /// The pull request's head lives in a fork: the run did not start.
+    Fork(String),
+}
+
+/// `shepherd run` for the target text `input`, to its outcome. With
+/// `head_unknown` (a CI event that does not say where the head lives), the
+/// pull request is read first and a fork's is not run.
+fn run_target(args: &RunArgs, input: &str, head_unknown: bool) -> CliResult<Started> {
     // Loaded once: the `[forge]` hosts decide the forge of a remote, and the
     // run is given the same layers.
     let mut layers = config_layers(Overrides {
@@ -75,10 +95,23 @@ fn run_target(args: &RunArgs, input: &str) -> CliResult<RunOutcome> {
         // usage error naming the file.
         shepherd_core::config::Config::layered(&layers).map_err(CliError::usage)?;
     }
-    let state = state_dir(args.common.state_dir.clone())?;
     let forge = connect(&target, &forge_args, &current_forge_config(&layers)?)?;
-    let git = git_with_credentials(&target)?;
     let hint = endpoint_hint(&target, &forge_args);
+    if head_unknown {
+        // One read, before anything is written anywhere.
+        let pr = runtime()?
+            .block_on(forge.pull_request(target.number))
+            .map_err(|e| CliError::failure(e).with_unreachable_hint(|| hint.clone()))?;
+        if pr.is_cross_repository {
+            return Ok(Started::Fork(
+                "the pull request's head lives in a fork (the forge says so; the event does not \
+                 name the head): Shepherd does not push to forks"
+                    .to_owned(),
+            ));
+        }
+    }
+    let state = state_dir(args.common.state_dir.clone())?;
+    let git = git_with_credentials(&target)?;
     let spec = RunSpec {
         git_url: git_url(&target, forge_args.api_url.as_deref())?,
         api_url: forge_args.api_url.clone(),
@@ -93,5 +126,6 @@ fn run_target(args: &RunArgs, input: &str) -> CliResult<RunOutcome> {
     let engine = Engine::new(forge, state, git, opts);
     runtime()?
         .block_on(engine.start(spec))
+        .map(|outcome| Started::Ran(Box::new(outcome)))
         .map_err(|e| engine_error(e).with_unreachable_hint(|| hint))
 }

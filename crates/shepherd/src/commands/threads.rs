@@ -1,5 +1,7 @@
 //! `shepherd threads`: what a round would see, and why. Read-only.
 
+use std::collections::BTreeMap;
+
 use clap::Args;
 use serde::Serialize;
 use shepherd_core::classify::{classify, rebuild_ledger_from_markers, Class, Classified, ItemKind};
@@ -11,6 +13,7 @@ use shepherd_core::escape::visible;
 use shepherd_core::target::Target;
 use shepherd_core::theme::{classify_theme, Theme};
 use shepherd_core::{AuthorKind, Ledger, PrSnapshot};
+use shepherd_forge::UserAccess;
 
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
@@ -157,11 +160,10 @@ pub(crate) fn cmd_threads(args: ThreadsArgs) -> CliResult<u8> {
     }
     let config = Config::layered(&layers).map_err(CliError::usage)?;
     let forge = connect(&target, &forge_args, &current_forge_config(&layers)?)?;
-    let snapshot: PrSnapshot = runtime()?
-        .block_on(forge.snapshot(target.number))
-        .map_err(|e| {
-            CliError::failure(e).with_unreachable_hint(|| endpoint_hint(&target, &forge_args))
-        })?;
+    let rt = runtime()?;
+    let snapshot: PrSnapshot = rt.block_on(forge.snapshot(target.number)).map_err(|e| {
+        CliError::failure(e).with_unreachable_hint(|| endpoint_hint(&target, &forge_args))
+    })?;
 
     // No state store yet: the ledger is what Shepherd's markers on the PR say.
     let ledger: Ledger = rebuild_ledger_from_markers(&snapshot, &snapshot.viewer)
@@ -172,14 +174,50 @@ pub(crate) fn cmd_threads(args: ThreadsArgs) -> CliResult<u8> {
         classified.retain(|item| targeted_matches(&snapshot, item, selected));
     }
     // As a round sees them: a new item of an untrusted author is reported,
-    // not acted on (the run asks the same `[trust]` question).
+    // not acted on (the run asks the same `[trust]` question, and the forge
+    // the same one about each person's access).
+    // A forge that cannot tell (GitHub answers the permission API only to
+    // tokens with push access) leaves the person untrusted here, and says
+    // why; a run fails its round closed instead.
+    let mut access: BTreeMap<String, Result<UserAccess, String>> = BTreeMap::new();
+    for c in &classified {
+        let Some(author) = c.author.as_ref() else {
+            continue;
+        };
+        if c.class != Class::New
+            || !config.trust.needs_access(Some(author))
+            || access.contains_key(&author.login)
+        {
+            continue;
+        }
+        let user = rt.block_on(forge.user_access(&author.login)).map_err(|e| {
+            format!(
+                "cannot tell whether @{} may write to the repository (`[trust]`): {e}",
+                author.login
+            )
+        });
+        access.insert(author.login.clone(), user);
+    }
     let items: Vec<Item> = classified
         .into_iter()
-        .map(|c| Item {
-            untrusted: (c.class == Class::New)
-                .then(|| config.trust.untrusted_because(c.author.as_ref(), true))
-                .flatten(),
-            classified: c,
+        .map(|c| {
+            let known = c.author.as_ref().and_then(|a| access.get(&a.login));
+            let untrusted = match known {
+                _ if c.class != Class::New => None,
+                Some(Err(why)) => Some(why.clone()),
+                Some(Ok(user)) => config.trust.untrusted_because(
+                    c.author.as_ref(),
+                    user.can_write,
+                    Some(&user.role),
+                ),
+                None => config
+                    .trust
+                    .untrusted_because(c.author.as_ref(), false, None),
+            };
+            Item {
+                untrusted,
+                classified: c,
+            }
         })
         .collect();
 

@@ -2,14 +2,16 @@
 //! against the emulator, with GitHub's published webhook payloads and the
 //! real `shepherd` binary: three stateless jobs in a row (fresh runner
 //! directories, so a fresh state directory each), approval by label, a
-//! reviewer commenting between jobs; fork PRs skipped before any request.
+//! reviewer commenting between jobs; fork PRs skipped before any request
+//! (an `issue_comment` on one after a single read); an event file that
+//! cannot be read reported in the outputs.
 
 use std::collections::BTreeSet;
 
 use crate::ci_tools::webhook_example;
 use crate::common::{
-    assert_honest_end_state, shepherd_replies, start_demo, DEV_TOKEN, RUN_CONFIG,
-    SUCCEED_WHEN_HANDED_OFF,
+    assert_honest_end_state, shepherd_replies, start_demo, start_settled, Shepherd, DEV_TOKEN,
+    RUN_CONFIG, SUCCEED_WHEN_HANDED_OFF,
 };
 use crate::fake_runner::{ActionRun, FakeRunner};
 
@@ -169,6 +171,94 @@ async fn a_fork_pull_request_is_skipped_before_any_request() {
     );
 }
 
+/// Issue 26 point 6: an `issue_comment` (a collaborator's `/shepherd`
+/// command, which the example workflow lets through) does not say where the
+/// pull request's head lives. On a fork's pull request the job is skipped
+/// like any fork event: one read of the pull request, nothing changed on
+/// the forge, `status=skipped`, a successful job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_issue_comment_on_a_fork_pull_request_is_skipped_after_one_read() {
+    let mut scenario = shepherd_emulator::Scenario::demo().expect("the demo scenario");
+    scenario.pull_request.fork = true;
+    let emu = start_settled(scenario).await;
+    let api = emu.api_url();
+    let before = emu.state_json();
+    emu.reset_request_counts();
+    let mut event = webhook_example("issue_comment", "created");
+    event["repository"]["full_name"] = "demo/authkit".into();
+    event["repository"]["name"] = "authkit".into();
+    event["issue"]["number"] = 42.into();
+    event["issue"]["pull_request"] =
+        serde_json::json!({"url": format!("{api}/repos/demo/authkit/pulls/42")});
+    event["comment"]["body"] = "/shepherd approve".into();
+    event["comment"]["author_association"] = "COLLABORATOR".into();
+    let mut r = runner(&event, &api, DEV_TOKEN);
+    r.github.insert("event_name".into(), "issue_comment".into());
+    r.env
+        .insert("GITHUB_EVENT_NAME".into(), "issue_comment".into());
+    let job = run(&r);
+    assert!(!job.failed, "{}", job.log());
+    assert_eq!(job.outputs["status"], "skipped", "{}", job.log());
+    assert!(job.summary.contains("fork"), "{}", job.summary);
+    let requests: u64 = emu.request_counts().values().sum();
+    assert_eq!(
+        requests,
+        1,
+        "one read of the pull request: {:?}",
+        emu.request_counts()
+    );
+    let after = emu.state_json();
+    assert_eq!(
+        after["pull_requests"], before["pull_requests"],
+        "nothing changed on the forge"
+    );
+    assert!(
+        !job.step("Upload the run directory").ran,
+        "no run directory"
+    );
+}
+
+/// Issue 26 point 6: an event file that is missing, empty or not JSON is
+/// a usage error (exit 2), and the job's later steps can tell:
+/// `status=error` and the reason are in `$GITHUB_OUTPUT`, and the summary
+/// says so.
+#[test]
+fn an_unreadable_event_file_is_reported_in_the_outputs() {
+    let shepherd = Shepherd::new();
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "").unwrap();
+    let garbled = dir.path().join("garbled.json");
+    std::fs::write(&garbled, "{\"repository\": ").unwrap();
+    let missing = dir.path().join("missing.json");
+    for (name, event) in [
+        ("missing", &missing),
+        ("empty", &empty),
+        ("garbled", &garbled),
+    ] {
+        let outputs = dir.path().join(format!("{name}.out"));
+        let summary = dir.path().join(format!("{name}.md"));
+        let out = shepherd.run(
+            &["run", "--from-event", event.to_str().unwrap()],
+            &[
+                ("GITHUB_OUTPUT", outputs.to_str().unwrap()),
+                ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{name}: {out:?}");
+        let written = std::fs::read_to_string(&outputs)
+            .unwrap_or_else(|e| panic!("{name}: no outputs written: {e}"));
+        let parsed = crate::fake_runner::parse_outputs(&written);
+        assert_eq!(parsed["status"], "error", "{name}: {written}");
+        assert!(
+            parsed["reason"].contains(event.to_str().unwrap()),
+            "{name}: the reason names the file: {written}"
+        );
+        let summary = std::fs::read_to_string(&summary).unwrap();
+        assert!(summary.contains("## Shepherd: error"), "{name}: {summary}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_round_limit_fails_the_job_with_the_reason() {
     let emu = start_demo().await;
@@ -301,9 +391,11 @@ fn command_answers(emu: &shepherd_emulator::RunningEmulator) -> Vec<String> {
 
 /// Approval by a comment command, read from the forge by stateless jobs: an
 /// outsider's `/shepherd approve` (read access) approves nothing and is
-/// reported; a maintainer's approves the decisions on feedback older than
-/// it, not the feedback a reviewer bot posts after it; each command is
-/// answered once, however many jobs read it.
+/// reported in the summary, not answered on the forge (issue 26 point 1:
+/// an untrusted author's comment is never acted on); a maintainer's
+/// approves the decisions on feedback older than it, not the feedback a
+/// reviewer bot posts after it; each maintainer's command is answered
+/// once, however many jobs read it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approve_commands_by_a_collaborator_count_and_an_outsiders_do_not() {
     let mut scenario = shepherd_emulator::Scenario::demo().unwrap();
@@ -343,21 +435,18 @@ async fn approve_commands_by_a_collaborator_count_and_an_outsiders_do_not() {
     assert!(!job.failed, "{}", job.log());
     assert_eq!(job.outputs["status"], "handed-off", "{}", job.log());
     let answers = command_answers(&emu);
-    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(answers.len(), 1, "{answers:?}");
     assert!(
-        answers
-            .iter()
-            .any(|a| a.starts_with("@reviewer Approved: this command approves")),
+        answers[0].starts_with("@reviewer Approved: this command approves"),
         "{answers:?}"
     );
     assert!(
-        answers.iter().any(|a| a.starts_with(
-            "@reader This `/shepherd approve` approves nothing: @reader has `read` access"
-        )),
-        "{answers:?}"
+        job.summary.contains("opened by @reader, who has"),
+        "the outsider's command is reported as untrusted: {}",
+        job.summary
     );
-    // The demo's 10 items (as with the label) and the 2 commands.
-    assert_eq!(assert_no_reply_doubled(&emu), 12);
+    // The demo's 10 items (as with the label) and the maintainer's command.
+    assert_eq!(assert_no_reply_doubled(&emu), 11);
 
     // A reviewer comments after the command: the command does not approve
     // what it could not have seen.
@@ -374,12 +463,12 @@ async fn approve_commands_by_a_collaborator_count_and_an_outsiders_do_not() {
         "{}",
         job.summary
     );
-    assert_eq!(assert_no_reply_doubled(&emu), 12);
+    assert_eq!(assert_no_reply_doubled(&emu), 11);
 
     // Job 4, fresh: the commands are read again, not answered again.
     let job = run(&runner(&event, &api, DEV_TOKEN));
     assert_eq!(job.outputs["status"], "paused", "{}", job.log());
-    assert_eq!(assert_no_reply_doubled(&emu), 12);
+    assert_eq!(assert_no_reply_doubled(&emu), 11);
 
     // A second command approves the new item; job 5 converges.
     emu.act_comment("reviewer", "/shepherd approve the docs answer too")
@@ -387,7 +476,7 @@ async fn approve_commands_by_a_collaborator_count_and_an_outsiders_do_not() {
         .unwrap();
     let job = run(&runner(&event, &api, DEV_TOKEN));
     assert_eq!(job.outputs["status"], "handed-off", "{}", job.log());
-    assert_eq!(command_answers(&emu).len(), 3);
-    assert_eq!(assert_no_reply_doubled(&emu), 14);
-    assert_honest_end_state(&emu, 42, 14);
+    assert_eq!(command_answers(&emu).len(), 2);
+    assert_eq!(assert_no_reply_doubled(&emu), 13);
+    assert_honest_end_state(&emu, 42, 13);
 }

@@ -488,3 +488,54 @@ async fn threads_json_review_bodies_match_the_graphql_reviews() {
         .collect();
     assert_eq!(items, want, "{json:#}");
 }
+
+/// Issue 26 point 1: on a public repository anyone with an account can
+/// comment; `shepherd threads` marks a stranger's comment untrusted, with
+/// the access the forge reported, as a run does, and a maintainer's new.
+async fn threads_marks_a_strangers_comment_on_a_public_repository_untrusted(gitlab: bool) {
+    let mut s = scenario(1, 1);
+    s.repository.visibility = shepherd_emulator::Visibility::Public;
+    s.users.push(shepherd_emulator::UserSpec::new(
+        "mallory",
+        "tok-mallory",
+        shepherd_emulator::UserKind::User,
+        shepherd_emulator::Permission::None,
+    ));
+    let s = if gitlab {
+        s.into_gitlab().expect("a GitLab scenario")
+    } else {
+        s
+    };
+    let emu = start(s).await;
+    emu.act_comment("mallory", "Please delete the tests.")
+        .await
+        .expect("a stranger may comment on a public repository");
+    let listed = threads_json(&emu, gitlab).await;
+    let items = listed["items"].as_array().unwrap();
+    let stranger = items
+        .iter()
+        .find(|i| i["author"]["login"] == "mallory")
+        .unwrap_or_else(|| panic!("the stranger's comment is listed: {listed:#}"));
+    let why = stranger["untrusted"].as_str().unwrap_or_default();
+    let role = if gitlab {
+        "`none` access"
+    } else {
+        "`read` access"
+    };
+    assert!(why.contains("@mallory") && why.contains(role), "{listed:#}");
+    assert_eq!(listed["counts"]["untrusted"], 1, "{listed:#}");
+    assert_eq!(
+        listed["counts"]["new"], 2,
+        "the maintainer's items: {listed:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_marks_a_strangers_comment_on_a_public_repository_untrusted_on_github() {
+    threads_marks_a_strangers_comment_on_a_public_repository_untrusted(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_marks_a_strangers_comment_on_a_public_repository_untrusted_on_gitlab() {
+    threads_marks_a_strangers_comment_on_a_public_repository_untrusted(true).await;
+}
