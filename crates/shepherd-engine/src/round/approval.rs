@@ -96,13 +96,36 @@ pub fn changed_decision_needs_reply(triaged: Decision, approved: Decision) -> bo
 /// `label`): the first line of a conversation comment.
 pub const APPROVE_COMMAND: &str = "/shepherd approve";
 
-/// Whether `body` is an [`APPROVE_COMMAND`]: its first non-empty line is
-/// `/shepherd approve`, possibly followed by words of the approver's.
+/// Whether `body` is an [`APPROVE_COMMAND`]: read as Markdown (CommonMark,
+/// as both forges render it), its first block is a top-level paragraph whose
+/// first line is plain text `/shepherd approve`, possibly followed by words
+/// of the approver's. Code (fenced, indented or inline), quotes, lists and
+/// headings are text about a command, never the command: a four-space
+/// indent is a code block, not a paragraph.
 pub fn is_approve_command(body: &str) -> bool {
-    let Some(first) = body.lines().map(str::trim).find(|l| !l.is_empty()) else {
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+    let mut events = Parser::new(body);
+    if !matches!(events.next(), Some(Event::Start(Tag::Paragraph))) {
         return false;
-    };
-    let mut words = first.split_whitespace();
+    }
+    // The paragraph's first line, from plain text only: anything else
+    // (inline code, emphasis, a link, HTML) stands in as a character no
+    // command has.
+    let mut line = String::new();
+    for event in events {
+        match event {
+            Event::Text(text) => match text.split_once('\n') {
+                Some((first, _)) => {
+                    line.push_str(first);
+                    break;
+                }
+                None => line.push_str(&text),
+            },
+            Event::SoftBreak | Event::HardBreak | Event::End(TagEnd::Paragraph) => break,
+            _ => line.push('\u{fffc}'),
+        }
+    }
+    let mut words = line.split_whitespace();
     words
         .next()
         .is_some_and(|w| w.eq_ignore_ascii_case("/shepherd"))
@@ -765,6 +788,8 @@ mod tests {
             "/shepherd approve",
             "  /Shepherd APPROVE  ",
             "\n/shepherd approve the wontfix too\nthanks",
+            "/shepherd approve\n\n    indented code after it",
+            "   /shepherd approve",
         ] {
             assert!(is_approve_command(yes), "{yes:?}");
         }
@@ -775,6 +800,16 @@ mod tests {
             "please /shepherd approve",
             "LGTM\n/shepherd approve",
             "/shepherdapprove",
+            // Markdown that shows a command without being one (issue 26.4).
+            "    /shepherd approve",
+            "\t/shepherd approve",
+            "```\n/shepherd approve\n```",
+            "> /shepherd approve",
+            "`/shepherd approve`",
+            "`/shepherd` approve",
+            "- /shepherd approve",
+            "# /shepherd approve",
+            "*/shepherd approve*",
         ] {
             assert!(!is_approve_command(no), "{no:?}");
         }
