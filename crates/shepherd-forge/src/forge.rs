@@ -560,6 +560,7 @@ mod tests {
             created_at: "2024-01-01T00:00:00Z".into(),
             diff_hunk: None,
             review_state: None,
+            review_submitted_at: None,
         });
         let got = ThreadRef::of(&thread).unwrap();
         assert_eq!(

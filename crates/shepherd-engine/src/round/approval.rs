@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use shepherd_core::config::{ApproveMode, APPROVAL_LABEL};
 use shepherd_core::marker::Marker;
-use shepherd_core::model::{TopLevelComment, TopLevelKind};
+use shepherd_core::model::{AuthorKind, Comment, TopLevelComment, TopLevelKind};
 use shepherd_core::Decision;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -139,15 +139,29 @@ fn forge_time(text: &str) -> Option<OffsetDateTime> {
     OffsetDateTime::parse(text, &Rfc3339).ok()
 }
 
-/// When an item last changed: its latest comment (a thread) or the
-/// comment itself (a top-level item). `None` when the forge gave no
-/// readable time: then no command approves it.
+/// When a review comment was published, so that others could see it: its
+/// review's submission when the forge gives one (GitHub: a comment drafted
+/// in a pending review keeps its draft-time `createdAt`, and the review's
+/// `submittedAt` is when it appeared), else its creation (GitLab creates
+/// the note when a draft is published). `None` when a time is unreadable.
+fn published_at(comment: &Comment) -> Option<OffsetDateTime> {
+    let created = forge_time(&comment.created_at)?;
+    match &comment.review_submitted_at {
+        None => Some(created),
+        Some(submitted) => Some(created.max(forge_time(submitted)?)),
+    }
+}
+
+/// When an item last changed, as others could see it: its latest
+/// published comment (a thread) or the comment itself (a top-level item;
+/// a review body is dated by its submission). `None` when the forge gave
+/// no readable time: then no approval from the forge covers it.
 fn item_time(item: &WorkItem) -> Option<OffsetDateTime> {
     match &item.feedback {
         Feedback::Thread(t) => t
             .comments
             .iter()
-            .map(|c| forge_time(&c.created_at))
+            .map(published_at)
             .try_fold(None, |latest: Option<OffsetDateTime>, t| {
                 t.map(|t| Some(latest.map_or(t, |l| l.max(t))))
             })
@@ -209,6 +223,26 @@ struct CommandSeen {
     /// `Ok(())` when it approves; else why not (for the report and the
     /// command's answer).
     verdict: std::result::Result<(), String>,
+}
+
+/// The approval label on the pull request, as this round read it: who
+/// added it last and when, as the forge's label events say.
+struct LabelSeen {
+    login: String,
+    at: OffsetDateTime,
+    /// `Ok(())` when it approves (feedback published before `at`); else
+    /// why not.
+    verdict: std::result::Result<(), String>,
+}
+
+impl LabelSeen {
+    /// Why it approves nothing, when it does not.
+    fn ignored(&self) -> Option<String> {
+        self.verdict
+            .as_ref()
+            .err()
+            .map(|why| format!("the label `{APPROVAL_LABEL}` was ignored: {why}"))
+    }
 }
 
 /// The commands of a round in approve mode `label`, and what they approve.
@@ -317,6 +351,9 @@ impl Runner {
         let mode = self.config.approve.mode;
         let mode_word = mode.as_str();
         let mut end = None;
+        // Why the approval label approves nothing, when it is there and
+        // does not (for the stage's summary).
+        let mut label_ignored: Option<String> = None;
         // Read from the forge every round: nothing of an earlier job's
         // approval survives on a CI runner.
         let commands = if mode == ApproveMode::Label
@@ -435,27 +472,30 @@ impl Runner {
                     (ApproveMode::Label, _) => {
                         // The approval lives on the forge: a stateless CI
                         // run has no database from the run that paused.
-                        let present = self.approval_label_present().await;
+                        let label = self.read_approval_label(synced).await;
                         let honoured = commands.as_ref().and_then(Commands::latest_honoured);
-                        match present {
+                        match label {
                             Err(reason) => end = Some(RoundEnd::Failed { reason }),
                             Ok(label) => {
+                                let label_ok = label.as_ref().filter(|l| l.verdict.is_ok());
                                 let mut waiting = 0;
                                 for id in &undecided {
-                                    // A command approves what was there when
-                                    // it was posted: feedback that came (or
-                                    // changed) after it waits.
-                                    let by = if label {
-                                        Some(format!("label {APPROVAL_LABEL}"))
-                                    } else {
-                                        honoured
-                                            .filter(|c| {
-                                                item_times.get(*id).is_some_and(|t| *t <= c.at)
-                                            })
-                                            .map(|c| {
+                                    // An approval covers what was published
+                                    // when it was given: feedback that came
+                                    // (or changed) after it waits.
+                                    let seen_by = |at: OffsetDateTime| {
+                                        item_times.get(*id).is_some_and(|t| *t <= at)
+                                    };
+                                    let by = label_ok
+                                        .filter(|l| seen_by(l.at))
+                                        .map(|l| {
+                                            format!("label {APPROVAL_LABEL} added by @{}", l.login)
+                                        })
+                                        .or_else(|| {
+                                            honoured.filter(|c| seen_by(c.at)).map(|c| {
                                                 format!("comment {APPROVE_COMMAND} by @{}", c.login)
                                             })
-                                    };
+                                        });
                                     match by {
                                         Some(by) => {
                                             self.store().put_approval(&put(
@@ -476,8 +516,16 @@ impl Runner {
                                         }
                                     }
                                 }
+                                if let Some(why) = label.as_ref().and_then(LabelSeen::ignored) {
+                                    tracing::warn!(round = round.n, "{why}");
+                                    label_ignored = Some(why);
+                                }
                                 if waiting > 0 {
-                                    end = Some(self.label_pause(waiting, commands.as_ref()));
+                                    end = Some(self.label_pause(
+                                        waiting,
+                                        commands.as_ref(),
+                                        label.as_ref(),
+                                    ));
                                 }
                             }
                         }
@@ -602,6 +650,10 @@ impl Runner {
                 summary.push_str(&why);
             }
         }
+        if let Some(why) = &label_ignored {
+            summary.push_str("; ");
+            summary.push_str(why);
+        }
         self.stage_done(round, Stage::Approval, summary)?;
         Ok(match end {
             Some(end) => Err(end),
@@ -609,19 +661,88 @@ impl Runner {
         })
     }
 
-    /// Whether the pull request carries [`APPROVAL_LABEL`] now, as the
-    /// forge says (an error reading it fails the round closed: nothing is
-    /// posted without the approval seen).
-    async fn approval_label_present(&self) -> std::result::Result<bool, String> {
-        let fields = self.read_pr_fields().await.map_err(|e| {
+    /// The [`APPROVAL_LABEL`] on the pull request now, with who added it
+    /// and when, as the forge says (`None`: it is not there). It approves
+    /// only when the forge's latest event adding it names a person other
+    /// than Shepherd's own account who may write to the repository now
+    /// (issue 26.2: Shepherd once added the label itself, as a metadata
+    /// change a commenter asked for, and then counted it). An error
+    /// reading any of it fails the round closed: nothing is posted
+    /// without the approval seen.
+    async fn read_approval_label(
+        &self,
+        synced: &Synced,
+    ) -> std::result::Result<Option<LabelSeen>, String> {
+        let cannot = |e: String| {
             format!("cannot tell whether the `{APPROVAL_LABEL}` label approves the triage: {e}")
-        })?;
-        Ok(fields.labels.iter().any(|l| l == APPROVAL_LABEL))
+        };
+        let fields = self.read_pr_fields().await.map_err(cannot)?;
+        if !fields.labels.iter().any(|l| l == APPROVAL_LABEL) {
+            return Ok(None);
+        }
+        let events = self
+            .forge
+            .label_events(self.run.target.number)
+            .await
+            .map_err(|e| cannot(e.to_string()))?;
+        // The latest event adding it (by the forge's times, not the list's
+        // order) is the one that put it where it is now.
+        let latest = events
+            .iter()
+            .filter(|e| e.added && e.label.eq_ignore_ascii_case(APPROVAL_LABEL))
+            .filter_map(|e| Some((forge_time(&e.created_at)?, e)))
+            .max_by_key(|(at, _)| *at);
+        let Some((at, event)) = latest else {
+            return Ok(Some(LabelSeen {
+                login: "unknown".to_owned(),
+                at: OffsetDateTime::UNIX_EPOCH,
+                verdict: Err("the forge shows no readable event adding it, so who added it \
+                              and when is unknown"
+                    .to_owned()),
+            }));
+        };
+        let Some(actor) = event.actor.as_ref() else {
+            return Ok(Some(LabelSeen {
+                login: "ghost".to_owned(),
+                at,
+                verdict: Err("the account that added it was deleted".to_owned()),
+            }));
+        };
+        let login = actor.login.clone();
+        let verdict = if login.eq_ignore_ascii_case(&synced.snapshot.viewer) {
+            Err(format!(
+                "it was added by Shepherd's own account (@{login}); only a maintainer's label \
+                 approves"
+            ))
+        } else if actor.kind == AuthorKind::Bot {
+            Err(format!("it was added by a bot (@{login})"))
+        } else {
+            let user = self
+                .forge
+                .user_access(&login)
+                .await
+                .map_err(|e| cannot(format!("cannot read @{login}'s access: {e}")))?;
+            if user.can_write {
+                Ok(())
+            } else {
+                Err(format!(
+                    "@{login}, who added it, has `{}` access to the repository; approving takes \
+                     write, maintain or admin (GitLab: Developer or above)",
+                    user.role
+                ))
+            }
+        };
+        Ok(Some(LabelSeen { login, at, verdict }))
     }
 
     /// What a label-mode pause says: what waits, how to approve it, and
     /// which commands did not count.
-    fn label_pause(&self, count: usize, commands: Option<&Commands>) -> RoundEnd {
+    fn label_pause(
+        &self,
+        count: usize,
+        commands: Option<&Commands>,
+        label: Option<&LabelSeen>,
+    ) -> RoundEnd {
         let run = &self.run.run_id;
         let mut reason = format!(
             "{count} reply-only decision(s) await approval: a maintainer adds the label \
@@ -629,6 +750,19 @@ impl Runner {
              next run posts them (or `shepherd approve {run}` and `shepherd resume {run}` on \
              this machine)"
         );
+        if let Some(label) = label {
+            match label.ignored() {
+                Some(why) => {
+                    reason.push_str(". The ");
+                    reason.push_str(why.trim_start_matches("the "));
+                }
+                None => reason.push_str(&format!(
+                    ". The label `{APPROVAL_LABEL}` (added by @{}) approves only feedback \
+                     posted before it was added; these came after it",
+                    label.login
+                )),
+            }
+        }
         if let Some(commands) = commands {
             if let Some(c) = commands.latest_honoured() {
                 reason.push_str(&format!(
