@@ -7,12 +7,12 @@ use crate::ci_state::{
     CheckRunRecord, CheckSuiteRecord, JobRecord, StatusRecord, WorkflowRunRecord,
 };
 use crate::git::{CommitDetail, Hunk};
+use crate::ids::NodeKind;
 use crate::pr_derived::{author_association, mergeable_state};
 use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side, UserKind};
-use crate::ids::NodeKind;
 use crate::state::{
-    IssueCommentRecord, LabelEventRecord, LabelRecord, PullRequestRecord, RepositoryRecord, ReviewCommentRecord,
-    ReviewRecord, State, ThreadRecord, UserRecord,
+    IssueCommentRecord, LabelEventRecord, LabelRecord, PullRequestRecord, RepositoryRecord,
+    ReviewCommentRecord, ReviewRecord, State, ThreadRecord, UserRecord,
 };
 
 /// REST logins of bots carry GitHub's `[bot]` suffix.

@@ -696,9 +696,11 @@ impl Runner {
             return Ok(Some(LabelSeen {
                 login: "unknown".to_owned(),
                 at: OffsetDateTime::UNIX_EPOCH,
-                verdict: Err("the forge shows no readable event adding it, so who added it \
+                verdict: Err(
+                    "the forge shows no readable event adding it, so who added it \
                               and when is unknown"
-                    .to_owned()),
+                        .to_owned(),
+                ),
             }));
         };
         let Some(actor) = event.actor.as_ref() else {
