@@ -8,12 +8,15 @@
 //!
 //! `--approve label` reads the approval from the forge, every round (a CI
 //! job has no database from the job that paused): the `shepherd-approved`
-//! label approves every reply-only decision; a conversation comment whose
-//! first line is `/shepherd approve` ([`APPROVE_COMMAND`]), by a user the
-//! forge says may write ([`shepherd_forge::UserAccess`]), approves the
-//! reply-only decisions on feedback older than the command (an item whose
-//! latest comment came after it waits for another approval). A command by
-//! anyone else approves nothing and is reported. A command is never
+//! label, or a conversation comment whose first paragraph starts with
+//! `/shepherd approve` ([`APPROVE_COMMAND`]). Either counts only when the
+//! forge says a user who may write ([`shepherd_forge::UserAccess`]), other
+//! than Shepherd's own account, gave it (for the label: its latest event
+//! adding it, [`shepherd_forge::LabelEvent`]), and it approves the
+//! reply-only decisions on feedback published before it (an item whose
+//! latest comment was published after it waits for another approval; a
+//! review comment is published when its review is submitted). A label or
+//! command by anyone else approves nothing and is reported (issue 26). A command is never
 //! feedback: in every mode it is answered once, by a reply carrying the
 //! command's marker, with what it approved (or why not).
 
@@ -753,12 +756,11 @@ impl Runner {
              this machine)"
         );
         if let Some(label) = label {
-            match label.ignored() {
-                Some(why) => {
-                    reason.push_str(". The ");
-                    reason.push_str(why.trim_start_matches("the "));
-                }
-                None => reason.push_str(&format!(
+            match &label.verdict {
+                Err(why) => reason.push_str(&format!(
+                    ". The label `{APPROVAL_LABEL}` was ignored: {why}"
+                )),
+                Ok(()) => reason.push_str(&format!(
                     ". The label `{APPROVAL_LABEL}` (added by @{}) approves only feedback \
                      posted before it was added; these came after it",
                     label.login
@@ -805,6 +807,20 @@ impl Runner {
                 continue;
             };
             let login = author.login.clone();
+            // Shepherd never approves itself: not by its own account's
+            // comment either (SPEC section 10).
+            if login.eq_ignore_ascii_case(&snapshot.viewer) {
+                seen.push(CommandSeen {
+                    id: c.id.clone(),
+                    login: login.clone(),
+                    at,
+                    verdict: Err(format!(
+                        "it was written by Shepherd's own account (@{login}); only a \
+                         maintainer's command approves"
+                    )),
+                });
+                continue;
+            }
             let known = access.get(&login).cloned();
             let user = match known {
                 Some(user) => user,

@@ -163,8 +163,9 @@ both_forges!(an_item_that_asks_for_the_approval_label_is_answered_not_done);
 
 /// Issue 26.2: the label counts only when the forge says a person with
 /// write access other than Shepherd's own account added it: added by
-/// Shepherd's account it approves nothing (and the pause says why); added
-/// again by the maintainer, it approves.
+/// Shepherd's account it approves nothing (and the pause says why), nor
+/// does a `/shepherd approve` of that account; added again by the
+/// maintainer, the label approves.
 async fn a_label_added_by_shepherds_own_account_approves_nothing(forge: ForgeKind) {
     let lab = Lab::new_on(
         forge,
@@ -173,10 +174,25 @@ async fn a_label_added_by_shepherds_own_account_approves_nothing(forge: ForgeKin
     .await;
     lab.triage_all("invalid");
     lab.setup.emu.act(label(VIEWER, false)).await.unwrap();
+    // Nor does a command from Shepherd's own account.
+    lab.setup
+        .emu
+        .act_comment(VIEWER, "/shepherd approve")
+        .await
+        .unwrap();
     let outcome = job(&lab).await;
     assert_paused_untouched(&lab, &outcome);
     let reason = outcome.reason.unwrap_or_default();
-    assert!(reason.contains("Shepherd's own account (@dev)"), "{reason}");
+    assert!(
+        reason.contains(
+            "label `shepherd-approved` was ignored: it was added by Shepherd's own account (@dev)"
+        ),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("was ignored: it was written by Shepherd's own account (@dev)"),
+        "{reason}"
+    );
 
     // The maintainer takes it off and puts it on: now it approves.
     lab.setup.emu.act(label("reviewer", true)).await.unwrap();
