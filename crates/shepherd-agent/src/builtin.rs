@@ -644,6 +644,7 @@ mod tests {
                 created_at: "2024-01-01T00:00:00Z".into(),
                 diff_hunk: Some(HUNK.into()),
                 review_state: None,
+                review_submitted_at: None,
             })
             .build()
     }

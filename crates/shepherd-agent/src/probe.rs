@@ -143,6 +143,7 @@ fn probe_thread() -> ReviewThread {
             created_at: "2026-01-01T00:00:00Z".into(),
             diff_hunk: Some("@@ -0,0 +1,3 @@\n+# Probe".into()),
             review_state: None,
+            review_submitted_at: None,
         }],
     }
 }

@@ -523,6 +523,7 @@ mod tests {
             created_at: "2024-01-01T00:00:00Z".into(),
             diff_hunk: Some("@@ -1,2 +1,2 @@\n a\n b".into()),
             review_state: None,
+            review_submitted_at: None,
         }
     }
 

@@ -33,6 +33,7 @@ fn comment(id: String, login: &str, body: String) -> Comment {
         created_at: "2025-01-01T00:00:00Z".to_owned(),
         diff_hunk: Some("@@ -1,3 +1,4 @@\n fn main() {\n+    let x = 1;\n }".into()),
         review_state: Some(ReviewState::Commented),
+        review_submitted_at: None,
     }
 }
 

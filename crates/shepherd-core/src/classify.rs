@@ -482,6 +482,7 @@ mod tests {
             created_at: "2025-01-01T00:00:00Z".to_owned(),
             diff_hunk: None,
             review_state: Some(ReviewState::Commented),
+            review_submitted_at: None,
         }
     }
 

@@ -176,6 +176,13 @@ pub struct Comment {
     pub diff_hunk: Option<std::sync::Arc<str>>,
     /// The state of the review this comment belongs to, when it has one.
     pub review_state: Option<ReviewState>,
+    /// When the review this comment belongs to was submitted (RFC 3339),
+    /// when the forge says (GitHub's `pullRequestReview.submittedAt`): a
+    /// comment drafted in a pending review keeps its draft-time
+    /// `created_at` and is seen by others only from the submission on.
+    /// `None` on GitLab, which creates the note when it is published.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_submitted_at: Option<String>,
 }
 
 /// An unresolved (or resolved) review thread with all its comments, oldest first.

@@ -1396,6 +1396,7 @@ mod tests {
             created_at: "2024-01-01T00:00:00Z".into(),
             diff_hunk: hunk.map(Into::into),
             review_state: None,
+            review_submitted_at: None,
         }
     }
 

@@ -135,6 +135,22 @@ pub enum Act {
         #[serde(default)]
         body: Option<String>,
     },
+    /// Adds a label to the pull request (with `remove: true`, removes it)
+    /// as the user: the forge records who did it and when (GitHub's
+    /// `labeled` issue event, GitLab's resource label event).
+    Label {
+        /// Who labels.
+        #[serde(rename = "as")]
+        user: String,
+        /// The pull request number.
+        #[serde(default)]
+        pr: Option<u64>,
+        /// The label's name (created in the repository if new).
+        label: String,
+        /// Remove it instead.
+        #[serde(default)]
+        remove: bool,
+    },
     /// A commit changing files on a branch, pushed with every push effect.
     Push {
         /// The pusher (and commit author).
@@ -228,6 +244,7 @@ pub(crate) async fn act(shared: &Arc<Shared>, act: Act) -> Result<ActOutcome, Ac
         | Act::Reply { user, .. }
         | Act::Resolve { user, .. }
         | Act::SubmitReview { user, .. }
+        | Act::Label { user, .. }
         | Act::Push { user, .. } => user.clone(),
     };
     let (permission, public) = {
@@ -372,6 +389,18 @@ pub(crate) async fn act(shared: &Arc<Shared>, act: Act) -> Result<ActOutcome, Ac
                 review_id: Some(review_id),
                 ..ActOutcome::default()
             })
+        }
+        Act::Label {
+            pr, label, remove, ..
+        } => {
+            let number = pr.unwrap_or(default_pr);
+            let mut state = shared.write();
+            if remove {
+                state.apply_remove_label(number, &user, &label)?;
+            } else {
+                state.apply_add_labels(number, &user, &[label])?;
+            }
+            Ok(ActOutcome::default())
         }
         Act::Push {
             branch,

@@ -24,10 +24,14 @@ pub(crate) enum NodeKind {
     StatusContext,
     WorkflowRun,
     App,
+    /// A `labeled` issue event (GitHub's `LabeledEvent`).
+    LabeledEvent,
+    /// An `unlabeled` issue event (GitHub's `UnlabeledEvent`).
+    UnlabeledEvent,
 }
 
 impl NodeKind {
-    const ALL: [NodeKind; 14] = [
+    const ALL: [NodeKind; 16] = [
         NodeKind::Repository,
         NodeKind::User,
         NodeKind::Bot,
@@ -42,6 +46,8 @@ impl NodeKind {
         NodeKind::StatusContext,
         NodeKind::WorkflowRun,
         NodeKind::App,
+        NodeKind::LabeledEvent,
+        NodeKind::UnlabeledEvent,
     ];
 
     fn prefix(self) -> &'static str {
@@ -60,6 +66,8 @@ impl NodeKind {
             NodeKind::StatusContext => "SC",
             NodeKind::WorkflowRun => "WFR",
             NodeKind::App => "A",
+            NodeKind::LabeledEvent => "LE",
+            NodeKind::UnlabeledEvent => "UNLE",
         }
     }
 }

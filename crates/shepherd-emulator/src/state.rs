@@ -101,6 +101,9 @@ pub(crate) struct PullRequestRecord {
     pub(crate) system_notes: Vec<SystemNoteRecord>,
     /// Label names, in the order they were added.
     pub(crate) labels: Vec<String>,
+    /// Who added or removed which label, when, oldest first (GitHub's
+    /// `labeled`/`unlabeled` issue events, GitLab's resource label events).
+    pub(crate) label_events: Vec<LabelEventRecord>,
     /// The PR's commits (`base..head`), oldest first.
     pub(crate) commits: Vec<String>,
     /// The PR's diff (`base..head`), for `diffHunk`s of new threads.
@@ -134,6 +137,22 @@ impl PullRequestRecord {
             .comments
             .iter()
             .any(|c| self.review_published(c.review_id))
+    }
+
+    /// When a comment became a note others see, as GitLab dates it: a
+    /// draft note becomes a note when its review is published, and the
+    /// note is created then (GitLab's `DraftNotes::PublishService` creates
+    /// the notes at publication), so a comment of a review kept pending is
+    /// dated by the review's submission. (GitHub keeps the draft-time
+    /// `createdAt` on the comment and dates the review by `submittedAt`.)
+    pub(crate) fn note_time<'a>(&'a self, comment: &'a ReviewCommentRecord) -> &'a str {
+        match self
+            .review(comment.review_id)
+            .and_then(|r| r.submitted_at.as_deref())
+        {
+            Some(submitted) if submitted > comment.created_at.as_str() => submitted,
+            _ => &comment.created_at,
+        }
     }
 
     /// Whether review `review_id` is submitted (not pending).
@@ -297,6 +316,21 @@ pub(crate) struct LabelRecord {
     pub(crate) name: String,
     pub(crate) color: String,
     pub(crate) description: Option<String>,
+}
+
+/// A label added to or removed from a pull request: a change of its
+/// labels, never a request that changed nothing (GitHub records no event
+/// for a label the issue already has).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct LabelEventRecord {
+    pub(crate) database_id: u64,
+    /// The actor's login.
+    pub(crate) actor: String,
+    /// The label's name, as the repository spells it.
+    pub(crate) label: String,
+    /// Added, or removed.
+    pub(crate) added: bool,
+    pub(crate) created_at: String,
 }
 
 /// A comment a write created.
@@ -473,6 +507,7 @@ impl State {
             reviews: Vec::new(),
             system_notes: Vec::new(),
             labels: Vec::new(),
+            label_events: Vec::new(),
             commits: vec![repo.head_sha.clone()],
             diff: diff.clone(),
         };
@@ -480,6 +515,16 @@ impl State {
             state.ensure_label(name);
             if !pr.labels.contains(name) {
                 pr.labels.push(name.clone());
+                // Labels set when the pull request was opened: its
+                // author's, at its creation.
+                let database_id = state.next_id();
+                pr.label_events.push(LabelEventRecord {
+                    database_id,
+                    actor: spec.author.clone(),
+                    label: name.clone(),
+                    added: true,
+                    created_at: pr.created_at.clone(),
+                });
             }
         }
 
@@ -1055,10 +1100,12 @@ impl State {
         Ok(())
     }
 
-    /// `POST …/issues/{n}/labels`: adds labels (creating unknown ones).
+    /// `POST …/issues/{n}/labels` by `actor`: adds labels (creating unknown
+    /// ones); each label not there before gets an event.
     pub(crate) fn apply_add_labels(
         &mut self,
         number: u64,
+        actor: &str,
         names: &[String],
     ) -> Result<(), WriteError> {
         let p = self.pr_index(number)?;
@@ -1067,31 +1114,57 @@ impl State {
                 "a label name cannot be blank".into(),
             ));
         }
+        let now = self.tick();
         for name in names {
             self.ensure_label(name);
             let canonical = self
                 .label(name)
                 .map_or_else(|| name.clone(), |l| l.name.clone());
-            let pr = self.pr_mut(p);
-            if !pr.labels.iter().any(|l| l.eq_ignore_ascii_case(name)) {
-                pr.labels.push(canonical);
+            if self.pull_requests[p]
+                .labels
+                .iter()
+                .any(|l| l.eq_ignore_ascii_case(name))
+            {
+                continue;
             }
+            let database_id = self.next_id();
+            let pr = self.pr_mut(p);
+            pr.labels.push(canonical.clone());
+            pr.label_events.push(LabelEventRecord {
+                database_id,
+                actor: actor.to_owned(),
+                label: canonical,
+                added: true,
+                created_at: now.clone(),
+            });
         }
-        let now = self.tick();
         self.pr_mut(p).updated_at = now;
         Ok(())
     }
 
-    /// `DELETE …/issues/{n}/labels/{name}`.
-    pub(crate) fn apply_remove_label(&mut self, number: u64, name: &str) -> Result<(), WriteError> {
+    /// `DELETE …/issues/{n}/labels/{name}` by `actor`, with its event.
+    pub(crate) fn apply_remove_label(
+        &mut self,
+        number: u64,
+        actor: &str,
+        name: &str,
+    ) -> Result<(), WriteError> {
         let p = self.pr_index(number)?;
         let pr = &self.pull_requests[p];
         let Some(index) = pr.labels.iter().position(|l| l.eq_ignore_ascii_case(name)) else {
             return Err(WriteError::NotFound("Label does not exist".into()));
         };
         let now = self.tick();
+        let database_id = self.next_id();
         let pr = self.pr_mut(p);
-        pr.labels.remove(index);
+        let label = pr.labels.remove(index);
+        pr.label_events.push(LabelEventRecord {
+            database_id,
+            actor: actor.to_owned(),
+            label,
+            added: false,
+            created_at: now.clone(),
+        });
         pr.updated_at = now;
         Ok(())
     }
@@ -1430,14 +1503,28 @@ mod tests {
     fn labels_are_created_once_and_removed_by_name() {
         let mut state = state();
         state
-            .apply_add_labels(1, &["Bug".into(), "bug".into()])
+            .apply_add_labels(1, "alice", &["Bug".into(), "bug".into()])
             .unwrap();
         assert_eq!(state.pull_requests[0].labels, ["Bug"]);
         assert_eq!(state.labels.len(), 1);
-        state.apply_remove_label(1, "BUG").unwrap();
+        // Adding a label already there changes nothing and records nothing.
+        state.apply_add_labels(1, "bob", &["BUG".into()]).unwrap();
+        state.apply_remove_label(1, "bob", "BUG").unwrap();
         assert!(state.pull_requests[0].labels.is_empty());
+        let events: Vec<(&str, &str, bool)> = state.pull_requests[0]
+            .label_events
+            .iter()
+            .map(|e| (e.actor.as_str(), e.label.as_str(), e.added))
+            .collect();
+        assert_eq!(events, [("alice", "Bug", true), ("bob", "Bug", false)]);
+        let times: Vec<&str> = state.pull_requests[0]
+            .label_events
+            .iter()
+            .map(|e| e.created_at.as_str())
+            .collect();
+        assert!(times[0] < times[1], "{times:?}");
         assert_eq!(
-            state.apply_remove_label(1, "bug"),
+            state.apply_remove_label(1, "alice", "bug"),
             Err(WriteError::NotFound("Label does not exist".into()))
         );
     }

@@ -82,6 +82,22 @@ pub struct UserAccess {
     pub can_write: bool,
 }
 
+/// A label added to or removed from a pull request, as the forge records
+/// it: who and when decide whether the approval label approves anything
+/// (GitHub: the issue events `labeled` and `unlabeled`; GitLab: the merge
+/// request's resource label events, `add` and `remove`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelEvent {
+    /// The label's name.
+    pub label: String,
+    /// Added (`true`) or removed.
+    pub added: bool,
+    /// Who did it; `None` for a deleted account.
+    pub actor: Option<Author>,
+    /// When, as the forge reports it (RFC 3339).
+    pub created_at: String,
+}
+
 /// A comment Shepherd posted (or found by its marker).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PostedComment {
@@ -244,6 +260,12 @@ pub trait Forge: Send + Sync {
     async fn user_access(&self, login: &str) -> Result<UserAccess> {
         let _ = login;
         unsupported("user_access")
+    }
+
+    /// Every label event of `number`, oldest first (each page).
+    async fn label_events(&self, number: u64) -> Result<Vec<LabelEvent>> {
+        let _ = number;
+        unsupported("label_events")
     }
 
     /// Sets the title and/or the body of `number` (nothing is sent when both
@@ -538,6 +560,7 @@ mod tests {
             created_at: "2024-01-01T00:00:00Z".into(),
             diff_hunk: None,
             review_state: None,
+            review_submitted_at: None,
         });
         let got = ThreadRef::of(&thread).unwrap();
         assert_eq!(

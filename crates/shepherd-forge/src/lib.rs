@@ -30,7 +30,9 @@ pub use ci::{
 };
 pub use connect::{client_for, connect, forge_of_api_url, git_url, ConnectError};
 pub use error::{ForgeError, Result};
-pub use forge::{Forge, ItemRef, PostedComment, PullRequestFields, ThreadRef, UserAccess};
+pub use forge::{
+    Forge, ItemRef, LabelEvent, PostedComment, PullRequestFields, ThreadRef, UserAccess,
+};
 pub use github::{GitHubClient, GitHubEndpoints};
 pub use gitlab::{GitLabClient, GitLabEndpoints, ProjectId};
 pub use token::{Token, TokenSource};

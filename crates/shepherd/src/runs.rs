@@ -20,8 +20,8 @@ use crate::progress::LineProgress;
 #[derive(Debug, Clone, Args)]
 pub(crate) struct CommonRunArgs {
     /// How reply-only decisions are approved: `prompt` asks on a terminal (and pauses without
-    /// one), `auto` approves at once, `label` approves when the PR carries the `shepherd-approved`
-    /// label (and pauses without it)
+    /// one), `auto` approves at once, `label` approves what a maintainer approved on the forge: the
+    /// `shepherd-approved` label or a `/shepherd approve` comment (and pauses without it)
     #[arg(long, value_name = "MODE", value_parser = parse_approve)]
     pub approve: Option<ApproveMode>,
 

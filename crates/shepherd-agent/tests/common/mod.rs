@@ -35,6 +35,7 @@ pub fn comment(id: &str, login: &str, kind: AuthorKind, body: &str, hunk: Option
         created_at: "2024-05-01T10:00:00Z".into(),
         diff_hunk: hunk.map(Into::into),
         review_state: None,
+        review_submitted_at: None,
     }
 }
 

@@ -167,8 +167,9 @@ pub(super) static KEYS: &[KeyDoc] = &[
         "approve.mode",
         Kind::Enum(APPROVE_MODE_NAMES),
         "How reply-only decisions are approved: `prompt` asks on a terminal and pauses the run otherwise; \
-         `auto` approves without a pause (CI); `label` approves only when the PR carries the \
-         `shepherd-approved` label, and pauses otherwise (stateless CI).",
+         `auto` approves without a pause (CI); `label` approves only what a maintainer approved on the \
+         forge (the `shepherd-approved` label or a `/shepherd approve` comment, covering feedback \
+         published before it), and pauses otherwise (stateless CI).",
     ),
     key("approve.resolve_wontfix", Kind::Bool, "Whether approved wontfix decisions resolve their threads."),
     key(

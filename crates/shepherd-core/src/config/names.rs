@@ -101,9 +101,10 @@ pub enum ApproveMode {
     Prompt,
     /// Approve the triage as it is, without a pause (for CI).
     Auto,
-    /// Approve only when the pull request carries the label
-    /// [`APPROVAL_LABEL`], which a maintainer adds on the forge; otherwise
-    /// pause (exit 3). For stateless CI runs: the approval lives on the
+    /// Approve only what a maintainer approved on the forge: the label
+    /// [`APPROVAL_LABEL`] (added by a writer other than Shepherd's own
+    /// account) or a `/shepherd approve` comment, each covering feedback
+    /// published before it; otherwise pause (exit 3). For stateless CI runs: the approval lives on the
     /// forge, not in a local database, and the next run (triggered by the
     /// label event) reads it there.
     Label,
@@ -112,7 +113,8 @@ pub enum ApproveMode {
 /// The label by which a maintainer approves a pull request's reply-only
 /// decisions in `approve.mode = "label"`. Adding a label needs triage
 /// access on GitHub and the Reporter role on GitLab: a PR's author from a
-/// fork cannot add it.
+/// fork cannot add it. Shepherd never adds or removes it itself, and one
+/// its own account added approves nothing.
 pub const APPROVAL_LABEL: &str = "shepherd-approved";
 
 pub(super) const APPROVE_MODE_NAMES: &[&str] = &["prompt", "auto", "label"];

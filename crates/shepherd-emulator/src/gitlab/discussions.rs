@@ -111,7 +111,15 @@ pub(crate) async fn post_discussion_note(
         })
         .ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
-    let value = note_json(&cx, pr, &Note::Thread { thread, comment });
+    let value = note_json(
+        &cx,
+        pr,
+        &Note::Thread {
+            thread,
+            comment,
+            created_at: pr.note_time(comment),
+        },
+    );
     Ok((StatusCode::CREATED, Json(value)).into_response())
 }
 

@@ -282,7 +282,9 @@ pub(crate) fn note_json(cx: &Cx<'_>, pr: &PullRequestRecord, note: &Note<'_>) ->
         "commands_changes": {},
     });
     let (author, body) = match note {
-        Note::Thread { thread, comment } => {
+        Note::Thread {
+            thread, comment, ..
+        } => {
             value["type"] = json!("DiffNote");
             value["position"] = position_json(pr, thread);
             value["resolvable"] = json!(true);
@@ -441,5 +443,31 @@ pub(crate) fn job_json(cx: &Cx<'_>, run: &WorkflowRunRecord, job: &JobRecord) ->
             "source": "push",
             "web_url": format!("{}/-/pipelines/{}", cx.project_web(), run.database_id),
         },
+    })
+}
+
+/// A resource label event of a merge request (GitLab's "Resource label
+/// events" API): `add` or `remove`, by `user`; `label` as GitLab embeds it.
+pub(crate) fn label_event_json(
+    cx: &Cx<'_>,
+    pr: &PullRequestRecord,
+    event: &crate::state::LabelEventRecord,
+) -> Value {
+    let label = cx.state.label(&event.label).map(|l| {
+        json!({
+            "id": l.database_id,
+            "name": l.name,
+            "color": format!("#{}", l.color),
+            "description": l.description,
+        })
+    });
+    json!({
+        "id": event.database_id,
+        "user": cx.user(&event.actor),
+        "created_at": view::time(&event.created_at),
+        "resource_type": "MergeRequest",
+        "resource_id": pr.database_id,
+        "label": label,
+        "action": if event.added { "add" } else { "remove" },
     })
 }

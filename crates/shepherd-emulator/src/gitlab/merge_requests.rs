@@ -15,7 +15,8 @@ use super::common::{
     Params, QueryMap,
 };
 use super::json::{
-    draft_note_json, merge_request_json, note_json, pipeline_json, project_json, user_json, Cx,
+    draft_note_json, label_event_json, merge_request_json, note_json, pipeline_json, project_json,
+    user_json, Cx,
 };
 use super::view::{self, Note};
 use crate::scenario::PullRequestStatus;
@@ -157,16 +158,16 @@ pub(crate) async fn put_merge_request(
             .map(|pr| pr.labels.clone())
             .unwrap_or_default();
         for label in current.iter().filter(|l| !labels.contains(l)) {
-            state.apply_remove_label(number, label)?;
+            state.apply_remove_label(number, &viewer.login, label)?;
         }
-        state.apply_add_labels(number, &labels)?;
+        state.apply_add_labels(number, &viewer.login, &labels)?;
     }
     if let Some(add) = add {
-        state.apply_add_labels(number, &add)?;
+        state.apply_add_labels(number, &viewer.login, &add)?;
     }
     for label in remove.unwrap_or_default() {
         // GitLab ignores a label the merge request does not have.
-        match state.apply_remove_label(number, &label) {
+        match state.apply_remove_label(number, &viewer.login, &label) {
             Ok(()) | Err(crate::state::WriteError::NotFound(_)) => {}
             Err(err) => return Err(err.into()),
         }
@@ -174,6 +175,25 @@ pub(crate) async fn put_merge_request(
     let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
     Ok(Json(merge_request_json(&cx, pr)))
+}
+
+/// `GET /projects/:id/merge_requests/:iid/resource_label_events`, oldest
+/// first: who added or removed which label, and when.
+pub(crate) async fn list_resource_label_events(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    paging: GlPaging,
+    Path((id, iid)): Path<(String, String)>,
+) -> Result<Response, GlError> {
+    let state = shared.read();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let cx = Cx::new(&state, &shared.base_url);
+    let items = pr
+        .label_events
+        .iter()
+        .map(|e| label_event_json(&cx, pr, e))
+        .collect();
+    Ok(paging.respond(&shared.base_url, items))
 }
 
 /// `GET /projects/:id/merge_requests/:iid/notes`: `sort` (`asc`, `desc`,

@@ -36,6 +36,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             get(merge_requests::get_note).delete(deletes::delete_note),
         )
         .route(&mr("/draft_notes"), get(merge_requests::list_draft_notes))
+        .route(
+            &mr("/resource_label_events"),
+            get(merge_requests::list_resource_label_events),
+        )
         .route(&mr("/discussions"), get(discussions::list_discussions))
         .route(
             &mr("/discussions/{discussion_id}"),

@@ -43,7 +43,11 @@ impl<'a> Discussion<'a> {
                 .comments
                 .iter()
                 .filter(|c| pr.review_published(c.review_id))
-                .map(|comment| Note::Thread { thread, comment })
+                .map(|comment| Note::Thread {
+                    thread,
+                    comment,
+                    created_at: pr.note_time(comment),
+                })
                 .collect(),
             Discussion::Comment(comment) => vec![Note::Comment(comment)],
             Discussion::ReviewBody(review) => vec![Note::ReviewBody(review)],
@@ -59,6 +63,8 @@ pub(crate) enum Note<'a> {
     Thread {
         thread: &'a ThreadRecord,
         comment: &'a ReviewCommentRecord,
+        /// When the note was created ([`PullRequestRecord::note_time`]).
+        created_at: &'a str,
     },
     /// A top-level comment.
     Comment(&'a IssueCommentRecord),
@@ -82,7 +88,7 @@ impl Note<'_> {
     /// When it was posted.
     pub(crate) fn created_at(&self) -> &str {
         match self {
-            Note::Thread { comment, .. } => &comment.created_at,
+            Note::Thread { created_at, .. } => created_at,
             Note::Comment(comment) => &comment.created_at,
             Note::ReviewBody(review) => review_time(review),
             Note::System(note) => &note.created_at,
@@ -106,7 +112,7 @@ pub(crate) fn discussions(pr: &PullRequestRecord) -> Vec<Discussion<'_>> {
             .find(|c| pr.review_published(c.review_id));
         if let Some(first) = first {
             all.push((
-                first.created_at.clone(),
+                pr.note_time(first).to_owned(),
                 first.database_id,
                 Discussion::Thread(thread),
             ));

@@ -22,6 +22,7 @@ mod query;
 mod scalars;
 mod schema;
 mod search;
+mod timeline;
 mod types;
 mod validate;
 mod view;

@@ -100,6 +100,9 @@ pub(crate) fn lookup(state: &State, rc: &RequestContext, id: &str) -> Option<Nod
         | NodeKind::StatusContext
         | NodeKind::WorkflowRun
         | NodeKind::App => ci_lookup(rc, state, id),
+        // Read through REST (`GET …/issues/{n}/events`) only: the
+        // emulator's schema has no timeline types.
+        NodeKind::LabeledEvent | NodeKind::UnlabeledEvent => None,
         NodeKind::PullRequest
         | NodeKind::ReviewThread
         | NodeKind::ReviewComment

@@ -37,6 +37,9 @@ use super::objects::{
 use super::owner::RepositoryOwner;
 use super::pr_extras::{CommentAuthorAssociation, MergeStateStatus};
 use super::scalars::{DateTime, GitObjectId, Uri};
+use super::timeline::{
+    PullRequestTimelineItems, PullRequestTimelineItemsConnection, PullRequestTimelineItemsItemType,
+};
 use super::view::{ActorInfo, PrView, RequestContext};
 use crate::hunk::DiffHunk;
 use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side, UserKind};
@@ -654,6 +657,31 @@ impl PullRequest {
             before,
         };
         paginate("labels", items, &args).map(|page| Some(page.into()))
+    }
+
+    /// A list of events, comments, commits, etc. associated with the pull
+    /// request. (The emulator records label events only.)
+    async fn timeline_items(
+        &self,
+        after: Option<String>,
+        before: Option<String>,
+        first: Option<i32>,
+        item_types: Option<Vec<PullRequestTimelineItemsItemType>>,
+        last: Option<i32>,
+    ) -> Result<PullRequestTimelineItemsConnection> {
+        let view = &self.view;
+        let items = (0..view.pr.label_events.len())
+            .filter(|i| PullRequestTimelineItems::wanted(view, *i, item_types.as_deref()))
+            .map(|i| (view.pr.label_events[i].database_id, i))
+            .collect();
+        let args = PageArgs {
+            first,
+            last,
+            after,
+            before,
+        };
+        let node = |index| PullRequestTimelineItems::of(view, index);
+        paginate_by("timelineItems", items, &args, node).map(Into::into)
     }
 
     /// A list of comments associated with the pull request.

@@ -78,6 +78,8 @@ pub(crate) struct PrView {
     pub(crate) viewer: Viewer,
     /// The PR's labels, in order.
     pub(crate) labels: Vec<LabelRecord>,
+    /// The repository's labels (what the PR's label events name).
+    pub(crate) repository_labels: Vec<LabelRecord>,
     /// CI, for the PR's commits.
     pub(crate) ci: Arc<CiView>,
     hidden_reviews: HashSet<u64>,
@@ -109,6 +111,7 @@ impl PrView {
             actors: actors(state, base_url),
             viewer: viewer.clone(),
             labels,
+            repository_labels: state.labels.clone(),
             ci: CiView::new(state),
             hidden_reviews,
         }))

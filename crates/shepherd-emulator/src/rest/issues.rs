@@ -14,7 +14,7 @@ use super::common::{
     parse_body, parse_id, require_comment, require_write, visible_pull_request, visible_repository,
     Api, ApiError, Authed, Paging,
 };
-use super::json::{issue_comment_json, labels_json};
+use super::json::{issue_comment_json, label_event_json, labels_json};
 use crate::shared::Shared;
 
 /// `GET …/issues/{number}/comments`, oldest first, `since` honoured.
@@ -92,6 +92,24 @@ pub(crate) async fn get_issue_comment(
         .ok_or(ApiError::NotFound)
 }
 
+/// `GET …/issues/{number}/events`, oldest first: the pull request's
+/// `labeled` and `unlabeled` events, with their actor (the only issue
+/// events the emulator records).
+pub(crate) async fn list_issue_events(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Api(api): Api,
+    paging: Paging,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let state = shared.read();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let events: Vec<_> = pr.label_events.iter().collect();
+    Ok(paging.array_of(&shared.base_url, events, |e| {
+        label_event_json(&state, e, &api)
+    }))
+}
+
 /// `GET …/issues/{number}/labels`.
 pub(crate) async fn list_labels(
     State(shared): State<Arc<Shared>>,
@@ -128,7 +146,7 @@ pub(crate) async fn add_labels(
     let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
     let number = pr.number;
     require_write(&viewer)?;
-    state.apply_add_labels(number, &names)?;
+    state.apply_add_labels(number, &viewer.login, &names)?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     Ok(Json(labels_json(&state, pr, &api)))
 }
@@ -145,7 +163,7 @@ pub(crate) async fn remove_label(
     let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
     let number = pr.number;
     require_write(&viewer)?;
-    state.apply_remove_label(number, &name)?;
+    state.apply_remove_label(number, &viewer.login, &name)?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     Ok(Json(labels_json(&state, pr, &api)))
 }

@@ -7,11 +7,12 @@ use crate::ci_state::{
     CheckRunRecord, CheckSuiteRecord, JobRecord, StatusRecord, WorkflowRunRecord,
 };
 use crate::git::{CommitDetail, Hunk};
+use crate::ids::NodeKind;
 use crate::pr_derived::{author_association, mergeable_state};
 use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side, UserKind, Visibility};
 use crate::state::{
-    IssueCommentRecord, LabelRecord, PullRequestRecord, RepositoryRecord, ReviewCommentRecord,
-    ReviewRecord, State, ThreadRecord, UserRecord,
+    IssueCommentRecord, LabelEventRecord, LabelRecord, PullRequestRecord, RepositoryRecord,
+    ReviewCommentRecord, ReviewRecord, State, ThreadRecord, UserRecord,
 };
 
 /// REST logins of bots carry GitHub's `[bot]` suffix.
@@ -270,6 +271,36 @@ pub(crate) fn label_json(label: &LabelRecord, repo: &RepositoryRecord, api_url: 
         "default": false,
         // GitHub's schema has no `null` here: no description is "".
         "description": label.description.clone().unwrap_or_default(),
+    })
+}
+
+/// A `labeled` or `unlabeled` issue event (OpenAPI `labeled-issue-event`,
+/// `unlabeled-issue-event`): the label by name and color only, as GitHub
+/// gives it there.
+pub(crate) fn label_event_json(state: &State, event: &LabelEventRecord, api_url: &str) -> Value {
+    let (kind, name) = if event.added {
+        (NodeKind::LabeledEvent, "labeled")
+    } else {
+        (NodeKind::UnlabeledEvent, "unlabeled")
+    };
+    let color = state
+        .label(&event.label)
+        .map_or_else(|| "ededed".to_owned(), |l| l.color.clone());
+    json!({
+        "id": event.database_id,
+        "node_id": crate::ids::node_id(kind, event.database_id),
+        "url": format!(
+            "{api_url}/repos/{}/issues/events/{}",
+            state.repository.full_name(),
+            event.database_id
+        ),
+        "actor": author_json(state, &event.actor, api_url),
+        "event": name,
+        "commit_id": null,
+        "commit_url": null,
+        "created_at": event.created_at,
+        "performed_via_github_app": null,
+        "label": { "name": event.label, "color": color },
     })
 }
 

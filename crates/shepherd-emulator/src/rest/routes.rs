@@ -138,6 +138,11 @@ fn table() -> Table {
     )
     .route(
         &["GET"],
+        &at("/issues/{number}/events"),
+        get(issues::list_issue_events),
+    )
+    .route(
+        &["GET"],
         &at("/commits/{ref}/check-runs"),
         get(checks::list_check_runs),
     )

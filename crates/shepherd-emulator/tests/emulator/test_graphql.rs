@@ -380,3 +380,107 @@ async fn threads_and_comments_written_straight_to_json_answer_as_resolved_ones()
     assert_eq!(threads[2]["comments"]["nodes"][0]["diffHunk"], "");
     assert_eq!(threads[3]["viewerCanUnresolve"], true);
 }
+
+/// Who added or removed a label, and when, on the timeline
+/// (`LabeledEvent`, `UnlabeledEvent`), and by REST
+/// (`GET …/issues/{n}/events`): the same events, the same actors.
+#[tokio::test]
+async fn label_events_are_on_the_timeline_with_their_actor() {
+    let emu = start(scenario(0, 0)).await;
+    for (user, remove) in [("bob", false), ("alice", true)] {
+        emu.act(shepherd_emulator::Act::Label {
+            user: user.into(),
+            pr: Some(1),
+            label: "shepherd-approved".into(),
+            remove,
+        })
+        .await
+        .unwrap();
+    }
+    const TIMELINE: &str = r#"
+query Timeline($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      timelineItems(first: 10, itemTypes: [LABELED_EVENT, UNLABELED_EVENT]) {
+        totalCount
+        nodes {
+          __typename
+          ... on LabeledEvent { id createdAt actor { login } label { name } }
+          ... on UnlabeledEvent { id createdAt actor { login } label { name } }
+        }
+      }
+    }
+  }
+}"#;
+    let body = graphql(&emu, ALICE, TIMELINE, vars(None)).await;
+    assert!(body.get("errors").is_none(), "{body}");
+    let items = &body["data"]["repository"]["pullRequest"]["timelineItems"];
+    assert_eq!(items["totalCount"], 2, "{body}");
+    let seen: Vec<(String, String, String)> = items["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["__typename"].as_str().unwrap().to_owned(),
+                n["actor"]["login"].as_str().unwrap().to_owned(),
+                n["label"]["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                "LabeledEvent".into(),
+                "bob".into(),
+                "shepherd-approved".into()
+            ),
+            (
+                "UnlabeledEvent".into(),
+                "alice".into(),
+                "shepherd-approved".into()
+            ),
+        ]
+    );
+    let nodes = items["nodes"].as_array().unwrap();
+    assert!(nodes[0]["createdAt"].as_str() < nodes[1]["createdAt"].as_str());
+    // Only the removals.
+    let only = TIMELINE.replace("[LABELED_EVENT, UNLABELED_EVENT]", "[UNLABELED_EVENT]");
+    let body = graphql(&emu, ALICE, &only, vars(None)).await;
+    assert_eq!(
+        body["data"]["repository"]["pullRequest"]["timelineItems"]["totalCount"], 1,
+        "{body}"
+    );
+    // REST: the same events, oldest first, with the same times.
+    let (status, events) = rest_get(
+        &emu.api_url(),
+        "/repos/acme/widgets/issues/1/events",
+        Some(ALICE),
+    )
+    .await;
+    assert_eq!(status, 200, "{events}");
+    let rest: Vec<(&str, &str, &str)> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap(),
+                e["actor"]["login"].as_str().unwrap(),
+                e["created_at"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rest,
+        [
+            ("labeled", "bob", nodes[0]["createdAt"].as_str().unwrap()),
+            (
+                "unlabeled",
+                "alice",
+                nodes[1]["createdAt"].as_str().unwrap()
+            ),
+        ]
+    );
+}

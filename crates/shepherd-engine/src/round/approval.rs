@@ -8,12 +8,15 @@
 //!
 //! `--approve label` reads the approval from the forge, every round (a CI
 //! job has no database from the job that paused): the `shepherd-approved`
-//! label approves every reply-only decision; a conversation comment whose
-//! first line is `/shepherd approve` ([`APPROVE_COMMAND`]), by a user the
-//! forge says may write ([`shepherd_forge::UserAccess`]), approves the
-//! reply-only decisions on feedback older than the command (an item whose
-//! latest comment came after it waits for another approval). A command by
-//! anyone else approves nothing and is reported. A command is never
+//! label, or a conversation comment whose first paragraph starts with
+//! `/shepherd approve` ([`APPROVE_COMMAND`]). Either counts only when the
+//! forge says a user who may write ([`shepherd_forge::UserAccess`]), other
+//! than Shepherd's own account, gave it (for the label: its latest event
+//! adding it, [`shepherd_forge::LabelEvent`]), and it approves the
+//! reply-only decisions on feedback published before it (an item whose
+//! latest comment was published after it waits for another approval; a
+//! review comment is published when its review is submitted). A label or
+//! command by anyone else approves nothing and is reported (issue 26). A command is never
 //! feedback: in every mode it is answered once, by a reply carrying the
 //! command's marker, with what it approved (or why not).
 
@@ -22,7 +25,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use shepherd_core::config::{ApproveMode, APPROVAL_LABEL};
 use shepherd_core::marker::Marker;
-use shepherd_core::model::{TopLevelComment, TopLevelKind};
+use shepherd_core::model::{AuthorKind, Comment, TopLevelComment, TopLevelKind};
 use shepherd_core::Decision;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -96,13 +99,36 @@ pub fn changed_decision_needs_reply(triaged: Decision, approved: Decision) -> bo
 /// `label`): the first line of a conversation comment.
 pub const APPROVE_COMMAND: &str = "/shepherd approve";
 
-/// Whether `body` is an [`APPROVE_COMMAND`]: its first non-empty line is
-/// `/shepherd approve`, possibly followed by words of the approver's.
+/// Whether `body` is an [`APPROVE_COMMAND`]: read as Markdown (CommonMark,
+/// as both forges render it), its first block is a top-level paragraph whose
+/// first line is plain text `/shepherd approve`, possibly followed by words
+/// of the approver's. Code (fenced, indented or inline), quotes, lists and
+/// headings are text about a command, never the command: a four-space
+/// indent is a code block, not a paragraph.
 pub fn is_approve_command(body: &str) -> bool {
-    let Some(first) = body.lines().map(str::trim).find(|l| !l.is_empty()) else {
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+    let mut events = Parser::new(body);
+    if !matches!(events.next(), Some(Event::Start(Tag::Paragraph))) {
         return false;
-    };
-    let mut words = first.split_whitespace();
+    }
+    // The paragraph's first line, from plain text only: anything else
+    // (inline code, emphasis, a link, HTML) stands in as a character no
+    // command has.
+    let mut line = String::new();
+    for event in events {
+        match event {
+            Event::Text(text) => match text.split_once('\n') {
+                Some((first, _)) => {
+                    line.push_str(first);
+                    break;
+                }
+                None => line.push_str(&text),
+            },
+            Event::SoftBreak | Event::HardBreak | Event::End(TagEnd::Paragraph) => break,
+            _ => line.push('\u{fffc}'),
+        }
+    }
+    let mut words = line.split_whitespace();
     words
         .next()
         .is_some_and(|w| w.eq_ignore_ascii_case("/shepherd"))
@@ -116,15 +142,29 @@ fn forge_time(text: &str) -> Option<OffsetDateTime> {
     OffsetDateTime::parse(text, &Rfc3339).ok()
 }
 
-/// When an item last changed: its latest comment (a thread) or the
-/// comment itself (a top-level item). `None` when the forge gave no
-/// readable time: then no command approves it.
+/// When a review comment was published, so that others could see it: its
+/// review's submission when the forge gives one (GitHub: a comment drafted
+/// in a pending review keeps its draft-time `createdAt`, and the review's
+/// `submittedAt` is when it appeared), else its creation (GitLab creates
+/// the note when a draft is published). `None` when a time is unreadable.
+fn published_at(comment: &Comment) -> Option<OffsetDateTime> {
+    let created = forge_time(&comment.created_at)?;
+    match &comment.review_submitted_at {
+        None => Some(created),
+        Some(submitted) => Some(created.max(forge_time(submitted)?)),
+    }
+}
+
+/// When an item last changed, as others could see it: its latest
+/// published comment (a thread) or the comment itself (a top-level item;
+/// a review body is dated by its submission). `None` when the forge gave
+/// no readable time: then no approval from the forge covers it.
 fn item_time(item: &WorkItem) -> Option<OffsetDateTime> {
     match &item.feedback {
         Feedback::Thread(t) => t
             .comments
             .iter()
-            .map(|c| forge_time(&c.created_at))
+            .map(published_at)
             .try_fold(None, |latest: Option<OffsetDateTime>, t| {
                 t.map(|t| Some(latest.map_or(t, |l| l.max(t))))
             })
@@ -186,6 +226,26 @@ struct CommandSeen {
     /// `Ok(())` when it approves; else why not (for the report and the
     /// command's answer).
     verdict: std::result::Result<(), String>,
+}
+
+/// The approval label on the pull request, as this round read it: who
+/// added it last and when, as the forge's label events say.
+struct LabelSeen {
+    login: String,
+    at: OffsetDateTime,
+    /// `Ok(())` when it approves (feedback published before `at`); else
+    /// why not.
+    verdict: std::result::Result<(), String>,
+}
+
+impl LabelSeen {
+    /// Why it approves nothing, when it does not.
+    fn ignored(&self) -> Option<String> {
+        self.verdict
+            .as_ref()
+            .err()
+            .map(|why| format!("the label `{APPROVAL_LABEL}` was ignored: {why}"))
+    }
 }
 
 /// The commands of a round in approve mode `label`, and what they approve.
@@ -294,6 +354,9 @@ impl Runner {
         let mode = self.config.approve.mode;
         let mode_word = mode.as_str();
         let mut end = None;
+        // Why the approval label approves nothing, when it is there and
+        // does not (for the stage's summary).
+        let mut label_ignored: Option<String> = None;
         // Read from the forge every round: nothing of an earlier job's
         // approval survives on a CI runner.
         let commands = if mode == ApproveMode::Label
@@ -412,27 +475,30 @@ impl Runner {
                     (ApproveMode::Label, _) => {
                         // The approval lives on the forge: a stateless CI
                         // run has no database from the run that paused.
-                        let present = self.approval_label_present().await;
+                        let label = self.read_approval_label(synced).await;
                         let honoured = commands.as_ref().and_then(Commands::latest_honoured);
-                        match present {
+                        match label {
                             Err(reason) => end = Some(RoundEnd::Failed { reason }),
                             Ok(label) => {
+                                let label_ok = label.as_ref().filter(|l| l.verdict.is_ok());
                                 let mut waiting = 0;
                                 for id in &undecided {
-                                    // A command approves what was there when
-                                    // it was posted: feedback that came (or
-                                    // changed) after it waits.
-                                    let by = if label {
-                                        Some(format!("label {APPROVAL_LABEL}"))
-                                    } else {
-                                        honoured
-                                            .filter(|c| {
-                                                item_times.get(*id).is_some_and(|t| *t <= c.at)
-                                            })
-                                            .map(|c| {
+                                    // An approval covers what was published
+                                    // when it was given: feedback that came
+                                    // (or changed) after it waits.
+                                    let seen_by = |at: OffsetDateTime| {
+                                        item_times.get(*id).is_some_and(|t| *t <= at)
+                                    };
+                                    let by = label_ok
+                                        .filter(|l| seen_by(l.at))
+                                        .map(|l| {
+                                            format!("label {APPROVAL_LABEL} added by @{}", l.login)
+                                        })
+                                        .or_else(|| {
+                                            honoured.filter(|c| seen_by(c.at)).map(|c| {
                                                 format!("comment {APPROVE_COMMAND} by @{}", c.login)
                                             })
-                                    };
+                                        });
                                     match by {
                                         Some(by) => {
                                             self.store().put_approval(&put(
@@ -453,8 +519,16 @@ impl Runner {
                                         }
                                     }
                                 }
+                                if let Some(why) = label.as_ref().and_then(LabelSeen::ignored) {
+                                    tracing::warn!(round = round.n, "{why}");
+                                    label_ignored = Some(why);
+                                }
                                 if waiting > 0 {
-                                    end = Some(self.label_pause(waiting, commands.as_ref()));
+                                    end = Some(self.label_pause(
+                                        waiting,
+                                        commands.as_ref(),
+                                        label.as_ref(),
+                                    ));
                                 }
                             }
                         }
@@ -579,6 +653,10 @@ impl Runner {
                 summary.push_str(&why);
             }
         }
+        if let Some(why) = &label_ignored {
+            summary.push_str("; ");
+            summary.push_str(why);
+        }
         self.stage_done(round, Stage::Approval, summary)?;
         Ok(match end {
             Some(end) => Err(end),
@@ -586,19 +664,90 @@ impl Runner {
         })
     }
 
-    /// Whether the pull request carries [`APPROVAL_LABEL`] now, as the
-    /// forge says (an error reading it fails the round closed: nothing is
-    /// posted without the approval seen).
-    async fn approval_label_present(&self) -> std::result::Result<bool, String> {
-        let fields = self.read_pr_fields().await.map_err(|e| {
+    /// The [`APPROVAL_LABEL`] on the pull request now, with who added it
+    /// and when, as the forge says (`None`: it is not there). It approves
+    /// only when the forge's latest event adding it names a person other
+    /// than Shepherd's own account who may write to the repository now
+    /// (issue 26.2: Shepherd once added the label itself, as a metadata
+    /// change a commenter asked for, and then counted it). An error
+    /// reading any of it fails the round closed: nothing is posted
+    /// without the approval seen.
+    async fn read_approval_label(
+        &self,
+        synced: &Synced,
+    ) -> std::result::Result<Option<LabelSeen>, String> {
+        let cannot = |e: String| {
             format!("cannot tell whether the `{APPROVAL_LABEL}` label approves the triage: {e}")
-        })?;
-        Ok(fields.labels.iter().any(|l| l == APPROVAL_LABEL))
+        };
+        let fields = self.read_pr_fields().await.map_err(cannot)?;
+        if !fields.labels.iter().any(|l| l == APPROVAL_LABEL) {
+            return Ok(None);
+        }
+        let events = self
+            .forge
+            .label_events(self.run.target.number)
+            .await
+            .map_err(|e| cannot(e.to_string()))?;
+        // The latest event adding it (by the forge's times, not the list's
+        // order) is the one that put it where it is now.
+        let latest = events
+            .iter()
+            .filter(|e| e.added && e.label.eq_ignore_ascii_case(APPROVAL_LABEL))
+            .filter_map(|e| Some((forge_time(&e.created_at)?, e)))
+            .max_by_key(|(at, _)| *at);
+        let Some((at, event)) = latest else {
+            return Ok(Some(LabelSeen {
+                login: "unknown".to_owned(),
+                at: OffsetDateTime::UNIX_EPOCH,
+                verdict: Err(
+                    "the forge shows no readable event adding it, so who added it \
+                              and when is unknown"
+                        .to_owned(),
+                ),
+            }));
+        };
+        let Some(actor) = event.actor.as_ref() else {
+            return Ok(Some(LabelSeen {
+                login: "ghost".to_owned(),
+                at,
+                verdict: Err("the account that added it was deleted".to_owned()),
+            }));
+        };
+        let login = actor.login.clone();
+        let verdict = if login.eq_ignore_ascii_case(&synced.snapshot.viewer) {
+            Err(format!(
+                "it was added by Shepherd's own account (@{login}); only a maintainer's label \
+                 approves"
+            ))
+        } else if actor.kind == AuthorKind::Bot {
+            Err(format!("it was added by a bot (@{login})"))
+        } else {
+            let user = self
+                .forge
+                .user_access(&login)
+                .await
+                .map_err(|e| cannot(format!("cannot read @{login}'s access: {e}")))?;
+            if user.can_write {
+                Ok(())
+            } else {
+                Err(format!(
+                    "@{login}, who added it, has `{}` access to the repository; approving takes \
+                     write, maintain or admin (GitLab: Developer or above)",
+                    user.role
+                ))
+            }
+        };
+        Ok(Some(LabelSeen { login, at, verdict }))
     }
 
     /// What a label-mode pause says: what waits, how to approve it, and
     /// which commands did not count.
-    fn label_pause(&self, count: usize, commands: Option<&Commands>) -> RoundEnd {
+    fn label_pause(
+        &self,
+        count: usize,
+        commands: Option<&Commands>,
+        label: Option<&LabelSeen>,
+    ) -> RoundEnd {
         let run = &self.run.run_id;
         let mut reason = format!(
             "{count} reply-only decision(s) await approval: a maintainer adds the label \
@@ -606,6 +755,18 @@ impl Runner {
              next run posts them (or `shepherd approve {run}` and `shepherd resume {run}` on \
              this machine)"
         );
+        if let Some(label) = label {
+            match &label.verdict {
+                Err(why) => reason.push_str(&format!(
+                    ". The label `{APPROVAL_LABEL}` was ignored: {why}"
+                )),
+                Ok(()) => reason.push_str(&format!(
+                    ". The label `{APPROVAL_LABEL}` (added by @{}) approves only feedback \
+                     posted before it was added; these came after it",
+                    label.login
+                )),
+            }
+        }
         if let Some(commands) = commands {
             if let Some(c) = commands.latest_honoured() {
                 reason.push_str(&format!(
@@ -646,6 +807,20 @@ impl Runner {
                 continue;
             };
             let login = author.login.clone();
+            // Shepherd never approves itself: not by its own account's
+            // comment either (SPEC section 10).
+            if login.eq_ignore_ascii_case(&snapshot.viewer) {
+                seen.push(CommandSeen {
+                    id: c.id.clone(),
+                    login: login.clone(),
+                    at,
+                    verdict: Err(format!(
+                        "it was written by Shepherd's own account (@{login}); only a \
+                         maintainer's command approves"
+                    )),
+                });
+                continue;
+            }
             let known = access.get(&login).cloned();
             let user = match known {
                 Some(user) => user,
@@ -765,6 +940,8 @@ mod tests {
             "/shepherd approve",
             "  /Shepherd APPROVE  ",
             "\n/shepherd approve the wontfix too\nthanks",
+            "/shepherd approve\n\n    indented code after it",
+            "   /shepherd approve",
         ] {
             assert!(is_approve_command(yes), "{yes:?}");
         }
@@ -775,6 +952,16 @@ mod tests {
             "please /shepherd approve",
             "LGTM\n/shepherd approve",
             "/shepherdapprove",
+            // Markdown that shows a command without being one (issue 26.4).
+            "    /shepherd approve",
+            "\t/shepherd approve",
+            "```\n/shepherd approve\n```",
+            "> /shepherd approve",
+            "`/shepherd approve`",
+            "`/shepherd` approve",
+            "- /shepherd approve",
+            "# /shepherd approve",
+            "*/shepherd approve*",
         ] {
             assert!(!is_approve_command(no), "{no:?}");
         }

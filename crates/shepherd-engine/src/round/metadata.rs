@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use shepherd_agent::{FixStatus, FixTask, PrContext, TaskItem, TriageNote};
+use shepherd_core::config::APPROVAL_LABEL;
 use shepherd_core::gate::resolve_authorized;
 use shepherd_core::{Decision, LedgerEntry, Outcome};
 
@@ -197,6 +198,16 @@ pub(crate) fn plan_edit(
         .collect();
     if edit == MetadataEdit::default() {
         return Err("the fixer changed none of the title, description or labels".to_owned());
+    }
+    // Shepherd never grants itself approval (issue 26.2): a request for
+    // the approval label is answered, not done; only a person adds it.
+    // Label names compare without case, as GitHub's do.
+    let approval = |l: &String| l.trim().eq_ignore_ascii_case(APPROVAL_LABEL);
+    if edit.add_labels.iter().any(approval) || edit.remove_labels.iter().any(approval) {
+        return Err(format!(
+            "Shepherd never adds or removes its own approval label `{APPROVAL_LABEL}`: a \
+             maintainer adds it to approve Shepherd's replies, or removes it"
+        ));
     }
     Ok(edit)
 }
@@ -660,6 +671,15 @@ mod tests {
             .unwrap_err()
             .contains("none"));
         assert!(plan_edit(&before, &fields("  ", "The author's words.", &[])).is_err());
+        // The approval label, added or removed, in any case: refused whole.
+        let why = plan_edit(
+            &before,
+            &fields("T", "The author's words.", &["bug", "Shepherd-Approved"]),
+        )
+        .unwrap_err();
+        assert!(why.contains("never adds or removes"), "{why}");
+        let approved = fields("T", "The author's words.", &["shepherd-approved"]);
+        assert!(plan_edit(&approved, &before).is_err());
         let retitled =
             plan_edit(&before, &fields("New title", "The author's words.\n", &[])).unwrap();
         assert_eq!(retitled.title.as_deref(), Some("New title"));

@@ -473,6 +473,7 @@ mod tests {
             created_at: String::new(),
             diff_hunk: None,
             review_state: None,
+            review_submitted_at: None,
         }
     }
 

@@ -12,6 +12,7 @@ mod test_config;
 mod test_decisions;
 mod test_demo;
 mod test_faults;
+mod test_forge_approvals;
 mod test_forged;
 mod test_guards;
 mod test_limits;

@@ -16,7 +16,9 @@ use super::{checks, writes};
 use crate::ci::{CheckRun, CombinedStatus, RequiredChecks, StatusRollup, WorkflowRun};
 use crate::error::ForgeError;
 use crate::error::Result;
-use crate::forge::{Forge, ItemRef, PostedComment, PullRequestFields, ThreadRef, UserAccess};
+use crate::forge::{
+    Forge, ItemRef, LabelEvent, PostedComment, PullRequestFields, ThreadRef, UserAccess,
+};
 use crate::transport::Conditional;
 
 #[async_trait]
@@ -145,6 +147,21 @@ impl Forge for GitHubClient {
             role: answer.role_name.unwrap_or(answer.permission),
             can_write,
         })
+    }
+
+    async fn label_events(&self, number: u64) -> Result<Vec<LabelEvent>> {
+        let url = repo_url(
+            &self.transport,
+            &self.repo,
+            &["issues", &number.to_string(), "events"],
+        )?;
+        let pages: Vec<Vec<super::rest_wire::IssueEventRest>> =
+            self.transport.get_pages(&url, &[], Conditional::No).await?;
+        Ok(pages
+            .into_iter()
+            .flatten()
+            .filter_map(super::rest_wire::IssueEventRest::into_label_event)
+            .collect())
     }
 
     async fn update_pull_request(

@@ -17,7 +17,7 @@ fragment ReviewCommentFields on PullRequestReviewComment {
   createdAt
   diffHunk
   author { __typename login }
-  pullRequestReview { state }
+  pullRequestReview { state submittedAt }
 }
 "
     };

@@ -10,7 +10,7 @@ use shepherd_core::model::{Author, AuthorKind, ReviewState, TopLevelComment, Top
 
 use super::wire::{check_conclusion, check_status, review_state};
 use crate::ci::{CheckRun, CommitStatus, WorkflowRun};
-use crate::forge::PostedComment;
+use crate::forge::{LabelEvent, PostedComment};
 
 /// A REST `user` (`type` is `User`, `Bot`, `Organization`).
 #[derive(Debug, Deserialize)]
@@ -30,6 +30,49 @@ fn author(user: Option<UserRest>) -> Option<Author> {
         login: user.login,
         kind,
     })
+}
+
+/// An issue event (`GET /repos/{o}/{r}/issues/{n}/events`, oldest first):
+/// only `labeled` and `unlabeled` are read, the label and who did it.
+#[derive(Debug, Deserialize)]
+pub(crate) struct IssueEventRest {
+    pub(crate) event: String,
+    pub(crate) created_at: String,
+    #[serde(default)]
+    pub(crate) actor: Option<UserRest>,
+    #[serde(default)]
+    pub(crate) label: Option<LabelRest>,
+}
+
+/// The `label` of a `labeled` or `unlabeled` issue event.
+#[derive(Debug, Deserialize)]
+pub(crate) struct LabelRest {
+    pub(crate) name: String,
+}
+
+impl IssueEventRest {
+    /// The label event, when it is one. A bot's login loses REST's
+    /// `[bot]` suffix, as GraphQL spells it.
+    pub(crate) fn into_label_event(self) -> Option<LabelEvent> {
+        let added = match self.event.as_str() {
+            "labeled" => true,
+            "unlabeled" => false,
+            _ => return None,
+        };
+        Some(LabelEvent {
+            label: self.label?.name,
+            added,
+            actor: author(self.actor).map(|mut author| {
+                if author.kind == AuthorKind::Bot {
+                    if let Some(login) = author.login.strip_suffix("[bot]") {
+                        author.login = login.to_owned();
+                    }
+                }
+                author
+            }),
+            created_at: self.created_at,
+        })
+    }
 }
 
 /// A pull request review comment (`/pulls/comments/{id}`, and the answer to

@@ -173,10 +173,14 @@ pub(crate) struct CommentWire {
     pub(crate) pull_request_review: Option<ReviewStateWire>,
 }
 
-/// `pullRequestReview { state }`.
+/// `pullRequestReview { state submittedAt }` (`submittedAt` is null while
+/// the review is pending).
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct ReviewStateWire {
     pub(crate) state: String,
+    #[serde(default)]
+    pub(crate) submitted_at: Option<String>,
 }
 
 /// `pullRequest.comments` in `PullRequestComments`.
@@ -270,7 +274,11 @@ pub(crate) fn comment(wire: CommentWire, hunks: &Interner) -> Comment {
         diff_hunk: wire.diff_hunk.map(|hunk| hunks.intern(hunk)),
         review_state: wire
             .pull_request_review
+            .as_ref()
             .and_then(|review| review_state(&review.state)),
+        review_submitted_at: wire
+            .pull_request_review
+            .and_then(|review| review.submitted_at),
     }
 }
 

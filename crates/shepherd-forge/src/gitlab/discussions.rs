@@ -129,10 +129,13 @@ fn comment(note: NoteWire, web_url: &str) -> Comment {
         database_id: Some(note.id),
         author: note.author.as_ref().map(UserWire::author),
         url: note_url(web_url, note.id),
+        // GitLab creates a note when it is published (a draft note's
+        // publication makes a new note), so `created_at` is that time.
         created_at: note.created_at,
         body: note.body,
         diff_hunk: None,
         review_state: None,
+        review_submitted_at: None,
     }
 }
 

@@ -10,7 +10,9 @@ use super::client::GitLabClient;
 use super::{ci, writes};
 use crate::ci::{CheckRun, CombinedStatus, RequiredChecks, StatusRollup, WorkflowRun};
 use crate::error::Result;
-use crate::forge::{Forge, ItemRef, PostedComment, PullRequestFields, ThreadRef, UserAccess};
+use crate::forge::{
+    Forge, ItemRef, LabelEvent, PostedComment, PullRequestFields, ThreadRef, UserAccess,
+};
 use crate::transport::Conditional;
 
 #[async_trait]
@@ -127,6 +129,45 @@ impl Forge for GitLabClient {
             role: role.to_owned(),
             can_write: level >= 30,
         })
+    }
+
+    async fn label_events(&self, number: u64) -> Result<Vec<LabelEvent>> {
+        // `GET /projects/:id/merge_requests/:iid/resource_label_events`:
+        // `action` is `add` or `remove`; `label` is null once the label
+        // itself was deleted (then the event names nothing to count).
+        #[derive(serde::Deserialize)]
+        struct Event {
+            action: String,
+            created_at: String,
+            #[serde(default)]
+            user: Option<super::wire::UserWire>,
+            #[serde(default)]
+            label: Option<Label>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Label {
+            name: String,
+        }
+        let iid = number.to_string();
+        let url = self.project_url(&["merge_requests", &iid, "resource_label_events"])?;
+        let pages: Vec<Vec<Event>> = self.transport.get_pages(&url, &[], Conditional::No).await?;
+        Ok(pages
+            .into_iter()
+            .flatten()
+            .filter_map(|e| {
+                let added = match e.action.as_str() {
+                    "add" => true,
+                    "remove" => false,
+                    _ => return None,
+                };
+                Some(LabelEvent {
+                    label: e.label?.name,
+                    added,
+                    actor: e.user.map(|u| u.author()),
+                    created_at: e.created_at,
+                })
+            })
+            .collect())
     }
 
     async fn update_pull_request(

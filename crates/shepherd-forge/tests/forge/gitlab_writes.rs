@@ -391,3 +391,59 @@ async fn a_note_is_deleted_by_the_notes_route_and_a_gone_one_is_fine() {
         ]
     );
 }
+
+/// `GET …/merge_requests/:iid/resource_label_events` in the shape of
+/// GitLab's "Resource label events" API: `add` and `remove`; an event whose
+/// label was deleted since (`label: null`) names nothing and is left out.
+#[tokio::test]
+async fn label_events_are_read_from_the_resource_label_events() {
+    let user = json!({ "id": 1, "name": "Administrator", "username": "root", "state": "active",
+                       "avatar_url": null, "web_url": "http://gitlab.example/root" });
+    let label =
+        json!({ "id": 73, "name": "shepherd-approved", "color": "#34495E", "description": "" });
+    let events = json!([
+        { "id": 142, "user": user, "created_at": "2018-08-20T13:38:20.077Z",
+          "resource_type": "MergeRequest", "resource_id": 253, "label": label, "action": "add" },
+        { "id": 143, "user": user, "created_at": "2018-08-20T13:40:20.077Z",
+          "resource_type": "MergeRequest", "resource_id": 253, "label": null, "action": "add" },
+        { "id": 144, "user": user, "created_at": "2018-08-20T13:42:20.077Z",
+          "resource_type": "MergeRequest", "resource_id": 253, "label": label, "action": "remove" }
+    ]);
+    let server = Responder::start(vec![Reply::json(200, events)]).await;
+    let client = gitlab_client_at(&server.url());
+    let got = client.label_events(17).await.unwrap();
+    assert_eq!(
+        server.lines(),
+        [format!(
+            "GET {PROJECT}/merge_requests/17/resource_label_events?per_page=100"
+        )]
+    );
+    let got: Vec<(bool, &str, &str, &str)> = got
+        .iter()
+        .map(|e| {
+            (
+                e.added,
+                e.label.as_str(),
+                e.actor.as_ref().unwrap().login.as_str(),
+                e.created_at.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                true,
+                "shepherd-approved",
+                "root",
+                "2018-08-20T13:38:20.077Z"
+            ),
+            (
+                false,
+                "shepherd-approved",
+                "root",
+                "2018-08-20T13:42:20.077Z"
+            ),
+        ]
+    );
+}

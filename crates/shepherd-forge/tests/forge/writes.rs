@@ -626,3 +626,61 @@ async fn a_reply_is_deleted_by_its_rest_route_once_and_a_gone_one_is_fine() {
     );
     assert_github_headers(&server.seen()[0]);
 }
+
+/// `GET /repos/{o}/{r}/issues/{n}/events` in the shape of GitHub's "List
+/// issue events" (REST): only `labeled` and `unlabeled` are label events;
+/// a bot actor loses REST's `[bot]` suffix.
+#[tokio::test]
+async fn label_events_are_read_from_the_issue_events() {
+    let actor = |login: &str, kind: &str| json!({ "login": login, "id": 1, "type": kind });
+    let events = json!([
+        { "id": 1, "node_id": "LE_1", "event": "labeled", "actor": actor("octocat", "User"),
+          "commit_id": null, "commit_url": null, "created_at": "2024-03-01T10:00:00Z",
+          "performed_via_github_app": null, "label": { "name": "shepherd-approved", "color": "ededed" } },
+        { "id": 2, "node_id": "CE_2", "event": "closed", "actor": actor("octocat", "User"),
+          "commit_id": null, "commit_url": null, "created_at": "2024-03-01T11:00:00Z",
+          "performed_via_github_app": null },
+        { "id": 3, "node_id": "UNLE_3", "event": "unlabeled", "actor": actor("github-actions[bot]", "Bot"),
+          "commit_id": null, "commit_url": null, "created_at": "2024-03-01T12:00:00Z",
+          "performed_via_github_app": null, "label": { "name": "shepherd-approved", "color": "ededed" } }
+    ]);
+    let server = Responder::start(vec![Reply::json(200, events)]).await;
+    let client = client_at(&server.url());
+    let got = client.label_events(42).await.unwrap();
+    assert_eq!(
+        server.lines(),
+        ["GET /repos/octo-org/widgets/issues/42/events?per_page=100"]
+    );
+    let got: Vec<(bool, &str, &str, AuthorKind, &str)> = got
+        .iter()
+        .map(|e| {
+            let a = e.actor.as_ref().unwrap();
+            (
+                e.added,
+                e.label.as_str(),
+                a.login.as_str(),
+                a.kind,
+                e.created_at.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                true,
+                "shepherd-approved",
+                "octocat",
+                AuthorKind::User,
+                "2024-03-01T10:00:00Z"
+            ),
+            (
+                false,
+                "shepherd-approved",
+                "github-actions",
+                AuthorKind::Bot,
+                "2024-03-01T12:00:00Z"
+            ),
+        ]
+    );
+}

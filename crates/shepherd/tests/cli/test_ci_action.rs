@@ -2,9 +2,10 @@
 //! against the emulator, with GitHub's published webhook payloads and the
 //! real `shepherd` binary: three stateless jobs in a row (fresh runner
 //! directories, so a fresh state directory each), approval by label, a
-//! reviewer commenting between jobs; fork PRs skipped before any request
-//! (an `issue_comment` on one after a single read); an event file that
-//! cannot be read reported in the outputs.
+//! reviewer commenting between jobs (the label approves only what came
+//! before it); fork PRs skipped before any request (an `issue_comment` on
+//! one after a single read); an event file that cannot be read reported in
+//! the outputs.
 
 use std::collections::BTreeSet;
 
@@ -127,8 +128,31 @@ async fn three_stateless_jobs_honour_the_label_and_never_double_a_reply() {
     emu.act_comment("review-bot", "Please also document the session lifetime.")
         .await
         .unwrap();
-    // Job 3, fresh again: the new comment gets one reply, nothing earlier
-    // a second one.
+    // Job 3, fresh again: the label approves only what was published
+    // before it was added, so the new comment waits; nothing is posted.
+    let job = run(&runner(&event, &api, DEV_TOKEN));
+    assert_eq!(job.outputs["status"], "paused", "{}", job.log());
+    assert!(
+        job.summary
+            .contains("approves only feedback posted before it was added"),
+        "{}",
+        job.summary
+    );
+    assert_eq!(assert_no_reply_doubled(&emu), 10);
+    // The maintainer takes the label off and puts it back on, having read
+    // the new comment.
+    for remove in [true, false] {
+        emu.act(shepherd_emulator::Act::Label {
+            user: "reviewer".into(),
+            pr: Some(42),
+            label: "shepherd-approved".into(),
+            remove,
+        })
+        .await
+        .unwrap();
+    }
+    // Job 3 again: the new comment gets one reply, nothing earlier a
+    // second one.
     let job = run(&runner(&event, &api, DEV_TOKEN));
     assert_eq!(job.outputs["status"], "handed-off", "{}", job.log());
     assert_eq!(assert_no_reply_doubled(&emu), 11);
