@@ -261,7 +261,7 @@ async fn an_outsiders_comments_on_a_public_repository_are_not_acted_on(forge: Fo
     let maintainers_thread = thread_with(&before, "password_check");
 
     let outcome = setup.run("").await;
-    assert_converged(&outcome);
+    assert_handed_off(&outcome);
 
     // The forge's final state: nothing of the stranger's acted on.
     let pr = setup.pr();
