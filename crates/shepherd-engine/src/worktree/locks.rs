@@ -13,9 +13,9 @@
 //! process that holds the run's PR lock).
 //!
 //! A killed `git worktree add` can also leave a half-written administrative
-//! entry of a linked worktree (`<common>/worktrees/<name>` with an empty
+//! entry of a linked worktree (`<common>/worktrees/NAME` with an empty
 //! `commondir`, or no `gitdir` or `HEAD`); from then on every git command in
-//! the repository fails ("failed to read worktrees/<name>/commondir"), and
+//! the repository fails ("failed to read worktrees/NAME/commondir"), and
 //! `git worktree prune` does not remove it (its `gitdir` still names a
 //! worktree). The sweep removes such entries under the same condition as
 //! the locks: every worktree of Shepherd's cache clone is Shepherd's own, so
