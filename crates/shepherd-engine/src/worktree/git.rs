@@ -220,7 +220,15 @@ impl Git {
         }
         // Shepherd runs unattended: the user's hooks (which may prompt, or be
         // slow) do not run on its worktree; the verify step is its check.
-        let mut config = vec![("core.hooksPath".to_string(), "/dev/null".to_string())];
+        // Nor does git's auto maintenance (`maintenance.auto`): it detaches
+        // by default (`maintenance.autoDetach`, git-config(1)), outlives the
+        // command and Shepherd, and a process left working in the clone
+        // makes the lock sweep (`locks.rs`) call it busy. Gitaly turns it
+        // off in its command factory for the same reason (gitaly MR 6368).
+        let mut config = vec![
+            ("core.hooksPath".to_string(), "/dev/null".to_string()),
+            ("maintenance.auto".to_string(), "false".to_string()),
+        ];
         if let (Some(creds), Some(origin)) = (&self.credentials, auth_url.and_then(http_origin)) {
             config.push((
                 format!("http.{origin}.extraHeader"),
@@ -444,17 +452,23 @@ mod tests {
         assert_eq!(get("GIT_CONFIG_NOSYSTEM"), Some(Some("1".into())));
         assert_eq!(get("GIT_TERMINAL_PROMPT"), Some(Some("0".into())));
         assert_eq!(get("HOME"), Some(Some("/tmp/home".into())));
-        // The factory's own config list: hooks off, then the scoped header.
-        assert_eq!(get("GIT_CONFIG_COUNT"), Some(Some("2".into())));
+        // The factory's own config list: hooks and auto maintenance off,
+        // then the scoped header.
+        assert_eq!(get("GIT_CONFIG_COUNT"), Some(Some("3".into())));
         assert_eq!(get("GIT_CONFIG_KEY_0"), Some(Some("core.hooksPath".into())));
         assert_eq!(
             get("GIT_CONFIG_KEY_1"),
+            Some(Some("maintenance.auto".into()))
+        );
+        assert_eq!(get("GIT_CONFIG_VALUE_1"), Some(Some("false".into())));
+        assert_eq!(
+            get("GIT_CONFIG_KEY_2"),
             Some(Some("http.https://github.com/.extraHeader".into()))
         );
-        let header = get("GIT_CONFIG_VALUE_1").flatten().unwrap_or_default();
+        let header = get("GIT_CONFIG_VALUE_2").flatten().unwrap_or_default();
         assert_eq!(header, "Authorization: Basic eC1hY2Nlc3MtdG9rZW46dG9r");
         // No credentials for a command that does not talk to an HTTP remote.
         let cmd = git.command_in_env(Path::new("."), &[], None, std::iter::empty());
-        assert!(cmd.get_envs().all(|(k, _)| k != "GIT_CONFIG_KEY_1"));
+        assert!(cmd.get_envs().all(|(k, _)| k != "GIT_CONFIG_KEY_2"));
     }
 }

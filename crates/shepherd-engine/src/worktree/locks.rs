@@ -409,6 +409,20 @@ mod tests {
         );
     }
 
+    /// Wait (at most 10 s) until no process works in `dir`: a git command
+    /// that failed may leave a child behind for a moment.
+    fn wait_until_no_process_works_in(dir: &Path) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while processes_working_in(&[dir.to_path_buf()]).is_some_and(|pids| !pids.is_empty()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "a process still works in {}",
+                dir.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// `git fetch` in the cache clone, as the worktree stage does first.
     fn fetch(bare: &Path) -> std::process::Output {
         std::process::Command::new("git")
@@ -445,6 +459,10 @@ mod tests {
                     String::from_utf8_lossy(&out.stderr).contains("commondir"),
                     "{out:?}"
                 );
+                // git dies after it spawned `git-upload-pack` (cwd: the
+                // clone) for the local remote; the orphan lingers a moment
+                // and, while it does, the sweep rightly calls the clone busy.
+                wait_until_no_process_works_in(&bare);
             }
             match clear_stale_git_locks(&bare, &wt).unwrap() {
                 LockSweep::Removed { locks, entries } => {
