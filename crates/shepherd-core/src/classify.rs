@@ -13,6 +13,10 @@
 //!   and the resolve has not succeeded.
 //! - **awaiting reviewer**: our reply is the last word and the thread was left
 //!   open on purpose (a question, needs-human, an unauthorized resolve).
+//!   When that reply handed the item to a person (outcome `needs-human`, from
+//!   the ledger or, with no entry describing the reply, from the marker's
+//!   `outcome`), [`Classified::waits_for_a_person`] says so: a later run,
+//!   even one with no state of its own, knows the PR is not clear.
 //!
 //! Shepherd's replies are the viewer's comments carrying its [`Marker`] for
 //! the item ([`Marker::find_own`]): the login alone is not enough (Shepherd
@@ -43,7 +47,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ledger::{Ledger, LedgerEntry};
+use crate::ledger::{Ledger, LedgerEntry, Outcome};
 use crate::marker::Marker;
 use crate::model::{
     Author, Comment, PrSnapshot, ReviewState, ReviewThread, TopLevelComment, TopLevelKind,
@@ -121,6 +125,10 @@ pub struct Classified {
     pub url: Option<String>,
     /// The round of our latest reply to the item, if there is one.
     pub replied_round: Option<u32>,
+    /// Whether our reply, the last word, handed the item to a person
+    /// (outcome `needs-human`): it waits for one, not for the reviewer.
+    #[serde(default)]
+    pub waits_for_a_person: bool,
 }
 
 /// The latest ledger entry of every item, built once from [`Ledger::entries`].
@@ -181,13 +189,15 @@ pub fn classify_items(
 /// latest reply (`replied`, `reply_id` = that comment's id, `round` from the
 /// marker). `resolve_authorized` holds for a thread whose marker says
 /// `resolve=yes`; `resolved` is true for such a thread that is resolved now.
-/// Decisions and outcomes are unknown and left empty.
+/// The outcome is the marker's (unknown for a marker of an earlier version);
+/// decisions are unknown and left empty.
 pub fn rebuild_ledger_from_markers(snapshot: &PrSnapshot, viewer: &str) -> Vec<LedgerEntry> {
     let mut out = Vec::new();
     for thread in &snapshot.threads {
         if let Some((_, comment, marker)) = last_reply(thread, viewer) {
             let authorized = marker.resolve_authorized;
             out.push(LedgerEntry {
+                outcome: marker.outcome,
                 reply_id: Some(comment.id.clone()),
                 resolve_authorized: authorized,
                 replied: true,
@@ -203,6 +213,7 @@ pub fn rebuild_ledger_from_markers(snapshot: &PrSnapshot, viewer: &str) -> Vec<L
         }
         if let Some(reply) = replies.get(comment.id.as_str()).filter(|r| r.index > i) {
             out.push(LedgerEntry {
+                outcome: reply.marker.outcome,
                 reply_id: Some(reply.comment.id.clone()),
                 replied: true,
                 ..LedgerEntry::new(comment.id.clone(), reply.marker.round)
@@ -232,6 +243,7 @@ fn classify_thread(
         outdated: thread.is_outdated,
         url: root.map(|c| c.url.clone()),
         replied_round,
+        waits_for_a_person: false,
     };
 
     let Some(last) = thread.comments.last() else {
@@ -283,38 +295,43 @@ fn classify_thread(
                 ),
             )
         } else {
-            (
-                Class::AwaitingReviewer,
-                format!(
-                    "our reply in round {} is the last word; the thread is left open for the reviewer",
-                    marker.round
-                ),
-            )
+            return Some(awaiting(item, marker.round, e.outcome));
         };
         return Some(item(class, reason, round));
     }
 
     // No ledger entry describes this reply: rebuild from the marker, which
     // is the viewer's own (`last_reply`).
-    let (class, reason) = if marker.resolve_authorized {
-        (
-            Class::ResolveRetry,
-            format!(
-                "our reply in round {} is the last word and its marker authorizes resolving; \
-                 the resolve has not succeeded",
-                marker.round
-            ),
-        )
+    if marker.resolve_authorized {
+        let reason = format!(
+            "our reply in round {} is the last word and its marker authorizes resolving; \
+             the resolve has not succeeded",
+            marker.round
+        );
+        return Some(item(Class::ResolveRetry, reason, round));
+    }
+    Some(awaiting(item, marker.round, marker.outcome))
+}
+
+/// A thread whose last word is our reply of `round`, left open: for the
+/// reviewer, or for a person when the reply handed it to one.
+fn awaiting(
+    item: impl Fn(Class, String, Option<u32>) -> Classified,
+    round: u32,
+    outcome: Option<Outcome>,
+) -> Classified {
+    let waits = outcome == Some(Outcome::NeedsHuman);
+    let reason = if waits {
+        format!("our reply in round {round} is the last word; it handed the thread to a person, who has not answered")
     } else {
-        (
-            Class::AwaitingReviewer,
-            format!(
-                "our reply in round {} is the last word; the thread is left open for the reviewer",
-                marker.round
-            ),
+        format!(
+            "our reply in round {round} is the last word; the thread is left open for the reviewer"
         )
     };
-    Some(item(class, reason, round))
+    Classified {
+        waits_for_a_person: waits,
+        ..item(Class::AwaitingReviewer, reason, Some(round))
+    }
 }
 
 fn classify_top_level<'c>(
@@ -336,31 +353,43 @@ fn classify_top_level<'c>(
             },
         };
         let by = author_display(c.author.as_ref());
-        let (class, reason, round) = match (
-            replies.get(c.id.as_str()).filter(|r| r.index > i),
-            index.latest(&c.id).filter(|e| e.replied),
-        ) {
-            (Some(reply), _) => (
-                Class::AwaitingReviewer,
-                format!(
-                    "our reply in round {} answers this {what} by {by}; top-level comments cannot be resolved",
-                    reply.marker.round
+        let entry = index.latest(&c.id).filter(|e| e.replied);
+        let (class, reason, round, outcome) =
+            match (replies.get(c.id.as_str()).filter(|r| r.index > i), entry) {
+                (Some(reply), _) => (
+                    Class::AwaitingReviewer,
+                    format!(
+                        "our reply in round {} answers this {what} by {by}; top-level comments \
+                         cannot be resolved",
+                        reply.marker.round
+                    ),
+                    Some(reply.marker.round),
+                    // The ledger's word when it describes this reply.
+                    entry
+                        .filter(|e| e.reply_id.as_deref() == Some(reply.comment.id.as_str()))
+                        .map_or(reply.marker.outcome, |e| e.outcome),
                 ),
-                Some(reply.marker.round),
-            ),
-            (None, Some(e)) => (
-                Class::AwaitingReviewer,
-                format!(
-                    "the ledger records our reply in round {} to this {what} by {by}",
-                    e.round
+                (None, Some(e)) => (
+                    Class::AwaitingReviewer,
+                    format!(
+                        "the ledger records our reply in round {} to this {what} by {by}",
+                        e.round
+                    ),
+                    Some(e.round),
+                    e.outcome,
                 ),
-                Some(e.round),
-            ),
-            (None, None) => (
-                Class::New,
-                format!("{what} by {by}; no reply from Shepherd yet"),
-                None,
-            ),
+                (None, None) => (
+                    Class::New,
+                    format!("{what} by {by}; no reply from Shepherd yet"),
+                    None,
+                    None,
+                ),
+            };
+        let waits_for_a_person = outcome == Some(Outcome::NeedsHuman);
+        let reason = if waits_for_a_person {
+            format!("{reason}; it handed the item to a person, who has not answered")
+        } else {
+            reason
         };
         Some(Classified {
             item_id: c.id.clone(),
@@ -376,6 +405,7 @@ fn classify_top_level<'c>(
             outdated: false,
             url: Some(c.url.clone()),
             replied_round: round,
+            waits_for_a_person,
         })
     })
 }
@@ -1021,6 +1051,101 @@ mod tests {
                 ("B".to_owned(), Class::New),
                 ("S2".to_owned(), Class::New),
             ]
+        );
+    }
+
+    /// Issue 26 point 7: an item a reply handed to a person waits for one,
+    /// known from the ledger or, with no state, from the reply's marker; a
+    /// marker pasted by someone else says nothing.
+    #[test]
+    fn an_item_handed_to_a_person_waits_for_one() {
+        let handed = |id: &str, item: &str, login: &str| {
+            comment(
+                id,
+                Some(login),
+                &Marker::new(item, 1, false)
+                    .with_outcome(Outcome::NeedsHuman)
+                    .append_to("A person should decide this."),
+            )
+        };
+        let answered = |id: &str, item: &str| {
+            comment(
+                id,
+                Some(VIEWER),
+                &Marker::new(item, 1, false)
+                    .with_outcome(Outcome::Replied)
+                    .append_to("It is called once."),
+            )
+        };
+        let snap = snapshot(
+            vec![
+                thread("T1", vec![said("c1", "alice"), handed("c2", "T1", VIEWER)]),
+                thread("T2", vec![said("c3", "alice"), answered("c4", "T2")]),
+                // An earlier version's marker: no outcome, left for the reviewer.
+                thread(
+                    "T3",
+                    vec![said("c5", "alice"), reply("c6", VIEWER, "T3", 1, false)],
+                ),
+                thread(
+                    "T4",
+                    vec![said("c7", "alice"), handed("c8", "T4", "mallory")],
+                ),
+            ],
+            vec![
+                top("A", TopLevelKind::IssueComment, "alice", "changelog?"),
+                top(
+                    "S1",
+                    TopLevelKind::IssueComment,
+                    VIEWER,
+                    &Marker::new("A", 1, false)
+                        .with_outcome(Outcome::NeedsHuman)
+                        .append_to("A person should decide."),
+                ),
+            ],
+        );
+        let waits = |ledger: &Ledger| -> Vec<(String, Class, bool)> {
+            classify(&snap, ledger)
+                .into_iter()
+                .map(|c| (c.item_id, c.class, c.waits_for_a_person))
+                .collect()
+        };
+        let expected = vec![
+            ("T1".to_owned(), Class::AwaitingReviewer, true),
+            ("T2".to_owned(), Class::AwaitingReviewer, false),
+            ("T3".to_owned(), Class::AwaitingReviewer, false),
+            ("T4".to_owned(), Class::New, false),
+            ("A".to_owned(), Class::AwaitingReviewer, true),
+        ];
+        // From the markers alone, and from the ledger rebuilt from them.
+        assert_eq!(waits(&Ledger::new()), expected);
+        let rebuilt: Ledger = rebuild_ledger_from_markers(&snap, VIEWER)
+            .into_iter()
+            .collect();
+        let outcomes: Vec<_> = rebuilt.entries().iter().map(|e| e.outcome).collect();
+        assert_eq!(
+            outcomes,
+            [
+                Some(Outcome::NeedsHuman),
+                Some(Outcome::Replied),
+                None,
+                Some(Outcome::NeedsHuman)
+            ]
+        );
+        assert_eq!(waits(&rebuilt), expected);
+        let t1 = classify(&snap, &rebuilt).remove(0);
+        assert!(
+            t1.reason.contains("handed the thread to a person"),
+            "{}",
+            t1.reason
+        );
+        // The ledger's word wins when it describes the reply.
+        let mut store = entry("T1", 1, true, false, false);
+        store.reply_id = Some("c2".into());
+        store.outcome = Some(Outcome::Replied);
+        let ledger: Ledger = [store].into_iter().collect();
+        assert_eq!(
+            waits(&ledger)[0],
+            ("T1".to_owned(), Class::AwaitingReviewer, false)
         );
     }
 

@@ -104,6 +104,11 @@ impl Outcome {
             Outcome::NeedsHuman => "needs-human",
         }
     }
+
+    /// The outcome named `name` (`needs-human`), if any.
+    pub fn from_name(name: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.as_str() == name)
+    }
 }
 
 impl std::fmt::Display for Outcome {

@@ -5,13 +5,17 @@
 //! invisible in rendered Markdown:
 //!
 //! ```text
-//! <!-- shepherd:reply v=1 item=PRRT_kwDOAbc round=3 resolve=yes -->
+//! <!-- shepherd:reply v=1 item=PRRT_kwDOAbc round=3 resolve=yes outcome=fixed -->
 //! ```
 //!
 //! - `item` is the id of the item replied to (review thread, or top-level comment);
 //!   it is made of `[A-Za-z0-9_.:-]`, at most 200 characters.
 //! - `round` is the round number (1-based) that posted the reply.
 //! - `resolve` is `yes` when the honesty gate authorized resolving the thread.
+//! - `outcome` (optional; replies of earlier versions lack it) is the item's
+//!   [`Outcome`] as the reply states it (`fixed`, `needs-human`, …). A later
+//!   run with no state of its own reads it back, so a thread handed to a
+//!   person is still known to wait for one ([`crate::classify`]).
 //!
 //! Keys appear in this order, separated by single spaces. Anything else is not a
 //! marker, so a near miss never counts as Shepherd's.
@@ -30,6 +34,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ledger::Outcome;
 use crate::model::{Author, ForgeKind};
 
 /// A parsed marker.
@@ -41,6 +46,9 @@ pub struct Marker {
     pub round: u32,
     /// Whether resolving the thread was authorized when the reply was posted.
     pub resolve_authorized: bool,
+    /// The item's outcome as the reply states it; `None` in a marker of an
+    /// earlier version, which did not say.
+    pub outcome: Option<Outcome>,
 }
 
 const PREFIX: &str = "<!-- shepherd:reply v=1 ";
@@ -63,13 +71,26 @@ impl Marker {
             item: item.into(),
             round,
             resolve_authorized,
+            outcome: None,
+        }
+    }
+
+    /// This marker, stating the item's `outcome`.
+    pub fn with_outcome(self, outcome: Outcome) -> Self {
+        Marker {
+            outcome: Some(outcome),
+            ..self
         }
     }
 
     /// The marker's text, to append to a reply body.
     pub fn render(&self) -> String {
+        let outcome = self
+            .outcome
+            .map(|o| format!(" outcome={}", o.as_str()))
+            .unwrap_or_default();
         format!(
-            "{PREFIX}item={} round={} resolve={}{SUFFIX}",
+            "{PREFIX}item={} round={} resolve={}{outcome}{SUFFIX}",
             self.item,
             self.round,
             if self.resolve_authorized { "yes" } else { "no" }
@@ -150,6 +171,10 @@ impl Marker {
         let item = parts.next()?.strip_prefix("item=")?;
         let round = parts.next()?.strip_prefix("round=")?;
         let resolve = parts.next()?.strip_prefix("resolve=")?;
+        let outcome = match parts.next() {
+            None => None,
+            Some(part) => Some(Outcome::from_name(part.strip_prefix("outcome=")?)?),
+        };
         if parts.next().is_some() || !is_valid_item_id(item) {
             return None;
         }
@@ -166,6 +191,7 @@ impl Marker {
             item: item.to_owned(),
             round,
             resolve_authorized,
+            outcome,
         })
     }
 }
@@ -232,8 +258,28 @@ mod tests {
     }
 
     #[test]
+    fn the_outcome_round_trips_and_an_earlier_marker_has_none() {
+        for outcome in Outcome::ALL {
+            let m = Marker::new("T1", 2, false).with_outcome(outcome);
+            let body = m.append_to("Handed to a person.");
+            assert!(
+                body.ends_with(&format!("resolve=no outcome={outcome} -->")),
+                "{body}"
+            );
+            assert_eq!(Marker::find(&body), Some(m));
+        }
+        let earlier = "<!-- shepherd:reply v=1 item=T1 round=2 resolve=no -->";
+        assert_eq!(Marker::find(earlier), Some(Marker::new("T1", 2, false)));
+    }
+
+    #[test]
     fn near_misses_are_not_markers() {
         for body in [
+            "<!-- shepherd:reply v=1 item=X round=1 resolve=no outcome=maybe -->",
+            "<!-- shepherd:reply v=1 item=X round=1 resolve=no outcome= -->",
+            "<!-- shepherd:reply v=1 item=X round=1 resolve=no outcome=fixed extra=1 -->",
+            "<!-- shepherd:reply v=1 item=X round=1 resolve=no result=fixed -->",
+            "<!-- shepherd:reply v=1 item=X round=1 outcome=fixed resolve=no -->",
             "<!-- shepherd:reply v=1 item=X round=1 -->",
             "<!-- shepherd:reply v=2 item=X round=1 resolve=no -->",
             "<!-- shepherd:reply v=1 item=X round=one resolve=no -->",
@@ -386,10 +432,15 @@ mod tests {
             item in item_id(),
             round in 1..1000u32,
             resolve in any::<bool>(),
+            outcome in proptest::option::of(proptest::sample::select(Outcome::ALL.to_vec())),
             extra in 0..2000usize,
         ) {
             let body = body.repeat(repeat);
             let m = Marker::new(item, round, resolve);
+            let m = match outcome {
+                Some(o) => m.with_outcome(o),
+                None => m,
+            };
             // Room for the marker and the longest note, and some of the body.
             let limit = m.render().chars().count() + 60 + extra;
             let out = m.append_within(&body, limit);

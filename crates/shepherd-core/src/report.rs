@@ -448,6 +448,11 @@ pub struct Report {
     pub resolved: Vec<ThreadPath>,
     /// Items whose last word is Shepherd's reply, left open for the reviewer.
     pub awaiting_reviewer: Vec<ThreadPath>,
+    /// Items whose last word is Shepherd's reply handing them to a person
+    /// (outcome `needs-human`, in this run or an earlier one, as the
+    /// ledger or the reply's marker says), still open when last seen.
+    #[serde(default)]
+    pub handed_to_a_person: Vec<ThreadPath>,
     /// Threads whose resolve was authorized but has not succeeded.
     pub authorized_unresolved: Vec<ThreadPath>,
     /// The last CI verdict.
@@ -492,11 +497,14 @@ impl Report {
         self
     }
 
-    /// The trusted items this run handed to a person and that still wait
-    /// for one: those Shepherd could not judge ("Needs your decision"),
-    /// and those whose outcome is `needs-human` (a fixer that could not
-    /// fix, a protected path, a stale suggestion, a failed metadata edit)
-    /// and that were not resolved. Sorted by path and id, each once.
+    /// The trusted items handed to a person that still wait for one: those
+    /// this run could not judge ("Needs your decision"), those whose
+    /// outcome in this run is `needs-human` (a fixer that could not fix, a
+    /// protected path, a stale suggestion, a failed metadata edit) and
+    /// that were not resolved, and the open items whose last word is a
+    /// reply of Shepherd's (this run's or an earlier one's) that handed
+    /// them to a person ([`Report::handed_to_a_person`]). Sorted by path
+    /// and id, each once.
     ///
     /// A run whose loop converged while this is not empty ends
     /// `handed-off`, not `converged` (SPEC section 1): the PR is not clear.
@@ -519,7 +527,12 @@ impl Report {
                 item_id: a.item_id.clone(),
                 path: a.path.clone(),
             });
-        thread_paths(needs_human.chain(undecided).collect())
+        thread_paths(
+            needs_human
+                .chain(undecided)
+                .chain(self.handed_to_a_person.iter().cloned())
+                .collect(),
+        )
     }
 }
 
@@ -617,14 +630,18 @@ pub fn build(input: &ReportInput) -> Report {
         item_id: c.item_id.clone(),
         path: c.path.clone(),
     };
-    let awaiting_reviewer = thread_paths(
-        input
-            .open_items
-            .iter()
-            .filter(|c| c.class == Class::AwaitingReviewer)
-            .map(classified_path)
-            .collect(),
-    );
+    let awaiting = |person: bool| {
+        thread_paths(
+            input
+                .open_items
+                .iter()
+                .filter(|c| c.class == Class::AwaitingReviewer && c.waits_for_a_person == person)
+                .map(classified_path)
+                .collect(),
+        )
+    };
+    let awaiting_reviewer = awaiting(false);
+    let handed_to_a_person = awaiting(true);
 
     let review_threads = threads_clear(input, &items);
     let mut clusters = input.clusters.clone();
@@ -661,6 +678,7 @@ pub fn build(input: &ReportInput) -> Report {
         replied,
         resolved,
         awaiting_reviewer,
+        handed_to_a_person,
         authorized_unresolved,
         ci: input.ci.clone(),
         review_threads,
@@ -978,6 +996,7 @@ impl Report {
         list_paths(&mut out, "Replied", &self.replied);
         list_paths(&mut out, "Resolved", &self.resolved);
         list_paths(&mut out, "Awaiting reviewer", &self.awaiting_reviewer);
+        list_paths(&mut out, "Waiting for a person", &self.handed_to_a_person);
         list_paths(
             &mut out,
             "Authorized but unresolved",
@@ -1242,6 +1261,7 @@ mod tests {
             outdated: false,
             url: None,
             replied_round: Some(1),
+            waits_for_a_person: false,
         }
     }
 
@@ -1581,6 +1601,7 @@ mod tests {
     fn new_thread(id: &str, path: &str) -> Classified {
         Classified {
             replied_round: None,
+            waits_for_a_person: false,
             ..open(id, Some(path), Class::New)
         }
     }
@@ -1828,5 +1849,37 @@ mod tests {
             .map(|t| t.item_id)
             .collect();
         assert_eq!(ids, ["IC_1", "T_CRASHED"]);
+    }
+
+    /// Issue 26 point 7, across runs: an open thread whose last word is a
+    /// reply that handed it to a person (an earlier run's, known from its
+    /// marker) still waits for one; the report says so, apart from the
+    /// threads left open for the reviewer.
+    #[test]
+    fn an_open_item_handed_to_a_person_earlier_still_waits() {
+        let mut i = input();
+        i.items.clear();
+        i.attention.clear();
+        let handed = Classified {
+            waits_for_a_person: true,
+            ..open("T_EARLIER", Some("src/z.sh"), Class::AwaitingReviewer)
+        };
+        i.open_items = vec![
+            handed,
+            open("T_QUESTION", Some("src/q.sh"), Class::AwaitingReviewer),
+        ];
+        let report = build(&i);
+        let ids = |list: Vec<ThreadPath>| -> Vec<String> {
+            list.into_iter().map(|t| t.item_id).collect()
+        };
+        assert_eq!(ids(report.waiting_for_a_person()), ["T_EARLIER"]);
+        assert_eq!(ids(report.handed_to_a_person.clone()), ["T_EARLIER"]);
+        assert_eq!(ids(report.awaiting_reviewer.clone()), ["T_QUESTION"]);
+        let md = report.to_markdown();
+        assert!(md.contains("Waiting for a person"), "{md}");
+        assert!(md.contains("src/z.sh"), "{md}");
+        // Without the flag nothing waits for a person.
+        i.open_items[0].waits_for_a_person = false;
+        assert!(build(&i).waiting_for_a_person().is_empty());
     }
 }

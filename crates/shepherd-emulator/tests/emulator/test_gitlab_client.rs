@@ -28,11 +28,7 @@ fn client_for(emu: &RunningEmulator, token: &str) -> GitLabClient {
 }
 
 fn marker(item: &str) -> Marker {
-    Marker {
-        item: item.to_owned(),
-        round: 1,
-        resolve_authorized: true,
-    }
+    Marker::new(item, 1, true)
 }
 
 #[tokio::test]

@@ -685,6 +685,7 @@ mod tests {
                     outdated: false,
                     url: None,
                     replied_round: None,
+                    waits_for_a_person: false,
                 },
                 feedback: Feedback::Thread(shepherd_core::testing::thread("T").build()),
             }],

@@ -245,7 +245,10 @@ impl Runner {
             } else {
                 // 2. Post it, with the ledger entry before the call.
                 self.ledger_write(base.clone(), Some(&planned))?;
-                let marker = Marker::new(&r.item_id, round.n, r.resolve_authorized);
+                // The outcome rides along, so a later run with no state of
+                // its own knows an item handed to a person still waits.
+                let marker =
+                    Marker::new(&r.item_id, round.n, r.resolve_authorized).with_outcome(r.outcome);
                 match self.post_reply(&item, &r.reply, &marker).await {
                     Ok(c) => posted = Some(c),
                     Err(err @ ForgeError::ReplyInPendingReview { .. }) => {

@@ -171,11 +171,12 @@ async fn the_template_job_converges_and_a_second_job_doubles_nothing() {
     };
     assert_eq!(notes(&emu), 1, "the report is posted once, as asked");
 
-    // Job 2: a fresh project directory and state, no note asked for.
+    // Job 2: a fresh project directory and state, no note asked for. What
+    // job 1 handed to a person still waits (the replies' markers say so).
     let (job, project) = run_job(&template, &pipeline_vars(&emu, &config.path));
     assert_eq!(job.exit, 0, "{}", job.log);
     let outputs = std::fs::read_to_string(project.path().join("shepherd-outputs.txt")).unwrap();
-    assert!(outputs.contains("status=converged\n"), "{outputs}");
+    assert!(outputs.contains("status=handed-off\n"), "{outputs}");
     assert!(
         outputs.contains("rounds=1\n"),
         "nothing left to do: {outputs}"
@@ -301,11 +302,12 @@ async fn the_template_runs_under_gitlab_ci_local_and_converges() {
     assert_eq!(answered, 10, "{:?}", shepherd_replies(&emu, 42));
     assert_honest_end_state(&emu, 42, answered);
 
-    // A second pipeline: a fresh state directory, nothing left to do.
+    // A second pipeline: a fresh state directory, nothing left to do but
+    // what the first handed to a person (the replies' markers say so).
     let (ok, log) = pipeline();
     assert!(ok, "{log}");
     let outputs = std::fs::read_to_string(artifacts.join("shepherd-outputs.txt")).unwrap();
-    assert!(outputs.contains("status=converged\n"), "{outputs}");
+    assert!(outputs.contains("status=handed-off\n"), "{outputs}");
     assert!(outputs.contains("rounds=1\n"), "{outputs}");
     assert_honest_end_state(&emu, 42, answered);
 }
