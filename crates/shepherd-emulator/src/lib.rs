@@ -48,6 +48,7 @@ mod gitlab;
 mod graphql;
 mod hunk;
 mod ids;
+mod job_log;
 mod lifecycle;
 mod pr_derived;
 mod push;
