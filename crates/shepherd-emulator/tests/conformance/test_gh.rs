@@ -17,7 +17,7 @@ use serde_json::Value;
 use shepherd_emulator::RunningEmulator;
 use tokio::net::TcpListener;
 
-use crate::scenario::{start_behind, ALICE};
+use crate::scenario::{names, start_behind, ALICE};
 use crate::tls_front::{Pki, TlsFront};
 use crate::tools;
 
@@ -231,19 +231,6 @@ async fn json_fields(w: &GhWorld) -> Vec<String> {
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .map(str::to_owned)
-        .collect()
-}
-
-fn names(list: &Value, key: &str) -> Vec<String> {
-    list.as_array()
-        .unwrap_or_else(|| panic!("not a list: {list}"))
-        .iter()
-        .map(|item| {
-            item.pointer(key)
-                .and_then(Value::as_str)
-                .unwrap_or_else(|| panic!("no {key} in {item}"))
-                .to_owned()
-        })
         .collect()
 }
 

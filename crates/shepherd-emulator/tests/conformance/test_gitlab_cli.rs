@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 use shepherd_emulator::{EmulatedForge, RunningEmulator};
 
-use crate::scenario::{start, ALICE};
+use crate::scenario::{names, start, ALICE};
 use crate::tools;
 
 /// The emulator and the `gitlab` command, with a home of its own (no
@@ -105,18 +105,6 @@ impl Cli {
     }
 }
 
-fn texts<'v>(list: &'v Value, key: &str) -> Vec<&'v str> {
-    list.as_array()
-        .unwrap_or_else(|| panic!("not a list: {list}"))
-        .iter()
-        .map(|item| {
-            item.pointer(key)
-                .and_then(Value::as_str)
-                .unwrap_or_else(|| panic!("no {key} in {item}"))
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn gitlab_cli_reads_a_merge_requests_diff_commits_and_participants() {
     let cli = Cli::start().await;
@@ -129,24 +117,24 @@ async fn gitlab_cli_reads_a_merge_requests_diff_commits_and_participants() {
 
     let changes = cli.mr("changes", &[]).await;
     assert_eq!(
-        texts(&changes["changes"], "/new_path"),
+        names(&changes["changes"], "/new_path"),
         ["README.md", "src/lib.rs"]
     );
     let versions = cli.of_mr("project-merge-request-diff", "list", &[]).await;
-    assert_eq!(texts(&versions, "/head_commit_sha"), [head.as_str()]);
+    assert_eq!(names(&versions, "/head_commit_sha"), [head.as_str()]);
     let version_id = versions[0]["id"].to_string();
     let version = cli
         .of_mr("project-merge-request-diff", "get", &["--id", &version_id])
         .await;
     assert_eq!(
-        texts(&version["diffs"], "/new_path"),
+        names(&version["diffs"], "/new_path"),
         ["README.md", "src/lib.rs"]
     );
     let commits = cli.mr("commits", &[]).await;
-    assert_eq!(texts(&commits, "/id"), [head.as_str()]);
+    assert_eq!(names(&commits, "/id"), [head.as_str()]);
     let participants = cli.mr("participants", &[]).await;
     assert_eq!(
-        texts(&participants, "/username"),
+        names(&participants, "/username"),
         ["alice", "bob", "review-bot"]
     );
 }
@@ -160,7 +148,7 @@ async fn gitlab_cli_approves_opens_threads_and_marks_a_draft() {
     assert_eq!(approvals["approved"], false, "{approvals}");
     let head = cli.emu.head_sha(1).unwrap();
     let approved = cli.mr("approve", &["--sha", &head]).await;
-    assert_eq!(texts(&approved["approved_by"], "/user/username"), ["alice"]);
+    assert_eq!(names(&approved["approved_by"], "/user/username"), ["alice"]);
     // python-gitlab prints nothing for an unapproval.
     cli.ok(&[
         "project-merge-request",
@@ -251,7 +239,7 @@ async fn gitlab_cli_reads_a_trace_and_retries_a_pipeline() {
     );
     let all = cli.emu.state_json()["ci"]["workflow_runs"][0]["jobs"].clone();
     assert_eq!(
-        texts(&all, "/name")
+        names(&all, "/name")
             .iter()
             .filter(|n| **n == "lint")
             .count(),
