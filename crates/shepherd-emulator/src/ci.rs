@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::ci_state::{Conclusion, JobLaunch};
+use crate::ci_state::{exit_summary, Conclusion, JobLaunch};
 use crate::git;
 use crate::shared::Shared;
 use crate::state::WriteError;
@@ -72,6 +72,25 @@ pub(crate) fn retry_job(shared: &Arc<Shared>, job_id: u64) -> Result<u64, WriteE
     let id = launch.job_id;
     spawn_job(shared, epoch, launch);
     Ok(id)
+}
+
+/// Retries every failed job of run `run_id` (the latest attempt of each
+/// name), each as [`retry_job`] does: GitLab's pipeline retry. Returns the
+/// new jobs' ids (none when nothing failed).
+pub(crate) fn retry_failed_jobs(shared: &Arc<Shared>, run_id: u64) -> Result<Vec<u64>, WriteError> {
+    let failed: Vec<u64> = {
+        let state = shared.read();
+        let run = state
+            .ci
+            .workflow_run(run_id)
+            .ok_or_else(|| WriteError::NotFound("Not Found".into()))?;
+        run.latest_jobs()
+            .iter()
+            .filter(|j| j.conclusion.is_some_and(Conclusion::failed))
+            .map(|j| j.database_id)
+            .collect()
+    };
+    failed.into_iter().map(|id| retry_job(shared, id)).collect()
 }
 
 fn spawn_job(shared: &Arc<Shared>, epoch: u64, launch: JobLaunch) {
@@ -229,7 +248,7 @@ async fn execute_in(
                 Conclusion::Failure
             };
             let summary = match output.status.code() {
-                Some(code) => format!("exit status {code}"),
+                Some(code) => exit_summary(code),
                 None => "killed by a signal".to_owned(),
             };
             Ok((conclusion, summary, text))

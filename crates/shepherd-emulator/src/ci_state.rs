@@ -86,6 +86,16 @@ impl StatusState {
     }
 }
 
+/// A check run's summary for a command that exited with `code`.
+pub(crate) fn exit_summary(code: i32) -> String {
+    format!("exit status {code}")
+}
+
+/// The exit code an [`exit_summary`] names.
+pub(crate) fn exit_code(summary: &str) -> Option<i32> {
+    summary.strip_prefix("exit status ")?.parse().ok()
+}
+
 /// A job of a workflow run (one attempt). Its id is its check run's id.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct JobRecord {
@@ -267,6 +277,14 @@ impl CiState {
     }
 
     /// The commit status `id`.
+    /// Job `job_id` with the run holding it.
+    pub(crate) fn job(&self, job_id: u64) -> Option<(&WorkflowRunRecord, &JobRecord)> {
+        self.workflow_runs.iter().find_map(|run| {
+            let job = run.jobs.iter().find(|j| j.database_id == job_id)?;
+            Some((run, job))
+        })
+    }
+
     pub(crate) fn status(&self, id: u64) -> Option<&StatusRecord> {
         self.statuses.iter().find(|s| s.database_id == id)
     }

@@ -13,7 +13,7 @@
 //!   `/api/graphql`;
 //! - GitHub's REST API (pull requests, review comments and replies,
 //!   reviews, issue comments, labels, check runs, statuses, required
-//!   checks, workflow runs) at `/…` and `/api/v3/…`, with `Link`
+//!   checks, workflow runs and job logs) at `/…` and `/api/v3/…`, with `Link`
 //!   pagination and `ETag`s;
 //! - the repository over git smart HTTP at `/{owner}/{repo}.git`, through the
 //!   real `git http-backend`; a push to the PR's head updates the PR, outdates
@@ -22,8 +22,9 @@
 //!   faults, waiting for idle, request counts).
 //!
 //! For a scenario with `forge = "gitlab"` ([`EmulatedForge::GitLab`]) it
-//! serves GitLab's REST API v4 instead (merge requests, discussions and
-//! notes, draft notes, comparisons, pipelines and jobs) at `/api/v4/…`,
+//! serves GitLab's REST API v4 instead (merge requests with their changes,
+//! versions, commits and approvals, discussions and notes, draft notes,
+//! comparisons, pipelines, jobs and their traces) at `/api/v4/…`,
 //! with git at `/{group/…}/{project}.git`, over the same state: the same
 //! pushes, CI, bots, faults and control API.
 //!
@@ -48,6 +49,7 @@ mod gitlab;
 mod graphql;
 mod hunk;
 mod ids;
+mod job_log;
 mod lifecycle;
 mod pr_derived;
 mod push;

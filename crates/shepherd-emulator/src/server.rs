@@ -76,11 +76,18 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
             // The nested `/` answers `/api/v3` only; Enterprise clients (`gh
             // auth status`) ask for the root as `/api/v3/`. Counted as `GET /`.
             let enterprise_root = layered(Router::new().route("/api/v3/", get(rest::root)));
+            // Where GitHub's download redirects lead (a job's log): no API
+            // headers, but counted and open to faults.
+            let downloads = rest::download_routes().route_layer(middleware::from_fn_with_state(
+                shared.clone(),
+                rest::count_and_fault,
+            ));
             Router::new()
                 .merge(graphql::routes())
                 .merge(rest.clone())
                 .nest("/api/v3", rest)
                 .merge(enterprise_root)
+                .merge(downloads)
         }
         EmulatedForge::GitLab => gitlab::routes()
             .route_layer(middleware::from_fn_with_state(

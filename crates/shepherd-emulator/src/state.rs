@@ -106,6 +106,9 @@ pub(crate) struct PullRequestRecord {
     pub(crate) label_events: Vec<LabelEventRecord>,
     /// The PR's commits (`base..head`), oldest first.
     pub(crate) commits: Vec<String>,
+    /// The diff versions GitLab records for a merge request: one at its
+    /// creation and one for each push that moved its head, oldest first.
+    pub(crate) versions: Vec<DiffVersionRecord>,
     /// The PR's diff (`base..head`), for `diffHunk`s of new threads.
     #[serde(skip)]
     pub(crate) diff: BTreeMap<String, Vec<Hunk>>,
@@ -128,6 +131,37 @@ impl PullRequestRecord {
             .iter()
             .find(|r| r.state == ReviewStateSpec::Pending && r.author == login)
             .map(|r| r.database_id)
+    }
+
+    /// `login`'s approval, as GitLab counts approvals: their latest review
+    /// that approves, requests changes or was dismissed, if it approves.
+    pub(crate) fn approval_of(&self, login: &str) -> Option<&ReviewRecord> {
+        self.reviews
+            .iter()
+            .rev()
+            .filter(|r| r.author == login)
+            .find(|r| {
+                matches!(
+                    r.state,
+                    ReviewStateSpec::Approved
+                        | ReviewStateSpec::ChangesRequested
+                        | ReviewStateSpec::Dismissed
+                )
+            })
+            .filter(|r| r.state == ReviewStateSpec::Approved)
+    }
+
+    /// Every standing approval, oldest first: one per approver.
+    pub(crate) fn approvals(&self) -> Vec<&ReviewRecord> {
+        let mut seen = BTreeSet::new();
+        let mut out: Vec<&ReviewRecord> = self
+            .reviews
+            .iter()
+            .filter(|r| seen.insert(r.author.as_str()))
+            .filter_map(|r| self.approval_of(&r.author))
+            .collect();
+        out.sort_by_key(|r| r.database_id);
+        out
     }
 
     /// Whether a thread has a submitted comment (GitLab shows nothing else:
@@ -213,6 +247,12 @@ pub(crate) struct ThreadRecord {
 }
 
 impl ThreadRecord {
+    /// Whether this is a GitLab discussion of the merge request itself,
+    /// started without a position (no file, no line).
+    pub(crate) fn is_overview(&self) -> bool {
+        self.path.is_empty()
+    }
+
     /// The current line: GitHub answers `null` once the thread is outdated.
     pub(crate) fn line(&self) -> Option<u32> {
         if self.outdated {
@@ -248,6 +288,18 @@ pub(crate) struct ReviewCommentRecord {
     pub(crate) diff_hunk: DiffHunk,
     /// The commit the comment was made on.
     pub(crate) original_commit: String,
+}
+
+/// One version of a merge request's diff (GitLab's merge request diff):
+/// its head and base when it was recorded.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct DiffVersionRecord {
+    pub(crate) database_id: u64,
+    pub(crate) head_sha: String,
+    pub(crate) base_sha: String,
+    pub(crate) created_at: String,
+    /// How many files its diff changes.
+    pub(crate) files: usize,
 }
 
 /// A top-level PR comment (GitHub issue comment).
@@ -484,7 +536,8 @@ impl State {
             body: spec.body.clone(),
             author: spec.author.clone(),
             status: spec.state,
-            draft: spec.draft,
+            draft: spec.draft
+                || (scenario.forge == EmulatedForge::GitLab && gitlab_draft_title(&spec.title)),
             fork: spec.fork,
             head_ref: spec.head.clone(),
             head_sha: repo.head_sha.clone(),
@@ -509,8 +562,17 @@ impl State {
             labels: Vec::new(),
             label_events: Vec::new(),
             commits: vec![repo.head_sha.clone()],
+            versions: Vec::new(),
             diff: diff.clone(),
         };
+        let version_id = state.next_id();
+        pr.versions.push(DiffVersionRecord {
+            database_id: version_id,
+            head_sha: pr.head_sha.clone(),
+            base_sha: pr.base_sha.clone(),
+            created_at: pr.created_at.clone(),
+            files: diff.len(),
+        });
         for name in &spec.labels {
             state.ensure_label(name);
             if !pr.labels.contains(name) {
@@ -1014,6 +1076,61 @@ impl State {
         database_id
     }
 
+    /// GitLab's approve (`approve = true`) or unapprove of merge request
+    /// `number` by `login`. An approval is an APPROVED review with no body
+    /// (GitLab's approvals are no notes), withdrawing it dismisses that
+    /// review; each posts GitLab's system note (`approved this merge
+    /// request`, `unapproved this merge request`). Approving twice is
+    /// `Forbidden`, withdrawing an approval never given `NotFound`.
+    pub(crate) fn apply_approval(
+        &mut self,
+        number: u64,
+        login: &str,
+        approve: bool,
+    ) -> Result<(), WriteError> {
+        let p = self.pr_index(number)?;
+        let standing = self.pull_requests[p]
+            .approval_of(login)
+            .map(|r| r.database_id);
+        match (approve, standing) {
+            (true, Some(_)) => {
+                return Err(WriteError::Forbidden(
+                    "the merge request is approved by this user already".into(),
+                ))
+            }
+            (false, None) => return Err(WriteError::NotFound(String::new())),
+            (true, None) => {
+                let database_id = self.next_id();
+                let created_at = self.tick();
+                let pr = self.pr_mut(p);
+                let commit = pr.head_sha.clone();
+                pr.reviews.push(ReviewRecord {
+                    database_id,
+                    id: ids::node_id(NodeKind::Review, database_id),
+                    author: login.to_owned(),
+                    state: ReviewStateSpec::Approved,
+                    body: String::new(),
+                    submitted_at: Some(created_at.clone()),
+                    created_at,
+                    commit,
+                });
+            }
+            (false, Some(review_id)) => {
+                let pr = self.pr_mut(p);
+                if let Some(review) = pr.reviews.iter_mut().find(|r| r.database_id == review_id) {
+                    review.state = ReviewStateSpec::Dismissed;
+                }
+            }
+        }
+        let note = if approve {
+            "approved this merge request"
+        } else {
+            "unapproved this merge request"
+        };
+        self.push_system_note(p, login, note, false);
+        Ok(())
+    }
+
     /// How many duplicate system notes repeated resolves posted (GitLab).
     pub(crate) fn duplicate_resolve_notes(&self) -> u64 {
         self.pull_requests
@@ -1083,9 +1200,14 @@ impl State {
             ));
         }
         let now = self.tick();
+        let gitlab = self.forge == EmulatedForge::GitLab;
         let pr = self.pr_mut(p);
         if let Some(title) = &edit.title {
             pr.title = title.clone();
+            // On GitLab the title says whether it is a draft.
+            if gitlab {
+                pr.draft = gitlab_draft_title(title);
+            }
         }
         if let Some(body) = &edit.body {
             pr.body = body.clone();
@@ -1109,11 +1231,7 @@ impl State {
         names: &[String],
     ) -> Result<(), WriteError> {
         let p = self.pr_index(number)?;
-        if names.iter().any(|n| n.trim().is_empty()) {
-            return Err(WriteError::Unprocessable(
-                "a label name cannot be blank".into(),
-            ));
-        }
+        check_label_names(names)?;
         let now = self.tick();
         for name in names {
             self.ensure_label(name);
@@ -1140,6 +1258,29 @@ impl State {
         }
         self.pr_mut(p).updated_at = now;
         Ok(())
+    }
+
+    /// `PUT …/issues/{n}/labels` (GitHub) or GitLab's `labels=` by
+    /// `actor`: the labels become `names` (compared case-insensitively);
+    /// each label removed and each added gets its event.
+    pub(crate) fn apply_set_labels(
+        &mut self,
+        number: u64,
+        actor: &str,
+        names: &[String],
+    ) -> Result<(), WriteError> {
+        let p = self.pr_index(number)?;
+        check_label_names(names)?;
+        let gone: Vec<String> = self.pull_requests[p]
+            .labels
+            .iter()
+            .filter(|l| !names.iter().any(|n| n.eq_ignore_ascii_case(l)))
+            .cloned()
+            .collect();
+        for label in &gone {
+            self.apply_remove_label(number, actor, label)?;
+        }
+        self.apply_add_labels(number, actor, names)
     }
 
     /// `DELETE …/issues/{n}/labels/{name}` by `actor`, with its event.
@@ -1218,36 +1359,7 @@ impl State {
         });
         let mut created = Vec::new();
         for thread in threads {
-            let thread_id = self.next_id();
-            let comment_id = self.next_id();
-            let comment_at = self.tick();
-            self.pr_mut(p).threads.push(ThreadRecord {
-                database_id: thread_id,
-                id: ids::node_id(NodeKind::ReviewThread, thread_id),
-                discussion_id: ids::discussion_id(thread_id),
-                path: thread.path,
-                original_line: thread.line,
-                original_start_line: thread.start_line,
-                current_line: thread.line,
-                current_start_line: thread.start_line,
-                commit: commit.clone(),
-                side: thread.side,
-                outdated: false,
-                resolved: false,
-                resolved_by: None,
-                comments: vec![ReviewCommentRecord {
-                    database_id: comment_id,
-                    id: ids::node_id(NodeKind::ReviewComment, comment_id),
-                    author: author.to_owned(),
-                    body: thread.body,
-                    created_at: comment_at,
-                    review_id,
-                    reply_to: None,
-                    diff_hunk: thread.diff_hunk.into(),
-                    original_commit: commit.clone(),
-                }],
-            });
-            created.push((thread_id, comment_id));
+            created.extend(self.push_thread(p, author, thread, review_id).threads);
         }
         self.pr_mut(p).updated_at = created_at;
         Ok(CreatedReview {
@@ -1265,9 +1377,51 @@ impl State {
         author: &str,
         thread: NewThread,
     ) -> Result<CreatedReview, WriteError> {
+        self.new_thread(number, author, thread, true)
+    }
+
+    /// GitLab's `POST …/merge_requests/:iid/discussions`: a new thread
+    /// posted at once (the API never adds it to the author's draft notes),
+    /// in a COMMENTED review of its own. A thread with an empty `path` is
+    /// a discussion of the merge request itself (no position).
+    pub(crate) fn apply_discussion(
+        &mut self,
+        number: u64,
+        author: &str,
+        thread: NewThread,
+    ) -> Result<CreatedReview, WriteError> {
+        self.new_thread(number, author, thread, false)
+    }
+
+    /// A new thread of one comment on PR `number`, in the author's pending
+    /// review (`into_pending`, when they have one) or in a COMMENTED review
+    /// of its own.
+    fn new_thread(
+        &mut self,
+        number: u64,
+        author: &str,
+        thread: NewThread,
+        into_pending: bool,
+    ) -> Result<CreatedReview, WriteError> {
         let p = self.pr_index(number)?;
         self.check_body(&thread.body)?;
-        let review_id = self.review_for_comment(p, author);
+        let review_id = if into_pending {
+            self.review_for_comment(p, author)
+        } else {
+            self.commented_review(p, author)
+        };
+        Ok(self.push_thread(p, author, thread, review_id))
+    }
+
+    /// Appends `thread`, its one comment in review `review_id`, to PR `p`
+    /// on its current head.
+    fn push_thread(
+        &mut self,
+        p: usize,
+        author: &str,
+        thread: NewThread,
+        review_id: u64,
+    ) -> CreatedReview {
         let thread_id = self.next_id();
         let comment_id = self.next_id();
         let created_at = self.tick();
@@ -1300,10 +1454,10 @@ impl State {
             }],
         });
         pr.updated_at = created_at;
-        Ok(CreatedReview {
+        CreatedReview {
             review_id,
             threads: vec![(thread_id, comment_id)],
-        })
+        }
     }
 
     /// Submits `viewer`'s pending review `review_id` as `state`.
@@ -1362,7 +1516,17 @@ impl State {
         let Ok(p) = self.pr_index(number) else {
             return outcome;
         };
+        let version_id = self.next_id();
+        let now = ids::iso8601(self.clock);
         let pr = self.pr_mut(p);
+        let version = DiffVersionRecord {
+            database_id: version_id,
+            head_sha: new_sha.to_owned(),
+            base_sha: pr.base_sha.clone(),
+            created_at: now,
+            files: pr_diff.len(),
+        };
+        pr.versions.push(version);
         for thread in &mut pr.threads {
             if thread.outdated || thread.side == Side::Left {
                 continue;
@@ -1396,6 +1560,27 @@ impl State {
         pr.commits = commits;
         outcome
     }
+}
+
+/// Whether a GitLab merge request title marks it a draft: it starts with
+/// `Draft:`, `[Draft]` or `(Draft)`, in any case (GitLab's docs, "Mark
+/// merge requests as drafts"; its `MergeRequest::DRAFT_REGEX`). GitLab
+/// derives `draft` (and `work_in_progress`) from the title alone.
+pub(crate) fn gitlab_draft_title(title: &str) -> bool {
+    let title = title.trim_start().to_ascii_lowercase();
+    ["draft:", "[draft]", "(draft)"]
+        .iter()
+        .any(|prefix| title.starts_with(prefix))
+}
+
+/// Label names must not be blank (GitHub's 422, GitLab's 400).
+fn check_label_names(names: &[String]) -> Result<(), WriteError> {
+    if names.iter().any(|n| n.trim().is_empty()) {
+        return Err(WriteError::Unprocessable(
+            "a label name cannot be blank".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// A one-line hunk for a comment on a line outside the diff (GitHub only
@@ -1527,5 +1712,44 @@ mod tests {
             state.apply_remove_label(1, "alice", "bug"),
             Err(WriteError::NotFound("Label does not exist".into()))
         );
+    }
+
+    #[test]
+    fn gitlab_drafts_are_marked_by_the_title() {
+        for title in [
+            "Draft: x",
+            "draft:x",
+            "[Draft] x",
+            "(DRAFT) x",
+            "  Draft: x",
+        ] {
+            assert!(gitlab_draft_title(title), "{title}");
+        }
+        for title in ["x Draft:", "Drafting x", "WIP: x", "Draft x", ""] {
+            assert!(!gitlab_draft_title(title), "{title}");
+        }
+    }
+
+    #[test]
+    fn setting_labels_removes_and_adds_with_events() {
+        let mut state = state();
+        state
+            .apply_add_labels(1, "alice", &["a".into(), "b".into()])
+            .unwrap();
+        let before = state.pull_requests[0].label_events.len();
+        state
+            .apply_set_labels(1, "bob", &["B".into(), "c".into()])
+            .unwrap();
+        assert_eq!(state.pull_requests[0].labels, ["b", "c"]);
+        let events: Vec<(&str, &str, bool)> = state.pull_requests[0].label_events[before..]
+            .iter()
+            .map(|e| (e.actor.as_str(), e.label.as_str(), e.added))
+            .collect();
+        assert_eq!(events, [("bob", "a", false), ("bob", "c", true)]);
+        // A blank name changes nothing.
+        assert!(state.apply_set_labels(1, "bob", &[" ".into()]).is_err());
+        assert_eq!(state.pull_requests[0].labels, ["b", "c"]);
+        state.apply_set_labels(1, "bob", &[]).unwrap();
+        assert!(state.pull_requests[0].labels.is_empty());
     }
 }

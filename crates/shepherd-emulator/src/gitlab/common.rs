@@ -61,6 +61,11 @@ impl GlError {
         GlError::message(StatusCode::FORBIDDEN, message)
     }
 
+    /// 409 with a message (`SHA does not match HEAD of source branch: …`).
+    pub(crate) fn conflict(message: &str) -> GlError {
+        GlError::message(StatusCode::CONFLICT, message)
+    }
+
     /// 400 `400 Bad request - <why>`.
     pub(crate) fn bad_request(why: &str) -> GlError {
         GlError::message(StatusCode::BAD_REQUEST, format!("400 Bad request - {why}"))
@@ -235,6 +240,23 @@ impl Params {
         }
     }
 
+    /// An object parameter: a JSON object, or the form or query keys
+    /// `key[sub]` (`key[a][b]` nesting), as Rack reads them for GitLab.
+    pub(crate) fn object(&self, key: &str) -> Option<Map<String, Value>> {
+        if let Some(Value::Object(object)) = self.0.get(key) {
+            return Some(object.clone());
+        }
+        let prefix = format!("{key}[");
+        let mut out = Map::new();
+        for (name, value) in &self.0 {
+            if let Some(rest) = name.strip_prefix(&prefix) {
+                let path: Vec<&str> = rest.trim_end_matches(']').split("][").collect();
+                insert_at(&mut out, &path, value.clone());
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
     /// A list parameter: comma-separated text, or a JSON array.
     pub(crate) fn list(&self, key: &str) -> Option<Vec<String>> {
         let items: Vec<String> = match self.0.get(key)? {
@@ -252,6 +274,24 @@ impl Params {
                 .filter(|s| !s.is_empty())
                 .collect(),
         )
+    }
+}
+
+/// Sets `value` at `path` in `map`, making the objects on the way.
+fn insert_at(map: &mut Map<String, Value>, path: &[&str], value: Value) {
+    match path {
+        [] => {}
+        [last] => {
+            map.insert((*last).to_owned(), value);
+        }
+        [first, rest @ ..] => {
+            let entry = map
+                .entry((*first).to_owned())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(inner) = entry {
+                insert_at(inner, rest, value);
+            }
+        }
     }
 }
 
@@ -457,6 +497,15 @@ mod tests {
         let params = Params::read(&BTreeMap::new(), &headers, &body).unwrap();
         assert_eq!(params.text("body").as_deref(), Some("hello there"));
         assert!(params.flag("resolved").is_err());
+        let body = Bytes::from_static(
+            b"position%5Bnew_line%5D=5&position%5Bline_range%5D%5Bstart%5D%5Bnew_line%5D=3",
+        );
+        let params = Params::read(&BTreeMap::new(), &headers, &body).unwrap();
+        assert_eq!(
+            Value::Object(params.object("position").unwrap()),
+            json!({ "new_line": "5", "line_range": { "start": { "new_line": "3" } } })
+        );
+        assert!(params.object("nope").is_none());
         let bad = Params::read(
             &BTreeMap::new(),
             &HeaderMap::new(),

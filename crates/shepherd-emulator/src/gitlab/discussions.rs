@@ -15,6 +15,7 @@ use super::common::{
     QueryMap,
 };
 use super::json::{discussion_json, note_json, Cx};
+use super::position;
 use super::view::{self, Discussion, Note};
 use crate::scenario::Permission;
 use crate::shared::Shared;
@@ -34,6 +35,39 @@ pub(crate) async fn list_discussions(
         .map(|d| discussion_json(&cx, pr, d))
         .collect();
     Ok(paging.respond(&shared.base_url, items))
+}
+
+/// `POST /projects/:id/merge_requests/:iid/discussions` with `body` and,
+/// for a diff note, `position` (a JSON object or `position[…]` keys): a new
+/// thread, posted at once; 201 with the discussion. Without a position it
+/// is a resolvable discussion of the merge request (`DiscussionNote`).
+pub(crate) async fn post_discussion(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, iid)): Path<(String, String)>,
+    QueryMap(query): QueryMap,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, GlError> {
+    let params = Params::read(&query, &headers, &body)?;
+    let text = params
+        .text("body")
+        .ok_or_else(|| GlError::parameter("body is missing"))?;
+    let mut state = shared.write();
+    let pr = merge_request(&state, &viewer, &id, &iid)?;
+    let number = pr.number;
+    require_comment(&viewer)?;
+    let thread = position::new_thread(pr, text, params.object("position").as_ref())?;
+    let created = state.apply_discussion(number, &viewer.login, thread)?;
+    let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
+    let thread = created
+        .threads
+        .first()
+        .and_then(|(thread_id, _)| pr.threads.iter().find(|t| t.database_id == *thread_id))
+        .ok_or_else(GlError::not_found)?;
+    let cx = Cx::new(&state, &shared.base_url);
+    let value = discussion_json(&cx, pr, &Discussion::Thread(thread));
+    Ok((StatusCode::CREATED, Json(value)).into_response())
 }
 
 /// `GET /projects/:id/merge_requests/:iid/discussions/:discussion_id`.

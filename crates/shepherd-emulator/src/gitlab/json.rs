@@ -110,7 +110,8 @@ pub(crate) fn project_json(cx: &Cx<'_>, viewer_permission: Permission) -> Value 
     })
 }
 
-fn mr_state(status: PullRequestStatus) -> &'static str {
+/// A merge request's `state`.
+pub(crate) fn mr_state(status: PullRequestStatus) -> &'static str {
     match status {
         PullRequestStatus::Open => "opened",
         PullRequestStatus::Closed => "closed",
@@ -285,8 +286,14 @@ pub(crate) fn note_json(cx: &Cx<'_>, pr: &PullRequestRecord, note: &Note<'_>) ->
         Note::Thread {
             thread, comment, ..
         } => {
-            value["type"] = json!("DiffNote");
-            value["position"] = position_json(pr, thread);
+            // A discussion started without a position is GitLab's
+            // `DiscussionNote`: resolvable, on no line.
+            if thread.is_overview() {
+                value["type"] = json!("DiscussionNote");
+            } else {
+                value["type"] = json!("DiffNote");
+                value["position"] = position_json(pr, thread);
+            }
             value["resolvable"] = json!(true);
             value["resolved"] = json!(thread.resolved);
             value["resolved_by"] = thread

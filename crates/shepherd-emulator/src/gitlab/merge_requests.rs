@@ -153,14 +153,7 @@ pub(crate) async fn put_merge_request(
         state.apply_pull_request_edit(number, &edit)?;
     }
     if let Some(labels) = labels {
-        let current = state
-            .pull_request(number)
-            .map(|pr| pr.labels.clone())
-            .unwrap_or_default();
-        for label in current.iter().filter(|l| !labels.contains(l)) {
-            state.apply_remove_label(number, &viewer.login, label)?;
-        }
-        state.apply_add_labels(number, &viewer.login, &labels)?;
+        state.apply_set_labels(number, &viewer.login, &labels)?;
     }
     if let Some(add) = add {
         state.apply_add_labels(number, &viewer.login, &add)?;

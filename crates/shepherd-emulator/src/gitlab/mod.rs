@@ -2,6 +2,8 @@
 //! the GitHub API: served instead of it for a scenario with
 //! `forge = "gitlab"`.
 
+mod approvals;
+mod changes;
 mod common;
 mod deletes;
 mod discussions;
@@ -9,6 +11,7 @@ mod json;
 mod members;
 mod merge_requests;
 mod pipelines;
+mod position;
 mod repository;
 mod routes;
 mod view;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::Value;
@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::common::{parse_bool, parse_id, project, require_write, GlError, GlPaging, GlViewer};
 use super::json::{job_json, pipeline_json, Cx};
 use super::view;
+use crate::job_log;
 use crate::shared::Shared;
 
 /// `GET /projects/:id/pipelines`: `sha`, `ref`, `status`, `order_by` (`id`,
@@ -75,6 +76,37 @@ pub(crate) async fn get_pipeline(
     Ok(Json(pipeline_json(&cx, run)))
 }
 
+/// `POST /projects/:id/pipelines/:pipeline_id/retry`: retries the
+/// pipeline's failed jobs, each as a job retry does (GitLab's "Retry jobs
+/// in a pipeline": a pipeline with none failed is left as it is); 201
+/// with the pipeline.
+pub(crate) async fn retry_pipeline(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, pipeline_id)): Path<(String, String)>,
+    // Read (and ignored) so that hyper keeps the connection alive.
+    _body: axum::body::Bytes,
+) -> Result<Response, GlError> {
+    let pipeline_id = parse_id(&pipeline_id)?;
+    {
+        let state = shared.read();
+        project(&state, &viewer, &id)?;
+        state
+            .ci
+            .workflow_run(pipeline_id)
+            .ok_or_else(GlError::not_found)?;
+    }
+    require_write(&viewer)?;
+    crate::ci::retry_failed_jobs(&shared, pipeline_id)?;
+    let state = shared.read();
+    let run = state
+        .ci
+        .workflow_run(pipeline_id)
+        .ok_or_else(GlError::not_found)?;
+    let cx = Cx::new(&state, &shared.base_url);
+    Ok((StatusCode::CREATED, Json(pipeline_json(&cx, run))).into_response())
+}
+
 /// `GET /projects/:id/pipelines/:pipeline_id/jobs`: the latest attempt of
 /// each job (`include_retried=true`: every attempt); `scope` (or
 /// `scope[]`) filters by status.
@@ -121,9 +153,24 @@ pub(crate) async fn get_job(
     let job_id = parse_id(&job_id)?;
     let state = shared.read();
     project(&state, &viewer, &id)?;
-    let (run, job) = view::find_job(&state, job_id).ok_or_else(GlError::not_found)?;
+    let (run, job) = state.ci.job(job_id).ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
     Ok(Json(job_json(&cx, run, job)))
+}
+
+/// `GET /projects/:id/jobs/:job_id/trace`: the job's log as plain text
+/// (GitLab's "Get a log file"; see `job_log.rs`).
+pub(crate) async fn get_trace(
+    State(shared): State<Arc<Shared>>,
+    GlViewer(viewer): GlViewer,
+    Path((id, job_id)): Path<(String, String)>,
+) -> Result<Response, GlError> {
+    let job_id = parse_id(&job_id)?;
+    let state = shared.read();
+    project(&state, &viewer, &id)?;
+    let run = state.ci.check_run(job_id).ok_or_else(GlError::not_found)?;
+    let trace = job_log::gitlab_trace(run);
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], trace).into_response())
 }
 
 /// `POST /projects/:id/jobs/:job_id/retry`: a new attempt of a finished
@@ -141,12 +188,12 @@ pub(crate) async fn retry_job(
     {
         let state = shared.read();
         project(&state, &viewer, &id)?;
-        view::find_job(&state, job_id).ok_or_else(GlError::not_found)?;
+        state.ci.job(job_id).ok_or_else(GlError::not_found)?;
     }
     require_write(&viewer)?;
     let new_id = crate::ci::retry_job(&shared, job_id)?;
     let state = shared.read();
-    let (run, job) = view::find_job(&state, new_id).ok_or_else(GlError::not_found)?;
+    let (run, job) = state.ci.job(new_id).ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
     Ok((StatusCode::CREATED, Json(job_json(&cx, run, job))).into_response())
 }

@@ -12,7 +12,7 @@ use crate::git::{self, CommitInfo, FileChange};
 use crate::shared::Shared;
 
 /// Runs blocking git work off the async runtime; a failure is GitLab's 500.
-async fn blocking<T, F>(work: F) -> Result<T, GlError>
+pub(crate) async fn blocking<T, F>(work: F) -> Result<T, GlError>
 where
     F: FnOnce() -> Result<T, git::GitError> + Send + 'static,
     T: Send + 'static,
@@ -84,7 +84,7 @@ pub(crate) async fn compare(
         })
         .await?
     };
-    let commits: Vec<Value> = commits.iter().map(commit_json).collect();
+    let commits: Vec<Value> = commits.iter().map(|c| commit_json(c, &web_url)).collect();
     Ok(Json(json!({
         "commit": commits.last().cloned().unwrap_or(Value::Null),
         "commits": commits,
@@ -95,7 +95,9 @@ pub(crate) async fn compare(
     })))
 }
 
-fn commit_json(commit: &CommitInfo) -> Value {
+/// A commit, as GitLab's commit lists give it.
+/// `web` is the project's web URL.
+pub(crate) fn commit_json(commit: &CommitInfo, web: &str) -> Value {
     json!({
         "id": commit.sha,
         "short_id": &commit.sha[..8],
@@ -109,10 +111,12 @@ fn commit_json(commit: &CommitInfo) -> Value {
         "committed_date": commit.committed_date,
         "created_at": commit.committed_date,
         "parent_ids": [],
+        "web_url": format!("{web}/-/commit/{}", commit.sha),
     })
 }
 
-fn diff_json(change: &FileChange) -> Value {
+/// A changed file, as GitLab's diffs give it.
+pub(crate) fn diff_json(change: &FileChange) -> Value {
     json!({
         "old_path": change.old_path,
         "new_path": change.new_path,
@@ -141,6 +145,6 @@ mod tests {
             authored_date: "d".into(),
             committed_date: "d".into(),
         };
-        assert_eq!(commit_json(&commit)["short_id"], "aaaaaaaa");
+        assert_eq!(commit_json(&commit, "http://h/g/p")["short_id"], "aaaaaaaa");
     }
 }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::{deletes, discussions, members, merge_requests, pipelines, repository};
+use super::{
+    approvals, changes, deletes, discussions, members, merge_requests, pipelines, repository,
+};
 use crate::shared::Shared;
 
 /// Every GitLab route.
@@ -36,11 +38,23 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             get(merge_requests::get_note).delete(deletes::delete_note),
         )
         .route(&mr("/draft_notes"), get(merge_requests::list_draft_notes))
+        .route(&mr("/changes"), get(changes::get_changes))
+        .route(&mr("/diffs"), get(changes::list_diffs))
+        .route(&mr("/commits"), get(changes::list_commits))
+        .route(&mr("/versions"), get(changes::list_versions))
+        .route(&mr("/versions/{version_id}"), get(changes::get_version))
+        .route(&mr("/participants"), get(approvals::list_participants))
+        .route(&mr("/approvals"), get(approvals::get_approvals))
+        .route(&mr("/approve"), post(approvals::approve))
+        .route(&mr("/unapprove"), post(approvals::unapprove))
         .route(
             &mr("/resource_label_events"),
             get(merge_requests::list_resource_label_events),
         )
-        .route(&mr("/discussions"), get(discussions::list_discussions))
+        .route(
+            &mr("/discussions"),
+            get(discussions::list_discussions).post(discussions::post_discussion),
+        )
         .route(
             &mr("/discussions/{discussion_id}"),
             get(discussions::get_discussion).put(discussions::put_discussion),
@@ -64,9 +78,14 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             get(pipelines::get_pipeline),
         )
         .route(
+            &at("/pipelines/{pipeline_id}/retry"),
+            post(pipelines::retry_pipeline),
+        )
+        .route(
             &at("/pipelines/{pipeline_id}/jobs"),
             get(pipelines::list_jobs),
         )
         .route(&at("/jobs/{job_id}"), get(pipelines::get_job))
         .route(&at("/jobs/{job_id}/retry"), post(pipelines::retry_job))
+        .route(&at("/jobs/{job_id}/trace"), get(pipelines::get_trace))
 }

@@ -243,14 +243,6 @@ pub(crate) fn head_pipeline<'a>(
         .max_by_key(|r| r.database_id)
 }
 
-/// The run holding job `job_id`, and the job.
-pub(crate) fn find_job(state: &State, job_id: u64) -> Option<(&WorkflowRunRecord, &JobRecord)> {
-    state.ci.workflow_runs.iter().find_map(|run| {
-        let job = run.jobs.iter().find(|j| j.database_id == job_id)?;
-        Some((run, job))
-    })
-}
-
 /// GitLab's timestamps carry milliseconds: `2024-01-01T02:00:00.000Z`.
 pub(crate) fn time(iso: &str) -> String {
     match iso.strip_suffix('Z') {

@@ -16,6 +16,16 @@ pub(crate) fn not_found(message: impl Into<String>) -> Error {
     typed("NOT_FOUND", message)
 }
 
+/// GitHub's `NOT_FOUND` for a node id that names nothing the viewer can
+/// see, worded as GitHub words it (with its full stop): `Could not resolve
+/// to a node with the global id of 'X'.` (GitHub's GraphQL API answers
+/// `node(id:)` and every mutation's id argument so; clients match on it).
+pub(crate) fn unresolvable_node(id: &str) -> Error {
+    not_found(format!(
+        "Could not resolve to a node with the global id of '{id}'."
+    ))
+}
+
 /// Moves `extensions.type` of each error to a top-level `type`, dropping
 /// `extensions` when nothing else is left in it.
 pub(crate) fn to_github_shape(response: &mut serde_json::Value) {

@@ -6,7 +6,7 @@
 use async_graphql::{Context, Enum, InputObject, Object, Result, SimpleObject, ID};
 
 use super::connection::IssueCommentEdge;
-use super::errors::{not_found, typed};
+use super::errors::{typed, unresolvable_node};
 use super::node::Node;
 use super::objects::{
     IssueComment, PullRequest, PullRequestReview, PullRequestReviewComment, PullRequestReviewThread,
@@ -220,10 +220,7 @@ pub(crate) struct Mutation;
 
 /// GitHub's error for a node id that names nothing the viewer can see.
 fn unresolvable(id: &ID) -> async_graphql::Error {
-    not_found(format!(
-        "Could not resolve to a node with the global id of '{}'.",
-        id.0
-    ))
+    unresolvable_node(&id.0)
 }
 
 fn write_error(err: WriteError, id: &ID) -> async_graphql::Error {

@@ -4,7 +4,7 @@ use async_graphql::{Context, Enum, Object, Result, ID};
 
 use super::actor::User;
 use super::connection::{paginate, PageArgs, PullRequestConnection};
-use super::errors::not_found;
+use super::errors::{not_found, unresolvable_node};
 use super::node::{self, Node};
 use super::objects::{PullRequest, Ref, Repository};
 use super::pr_extras::{BranchProtectionRule, IssueOrder, IssueOrderField, OrderDirection};
@@ -289,11 +289,8 @@ impl Query {
     async fn node(&self, ctx: &Context<'_>, id: ID) -> Result<Option<Node>> {
         let rc = ctx.data::<RequestContext>()?;
         let state = rc.shared.read();
-        node::lookup(&state, rc, &id).map(Some).ok_or_else(|| {
-            not_found(format!(
-                "Could not resolve to a node with the global id of '{}'",
-                id.0
-            ))
-        })
+        node::lookup(&state, rc, &id)
+            .map(Some)
+            .ok_or_else(|| unresolvable_node(&id.0))
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
@@ -15,6 +15,7 @@ use super::common::{
     parse_body, parse_id, require_write, visible_repository, with_link, Api, ApiError, Authed,
     Paging,
 };
+use super::downloads::job_log_download_url;
 use super::json::{
     check_run_json, check_suite_json, job_json, short_repository_json, status_json,
     workflow_run_json,
@@ -22,6 +23,7 @@ use super::json::{
 use super::lookup::{commit_details, resolve_ref};
 use crate::automation::EndpointAccess;
 use crate::ci_state::StatusState;
+use crate::job_log;
 use crate::shared::Shared;
 
 /// `GET …/commits/{ref}/check-runs` (`check_name`, `status`,
@@ -429,18 +431,29 @@ pub(crate) async fn get_job(
     let state = shared.read();
     visible_repository(&state, &viewer, &owner, &repo)?;
     let id = parse_id(&id)?;
+    let (run, job) = state.ci.job(id).ok_or(ApiError::NotFound)?;
+    Ok(Json(job_json(&state, run, job, &api)))
+}
+
+/// `GET …/actions/jobs/{job_id}/logs`: GitHub answers `302 Found` with
+/// the log's download URL in `Location` ("Download job logs for a workflow
+/// run"); the emulator's is [`job_log_download_url`]. A job that has not
+/// completed has no log yet: 404.
+pub(crate) async fn get_job_logs(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Path((owner, repo, id)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let state = shared.read();
+    visible_repository(&state, &viewer, &owner, &repo)?;
+    let id = parse_id(&id)?;
     state
         .ci
-        .workflow_runs
-        .iter()
-        .find_map(|run| {
-            run.jobs
-                .iter()
-                .find(|j| j.database_id == id)
-                .map(|job| job_json(&state, run, job, &api))
-        })
-        .map(Json)
-        .ok_or(ApiError::NotFound)
+        .check_run(id)
+        .and_then(job_log::github_log)
+        .ok_or(ApiError::NotFound)?;
+    let location = job_log_download_url(&shared.base_url, id);
+    Ok((StatusCode::FOUND, [(header::LOCATION, location)]).into_response())
 }
 
 /// `POST …/actions/runs/{run_id}/rerun`: a new attempt of every job.

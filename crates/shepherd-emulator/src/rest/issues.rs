@@ -15,6 +15,7 @@ use super::common::{
     Api, ApiError, Authed, Paging,
 };
 use super::json::{issue_comment_json, label_event_json, labels_json};
+use crate::auth::Viewer;
 use crate::shared::Shared;
 
 /// `GET …/issues/{number}/comments`, oldest first, `since` honoured.
@@ -122,13 +123,54 @@ pub(crate) async fn list_labels(
     Ok(Json(labels_json(&state, pr, &api)))
 }
 
+/// A label as a request names it: its name, or an object with a `name`.
 #[derive(Deserialize)]
-struct LabelsBody {
-    labels: Option<Vec<String>>,
+#[serde(untagged)]
+enum LabelName {
+    Name(String),
+    Object { name: String },
 }
 
-/// `POST …/issues/{number}/labels` with `{"labels": [...]}` (a bare array
-/// works too): adds them, answers every label of the issue.
+/// The body of `POST` and `PUT …/issues/{number}/labels`, in each form
+/// GitHub's description takes: `{"labels": [...]}`, a bare array, either
+/// of names or of `{"name"}` objects, or one name.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum LabelsBody {
+    List(Vec<LabelName>),
+    Wrapped { labels: Option<Vec<LabelName>> },
+    One(String),
+}
+
+/// The label names of a labels request; 422 when it names none at all.
+fn label_names(body: &Bytes) -> Result<Vec<String>, ApiError> {
+    let names = match parse_body::<LabelsBody>(body)? {
+        LabelsBody::List(names)
+        | LabelsBody::Wrapped {
+            labels: Some(names),
+        } => names,
+        LabelsBody::Wrapped { labels: None } => {
+            return Err(ApiError::Validation("labels is missing".into()))
+        }
+        LabelsBody::One(name) => vec![LabelName::Name(name)],
+    };
+    Ok(names
+        .into_iter()
+        .map(|n| match n {
+            LabelName::Name(name) | LabelName::Object { name } => name,
+        })
+        .collect())
+}
+
+/// Which change a labels request makes.
+#[derive(Clone, Copy)]
+enum LabelsChange {
+    Add,
+    Replace,
+}
+
+/// `POST …/issues/{number}/labels`: adds the labels, answers every label
+/// of the issue.
 pub(crate) async fn add_labels(
     State(shared): State<Arc<Shared>>,
     Authed(viewer): Authed,
@@ -136,19 +178,55 @@ pub(crate) async fn add_labels(
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let names = match parse_body::<Vec<String>>(&body) {
-        Ok(names) => names,
-        Err(_) => parse_body::<LabelsBody>(&body)?
-            .labels
-            .ok_or_else(|| ApiError::Validation("labels is missing".into()))?,
-    };
+    change_labels(
+        &shared,
+        &viewer,
+        &api,
+        (&owner, &repo, &number),
+        &body,
+        LabelsChange::Add,
+    )
+}
+
+/// `PUT …/issues/{number}/labels`: the issue's labels become the ones
+/// given (GitHub's "Set labels for an issue"; `[]` removes every label),
+/// each one removed or added with its event; answers every label.
+pub(crate) async fn set_labels(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Api(api): Api,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    change_labels(
+        &shared,
+        &viewer,
+        &api,
+        (&owner, &repo, &number),
+        &body,
+        LabelsChange::Replace,
+    )
+}
+
+fn change_labels(
+    shared: &Shared,
+    viewer: &Viewer,
+    api: &str,
+    (owner, repo, number): (&str, &str, &str),
+    body: &Bytes,
+    change: LabelsChange,
+) -> Result<Json<Value>, ApiError> {
+    let names = label_names(body)?;
     let mut state = shared.write();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let pr = visible_pull_request(&state, viewer, owner, repo, number)?;
     let number = pr.number;
-    require_write(&viewer)?;
-    state.apply_add_labels(number, &viewer.login, &names)?;
+    require_write(viewer)?;
+    match change {
+        LabelsChange::Add => state.apply_add_labels(number, &viewer.login, &names)?,
+        LabelsChange::Replace => state.apply_set_labels(number, &viewer.login, &names)?,
+    }
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
-    Ok(Json(labels_json(&state, pr, &api)))
+    Ok(Json(labels_json(&state, pr, api)))
 }
 
 /// `DELETE …/issues/{number}/labels/{name}`: answers the labels left; 404

@@ -5,6 +5,7 @@ mod checks;
 mod collaborators;
 mod common;
 mod deletes;
+mod downloads;
 mod issues;
 mod json;
 mod lookup;
@@ -15,6 +16,7 @@ mod repository;
 mod routes;
 
 pub(crate) use common::{original_uri, page_of, ApiError, PageUrl};
+pub(crate) use downloads::routes as download_routes;
 pub(crate) use meta::root;
 pub(crate) use middleware::{
     conditional_get, conditional_get_with, count_and_fault, count_and_fault_as,

@@ -127,9 +127,11 @@ fn table() -> Table {
         get(issues::get_issue_comment).delete(deletes::delete_issue_comment),
     )
     .route(
-        &["GET", "POST"],
+        &["GET", "POST", "PUT"],
         &at("/issues/{number}/labels"),
-        get(issues::list_labels).post(issues::add_labels),
+        get(issues::list_labels)
+            .post(issues::add_labels)
+            .put(issues::set_labels),
     )
     .route(
         &["DELETE"],
@@ -215,6 +217,11 @@ fn table() -> Table {
         &["GET"],
         &at("/actions/jobs/{job_id}"),
         get(checks::get_job),
+    )
+    .route(
+        &["GET"],
+        &at("/actions/jobs/{job_id}/logs"),
+        get(checks::get_job_logs),
     )
     .route(
         &["POST"],

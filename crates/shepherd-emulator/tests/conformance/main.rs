@@ -8,6 +8,7 @@
 
 mod scenario;
 mod test_gh;
+mod test_gitlab_cli;
 mod test_gitlab_fields;
 mod test_openapi;
 mod test_python_clients;

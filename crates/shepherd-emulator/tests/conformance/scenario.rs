@@ -2,6 +2,7 @@
 //! two-comment threads, three conversation comments, a label and a
 //! required check.
 
+use serde_json::Value;
 use shepherd_emulator::{
     CheckSpec, EmulatedForge, Emulator, FileSpec, IssueCommentSpec, Permission, PullRequestSpec,
     RepositorySpec, RunningEmulator, Scenario, ThreadCommentSpec, ThreadSpec, UserKind, UserSpec,
@@ -82,4 +83,18 @@ async fn settle(emu: RunningEmulator) -> RunningEmulator {
         "CI settles"
     );
     emu
+}
+
+/// The text at `key` (a JSON pointer) of each item of `list`.
+pub fn names(list: &Value, key: &str) -> Vec<String> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"))
+        .iter()
+        .map(|item| {
+            item.pointer(key)
+                .and_then(Value::as_str)
+                .unwrap_or_else(|| panic!("no {key} in {item}"))
+                .to_owned()
+        })
+        .collect()
 }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use shepherd_emulator::RunningEmulator;
 use tokio::net::TcpListener;
 
-use crate::scenario::{start_behind, ALICE};
+use crate::scenario::{names, start_behind, ALICE};
 use crate::tls_front::{Pki, TlsFront};
 use crate::tools;
 
@@ -231,19 +231,6 @@ async fn json_fields(w: &GhWorld) -> Vec<String> {
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .map(str::to_owned)
-        .collect()
-}
-
-fn names(list: &Value, key: &str) -> Vec<String> {
-    list.as_array()
-        .unwrap_or_else(|| panic!("not a list: {list}"))
-        .iter()
-        .map(|item| {
-            item.pointer(key)
-                .and_then(Value::as_str)
-                .unwrap_or_else(|| panic!("no {key} in {item}"))
-                .to_owned()
-        })
         .collect()
 }
 
@@ -545,4 +532,62 @@ async fn gh_pr_view_of_a_missing_pull_request_fails_with_githubs_message() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("gh: Not Found (HTTP 404)"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gh_api_sets_labels_reads_a_job_log_and_gets_githubs_node_error() {
+    let w = GhWorld::start().await;
+    // `PUT …/issues/1/labels`: the labels become the ones given.
+    let labels = w
+        .json(&[
+            "api",
+            "-X",
+            "PUT",
+            "repos/acme/widgets/issues/1/labels",
+            "-f",
+            "labels[]=triaged",
+            "-f",
+            "labels[]=enhancement",
+        ])
+        .await;
+    assert_eq!(names(&labels, "/name"), ["enhancement", "triaged"]);
+    assert_eq!(
+        w.pr_state()["labels"],
+        serde_json::json!(["enhancement", "triaged"])
+    );
+
+    // A job's log: `gh api` follows GitHub's redirect to the download URL.
+    let lint = w.emu.state_json()["ci"]["check_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "lint")
+        .map(|r| r["database_id"].as_u64().unwrap())
+        .unwrap();
+    let log = w
+        .ok(&[
+            "api",
+            &format!("repos/acme/widgets/actions/jobs/{lint}/logs"),
+        ])
+        .await;
+    assert!(
+        log.ends_with(" ##[error]Process completed with exit code 1.\n"),
+        "{log}"
+    );
+
+    // A node id of nothing: GitHub's message, which `gh` prints as it is.
+    let out = w
+        .gh(&[
+            "api",
+            "graphql",
+            "-f",
+            r#"query={ node(id: "bogus") { id } }"#,
+        ])
+        .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Could not resolve to a node with the global id of 'bogus'."),
+        "{stderr}"
+    );
 }

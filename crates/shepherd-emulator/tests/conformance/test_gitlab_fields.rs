@@ -144,6 +144,38 @@ const JOB: &[&str] = &[
     "web_url",
 ];
 
+const VERSION: &[&str] = &[
+    "id",
+    "head_commit_sha",
+    "base_commit_sha",
+    "start_commit_sha",
+    "created_at",
+    "merge_request_id",
+    "state",
+    "real_size",
+];
+const APPROVALS: &[&str] = &[
+    "approved",
+    "approved_by",
+    "user_has_approved",
+    "user_can_approve",
+];
+const COMMIT: &[&str] = &[
+    "id",
+    "short_id",
+    "title",
+    "message",
+    "author_name",
+    "author_email",
+    "authored_date",
+    "committer_name",
+    "committer_email",
+    "committed_date",
+    "created_at",
+    "parent_ids",
+    "web_url",
+];
+
 #[tokio::test]
 async fn gitlab_bodies_carry_the_documented_fields() {
     let emu = start(EmulatedForge::GitLab).await;
@@ -164,6 +196,27 @@ async fn gitlab_bodies_carry_the_documented_fields() {
     check("merge request", &get(&emu, &mr).await, MERGE_REQUEST);
     let listed = get(&emu, &format!("/projects/{PROJECT}/merge_requests")).await;
     check("listed merge request", &listed[0], MERGE_REQUEST);
+    let changes = get(&emu, &format!("{mr}/changes")).await;
+    check("merge request changes", &changes, MERGE_REQUEST);
+    check("merge request changes", &changes, &["changes", "overflow"]);
+    let versions = get(&emu, &format!("{mr}/versions")).await;
+    check("diff version", &versions[0], VERSION);
+    let version = get(&emu, &format!("{mr}/versions/{}", versions[0]["id"])).await;
+    check("one diff version", &version, VERSION);
+    check("one diff version", &version, &["commits", "diffs"]);
+    check("commit", &version["commits"][0], COMMIT);
+    let commits = get(&emu, &format!("{mr}/commits")).await;
+    check("merge request commit", &commits[0], COMMIT);
+    check(
+        "approvals",
+        &get(&emu, &format!("{mr}/approvals")).await,
+        APPROVALS,
+    );
+    check(
+        "participant",
+        &get(&emu, &format!("{mr}/participants")).await[0],
+        USER,
+    );
     let notes = get(&emu, &format!("{mr}/notes")).await;
     check("note", &notes[0], NOTE);
     let discussions = get(&emu, &format!("{mr}/discussions")).await;

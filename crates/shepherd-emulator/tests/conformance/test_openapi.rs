@@ -240,6 +240,36 @@ impl Checker<'_> {
         self.called.insert(route.to_owned());
     }
 
+    /// `GET path` answered with a redirect (`302` and a `Location`), as
+    /// the description says `route` answers; returns the text at the
+    /// `Location`, fetched with no token (GitHub's download URLs are
+    /// signed and need none).
+    async fn call_redirect(&mut self, route: &str, path: &str) -> String {
+        let no_redirects = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let answer = no_redirects
+            .get(format!("{}{path}", self.root))
+            .header("accept", "application/vnd.github+json")
+            .header("authorization", format!("token {ALICE}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), 302, "{route} ({path})");
+        let documented = response(route, 302);
+        assert!(
+            documented["content"].is_null(),
+            "{route} 302: GitHub's description has a body: {documented}"
+        );
+        let location = answer.headers()["location"].to_str().unwrap().to_owned();
+        self.called.insert(route.to_owned());
+        let download = no_redirects.get(&location).send().await.unwrap();
+        assert_eq!(download.status().as_u16(), 200, "{location}");
+        download.text().await.unwrap()
+    }
+
     async fn settle(&self) {
         assert!(
             self.emu.wait_idle(Duration::from_secs(60)).await,
@@ -527,6 +557,15 @@ async fn validate_every_route(enterprise: bool) {
         }
     }
     assert!(kinds.ends_with(&["labeled", "unlabeled"]), "{events}");
+    let set = c
+        .call(
+            &format!("PUT {}", r("/issues/{number}/labels")),
+            &p("/issues/1/labels"),
+            Some(json!({ "labels": ["enhancement", "triaged"] })),
+            200,
+        )
+        .await;
+    assert_eq!(set.as_array().map(Vec::len), Some(2), "{set}");
 
     // CI.
     let runs = c
@@ -631,6 +670,24 @@ async fn validate_every_route(enterprise: bool) {
         200,
     )
     .await;
+    // `lint` (`exit 1`) failed: its log ends with the runner's error.
+    let lint = jobs["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["name"] == "lint")
+        .map(|j| id(j, "/id"))
+        .unwrap();
+    let log = c
+        .call_redirect(
+            &format!("GET {}", r("/actions/jobs/{job_id}/logs")),
+            &p(&format!("/actions/jobs/{lint}/logs")),
+        )
+        .await;
+    assert!(
+        log.ends_with(" ##[error]Process completed with exit code 1.\n"),
+        "{log}"
+    );
     c.call(
         &format!("POST {}", r("/actions/runs/{run_id}/rerun-failed-jobs")),
         &p(&format!("/actions/runs/{run}/rerun-failed-jobs")),

@@ -18,6 +18,7 @@ mod test_gitlab_client;
 mod test_gitlab_demo;
 mod test_gitlab_pagination;
 mod test_gitlab_push;
+mod test_gitlab_review;
 mod test_graphql;
 mod test_graphql_errors;
 mod test_graphql_gh;

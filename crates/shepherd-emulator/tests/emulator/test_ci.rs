@@ -133,6 +133,93 @@ async fn checks_run_real_commands_on_the_pushed_commit() {
 }
 
 #[tokio::test]
+async fn a_jobs_log_is_a_redirect_to_what_its_command_printed() {
+    let (emu, head) = start_ci(vec![
+        check("tests", "echo all good", true),
+        check(
+            "lint",
+            "echo 'src/lib.rs:3: bad'; echo oops >&2; exit 3",
+            false,
+        ),
+    ])
+    .await;
+    let (_, runs) = alice_get(&emu, &format!("/commits/{head}/check-runs")).await;
+    let lint = runs["check_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "lint")
+        .unwrap()
+        .clone();
+    // The check run's output says it too.
+    assert_eq!(lint["output"]["title"], "lint failure", "{lint}");
+    assert_eq!(lint["output"]["summary"], "exit status 3");
+    assert_eq!(lint["output"]["text"], "src/lib.rs:3: bad\noops\n");
+    let id = lint["id"].as_u64().unwrap();
+    let no_redirects = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    for root in [emu.api_url(), emu.enterprise_api_url()] {
+        let url = format!("{root}/repos/acme/widgets/actions/jobs/{id}/logs");
+        let answer = no_redirects
+            .get(&url)
+            .header("authorization", format!("token {ALICE}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 302, "{url}");
+        let location = answer.headers()["location"].to_str().unwrap().to_owned();
+        assert!(location.starts_with(&emu.api_url()), "{location}");
+        // The download URL needs no token, as GitHub's signed one.
+        let download = no_redirects.get(&location).send().await.unwrap();
+        assert_eq!(download.status(), 200);
+        assert!(download.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain"));
+        let log = download.text().await.unwrap();
+        let lines: Vec<&str> = log.lines().collect();
+        assert_eq!(lines.len(), 3, "{log}");
+        let (stamp, text) = lines[0].split_once(' ').unwrap();
+        assert!(
+            stamp.ends_with(".0000000Z") && stamp.len() == 28,
+            "an Actions time stamp: {stamp}"
+        );
+        assert_eq!(text, "src/lib.rs:3: bad");
+        assert!(lines[1].ends_with(" oops"), "{log}");
+        assert!(
+            lines[2].ends_with(" ##[error]Process completed with exit code 3."),
+            "{log}"
+        );
+    }
+    // A client that follows the redirect gets the log.
+    let (status, _) = alice_get(&emu, "/actions/jobs/999999/logs").await;
+    assert_eq!(status, 404);
+    let followed = client()
+        .get(format!(
+            "{}/repos/acme/widgets/actions/jobs/{id}/logs",
+            emu.api_url()
+        ))
+        .header("authorization", format!("token {ALICE}"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(followed.contains(" src/lib.rs:3: bad\n"), "{followed}");
+    let (status, _) = rest_get(
+        &emu.api_url(),
+        &format!("/repos/acme/widgets/actions/jobs/{id}/logs"),
+        Some(STRANGER),
+    )
+    .await;
+    assert_eq!(status, 404, "a private repository's logs");
+}
+
+#[tokio::test]
 async fn a_check_goes_queued_then_in_progress_then_completed() {
     let mut slow = check("slow", "sleep 1", true);
     slow.delay_ms = 400;

@@ -192,3 +192,78 @@ async fn a_job_still_waiting_is_not_retryable_and_polls_are_conditional() {
     .await;
     assert_eq!(status, 404);
 }
+
+#[tokio::test]
+async fn a_pipeline_retry_reruns_its_failed_jobs_and_traces_are_the_output() {
+    let emu = start(ci_scenario()).await;
+    idle(&emu).await;
+    let mr = gl_get(&emu, &mr_path(""), ALICE).await;
+    let id = mr["head_pipeline"]["id"].as_u64().unwrap();
+    let jobs_path = format!("/projects/{GL_PROJECT}/pipelines/{id}/jobs");
+    let jobs = by_name(&gl_get(&emu, &jobs_path, ALICE).await);
+
+    // A job's trace: what its command printed, then the runner's last word.
+    let trace = |job: u64| {
+        let emu = &emu;
+        async move {
+            let answer = client()
+                .get(format!(
+                    "{}/projects/{GL_PROJECT}/jobs/{job}/trace",
+                    emu.gitlab_api_url()
+                ))
+                .header("private-token", ALICE)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(answer.status(), 200);
+            let kind = answer.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .to_owned();
+            assert!(kind.starts_with("text/plain"), "{kind}");
+            answer.text().await.unwrap()
+        }
+    };
+    let lint = jobs["lint"]["id"].as_u64().unwrap();
+    assert_eq!(trace(lint).await, "ERROR: Job failed: exit code 3\n");
+    let tests = jobs["tests"]["id"].as_u64().unwrap();
+    assert_eq!(trace(tests).await, "Job succeeded\n");
+    let (status, _, _) = gl(
+        &emu,
+        Method::GET,
+        &format!("/projects/{GL_PROJECT}/jobs/999999/trace"),
+        Some(ALICE),
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+
+    // The retry: the failed jobs (flaky and lint, which may fail) get a
+    // new job each; the one that passed does not.
+    let retry = format!("/projects/{GL_PROJECT}/pipelines/{id}/retry");
+    let (status, _, _) = gl(&emu, Method::POST, &retry, Some(READER), None).await;
+    assert_eq!(status, 403);
+    let (status, _, pipeline) = gl(&emu, Method::POST, &retry, Some(ALICE), None).await;
+    assert_eq!(status, 201, "{pipeline}");
+    assert_eq!(pipeline["id"], id);
+    idle(&emu).await;
+    let all = gl_get(&emu, &format!("{jobs_path}?include_retried=true"), ALICE).await;
+    let names: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 5, "{names:?}");
+    assert_eq!(names.iter().filter(|n| **n == "tests").count(), 1);
+    let latest = by_name(&gl_get(&emu, &jobs_path, ALICE).await);
+    assert_eq!(latest["flaky"]["status"], "success", "its second run");
+    assert_eq!(latest["lint"]["status"], "failed");
+    let pipeline = gl_get(
+        &emu,
+        &format!("/projects/{GL_PROJECT}/pipelines/{id}"),
+        ALICE,
+    )
+    .await;
+    assert_eq!(pipeline["status"], "success");
+}

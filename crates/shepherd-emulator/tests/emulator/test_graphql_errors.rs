@@ -26,7 +26,7 @@ async fn a_bogus_node_is_null_beside_its_error() {
     assert_eq!(error["locations"], json!([{ "line": 1, "column": 3 }]));
     assert_eq!(
         error["message"],
-        "Could not resolve to a node with the global id of 'bogus'"
+        "Could not resolve to a node with the global id of 'bogus'."
     );
 
     // Beside another root field the key is still there, as null.
@@ -124,6 +124,34 @@ async fn a_failed_mutation_is_null_beside_its_error() {
     );
     assert_eq!(body["errors"][0]["type"], "NOT_FOUND");
     assert_eq!(body["errors"][0]["path"], json!(["resolveReviewThread"]));
+    assert_eq!(
+        body["errors"][0]["message"],
+        "Could not resolve to a node with the global id of 'PRRT_bm9wZQ'."
+    );
+}
+
+#[tokio::test]
+async fn a_well_formed_id_of_nothing_gets_the_same_message_as_a_bogus_one() {
+    let emu = start(scenario(1, 1)).await;
+    // A pull request id of the right kind that names no pull request.
+    let body = graphql(
+        &emu,
+        ALICE,
+        r#"query Q($id: ID!) { node(id: $id) { id } }"#,
+        json!({ "id": "PR_kwDOAAAAAAAAAAAA" }),
+    )
+    .await;
+    assert_eq!(body["data"], json!({ "node": null }), "{body}");
+    let error = &body["errors"][0];
+    assert_eq!(
+        (&error["type"], &error["path"], &error["message"]),
+        (
+            &json!("NOT_FOUND"),
+            &json!(["node"]),
+            &json!("Could not resolve to a node with the global id of 'PR_kwDOAAAAAAAAAAAA'.")
+        ),
+        "{body}"
+    );
 }
 
 #[tokio::test]

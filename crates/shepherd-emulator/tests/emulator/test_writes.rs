@@ -418,6 +418,68 @@ async fn pull_request_title_and_body_are_edited() {
 }
 
 #[tokio::test]
+async fn put_labels_replaces_every_label_with_events() {
+    let emu = start(scenario(0, 0)).await;
+    let url = format!("{}/repos/acme/widgets/issues/1/labels", emu.api_url());
+    let put = |body: Value, token: &'static str| {
+        let url = url.clone();
+        async move { rest(Method::PUT, &url, Some(token), Some(body)).await }
+    };
+    let names = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap_or_else(|| panic!("not a list: {v}"))
+            .iter()
+            .map(|l| l["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (status, _, labels) = put(json!({ "labels": ["a", "b"] }), ALICE).await;
+    assert_eq!(status, 200, "{labels}");
+    assert_eq!(names(&labels), ["a", "b"]);
+    // Every form GitHub takes: a bare array, `{"name"}` objects.
+    let (_, _, labels) = put(json!(["b", { "name": "c" }]), BOB).await;
+    assert_eq!(names(&labels), ["b", "c"]);
+    let (_, _, labels) = put(json!({ "labels": [{ "name": "C" }] }), BOB).await;
+    assert_eq!(names(&labels), ["c"]);
+    // Who did what: `a` and `b` added by alice, `a` removed and `c` added
+    // by bob, then `b` removed by bob.
+    let (_, events) = rest_get(
+        &emu.api_url(),
+        "/repos/acme/widgets/issues/1/events",
+        Some(ALICE),
+    )
+    .await;
+    let seen: Vec<(String, String, String)> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let text = |p: &str| e.pointer(p).and_then(Value::as_str).unwrap().to_owned();
+            (text("/event"), text("/label/name"), text("/actor/login"))
+        })
+        .collect();
+    let expect = |event: &str, label: &str, actor: &str| {
+        (event.to_owned(), label.to_owned(), actor.to_owned())
+    };
+    assert_eq!(
+        seen,
+        [
+            expect("labeled", "a", "alice"),
+            expect("labeled", "b", "alice"),
+            expect("unlabeled", "a", "bob"),
+            expect("labeled", "c", "bob"),
+            expect("unlabeled", "b", "bob"),
+        ]
+    );
+    let (_, _, labels) = put(json!({ "labels": [] }), ALICE).await;
+    assert_eq!(labels, json!([]));
+    let (status, _, body) = put(json!({ "labels": ["x"] }), READER).await;
+    assert_eq!(status, 403, "{body}");
+    let (status, _, body) = put(json!({ "nope": 1 }), ALICE).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(emu.state_json()["pull_requests"][0]["labels"], json!([]));
+}
+
+#[tokio::test]
 async fn labels_are_added_and_removed() {
     let emu = start(scenario(0, 0)).await;
     let labels_url = "/repos/acme/widgets/issues/1/labels";

@@ -9,6 +9,7 @@ exits non-zero with its traceback.
 import os
 
 import github
+import requests
 from github import Auth, Github
 
 API = os.environ["SHEPHERD_API"]
@@ -106,6 +107,10 @@ pr.add_to_labels("bug")
 check("add label", "bug" in [label.name for label in repo.get_pull(1).labels])
 pr.remove_from_labels("bug")
 check("remove label", "bug" not in [label.name for label in repo.get_pull(1).labels])
+pr.set_labels("triaged", "enhancement")
+check("set labels", sorted(label.name for label in repo.get_pull(1).labels) == ["enhancement", "triaged"])
+events = [(e.event, e.label.name, e.actor.login) for e in repo.get_issue(1).get_events()]
+check("set labels' events", events[-1] == ("labeled", "triaged", "alice"), events)
 pr.edit(title="Add widgets, edited")
 check("edit title", repo.get_pull(1).title == "Add widgets, edited")
 pr.edit(title="Add widgets")
@@ -136,10 +141,23 @@ jobs = list(wr.jobs())
 check("jobs", len(jobs) >= 1, jobs)
 job = repo.get_workflow_run(wr.id).jobs()[0]
 check("job url under the API base", job.url.startswith(API + "/"), job.url)
+lint = next(j for j in wr.jobs() if j.name == "lint")
+location = lint.logs_url()
+check("job logs redirect", location.startswith("http"), location)
+log = requests.get(location, timeout=10).text
+check("job log", log.endswith(" ##[error]Process completed with exit code 1.\n"), log)
+lint_run = repo.get_check_run(lint.id)
+check("check run output", (lint_run.output.title, lint_run.output.summary) == ("lint failure", "exit status 1"), lint_run.output)
 check("rerun", wr.rerun())
 check("rerun made attempt 2", repo.get_workflow_run(wr.id).run_attempt == 2)
 
 # Errors.
+try:
+    g.requester.graphql_query('query { node(id: "bogus") { id } }', {})
+    raise AssertionError("a bogus node id: no error")
+except github.UnknownObjectException as err:
+    message = err.data["errors"][0]["message"]
+    check("bogus node id", message == "Could not resolve to a node with the global id of 'bogus'.", err.data)
 raises("missing pull is a 404", 404, lambda: repo.get_pull(999))
 raises("missing repository is a 404", 404, lambda: g.get_repo(f"{os.environ['SHEPHERD_OWNER']}/nope"))
 raises("bad token is a 401", 401, lambda: client("nope").get_user().login)

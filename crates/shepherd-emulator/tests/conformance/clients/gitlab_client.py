@@ -85,6 +85,53 @@ check("edit title", project.mergerequests.get(1).title == "Add widgets, edited")
 mr.title = "Add widgets"
 mr.save()
 
+# What a GitLab user's tools read and write besides notes (issue 30).
+changes = mr.changes()
+check("changes", any(c["new_path"] == "src/lib.rs" and "+line 5" in c["diff"] for c in changes["changes"]), changes)
+versions = mr.diffs.list(get_all=True)
+check("diff versions", [v.head_commit_sha for v in versions] == [mr.sha], versions)
+version = mr.diffs.get(versions[0].id)
+check("one diff version", [d["new_path"] for d in version.diffs] == ["README.md", "src/lib.rs"], version.diffs)
+check("one diff version's commits", [c["id"] for c in version.commits] == [mr.sha], version.commits)
+commits = mr.commits()
+check("merge request commits", [c.id for c in commits] == [mr.sha], commits)
+participants = [p["username"] for p in mr.participants()]
+check("participants", participants == ["alice", "bob", "review-bot"], participants)
+check("no approvals yet", mr.approvals.get().approved is False)
+mr.approve(sha=mr.sha)
+approved = mr.approvals.get()
+check("approve", [a["user"]["username"] for a in approved.approved_by] == ["alice"], approved.approved_by)
+raises("approving twice is a 401", 401, lambda: mr.approve())
+mr.unapprove()
+check("unapprove", mr.approvals.get().approved_by == [])
+# approve() and unapprove() leave the approval state in the object, as
+# GitLab answers it: read the merge request again.
+mr = project.mergerequests.get(1)
+overview = mr.discussions.create({"body": "a question on the whole change"})
+first = overview.attributes["notes"][0]
+check("new discussion", not overview.attributes["individual_note"] and first["type"] == "DiscussionNote", first)
+position = {
+    "base_sha": mr.diff_refs["base_sha"],
+    "start_sha": mr.diff_refs["start_sha"],
+    "head_sha": mr.diff_refs["head_sha"],
+    "position_type": "text",
+    "new_path": "src/lib.rs",
+    "old_path": "src/lib.rs",
+    "new_line": 5,
+}
+on_line = mr.discussions.create({"body": "why line 5?", "position": position})
+note = on_line.attributes["notes"][0]
+check("new diff discussion", note["type"] == "DiffNote" and note["position"]["new_line"] == 5, note)
+position["new_line"] = 250
+raises("a position off the diff is a 400", 400, lambda: mr.discussions.create({"body": "x", "position": position}))
+mr.title = "Draft: Add widgets"
+mr.save()
+drafted = project.mergerequests.get(1)
+check("draft from the title", drafted.draft is True and drafted.work_in_progress is True, drafted.draft)
+mr.title = "Add widgets"
+mr.save()
+check("no longer a draft", project.mergerequests.get(1).draft is False)
+
 # CI.
 pipelines = mr.pipelines.list(get_all=True)
 check("merge request pipelines", len(pipelines) >= 1, pipelines)
@@ -94,9 +141,15 @@ jobs = pipeline.jobs.list(get_all=True)
 check("pipeline jobs", {j.name for j in jobs} >= {"tests"}, [j.name for j in jobs])
 job = project.jobs.get(jobs[0].id)
 check("job", job.id == jobs[0].id and job.status in ("success", "failed"), job.status)
+lint = next(j for j in jobs if j.name == "lint")
+trace = project.jobs.get(lint.id).trace()
+check("job trace", trace == b"ERROR: Job failed: exit code 1\n", trace)
 job.retry()
 retried = pipeline.jobs.list(get_all=True, include_retried=True)
 check("include_retried=True counts the retried job", len(retried) == len(jobs) + 1, (len(retried), len(jobs)))
+pipeline.retry()
+after = pipeline.jobs.list(get_all=True, include_retried=True)
+check("pipeline retry retries the failed job", len([j for j in after if j.name == "lint"]) == 2, [j.name for j in after])
 compare = project.repository_compare("main", "feature/widgets")
 check("compare", any(d["new_path"] == "src/lib.rs" for d in compare["diffs"]), compare)
 
