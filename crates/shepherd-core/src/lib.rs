@@ -18,6 +18,7 @@ pub mod glob;
 pub mod ledger;
 pub mod marker;
 pub mod model;
+pub mod reply;
 pub mod report;
 pub mod suggestion;
 pub mod target;

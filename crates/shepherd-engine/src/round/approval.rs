@@ -26,6 +26,7 @@ use serde::Serialize;
 use shepherd_core::config::{ApproveMode, APPROVAL_LABEL};
 use shepherd_core::marker::Marker;
 use shepherd_core::model::{AuthorKind, Comment, TopLevelComment, TopLevelKind};
+use shepherd_core::reply::Said;
 use shepherd_core::Decision;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -50,20 +51,6 @@ struct ApprovalArtifact<'a> {
 /// ([`ApprovalRequest`]): what `shepherd status` shows of each item.
 pub(crate) const APPROVAL_REQUEST: &str = "approval-request.json";
 
-/// The reply drafted for a decision when triage gave no hint.
-pub(crate) fn default_reply(decision: Decision) -> &'static str {
-    match decision {
-        Decision::Question => "Thanks for the question; see the reasoning above.",
-        Decision::Wontfix => "Reviewed: we decided not to make this change.",
-        Decision::AlreadyAddressed => "Reviewed: the code already does this.",
-        Decision::Invalid => "Reviewed: this does not apply to the code as it is.",
-        Decision::NeedsHuman => {
-            "This needs a maintainer's decision; Shepherd did not change anything for it."
-        }
-        Decision::CodeChange | Decision::MetadataChange => "Done.",
-    }
-}
-
 /// The reply drafted for an item whose decision is `decision`: the
 /// approver's text (`reply_override`), else triage's hint when the decision
 /// is still triage's, else the decision's default sentence. (What a round
@@ -73,15 +60,14 @@ pub fn drafted_reply(
     triage: Option<&shepherd_agent::TriageDecision>,
     decision: Decision,
 ) -> String {
-    if let Some(text) = reply_override {
-        return text.to_owned();
+    Said::Decided {
+        decision,
+        approver: reply_override,
+        hint: triage
+            .filter(|d| d.decision == decision)
+            .map(|d| d.reply_hint.as_str()),
     }
-    match triage {
-        Some(d) if d.decision == decision && !d.reply_hint.trim().is_empty() => {
-            d.reply_hint.clone()
-        }
-        _ => default_reply(decision).to_owned(),
-    }
+    .text()
 }
 
 /// Whether an approver who changed `triaged` into `approved` must also give

@@ -29,6 +29,7 @@ use shepherd_agent::{
 };
 use shepherd_core::cluster::{AreaKey, Cluster, RoundAreas};
 use shepherd_core::gate::{resolve_authorized, ItemResult};
+use shepherd_core::reply::Said;
 use shepherd_core::{Decision, Outcome};
 
 use super::item::{reply_only_outcome, Planned, WorkItem};
@@ -239,7 +240,11 @@ impl Runner {
                         Outcome::NeedsHuman
                     };
                     let reply = match &r.commit {
-                        Some(sha) => format!("{}\n\nFixed in {sha}.", r.reply.trim_end()),
+                        Some(sha) => Said::Fixed {
+                            text: &r.reply,
+                            commit: sha,
+                        }
+                        .text(),
                         None => r.reply.clone(),
                     };
                     (outcome, r.commit.clone(), false, reply)
@@ -572,25 +577,13 @@ impl Runner {
         let started = Instant::now();
         let answer = shepherd_agent::Agent::fix(&agent, &task, &ctx).await;
         self.account_agent("fix", agent.name(), started.elapsed(), &usage);
-        let answer = match answer
-            .map_err(|e| format!("the fixer failed: {e}"))
-            .and_then(|a| {
-                check_fix_answer(&task, &a).map(|()| a).map_err(|errors| {
-                    format!(
-                        "the fixer's answer was invalid: {}",
-                        errors
-                            .iter()
-                            .map(ToString::to_string)
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    )
-                })
-            }) {
+        let answer = match fixing
+            .ws
+            .keep_checked(answer, |a| check_fix_answer(&task, a))
+            .await?
+        {
             Ok(a) => a,
-            Err(why) => {
-                fixing.ws.git(|wt| wt.discard_changes()).await?;
-                return Ok(blocked_all(&unit, &why));
-            }
+            Err(refused) => return Ok(blocked_all(&unit, &refused.said_of("fixer"))),
         };
         let changed = fixing.ws.git(|wt| wt.changed_paths()).await?;
         let any_fixed = answer
@@ -672,8 +665,7 @@ fn parent_dir(path: &str) -> String {
 fn earlier_fix_result(sha: &str) -> UnitResult {
     UnitResult {
         status: FixStatus::Fixed,
-        reply: "Shepherd fixed this in an earlier run; that run's reply did not reach this thread."
-            .to_owned(),
+        reply: Said::FixedEarlier.text(),
         summary: format!("already fixed by {sha} (found by its {ITEM_TRAILER} trailer)"),
         commit: Some(sha.to_owned()),
         metadata_applied: false,

@@ -24,6 +24,7 @@ use serde::Serialize;
 use shepherd_agent::{FixStatus, FixTask, PrContext, TaskItem, TriageNote};
 use shepherd_core::config::APPROVAL_LABEL;
 use shepherd_core::gate::resolve_authorized;
+use shepherd_core::reply::Said;
 use shepherd_core::{Decision, LedgerEntry, Outcome};
 
 use super::item::WorkItem;
@@ -324,7 +325,11 @@ impl Runner {
         }
         match self.apply_metadata_edit(round, item, &edit).await? {
             Ok(adopted) => {
-                let reply = format!("{}\n\n{}", outcome.reply.trim_end(), edit.describe());
+                let reply = Said::Edited {
+                    text: &outcome.reply,
+                    edit: &edit.describe(),
+                }
+                .text();
                 let cfg = self.config.gate_config();
                 let authorized = resolve_authorized(
                     Decision::MetadataChange,

@@ -24,6 +24,7 @@
 //! and its bookkeeping). No stage imports this module; this module holds
 //! the pipeline.
 
+mod answer;
 pub(crate) mod approval;
 pub(crate) mod ci;
 pub(crate) mod cluster;

@@ -31,6 +31,7 @@ use shepherd_agent::{
     FixStatus, FixTask, FixValidationTask, FixVerdict, UsageLog,
 };
 
+use super::answer::{checked, Refused};
 use super::metadata::{self, PR_DIR};
 use super::runner::Runner;
 use super::state::{Changes, Fixing, Round};
@@ -117,19 +118,12 @@ async fn work(job: &Job, scratch: Arc<ScratchWorktree>) -> JobOutput {
         elapsed: started.elapsed(),
         usage,
     });
-    let answer = match got {
-        Ok(a) => match check_fix_answer(&job.task, &a) {
-            Ok(()) => a,
-            Err(errors) => {
-                let why = errors
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                return JobOutput::failed("the fixer's answer was invalid", why, calls);
-            }
-        },
-        Err(err) => return JobOutput::failed("the fixer failed", err.to_string(), calls),
+    let answer = match checked(got, |a| check_fix_answer(&job.task, a)) {
+        Ok(a) => a,
+        Err(Refused::Invalid(why)) => {
+            return JobOutput::failed("the fixer's answer was invalid", why, calls)
+        }
+        Err(Refused::Failed(why)) => return JobOutput::failed("the fixer failed", why, calls),
     };
 
     let kind = job.kind;
@@ -257,24 +251,16 @@ async fn validate(
         note: None,
         read_only_violation: None,
     };
-    match got {
-        Ok(v) => match check_fix_validation_answer(&task, &v) {
-            Ok(()) => record.verdicts = v.items,
-            Err(errors) => {
-                record.note = Some(format!(
-                    "the verdicts were invalid, so none is used: {}",
-                    errors
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ))
-            }
-        },
-        Err(AgentError::Unsupported { .. }) => {
-            record.note = Some("the provider does not support fix-validation".to_owned())
+    if let Err(AgentError::Unsupported { .. }) = got {
+        record.note = Some("the provider does not support fix-validation".to_owned());
+        return (record, call);
+    }
+    match checked(got, |v| check_fix_validation_answer(&task, v)) {
+        Ok(v) => record.verdicts = v.items,
+        Err(Refused::Invalid(why)) => {
+            record.note = Some(format!("the verdicts were invalid, so none is used: {why}"))
         }
-        Err(err) => record.note = Some(format!("fix-validation failed: {err}")),
+        Err(Refused::Failed(why)) => record.note = Some(format!("fix-validation failed: {why}")),
     }
     (record, call)
 }

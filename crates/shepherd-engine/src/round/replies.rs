@@ -28,6 +28,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use shepherd_core::classify::ItemKind;
 use shepherd_core::model::{PrSnapshot, ReviewState};
+use shepherd_core::reply::{self, Addressee};
 use shepherd_core::report::PublicFailure;
 use shepherd_core::{LedgerEntry, Marker};
 use shepherd_forge::{ForgeError, ItemRef, PostedComment, ThreadRef};
@@ -112,15 +113,12 @@ impl Runner {
                     request: format!("reply to {}", thread.id),
                     what: "the thread's root comment has no REST id".to_owned(),
                 })?;
-                let body = marker.append_within(reply, limit);
+                let body = reply::body(reply, Addressee::Thread, marker, limit);
                 self.forge.reply_to_thread(number, &thread_ref, &body).await
             }
             Feedback::TopLevel(comment) => {
-                let text = match &comment.author {
-                    Some(a) => format!("@{} {reply}", a.login),
-                    None => reply.to_owned(),
-                };
-                let body = marker.append_within(&text, limit);
+                let to = Addressee::TopLevel(comment.author.as_ref());
+                let body = reply::body(reply, to, marker, limit);
                 self.forge.post_issue_comment(number, &body).await
             }
         }

@@ -376,22 +376,12 @@ impl Runner {
             .writing_call(round, ws, "apply-review", agent.apply_review(&task, &ctx))
             .await?;
         self.account_agent("apply-review", agent.name(), started.elapsed(), &usage);
-        let answer = match got.map_err(|e| e.to_string()).and_then(|a| {
-            check_apply_review_answer(&task, &a)
-                .map(|()| a)
-                .map_err(|errors| {
-                    errors
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                })
-        }) {
+        let answer = match ws
+            .keep_checked(got, |a| check_apply_review_answer(&task, a))
+            .await?
+        {
             Ok(a) => a,
-            Err(why) => {
-                ws.git(|wt| wt.discard_changes()).await?;
-                return Ok((None, Some(format!("the apply-review agent failed: {why}"))));
-            }
+            Err(refused) => return Ok((None, Some(refused.said_of("apply-review agent")))),
         };
         for o in &answer.outcomes {
             if let Some(r) = records.iter_mut().find(|r| r.finding.id == o.id) {

@@ -12,6 +12,7 @@ use shepherd_agent::{
 
 use shepherd_core::PrSnapshot;
 
+use super::answer::{checked, Refused};
 use super::item::{decision_name, Feedback, WorkItem};
 use super::runner::Runner;
 use super::state::{Items, Round, RoundEnd, Step, Synced, Triage};
@@ -84,14 +85,10 @@ impl Runner {
                 Ok(got) => got,
                 Err(reason) => return Ok(Err(RoundEnd::Failed { reason })),
             };
-            let checked = got.map_err(|e| e.to_string()).and_then(|a| {
-                check_triage_answer(&task, &a)
-                    .map(|()| a)
-                    .map_err(|e| e.to_string())
-            });
-            let answer = match checked {
+            let answer = match checked(got, |a| check_triage_answer(&task, a).map_err(|e| vec![e]))
+            {
                 Ok(answer) => answer,
-                Err(error) => {
+                Err(Refused::Failed(error) | Refused::Invalid(error)) => {
                     tracing::warn!(%error, "triage answer refused");
                     return Ok(Err(RoundEnd::Failed {
                         reason: format!("triage failed after a retry: {error}"),

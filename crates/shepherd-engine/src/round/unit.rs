@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 use shepherd_agent::{FixAnswer, FixStatus, ItemValidation, ThreadOutcome, UsageLog};
 use shepherd_core::cluster::Cluster;
+use shepherd_core::reply::Said;
 
 use super::item::WorkItem;
 use crate::options::PrFields;
@@ -162,10 +163,7 @@ impl UnitResult {
     pub(crate) fn blocked(why: &str) -> Self {
         UnitResult {
             status: FixStatus::Blocked,
-            reply: format!(
-                "Shepherd could not fix this automatically ({why}). A maintainer needs to look \
-                 at it."
-            ),
+            reply: Said::NotFixed { why }.text(),
             summary: why.to_owned(),
             commit: None,
             metadata_applied: false,

@@ -686,19 +686,14 @@ impl Runner {
             commit: None,
             outcome: String::new(),
         };
-        let answer = match got.map_err(|e| e.to_string()).and_then(|a| {
-            check_fix_answer(&task, &a).map(|()| a).map_err(|errors| {
-                errors
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            })
-        }) {
+        let answer = match fixing
+            .ws
+            .keep_checked(got, |a| check_fix_answer(&task, a))
+            .await?
+        {
             Ok(a) => a,
-            Err(why) => {
-                fixing.ws.git(|wt| wt.discard_changes()).await?;
-                record.outcome = format!("the repair agent failed: {why}");
+            Err(refused) => {
+                record.outcome = refused.said_of("repair agent");
                 return Ok(record);
             }
         };
