@@ -12,6 +12,17 @@ use shepherd_core::config::{AgentRole, Config, Overrides, Provider};
 use shepherd_core::ForgeKind;
 use shepherd_forge::{Token, TokenSource};
 
+/// Where `token` came from, as a person names it (`$GITHUB_TOKEN`), never
+/// the token.
+pub(crate) fn token_source(token: &Token) -> String {
+    match token.source() {
+        TokenSource::Env(name) => format!("${name}"),
+        TokenSource::GhCli => "`gh auth token`".to_owned(),
+        TokenSource::GlabCli => "`glab`".to_owned(),
+        _ => "the caller".to_owned(),
+    }
+}
+
 use crate::commands::doctor_probe::{print_probes, probe_roles, RoleProbe};
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
@@ -441,15 +452,7 @@ fn token_check(forge: ForgeKind, host: &str) -> Check {
     match Token::discover_for(forge, host) {
         Ok(token) => Check {
             ok: true,
-            detail: format!(
-                "a {forge} token for {host}, from {}",
-                match token.source() {
-                    TokenSource::Env(name) => format!("${name}"),
-                    TokenSource::GhCli => "`gh auth token`".to_owned(),
-                    TokenSource::GlabCli => "`glab`".to_owned(),
-                    _ => "the caller".to_owned(),
-                }
-            ),
+            detail: format!("a {forge} token for {host}, from {}", token_source(&token)),
         },
         Err(err) => Check {
             ok: false,
