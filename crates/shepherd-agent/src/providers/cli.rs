@@ -230,6 +230,9 @@ impl CliAgent {
                 if let Some((url, _)) = &endpoint {
                     m.push_str(&format!(" from {url}"));
                 }
+                if code == 429 {
+                    m.push_str(": rate limited");
+                }
                 if matches!(code, 401 | 403) {
                     let key = endpoint
                         .and_then(|(_, key)| key)
