@@ -256,6 +256,55 @@ async fn codex_a_401_names_the_provider_the_endpoint_and_the_key() {
     a_401_names_the_provider_the_endpoint_and_the_key(CliProvider::Codex).await;
 }
 
+/// Issue 28.14: without `OPENAI_BASE_URL`, codex calls the model provider
+/// of the user's own `~/.codex/config.toml`; a 401 there names that
+/// endpoint (and the key variable the provider reads), not codex's default.
+#[tokio::test]
+async fn codex_a_401_names_the_endpoint_of_the_users_config() {
+    let real = Real::new(
+        CliProvider::Codex,
+        vec![Exchange::new(
+            "all",
+            Match::Any,
+            vec![Step::Fail(Failure::unauthorized())],
+        )],
+    );
+    let url = format!("{}/v1", real.server.url());
+    let codex_home = real.home.path().join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let config = codex_home.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "model_provider = \"myproxy\"\n\
+             check_for_update_on_startup = false\n\
+             [model_providers.myproxy]\n\
+             name = \"my proxy\"\n\
+             base_url = \"{url}\"\n\
+             env_key = \"OPENAI_API_KEY\"\n\
+             wire_api = \"responses\"\n"
+        ),
+    )
+    .unwrap();
+    let err = real
+        .agent(|c| {
+            let env = c.env.parent.as_mut().unwrap();
+            env.retain(|(k, _)| k != "OPENAI_BASE_URL");
+        })
+        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    let expected = format!(
+        "codex: 401 Unauthorized from {url} (model provider `myproxy` of {}): check OPENAI_API_KEY",
+        config.display()
+    );
+    assert!(message.starts_with(&expected), "{message}");
+    assert!(!message.contains("api.openai.com"), "{message}");
+    // The call did reach the endpoint named.
+    assert!(!real.model_requests().is_empty(), "{message}");
+}
+
 /// The model's first answer fails with `failure`; the CLI retries the
 /// request on its own and goes on to the structured answer. `shown` is how
 /// the server records the failed answer.

@@ -298,3 +298,42 @@ per_provider!(a_401_names_the_provider_and_the_status: Gemini, Opencode, Copilot
 per_provider!(a_429_is_retried_by_the_cli: Gemini, Opencode, Copilot);
 per_provider!(a_hanging_model_times_out: Gemini, Opencode, Copilot);
 per_provider!(a_malformed_answer_fails_the_call: Gemini, Opencode, Copilot);
+
+/// Issue 28.15: a provider that keeps answering 429 is stopped within the
+/// idle timeout (the no-progress timeout, at most the idle timeout, counted
+/// from the first refused attempt), not after the Gemini CLI's own ten
+/// attempts (about 300 s), and the error says it was rate limited.
+#[tokio::test]
+async fn gemini_a_rate_limited_provider_is_stopped_within_the_idle_timeout() {
+    let real = Real::new(
+        CliProvider::Gemini,
+        all(Step::Fail(Failure::rate_limited(1))),
+    );
+    let idle = Duration::from_secs(30);
+    let started = Instant::now();
+    let err = real
+        .triage(|c| {
+            c.idle_timeout = idle;
+            // As the factory sets it: at most the idle timeout.
+            c.no_progress_timeout = idle;
+            c.total_timeout = Duration::from_secs(200);
+        })
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    let message = err.to_string();
+    assert!(took < idle + Duration::from_secs(20), "{took:?}: {message}");
+    assert!(
+        message.starts_with(&format!(
+            "gemini: 429 Too Many Requests from {}: rate limited; gemini said: ",
+            real.server.url()
+        )),
+        "{message}"
+    );
+    assert!(
+        message.contains("stopped after 30s of retries without progress"),
+        "{message}"
+    );
+    // The CLI did retry (more than one attempt) before it was stopped.
+    assert!(real.replies().len() >= 2, "{:?}", real.replies());
+}

@@ -241,8 +241,14 @@ async fn paused(app: &AppState, id: &str) -> Result<(), Response> {
     }
 }
 
-fn start_resume(app: &AppState, id: &str) -> Result<(), String> {
-    app.resumer.resume(id)
+/// Starts resuming run `id` (the [`crate::Resumer`] may wait a moment to
+/// see the resume get going, so off the async workers).
+async fn start_resume(app: &AppState, id: &str) -> Result<(), String> {
+    let resumer = app.resumer.clone();
+    let run = id.to_owned();
+    tokio::task::spawn_blocking(move || resumer.resume(&run))
+        .await
+        .map_err(|e| e.to_string())?
 }
 
 async fn approve(
@@ -273,7 +279,7 @@ async fn approve(
         Err(e) => return with_message(&app, &id, StatusCode::CONFLICT, e.to_string()).await,
     }
     if field(&fields, "action") == Some("approve-resume") {
-        if let Err(e) = start_resume(&app, &id) {
+        if let Err(e) = start_resume(&app, &id).await {
             let message = format!("approved, but the resume did not start: {e}");
             return with_message(&app, &id, StatusCode::INTERNAL_SERVER_ERROR, message).await;
         }
@@ -316,7 +322,7 @@ async fn resume(
         let message = format!("run {id} is {}: it cannot be resumed", run.status);
         return with_message(&app, &id, StatusCode::CONFLICT, message).await;
     }
-    match start_resume(&app, &id) {
+    match start_resume(&app, &id).await {
         Ok(()) => Redirect::to(&format!("/runs/{id}")).into_response(),
         Err(e) => {
             let message = format!("the resume did not start: {e}");

@@ -42,7 +42,7 @@ use tokio::sync::oneshot;
 pub use error::ServeError;
 pub use secret::Secret;
 use state::AppState;
-pub use state::Resumer;
+pub use state::{Resumer, RESUME_FAILURE_FILE};
 
 /// How to start the dashboard.
 pub struct ServeConfig {

@@ -196,6 +196,9 @@ pub fn run_page(run: &RunView, secret: &str, message: Option<&str>) -> String {
             p { a href="/" { "← all runs" } }
             h1 { "Run " code { (id) } }
             @if let Some(m) = message { p.error role="alert" { (m) } }
+            @if let (None, Some(why)) = (message, &run.resume_failure) {
+                p.error #resume-failure role="alert" { "The last resume failed:\n" (why) }
+            }
             p {
                 (pr_link(&run.run.pr.to_string(), file.map(|f| f.pr_url.as_str())))
                 @if let Some(f) = file { " " span.title { (f.pr_title) } }

@@ -195,6 +195,9 @@ pub struct RunView {
     pub files: Vec<String>,
     /// Events of the run that belong to no round.
     pub events: Vec<Event>,
+    /// Why the last resume started from the dashboard failed
+    /// ([`crate::RESUME_FAILURE_FILE`]), while the run can be resumed.
+    pub resume_failure: Option<String>,
 }
 
 impl RunView {
@@ -369,7 +372,12 @@ pub fn run(state: &StateDir, run_id: &str) -> Result<RunView, ServeError> {
         }
     }
 
+    let resume_failure = matches!(status, RunStatus::Paused | RunStatus::Interrupted)
+        .then(|| std::fs::read_to_string(dir.join(crate::RESUME_FAILURE_FILE)).ok())
+        .flatten()
+        .filter(|text| !text.trim().is_empty());
     Ok(RunView {
+        resume_failure,
         report_md: std::fs::read_to_string(dir.join("report.md")).ok(),
         files: file_names(&dir),
         events: events.into_iter().filter(|e| e.round.is_none()).collect(),

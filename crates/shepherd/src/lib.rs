@@ -9,6 +9,7 @@ mod cli;
 mod commands;
 mod error;
 pub mod exit_codes;
+mod log_format;
 mod progress;
 mod runs;
 mod setup;
@@ -76,12 +77,19 @@ fn init_tracing(verbose: u8) {
         1 => "info,shepherd=debug",
         _ => "debug",
     };
-    let filter =
-        EnvFilter::try_from_env("SHEPHERD_LOG").unwrap_or_else(|_| EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
+    let (filter, asked) = match EnvFilter::try_from_env("SHEPHERD_LOG") {
+        Ok(filter) => (filter, true),
+        Err(_) => (EnvFilter::new(default), verbose > 0),
+    };
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         // Through the progress renderer: a warning never lands inside a spinner.
         .with_writer(progress::MakeLogWriter)
-        .with_ansi(ui::color_enabled_stderr())
-        .try_init();
+        .with_ansi(ui::color_enabled_stderr());
+    // Logs when asked for them; otherwise the few warnings read as notes.
+    let _ = if asked {
+        builder.try_init()
+    } else {
+        builder.event_format(log_format::Notes).try_init()
+    };
 }

@@ -97,3 +97,31 @@ impl Style {
         self.paint("36", text)
     }
 }
+
+/// `word` as one POSIX shell word: unchanged when it has nothing a shell
+/// reads specially, else in single quotes.
+pub(crate) fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:=+,@%".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod shell_word_tests {
+    use super::shell_word;
+
+    #[test]
+    fn a_word_with_shell_characters_is_quoted() {
+        assert_eq!(shell_word("/tmp/state/demo"), "/tmp/state/demo");
+        assert_eq!(shell_word("/tmp/my state"), "'/tmp/my state'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(shell_word(""), "''");
+    }
+}

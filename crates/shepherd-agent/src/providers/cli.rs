@@ -186,13 +186,25 @@ impl CliAgent {
             .filter(|v| !v.trim().is_empty())
     }
 
-    /// The endpoint the CLI talks to, for an error message.
-    fn endpoint(&self) -> Option<String> {
-        let (variable, default) = self.config.provider.base_url_variable()?;
-        Some(
-            self.parent_value(variable)
-                .unwrap_or_else(|| default.to_owned()),
-        )
+    /// The endpoint the CLI talks to, for an error message: the base URL
+    /// variable, else what the CLI's own configuration selects, else the
+    /// CLI's default; with where it comes from and the key variable to
+    /// check.
+    fn endpoint(&self) -> Option<(String, Option<String>)> {
+        let provider = self.config.provider;
+        let (variable, default) = provider.base_url_variable()?;
+        let key = provider.key_variable().map(str::to_owned);
+        if let Some(url) = self.parent_value(variable) {
+            return Some((url, key));
+        }
+        let env = |name: &str| self.parent_value(name);
+        Some(match provider.configured_endpoint(&env) {
+            Some(configured) => (
+                format!("{} ({})", configured.url, configured.source),
+                configured.key_variable.or(key),
+            ),
+            None => (default.to_owned(), key),
+        })
     }
 
     /// A failed call as the user reads it: the CLI's own error, its
@@ -214,11 +226,18 @@ impl CliAgent {
         let message = match own.status {
             Some(code) => {
                 let mut m = format!("{code} {}", reason_phrase(code));
-                if let Some(endpoint) = self.endpoint() {
-                    m.push_str(&format!(" from {endpoint}"));
+                let endpoint = self.endpoint();
+                if let Some((url, _)) = &endpoint {
+                    m.push_str(&format!(" from {url}"));
+                }
+                if code == 429 {
+                    m.push_str(": rate limited");
                 }
                 if matches!(code, 401 | 403) {
-                    if let Some(key) = provider.key_variable() {
+                    let key = endpoint
+                        .and_then(|(_, key)| key)
+                        .or_else(|| provider.key_variable().map(str::to_owned));
+                    if let Some(key) = key {
                         m.push_str(&format!(": check {key}"));
                     }
                 }

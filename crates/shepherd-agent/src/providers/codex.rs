@@ -18,7 +18,9 @@ use serde_json::Value;
 
 use crate::agent::AgentError;
 use crate::exec::{LineSignal, OutputStream};
-use crate::providers::invocation::{sum_u64, CliFailure, Invocation, Parsed, Request};
+use crate::providers::invocation::{
+    sum_u64, CliFailure, ConfiguredEndpoint, Invocation, Parsed, Request,
+};
 use crate::providers::spec::{CliSpec, EnvNames};
 use crate::providers::strict::strict_schema;
 use crate::providers::versions::Support;
@@ -62,6 +64,39 @@ pub(crate) fn config_toml(base_url: &str) -> String {
         name = toml_string("OPENAI_BASE_URL (set by Shepherd)"),
         url = toml_string(base_url.trim_end_matches('/')),
     )
+}
+
+/// The endpoint the user's codex `config.toml` at `path` selects: the
+/// `[model_providers.ID]` table (its `base_url` and `env_key`) that the
+/// top-level `model_provider = "ID"` names, as codex's configuration
+/// reference describes them (developers.openai.com/codex/config-advanced,
+/// "model_providers"). `None` when the file is absent or unreadable, selects
+/// no provider, or selects one it does not declare with a `base_url` (a
+/// built-in such as `openai`, whose endpoint is codex's default).
+pub(crate) fn configured_endpoint(path: &Path) -> Option<ConfiguredEndpoint> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let config: toml::Table = match text.parse() {
+        Ok(config) => config,
+        Err(err) => {
+            tracing::debug!(%err, path = %path.display(), "cannot read codex's config.toml");
+            return None;
+        }
+    };
+    let id = config.get("model_provider")?.as_str()?;
+    let provider = config
+        .get("model_providers")?
+        .as_table()?
+        .get(id)?
+        .as_table()?;
+    let url = provider.get("base_url")?.as_str()?;
+    Some(ConfiguredEndpoint {
+        url: url.trim_end_matches('/').to_owned(),
+        source: format!("model provider `{id}` of {}", path.display()),
+        key_variable: provider
+            .get("env_key")
+            .and_then(toml::Value::as_str)
+            .map(str::to_owned),
+    })
 }
 
 /// Writes Shepherd's `CODEX_HOME` for `base_url` under `dir`; returns it.
@@ -303,6 +338,16 @@ impl CliSpec for Spec {
         Some(("OPENAI_BASE_URL", "https://api.openai.com/v1"))
     }
 
+    fn configured_endpoint(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<ConfiguredEndpoint> {
+        let home = env("CODEX_HOME")
+            .map(PathBuf::from)
+            .or_else(|| env("HOME").map(|h| Path::new(&h).join(".codex")))?;
+        configured_endpoint(&home.join("config.toml"))
+    }
+
     fn invocation(&self, request: &Request<'_>) -> Result<Invocation, AgentError> {
         invocation(request)
     }
@@ -318,6 +363,36 @@ mod tests {
     use super::*;
     use crate::task::Role;
     use serde_json::json;
+
+    #[test]
+    fn the_users_config_names_the_endpoint_codex_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        assert_eq!(configured_endpoint(&path), None, "no file");
+        std::fs::write(
+            &path,
+            "model_provider = \"proxy\"\n[model_providers.proxy]\nname = \"p\"\n\
+             base_url = \"https://proxy.example/v1/\"\nenv_key = \"PROXY_KEY\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            configured_endpoint(&path),
+            Some(ConfiguredEndpoint {
+                url: "https://proxy.example/v1".into(),
+                source: format!("model provider `proxy` of {}", path.display()),
+                key_variable: Some("PROXY_KEY".into()),
+            })
+        );
+        // A built-in provider, none selected, or not TOML: codex's default.
+        for text in [
+            "model_provider = \"openai\"\n",
+            "model = \"o3\"\n",
+            "model_provider = [",
+        ] {
+            std::fs::write(&path, text).unwrap();
+            assert_eq!(configured_endpoint(&path), None, "{text}");
+        }
+    }
 
     fn invoke(role: Role) -> Invocation {
         let schema =

@@ -25,6 +25,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::agent::AgentError;
+use crate::exec::{LineSignal, OutputStream};
 use crate::providers::extract;
 use crate::providers::invocation::{sum_u64, CliFailure, Invocation, Parsed, Request};
 use crate::providers::spec::{CliSpec, EnvNames};
@@ -205,6 +206,31 @@ pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
     })
 }
 
+/// Gemini CLI's stderr while it runs. Its retry loop (`retryWithBackoff`,
+/// gemini-cli's `packages/core/src/utils/retry.ts`) prints `Attempt N failed
+/// with status S. Retrying with backoff...` before each new attempt of a
+/// request (seen with 0.61.0 on a 429: ten attempts, 5 s and more apart). The
+/// first failed attempt of a request means the requests before it were
+/// answered: progress. Each later one means the request is still refused:
+/// the no-progress clock runs from the first, so a provider that keeps
+/// rate-limiting is stopped after the no-progress timeout (at most the idle
+/// timeout) rather than after the CLI's own ten attempts. The CLI prints
+/// nothing else while it works: no other line says anything.
+pub(crate) fn classify(stream: OutputStream, line: &str) -> LineSignal {
+    if stream != OutputStream::Stderr {
+        return LineSignal::Neutral;
+    }
+    let attempt = line
+        .strip_prefix("Attempt ")
+        .and_then(|rest| rest.split_once(" failed with status "))
+        .and_then(|(n, _)| n.parse::<u32>().ok());
+    match attempt {
+        Some(1) => LineSignal::Progress,
+        Some(_) => LineSignal::Retry,
+        None => LineSignal::Neutral,
+    }
+}
+
 /// Gemini CLI, described ([`CliSpec`]).
 pub(crate) struct Spec;
 
@@ -238,7 +264,12 @@ impl CliSpec for Spec {
     }
 
     // Shepherd's system settings file turns telemetry and updates off.
-    // Gemini CLI prints its JSON object only at the end: no classifier.
+    // Gemini CLI prints its JSON object only at the end; its retries show
+    // on stderr.
+
+    fn classifier(&self) -> Option<fn(OutputStream, &str) -> LineSignal> {
+        Some(classify)
+    }
 
     fn own_error(&self, stdout: &str, stderr: &str) -> Option<CliFailure> {
         own_error(stdout, stderr)
@@ -268,6 +299,31 @@ impl CliSpec for Spec {
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retried_attempt_is_no_progress_and_a_first_one_is_progress() {
+        let line = |n: u32| {
+            format!("Attempt {n} failed with status 429. Retrying with backoff... _ApiError: {{}}")
+        };
+        assert_eq!(
+            classify(OutputStream::Stderr, &line(1)),
+            LineSignal::Progress
+        );
+        assert_eq!(classify(OutputStream::Stderr, &line(2)), LineSignal::Retry);
+        assert_eq!(classify(OutputStream::Stderr, &line(9)), LineSignal::Retry);
+        assert_eq!(
+            classify(OutputStream::Stdout, &line(2)),
+            LineSignal::Neutral
+        );
+        for other in [
+            "Attempt to read",
+            "Ripgrep is not available.",
+            "    at throwErrorIfNotOK",
+        ] {
+            assert_eq!(classify(OutputStream::Stderr, other), LineSignal::Neutral);
+        }
+    }
+
     use crate::task::Role;
     use serde_json::json;
 

@@ -7,6 +7,18 @@ use std::path::{Path, PathBuf};
 
 use crate::task::Role;
 
+/// An endpoint a CLI calls that its own configuration names (not a
+/// variable Shepherd reads): said in an error about a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ConfiguredEndpoint {
+    /// Its base URL.
+    pub url: String,
+    /// Where it is configured (`model provider `x` of /home/u/.codex/config.toml`).
+    pub source: String,
+    /// The variable its key is read from, when the configuration names one.
+    pub key_variable: Option<String>,
+}
+
 /// A CLI's own account of a failed call: the HTTP status it got, if any,
 /// and its message.
 #[derive(Debug, Clone, PartialEq, Eq)]

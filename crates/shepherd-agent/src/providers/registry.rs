@@ -6,7 +6,7 @@
 use shepherd_core::config::Provider;
 
 use crate::exec::{LineSignal, OutputStream};
-use crate::providers::invocation::CliFailure;
+use crate::providers::invocation::{CliFailure, ConfiguredEndpoint};
 use crate::providers::spec::CliSpec;
 use crate::providers::versions::Support;
 use crate::providers::{claude, codex, copilot, gemini, opencode};
@@ -110,6 +110,15 @@ impl CliProvider {
     /// endpoint it uses without it.
     pub fn base_url_variable(self) -> Option<(&'static str, &'static str)> {
         self.spec().base_url_variable()
+    }
+
+    /// The endpoint the CLI's own configuration selects when the base URL
+    /// variable is unset.
+    pub(crate) fn configured_endpoint(
+        self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<ConfiguredEndpoint> {
+        self.spec().configured_endpoint(env)
     }
 }
 

@@ -8,7 +8,7 @@
 
 use crate::agent::AgentError;
 use crate::exec::{LineSignal, OutputStream};
-use crate::providers::invocation::{CliFailure, Invocation, Parsed, Request};
+use crate::providers::invocation::{CliFailure, ConfiguredEndpoint, Invocation, Parsed, Request};
 use crate::providers::versions::Support;
 
 /// Which of its variables a CLI gets, given which are set in the parent
@@ -50,6 +50,16 @@ pub(crate) trait CliSpec: Sync {
     /// The variable that points the CLI at another endpoint, and the
     /// endpoint it uses without it.
     fn base_url_variable(&self) -> Option<(&'static str, &'static str)>;
+
+    /// The endpoint the CLI's own configuration selects when the base URL
+    /// variable is unset (`env` reads Shepherd's environment); `None`: the
+    /// default of [`CliSpec::base_url_variable`].
+    fn configured_endpoint(
+        &self,
+        _env: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<ConfiguredEndpoint> {
+        None
+    }
 
     /// The command line, stdin and scratch files of one call.
     fn invocation(&self, request: &Request<'_>) -> Result<Invocation, AgentError>;

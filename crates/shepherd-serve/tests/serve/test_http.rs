@@ -344,3 +344,28 @@ async fn an_approval_over_http_resumes_the_run_with_the_edited_reply() {
     assert!(page.contains("data-status=\"handed-off\""), "{page}");
     assert!(!page.contains("Approve and resume"), "{page}");
 }
+
+/// Issue 28.7: a resume that failed after it started (its words in the
+/// run directory's `resume-failed.txt`) is shown on the run's page, as
+/// text, while the run can be resumed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_that_failed_later_is_shown_on_the_run_page() {
+    let p = paused().await;
+    let dir = p.state_dir().run_dir(&p.run_id).unwrap();
+    let (_, page) = p.page(&format!("/runs/{}", p.run_id)).await;
+    assert!(!page.contains("resume-failure"), "{page}");
+    std::fs::write(
+        dir.join(shepherd_serve::RESUME_FAILURE_FILE),
+        "`shepherd resume` exited 1:\nerror: the forge <said> no",
+    )
+    .unwrap();
+    let (status, page) = p.page(&format!("/runs/{}", p.run_id)).await;
+    assert_eq!(status, 200);
+    assert!(
+        page.contains(
+            "id=\"resume-failure\" role=\"alert\">The last resume failed:\n`shepherd resume` \
+             exited 1:\nerror: the forge &lt;said&gt; no</p>"
+        ),
+        "{page}"
+    );
+}

@@ -15,6 +15,7 @@ use shepherd_forge::{ClientConfig, Forge, Token};
 
 use crate::error::{CliError, CliResult};
 use crate::setup::{config_layers, runtime, ForgeFlag};
+use crate::ui::shell_word;
 
 use crate::runs::{engine_error, engine_options, print_outcome, CommonRunArgs};
 use crate::setup::state_dir;
@@ -97,6 +98,16 @@ impl DemoForge {
             "{} {owner}/{name}{}{number}",
             spec.request_noun, spec.number_sigil
         )
+    }
+
+    /// The variable the forge's token is read from first.
+    fn token_var(&self) -> &'static str {
+        self.kind
+            .spec()
+            .token_vars
+            .first()
+            .copied()
+            .unwrap_or("GITHUB_TOKEN")
     }
 
     /// The command that serves the same demo to explore by hand: the
@@ -193,7 +204,8 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
             layers,
             repo_config: RepoConfigSource::BaseBranch,
         };
-        let git = Git::new().with_credentials(forge.credentials(token));
+        let git = Git::new().with_credentials(forge.credentials(token.clone()));
+        let demo_token = token;
         let engine = Engine::new(client, state.clone(), git, engine_options());
         let outcome = engine.start(spec).await.map_err(engine_error)?;
 
@@ -230,7 +242,24 @@ pub(crate) fn cmd_demo(args: DemoArgs) -> CliResult<u8> {
             outcome.run_id
         );
         eprintln!("Explore the demo yourself: {}", forge.explore_hint());
-        if serve {
+        if outcome.status == shepherd_engine::RunStatus::Paused {
+            // A paused demo can be resumed only while its emulator serves
+            // (the run's API is on its port): keep serving, and say the
+            // commands that continue it from another terminal.
+            eprintln!(
+                "\nThe run is paused for your approval. This demo's emulator keeps serving \
+                 until Ctrl-C,\nso it can be approved and resumed from another terminal:\n\
+                 \n  export {}={} SHEPHERD_STATE_DIR={}\n\
+                 \x20 shepherd status {run}\n\
+                 \x20 shepherd approve {run}\n\
+                 \x20 shepherd resume {run}\n",
+                forge.token_var(),
+                shell_word(&demo_token),
+                shell_word(&state.root().display().to_string()),
+                run = outcome.run_id,
+            );
+        }
+        if serve || outcome.status == shepherd_engine::RunStatus::Paused {
             eprintln!("\n{}", emu.banner());
             eprintln!(
                 "Serving until Ctrl-C (state: {}/_emulator/state).",

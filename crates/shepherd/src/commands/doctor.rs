@@ -12,6 +12,17 @@ use shepherd_core::config::{AgentRole, Config, Overrides, Provider};
 use shepherd_core::ForgeKind;
 use shepherd_forge::{Token, TokenSource};
 
+/// Where `token` came from, as a person names it (`$GITHUB_TOKEN`), never
+/// the token.
+pub(crate) fn token_source(token: &Token) -> String {
+    match token.source() {
+        TokenSource::Env(name) => format!("${name}"),
+        TokenSource::GhCli => "`gh auth token`".to_owned(),
+        TokenSource::GlabCli => "`glab`".to_owned(),
+        _ => "the caller".to_owned(),
+    }
+}
+
 use crate::commands::doctor_probe::{print_probes, probe_roles, RoleProbe};
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
@@ -200,32 +211,35 @@ pub(crate) fn cmd_doctor(args: DoctorArgs) -> CliResult<u8> {
         }
     };
     // --forge, else what SHEPHERD_API_URL implies (as for `run`).
-    let flag = args.forge.map(ForgeKind::from).or_else(|| {
-        std::env::var("SHEPHERD_API_URL")
-            .ok()
-            .filter(|u| !u.is_empty())
-            .map(|u| {
-                if u.trim_end_matches('/').ends_with("/api/v4") {
-                    ForgeKind::GitLab
-                } else {
-                    ForgeKind::GitHub
-                }
-            })
-    });
-    let (forge, host) = match &remote {
-        Some(r) => (
-            flag.or(r.forge).or_else(|| configured(&r.repo.host)),
-            r.repo.host.clone(),
-        ),
+    let api_url = std::env::var("SHEPHERD_API_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    let flag = match (args.forge, &api_url) {
+        (Some(f), _) => Some((ForgeKind::from(f), " (--forge)".to_owned())),
+        (None, Some(url)) => Some((
+            shepherd_forge::forge_of_api_url(url),
+            format!(" (SHEPHERD_API_URL: {url})"),
+        )),
+        (None, None) => None,
+    };
+    let (forge, host, told_by) = match &remote {
+        Some(r) => match &flag {
+            Some((f, by)) => (Some(*f), r.repo.host.clone(), by.clone()),
+            None => (
+                r.forge.or_else(|| configured(&r.repo.host)),
+                r.repo.host.clone(),
+                String::new(),
+            ),
+        },
         None => {
-            let forge = flag.unwrap_or(ForgeKind::GitHub);
-            (Some(forge), forge.spec().default_host.to_owned())
+            let (forge, by) = flag.unwrap_or((ForgeKind::GitHub, String::new()));
+            (Some(forge), forge.spec().default_host.to_owned(), by)
         }
     };
     let repository = match (&remote, forge) {
         (Some(r), Some(f)) => Check {
             ok: true,
-            detail: format!("origin is {} on {}", r.repo, f.as_str()),
+            detail: format!("origin is {} on {}{told_by}", r.repo, f.as_str()),
         },
         (Some(r), None) => Check {
             ok: false,
@@ -329,21 +343,57 @@ fn config_files() -> (Vec<ConfigFile>, Vec<String>) {
             path,
         });
     }
-    let vars: Vec<String> = shepherd_core::config::ENV_VARS
-        .iter()
-        .filter(|v| env(v.name).is_some_and(|x| !x.is_empty()))
-        .map(|v| format!("{} ({})", v.name, v.key))
-        .collect();
+    let (read, unread) = shepherd_env(std::env::vars());
+    warnings.extend(unread.iter().map(|name| {
+        format!("{name} is set, but Shepherd reads no variable of that name (a typo?)")
+    }));
     files.push(ConfigFile {
         layer: "environment",
-        found: !vars.is_empty(),
-        path: if vars.is_empty() {
+        found: !read.is_empty(),
+        path: if read.is_empty() {
             "no SHEPHERD_* variable set".to_owned()
         } else {
-            vars.join(", ")
+            read.join(", ")
         },
     });
     (files, warnings)
+}
+
+/// The variables Shepherd reads besides the configuration's
+/// ([`shepherd_core::config::ENV_VARS`]), with what each one sets.
+const CLI_ENV_VARS: &[(&str, &str)] = &[
+    ("SHEPHERD_API_URL", "the forge API, as --api-url"),
+    ("SHEPHERD_STATE_DIR", "the state directory, as --state-dir"),
+    ("SHEPHERD_CONFIG", "the user's file above"),
+    ("SHEPHERD_LOG", "the log filter"),
+    ("SHEPHERD_MR_IID", "the merge request of a CI run"),
+];
+
+/// The `SHEPHERD_*` variables of `vars` (non-empty), in name order: those
+/// Shepherd reads, each as `NAME (what it sets)`, and those it does not.
+fn shepherd_env(vars: impl Iterator<Item = (String, String)>) -> (Vec<String>, Vec<String>) {
+    let mut set: Vec<String> = vars
+        .filter(|(name, value)| name.starts_with("SHEPHERD_") && !value.is_empty())
+        .map(|(name, _)| name)
+        .collect();
+    set.sort();
+    let mut read = Vec::new();
+    let mut unread = Vec::new();
+    for name in set {
+        let config = shepherd_core::config::ENV_VARS
+            .iter()
+            .find(|v| v.name == name)
+            .map(|v| v.key);
+        let cli = CLI_ENV_VARS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, what)| *what);
+        match config.or(cli) {
+            Some(what) => read.push(format!("{name} ({what})")),
+            None => unread.push(name),
+        }
+    }
+    (read, unread)
 }
 
 /// Whether `rel` in the checkout `root` differs from what git committed
@@ -402,15 +452,7 @@ fn token_check(forge: ForgeKind, host: &str) -> Check {
     match Token::discover_for(forge, host) {
         Ok(token) => Check {
             ok: true,
-            detail: format!(
-                "a {forge} token for {host}, from {}",
-                match token.source() {
-                    TokenSource::Env(name) => format!("${name}"),
-                    TokenSource::GhCli => "`gh auth token`".to_owned(),
-                    TokenSource::GlabCli => "`glab`".to_owned(),
-                    _ => "the caller".to_owned(),
-                }
-            ),
+            detail: format!("a {forge} token for {host}, from {}", token_source(&token)),
         },
         Err(err) => Check {
             ok: false,
@@ -561,4 +603,32 @@ fn print_text(report: &Report) {
             "Not ready: see FAIL and \"not installed\" above."
         }
     );
+}
+
+#[cfg(test)]
+mod env_tests {
+    use super::shepherd_env;
+
+    #[test]
+    fn every_shepherd_variable_is_named_with_what_it_sets_or_as_unread() {
+        let vars = [
+            ("SHEPHERD_STATE_DIR", "/tmp/s"),
+            ("SHEPHERD_APROVE", "auto"),
+            ("SHEPHERD_APPROVE", "auto"),
+            ("SHEPHERD_API_URL", "http://127.0.0.1:1"),
+            ("SHEPHERD_LOG", ""),
+            ("GITHUB_TOKEN", "x"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()));
+        let (read, unread) = shepherd_env(vars.into_iter());
+        assert_eq!(
+            read,
+            [
+                "SHEPHERD_API_URL (the forge API, as --api-url)",
+                "SHEPHERD_APPROVE (approve.mode)",
+                "SHEPHERD_STATE_DIR (the state directory, as --state-dir)",
+            ]
+        );
+        assert_eq!(unread, ["SHEPHERD_APROVE"]);
+    }
 }

@@ -54,7 +54,12 @@ fn as_forge(scenario: Scenario, forge: Option<ForgeFlag>) -> CliResult<Scenario>
 }
 
 /// The lines that tell how to point Shepherd and git at the emulator
-/// serving `scenario` at `base` (its root URL).
+/// serving `scenario` at `base` (its root URL): a clone command that works
+/// as printed (the author's fake token in the URL, git's form for the
+/// forge), the variables that make `doctor`, `threads` and `run` work in
+/// that clone (the token, the API URL, which also tells the forge of a
+/// loopback host, and a state directory of its own), and the same commands
+/// without a clone.
 fn next_steps(scenario: &Scenario, base: &str) -> String {
     let repo = &scenario.repository;
     let pr = &scenario.pull_request;
@@ -71,25 +76,27 @@ fn next_steps(scenario: &Scenario, base: &str) -> String {
         ForgeKind::GitHub => "",
         ForgeKind::GitLab => " --forge gitlab",
     };
+    let (owner, name, number) = (&repo.owner, &repo.name, pr.number);
+    let clone_url = match base.split_once("://") {
+        Some((scheme, rest)) => format!(
+            "{scheme}://{}:{token}@{rest}/{owner}/{name}.git",
+            spec.git_username
+        ),
+        None => format!("{base}/{owner}/{name}.git"),
+    };
     let mut out = format!(
-        "To shepherd {}/{}{}{} from another terminal, as its author {}:\n\
-         \n  export {token_var}={token}\n\
-         \n  shepherd threads {} --repo {}/{}{forge_flag} --api-url {api}\n\
-         \n  shepherd run {} --repo {}/{}{forge_flag} --api-url {api} --state-dir \"$(mktemp -d)\"\n\
-         \nTo look at its code: git clone {base}/{}/{}.git\n",
-        repo.owner,
-        repo.name,
-        spec.number_sigil,
-        pr.number,
-        pr.author,
-        pr.number,
-        repo.owner,
-        repo.name,
-        pr.number,
-        repo.owner,
-        repo.name,
-        repo.owner,
-        repo.name,
+        "To shepherd {owner}/{name}{sigil}{number} as its author {author}, from another \
+         terminal: clone it and\n\
+         point Shepherd at the emulator (a state directory of its own keeps these runs apart):\n\
+         \n  git clone {clone_url} && cd {name}\n\
+         \x20 export {token_var}={token} SHEPHERD_API_URL={api} SHEPHERD_STATE_DIR=\"$(mktemp -d)\"\n\
+         \x20 shepherd doctor\n\
+         \x20 shepherd threads {number}\n\
+         \x20 shepherd run {number}\n\
+         \nWithout a clone (after the export): \
+         shepherd threads {number} --repo {owner}/{name}{forge_flag} --api-url {api}\n",
+        sigil = spec.number_sigil,
+        author = pr.author,
     );
     let bots: Vec<&str> = scenario
         .users
@@ -162,19 +169,28 @@ mod tests {
     }
 
     #[test]
-    fn the_next_steps_name_the_token_the_api_url_and_the_clone_url() {
+    fn the_next_steps_name_the_clone_the_exports_and_the_commands() {
         let base = "http://127.0.0.1:4000";
         let github = next_steps(&Scenario::demo().unwrap(), base);
         assert!(
-            github.contains("export GITHUB_TOKEN=emu_dev_token"),
+            github.contains(
+                "git clone http://x-access-token:emu_dev_token@127.0.0.1:4000/demo/authkit.git \
+                 && cd authkit"
+            ),
             "{github}"
         );
         assert!(
-            github.contains("shepherd run 42 --repo demo/authkit --api-url http://127.0.0.1:4000 "),
+            github.contains(
+                "export GITHUB_TOKEN=emu_dev_token SHEPHERD_API_URL=http://127.0.0.1:4000 \
+                 SHEPHERD_STATE_DIR="
+            ),
             "{github}"
         );
+        assert!(github.contains("\n  shepherd run 42\n"), "{github}");
         assert!(
-            github.contains("git clone http://127.0.0.1:4000/demo/authkit.git"),
+            github.contains(
+                "shepherd threads 42 --repo demo/authkit --api-url http://127.0.0.1:4000\n"
+            ),
             "{github}"
         );
         assert!(
@@ -183,7 +199,13 @@ mod tests {
         );
         let gitlab = next_steps(&Scenario::demo_gitlab().unwrap(), base);
         assert!(
-            gitlab.contains("export GITLAB_TOKEN=emu_dev_token"),
+            gitlab.contains("git clone http://oauth2:emu_dev_token@127.0.0.1:4000/"),
+            "{gitlab}"
+        );
+        assert!(
+            gitlab.contains(
+                "export GITLAB_TOKEN=emu_dev_token SHEPHERD_API_URL=http://127.0.0.1:4000/api/v4 "
+            ),
             "{gitlab}"
         );
         assert!(

@@ -116,6 +116,71 @@ impl Shepherd {
     }
 }
 
+impl Shepherd {
+    /// The README's install step, done for a test: the README must give it
+    /// (`cargo install --locked --path crates/shepherd`, a path whose
+    /// package builds the `shepherd` binary), and the binary this test
+    /// built is linked into `HOME/bin` in its place (the release build the
+    /// step makes takes minutes). Returns a `PATH` with that directory
+    /// first.
+    pub fn install(&self) -> std::ffi::OsString {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let readme = std::fs::read_to_string(root.join("README.md")).expect("the README");
+        let step = readme
+            .lines()
+            .find(|l| l.starts_with("cargo install "))
+            .expect("the README's install step");
+        let args: Vec<&str> = step.split_whitespace().collect();
+        assert!(args.contains(&"--locked"), "{step}");
+        let path = args
+            .iter()
+            .position(|a| *a == "--path")
+            .and_then(|i| args.get(i + 1))
+            .expect("cargo install --path DIR");
+        let manifest = std::fs::read_to_string(root.join(path).join("Cargo.toml"))
+            .expect("the installed package's manifest");
+        assert!(
+            manifest.contains("[[bin]]\nname = \"shepherd\""),
+            "{path} builds the shepherd binary"
+        );
+        let first_use = readme.find("shepherd demo").expect("the demo command");
+        assert!(
+            readme.find(step).expect("the step") < first_use,
+            "the install step comes before the first example"
+        );
+        let bin = self.home.path().join("bin");
+        std::fs::create_dir_all(&bin).expect("HOME/bin");
+        let link = bin.join("shepherd");
+        if !link.exists() {
+            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_shepherd"), &link)
+                .expect("link the binary");
+        }
+        let mut dirs = vec![bin];
+        dirs.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        std::env::join_paths(dirs).expect("a PATH")
+    }
+
+    /// `sh -c script` in the sealed environment, with `path` as `PATH` and
+    /// `mktemp` creating inside the sealed HOME.
+    pub fn shell(&self, path: &std::ffi::OsStr, script: &str) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(script)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", self.home.path())
+            .env("TMPDIR", self.home.path())
+            .env("NO_COLOR", "1")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .current_dir(self.home.path())
+            .stdin(Stdio::null());
+        cmd
+    }
+}
+
 pub fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scenarios")
 }

@@ -115,3 +115,90 @@ fn the_workflow_is_actionlint_clean_and_every_script_shellcheck_clean() {
         );
     }
 }
+
+/// Text with its line breaks and runs of spaces folded to one space.
+fn folded(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Issue 28.12-13: the action's reference, its permissions and the agent's
+/// default say one thing in `action.yml`, the example workflow and
+/// docs/ci.md, and the default configuration's `approve.mode` comment names
+/// every mode.
+#[test]
+fn the_action_example_and_docs_tell_one_truth() {
+    let root = repo_root();
+    let docs = std::fs::read_to_string(root.join("docs/ci.md")).unwrap();
+    let workflow = load_yaml(&root.join("examples/github/shepherd.yml"));
+    let action = load_yaml(&root.join("action.yml"));
+
+    // The reference: the example's step and the docs' snippet name the
+    // same one, a commit pin (no release is tagged).
+    let uses: Vec<String> = workflow["jobs"]["shepherd"]["steps"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|s| scalar(&s["uses"]))
+        .filter(|u| u.contains("/shepherd@"))
+        .collect();
+    assert_eq!(uses, ["OWNER/shepherd@COMMIT_SHA"]);
+    for line in docs
+        .lines()
+        .filter(|l| l.contains("uses: ") && l.contains("/shepherd@"))
+    {
+        assert!(line.contains(&format!("uses: {}", uses[0])), "{line}");
+    }
+    assert!(!docs.contains("shepherd@v1"), "no release named v1 exists");
+
+    // The permissions: what the example grants is what the action's input
+    // and the docs ask of a token.
+    let granted: Vec<(String, String)> = workflow["permissions"]
+        .as_hash()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (scalar(k), scalar(v)))
+        .collect();
+    let level = |scope: &str| {
+        granted
+            .iter()
+            .find(|(k, _)| k == scope)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(level("contents").as_deref(), Some("write"));
+    assert_eq!(level("pull-requests").as_deref(), Some("write"));
+    assert_eq!(level("actions").as_deref(), Some("write"));
+    assert_eq!(level("checks").as_deref(), Some("read"));
+    assert_eq!(level("statuses").as_deref(), Some("read"));
+    let asked = folded(&scalar(&action["inputs"]["github-token"]["description"]));
+    let docs_folded = folded(&docs);
+    for said in [
+        "contents, pull requests and actions: write",
+        "checks and statuses: read",
+    ] {
+        assert!(asked.contains(said), "action.yml: {asked}");
+        assert!(docs_folded.contains(said), "docs/ci.md: {said}");
+    }
+
+    // The agent's default: the configuration's.
+    let config = shepherd_core::config::Config::layered(&[]).unwrap();
+    let agent = folded(&scalar(&action["inputs"]["agent"]["description"]));
+    assert!(
+        agent.contains(&format!(
+            "the configuration decides (default {})",
+            config.agent.provider.as_str()
+        )),
+        "{agent}"
+    );
+
+    // Every approval mode is named in the default configuration's comment.
+    let defaults = shepherd_core::config::Config::default_toml();
+    let comment: String = defaults
+        .split("[approve]")
+        .nth(1)
+        .and_then(|rest| rest.split("\nmode = ").next())
+        .unwrap()
+        .to_owned();
+    for mode in ["prompt", "auto", "label"] {
+        assert!(comment.contains(&format!("\"{mode}\"")), "{comment}");
+    }
+}

@@ -219,9 +219,11 @@ async fn http_urls_are_honoured_and_the_endpoint_is_named() {
     assert!(!stderr.contains("InvalidContentType"), "{stderr}");
 }
 
-/// The acceptance of issue 13: the README's end-to-end commands, run as
-/// written (RUN replaced by the run's id) in a clone of the demo PR's
-/// repository on the emulator, each with the exit code its comment says.
+/// The acceptance of issues 13 and 28: after the README's install step,
+/// its end-to-end lines run as written (RUN replaced by the run's id), each
+/// by a shell, in a clone of the demo PR's repository on the emulator with
+/// the token and the emulator's API URL in the environment (what `shepherd
+/// emulator` tells to export), each with the exit code its comment says.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readme_end_to_end_commands_work_against_the_emulator() {
     let readme = std::fs::read_to_string(
@@ -233,60 +235,60 @@ async fn the_readme_end_to_end_commands_work_against_the_emulator() {
         .nth(1)
         .and_then(|rest| rest.split("<!-- first-hour:end -->").next())
         .expect("the README's end-to-end block");
-    let commands: Vec<Vec<String>> = block
+    let lines: Vec<&str> = block
         .lines()
         .filter(|l| l.starts_with("shepherd "))
-        .map(|l| {
-            l.split('#')
-                .next()
-                .unwrap()
-                .split_whitespace()
-                .skip(1)
-                .map(str::to_owned)
-                .collect()
-        })
         .collect();
-    assert!(commands.len() >= 6, "{block}");
+    assert!(lines.len() >= 6, "{block}");
 
     let Demo { emu, api, sh } = Demo::start().await;
-    let clone = sh.home.path().join("authkit");
-    std::fs::create_dir(&clone).unwrap();
-    git(&clone, &["init", "-q"]);
-    git(
-        &clone,
-        &["remote", "add", "origin", &emu.git_url("demo", "authkit")],
+    let path = sh.install();
+    let clone_url = emu.git_url("demo", "authkit").replacen(
+        "://",
+        &format!("://x-access-token:{}@", crate::common::DEV_TOKEN),
+        1,
     );
+    let out = sh
+        .shell(&path, &format!("git clone -q {clone_url} authkit"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", crate::common::text(&out.stderr));
+    let clone = sh.home.path().join("authkit");
+    let config = sh.home.path().join("shepherd-config.toml");
+    std::fs::write(&config, crate::common::RUN_CONFIG).unwrap();
     let mut run_id = String::new();
-    for args in commands {
-        let args: Vec<String> = args
-            .into_iter()
-            .map(|a| if a == "RUN" { run_id.clone() } else { a })
-            .collect();
-        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    for line in lines {
+        let line = line.replace(" RUN", &format!(" {run_id}"));
+        let command = line.split_whitespace().nth(1).unwrap_or("").to_owned();
         let out = tokio::task::block_in_place(|| {
-            let mut cmd = sh.run_cmd(&api, &argv);
-            cmd.current_dir(&clone);
-            cmd.output().unwrap()
+            sh.shell(&path, &line)
+                .current_dir(&clone)
+                .env("GITHUB_TOKEN", crate::common::DEV_TOKEN)
+                .env("SHEPHERD_API_URL", &api)
+                .env("SHEPHERD_STATE_DIR", sh.state_dir())
+                .env("SHEPHERD_CONFIG", &config)
+                .output()
+                .unwrap()
         });
         let (stdout, stderr) = (
             crate::common::text(&out.stdout),
             crate::common::text(&out.stderr),
         );
-        let expected = match argv.first() {
-            Some(&"run") => 3,
+        let expected = match command.as_str() {
+            "run" => 3,
             // The builtin agent leaves items for a person: handed off.
-            Some(&"resume") => crate::common::HANDED_OFF,
+            "resume" => crate::common::HANDED_OFF,
             _ => 0,
         };
         assert_eq!(
             out.status.code(),
             Some(expected),
-            "shepherd {argv:?}\n{stdout}\n{stderr}"
+            "{line}\n{stdout}\n{stderr}"
         );
-        if argv.first() == Some(&"run") {
+        if command == "run" {
             run_id = sh.latest_run(&api);
         }
-        if argv == ["resume", run_id.as_str()] {
+        if command == "resume" {
             // Rendered for the terminal (point 9): no Markdown markers.
             assert!(stdout.contains("Status: handed-off"), "{stdout}");
             assert!(
@@ -368,8 +370,17 @@ async fn a_quick_check_is_seen_soon_and_the_report_times_the_stages() {
     for quiet in ["GITHUB_SERVER_URL", "GITHUB_API_URL"] {
         assert!(!stderr.contains(quiet), "{stderr}");
     }
+    // Issue 28.6: a warning reads as a note, not as a raw log line.
+    assert!(!stderr.contains(" WARN "), "{stderr}");
+    assert!(!stderr.contains("shepherd_agent::"), "{stderr}");
     assert!(
-        stderr.matches("variable=\"GITHUB_TOKEN\"").count() <= 1,
+        stderr
+            .matches("warning: not passing a forge credential to an agent (variable: GITHUB_TOKEN)")
+            .count()
+            + stderr
+                .matches("warning: not passing a token-like variable to an agent (variable: GITHUB_TOKEN)")
+                .count()
+            == 1,
         "a token warns once per run: {stderr}"
     );
 
@@ -434,19 +445,27 @@ async fn a_bad_repository_config_exits_2_and_names_its_copy() {
     }
 }
 
-/// Point 10: `shepherd emulator` serves the embedded demo without
-/// `--scenario`, and its banner's commands work as printed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_emulator_serves_the_demo_and_says_how_to_use_it() {
+/// Kills a child (a server) when the test ends, however it ends.
+struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `shepherd emulator` (the installed one, on `path`) and its banner, up to
+/// its last line.
+fn serve_emulator(sh: &Shepherd, path: &std::ffi::OsStr, args: &str) -> (Serving, String) {
     use std::io::BufRead;
-    let sh = Shepherd::new();
     let mut child = sh
-        .command()
-        .arg("emulator")
+        .shell(path, &format!("exec shepherd emulator {args}"))
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
+    let serving = Serving(child);
     let mut banner = String::new();
     for line in std::io::BufReader::new(stdout).lines() {
         let line = line.unwrap();
@@ -456,35 +475,73 @@ async fn the_emulator_serves_the_demo_and_says_how_to_use_it() {
             break;
         }
     }
-    assert!(banner.contains("serving demo/authkit"), "{banner}");
-    assert!(
-        banner.contains("export GITHUB_TOKEN=emu_dev_token"),
-        "{banner}"
-    );
-    assert!(banner.contains("git clone http://127.0.0.1:"), "{banner}");
-    let threads: Vec<String> = banner
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("shepherd threads "))
-        .expect("a threads command")
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
-    assert!(threads.contains(&"--api-url".to_owned()), "{banner}");
-    let mut args = vec!["threads".to_owned()];
-    args.extend(threads);
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = tokio::task::block_in_place(|| {
-        sh.run(&argv, &[("GITHUB_TOKEN", crate::common::DEV_TOKEN)])
-    });
-    let _ = child.kill();
-    let _ = child.wait();
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        crate::common::text(&out.stdout),
-        crate::common::text(&out.stderr)
-    );
-    assert!(crate::common::text(&out.stdout).contains("demo/authkit#42"));
+    (serving, banner)
+}
+
+/// Issue 10.10 and 28.4-5: `shepherd emulator` serves the embedded demo
+/// without `--scenario`, and its banner's commands run as printed, in a
+/// shell, from another directory: the clone works (no `could not read
+/// Username`), `doctor` in it is ready and names the environment it read,
+/// `threads` lists the PR and `run` works it (paused for approval: exit
+/// 3); the command without a clone works after the export. On GitLab too.
+#[test]
+fn the_emulator_banner_commands_work_as_printed() {
+    for (forge, args, pr) in [
+        ("github", "", "demo/authkit#42"),
+        ("gitlab", "--forge gitlab", "demo/authkit!42"),
+    ] {
+        let sh = Shepherd::new();
+        let path = sh.install();
+        let (_serving, banner) = serve_emulator(&sh, &path, args);
+        assert!(banner.contains("serving demo/authkit"), "{banner}");
+        // The indented block: clone, export, doctor, threads, run.
+        let block: Vec<&str> = banner
+            .lines()
+            .skip_while(|l| !l.starts_with("  git clone "))
+            .take_while(|l| l.starts_with("  "))
+            .map(str::trim)
+            .collect();
+        assert_eq!(block.len(), 5, "{banner}");
+        assert!(block[1].starts_with("export "), "{banner}");
+        assert_eq!(block[4], "shepherd run 42", "{banner}");
+        let without_clone = banner
+            .lines()
+            .find_map(|l| l.strip_prefix("Without a clone (after the export): "))
+            .expect("the command without a clone");
+        let script = format!(
+            "{}\necho \"run exit: $?\"\n{without_clone}\n",
+            block.join("\n")
+        );
+        let out = sh.shell(&path, &script).output().unwrap();
+        let (stdout, stderr) = (
+            crate::common::text(&out.stdout),
+            crate::common::text(&out.stderr),
+        );
+        let all = format!("{forge}: {script}\n{stdout}\n{stderr}");
+        assert!(out.status.success(), "{all}");
+        assert!(sh.home.path().join("authkit/.git").is_dir(), "{all}");
+        assert!(!stderr.contains("could not read Username"), "{all}");
+        // doctor: ready, the forge told by SHEPHERD_API_URL, and the
+        // variables it read named.
+        assert!(stdout.contains("\nReady.\n"), "{all}");
+        assert!(!stdout.contains("FAIL"), "{all}");
+        assert!(
+            stdout.contains(&format!("on {forge} (SHEPHERD_API_URL: http://127.0.0.1:")),
+            "{all}"
+        );
+        assert!(
+            stdout.contains(
+                "environment SHEPHERD_API_URL (the forge API, as --api-url), \
+                 SHEPHERD_STATE_DIR (the state directory, as --state-dir)"
+            ),
+            "{all}"
+        );
+        assert!(!stdout.contains("no SHEPHERD_* variable set"), "{all}");
+        // threads (twice: in the clone, and without one) and run.
+        assert!(stdout.matches(pr).count() >= 2, "{all}");
+        assert!(stdout.contains("run exit: 3\n"), "{all}");
+        assert!(stdout.contains("Continue with: shepherd resume "), "{all}");
+    }
 }
 
 /// Point 10: `shepherd demo` keeps its runs out of the user's `shepherd
@@ -574,4 +631,57 @@ fn gitlab_runs_use_gitlab_nouns() {
         assert!(!text.contains("PR conversation"), "{text}");
         assert!(!text.contains("PR comment"), "{text}");
     }
+}
+
+/// Issue 28.3: `shepherd demo --approve prompt` without a terminal pauses,
+/// keeps its emulator serving, and the commands it prints approve and
+/// resume the run as printed (in a shell, from the user's directory, with
+/// the default state directory): the run ends handed off.
+#[test]
+fn a_paused_demo_says_commands_that_resume_it() {
+    use std::io::BufRead;
+    let sh = Shepherd::new();
+    let path = sh.install();
+    let mut child = sh
+        .shell(&path, "exec shepherd demo --approve prompt")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let _serving = Serving(child);
+    let mut said = String::new();
+    let mut block = Vec::new();
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        said.push_str(&line);
+        said.push('\n');
+        if line.starts_with("  export ") || line.starts_with("  shepherd ") {
+            block.push(line.trim().to_owned());
+        }
+        if line.starts_with("  shepherd resume ") {
+            break;
+        }
+    }
+    // Keep reading what the demo says next (a closed pipe would end it).
+    std::thread::spawn(move || lines.for_each(drop));
+    assert!(
+        said.contains("The run is paused for your approval"),
+        "{said}"
+    );
+    assert_eq!(block.len(), 4, "{said}");
+    let out = sh.shell(&path, &block.join("\n")).output().unwrap();
+    let (stdout, stderr) = (
+        crate::common::text(&out.stdout),
+        crate::common::text(&out.stderr),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(crate::common::HANDED_OFF),
+        "{said}\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("Status: handed-off"), "{stdout}");
+    assert!(!stderr.contains("no token for"), "{stderr}");
+    assert!(!stderr.contains("error: no run"), "{stderr}");
 }

@@ -30,6 +30,63 @@ async fn get_page(http: &reqwest::Client, url: String, cookie: &str) -> String {
         .unwrap()
 }
 
+/// `shepherd serve` started, with what it printed before its URL, and an
+/// HTTP client that follows no redirect.
+struct Dashboard {
+    serving: Serving,
+    /// Its lines up to the `Open:` line.
+    said: String,
+    base: String,
+    url: String,
+    secret: String,
+    cookie: String,
+    http: reqwest::Client,
+}
+
+impl Dashboard {
+    fn start(mut cmd: std::process::Command) -> Dashboard {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("shepherd serve starts");
+        let stdout = child.stdout.take().unwrap();
+        let serving = Serving(child);
+        let mut said = String::new();
+        let mut lines = BufReader::new(stdout).lines();
+        let url = loop {
+            let line = lines.next().expect("a line").expect("stdout");
+            said.push_str(&line);
+            said.push('\n');
+            if let Some(url) = line.strip_prefix("Open: ") {
+                break url.to_owned();
+            }
+        };
+        // Keep reading what it says next (a closed pipe would end it).
+        std::thread::spawn(move || lines.for_each(drop));
+        let (base, secret) = url
+            .split_once("/?token=")
+            .map(|(b, s)| (b.to_owned(), s.to_owned()))
+            .expect("the URL carries the secret");
+        assert!(base.starts_with("http://127.0.0.1:"), "{url}");
+        let port = base.rsplit(':').next().unwrap();
+        let cookie = format!("shepherd_serve_{port}={secret}");
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        Dashboard {
+            serving,
+            said,
+            base,
+            url,
+            secret,
+            cookie,
+            http,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     let Demo { emu, api, sh } = Demo::start().await;
@@ -37,32 +94,26 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     assert_eq!(code, 3, "{out}\n{err}");
     let run = sh.latest_run(&api);
 
-    let mut child = sh
-        .run_cmd(&api, &["serve", "--port", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("shepherd serve starts");
-    let stdout = child.stdout.take().unwrap();
-    let serving = Serving(child);
-    let mut lines = BufReader::new(stdout).lines();
-    let url = loop {
-        let line = lines.next().expect("a line").expect("stdout");
-        if let Some(url) = line.strip_prefix("Open: ") {
-            break url.to_owned();
-        }
-    };
-    let (base, secret) = url
-        .split_once("/?token=")
-        .expect("the URL carries the secret");
-    assert!(base.starts_with("http://127.0.0.1:"), "{url}");
-    let port = base.rsplit(':').next().unwrap();
-    let cookie = format!("shepherd_serve_{port}={secret}");
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-
+    let Dashboard {
+        serving,
+        said,
+        base,
+        url,
+        secret,
+        cookie,
+        http,
+        ..
+    } = Dashboard::start(sh.run_cmd(&api, &["serve", "--port", "0"]));
+    let base = base.as_str();
+    let secret = secret.as_str();
+    // It says which forge tokens a resume from it has: the paused run's
+    // host's (`--repo` names a github.com repository), from the environment.
+    let host = "github.com";
+    assert!(
+        said.contains(&format!("  {host} (GitHub): from $GITHUB_TOKEN\n")),
+        "{said}"
+    );
+    assert!(!said.contains(crate::common::DEV_TOKEN), "{said}");
     // Without the secret: nothing.
     let r = http.get(format!("{base}/")).send().await.unwrap();
     assert_eq!(r.status(), 403);
@@ -114,4 +165,81 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     let state = emu.state_json().to_string();
     assert!(state.contains(reply), "the edited reply is on the forge");
     drop(serving);
+}
+
+/// Issue 28.7: started without a token, `serve` says so at start, and
+/// "Approve and resume" fails on the page, in words, with what to do (the
+/// approval is kept, the run stays paused); a resume that fails later
+/// shows its words on the run's page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_that_fails_says_why_on_the_page() {
+    let Demo { emu: _emu, api, sh } = Demo::start().await;
+    let (code, out, err) = sh.run_pr(&api, "prompt", &[]);
+    assert_eq!(code, 3, "{out}\n{err}");
+    let run = sh.latest_run(&api);
+
+    let mut cmd = sh.run_cmd(&api, &["serve", "--port", "0"]);
+    cmd.env_remove("GITHUB_TOKEN");
+    let d = Dashboard::start(cmd);
+    // The run is on `--repo`'s host, github.com (through the emulator's API).
+    let host = "github.com";
+    assert!(
+        d.said.contains(&format!(
+            "  {host} (GitHub): none: no token for {host}: set one of "
+        )),
+        "{}",
+        d.said
+    );
+
+    let r = d
+        .http
+        .post(format!("{}/runs/{run}/approve", d.base))
+        .header("cookie", &d.cookie)
+        .header("origin", &d.base)
+        .form(&[("csrf", d.secret.as_str()), ("action", "approve-resume")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 500);
+    let page = r.text().await.unwrap();
+    let alert = page
+        .split("role=\"alert\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .unwrap_or_else(|| panic!("an alert on the page: {page}"));
+    for words in [
+        "approved, but the resume did not start: `shepherd resume` exited 1",
+        &format!("error: no token for {host}: set one of "),
+        "GITHUB_TOKEN",
+        "the environment `shepherd serve` was started with",
+    ] {
+        assert!(alert.contains(words), "{words}: {alert}");
+    }
+    // The approval is kept; the run waits to be resumed.
+    let (_, out, _) = sh.run_at(&api, &["status", &run, "--json"]);
+    let status: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(status["run"]["status"], "paused", "{status:#}");
+    assert_eq!(
+        status["pending_approvals"].as_array().map(Vec::len),
+        Some(0)
+    );
+
+    // "Resume the run": the same words, as this action's failure.
+    let r = d
+        .http
+        .post(format!("{}/runs/{run}/resume", d.base))
+        .header("cookie", &d.cookie)
+        .header("origin", &d.base)
+        .form(&[("csrf", d.secret.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 500);
+    let page = r.text().await.unwrap();
+    assert!(
+        page.contains("the resume did not start: `shepherd resume` exited 1"),
+        "{page}"
+    );
+    assert!(page.contains("no token for"), "{page}");
+    drop(d.serving);
 }
