@@ -621,10 +621,29 @@ impl Runner {
                     format!("{} reply-only decision(s) await approval", reply_only.len())
                 }
                 Some(_) => "rejected".to_owned(),
-                None => format!(
-                    "{} reply-only decision(s) approved ({mode_word})",
-                    reply_only.len()
-                ),
+                None => {
+                    let mut said = format!(
+                        "{} reply-only decision(s) approved ({mode_word})",
+                        reply_only.len()
+                    );
+                    // Needs-human items with no reply to post are held for
+                    // the user: approved is not answered (issue 28 point 2).
+                    let held = reply_only
+                        .iter()
+                        .filter(|id| {
+                            decided.approved.get(*id) == Some(&Decision::NeedsHuman)
+                                && !self.config.approve.reply_needs_human
+                                && !decided.reply_override.contains_key(*id)
+                        })
+                        .count();
+                    if held > 0 {
+                        said.push_str(&format!(
+                            ": {held} of them needs-human, reported to you and not answered \
+                             on the forge"
+                        ));
+                    }
+                    said
+                }
             }
         };
         if !command_items.is_empty() {
@@ -856,7 +875,7 @@ impl Runner {
         let run = &self.run.run_id;
         let items: Vec<String> = missing
             .iter()
-            .map(|(id, d)| format!("{id} (changed to {})", super::item::decision_name(*d)))
+            .map(|(id, d)| format!("{id} (changed to {})", d.as_str()))
             .collect();
         let (first, d) = &missing[0];
         RoundEnd::Paused {
@@ -871,7 +890,7 @@ impl Runner {
                     "these items"
                 },
                 items.join(", "),
-                super::item::decision_name(*d),
+                d.as_str(),
             ),
         }
     }

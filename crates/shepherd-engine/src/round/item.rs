@@ -157,11 +157,3 @@ pub(crate) fn reply_only_outcome(decision: Decision) -> Option<shepherd_core::Ou
 pub(crate) fn is_reply_only(decision: Decision) -> bool {
     reply_only_outcome(decision).is_some()
 }
-
-/// `code-change`, as SPEC spells decisions.
-pub(crate) fn decision_name(decision: Decision) -> String {
-    serde_json::to_value(decision)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| format!("{decision:?}"))
-}

@@ -52,7 +52,6 @@ pub(crate) mod worktree;
 use shepherd_core::classify::Classified;
 use shepherd_core::report::ThreadsLook;
 
-pub(crate) use item::decision_name;
 pub(crate) use runner::Runner;
 pub(crate) use state::{Round, RoundEnd, Tally};
 

@@ -13,7 +13,7 @@ use shepherd_agent::{
 use shepherd_core::PrSnapshot;
 
 use super::answer::{checked, Refused};
-use super::item::{decision_name, Feedback, WorkItem};
+use super::item::{Feedback, WorkItem};
 use super::runner::Runner;
 use super::state::{Items, Round, RoundEnd, Step, Synced, Triage};
 use super::workspace::Workspace;
@@ -91,7 +91,10 @@ impl Runner {
                 Err(Refused::Failed(error) | Refused::Invalid(error)) => {
                     tracing::warn!(%error, "triage answer refused");
                     return Ok(Err(RoundEnd::Failed {
-                        reason: format!("triage failed after a retry: {error}"),
+                        // The agent's error says what was tried ("answer
+                        // invalid after 2 attempts", "stopped: the error is
+                        // not one a retry fixes"): no retry is claimed here.
+                        reason: format!("triage failed: {error}"),
                     }));
                 }
             };
@@ -109,7 +112,7 @@ impl Runner {
         self.artifact(round, "triage.json", &all)?;
         let mut counts = std::collections::BTreeMap::<String, usize>::new();
         for d in &all.items {
-            *counts.entry(decision_name(d.decision)).or_default() += 1;
+            *counts.entry(d.decision.as_str().to_owned()).or_default() += 1;
         }
         let mut summary = counts
             .iter()

@@ -898,8 +898,8 @@ pub fn approve_run(
         {
             return Err(EngineError::ReplyNeeded {
                 item: change.item_id.clone(),
-                triaged: crate::round::decision_name(triaged),
-                decision: crate::round::decision_name(decision),
+                triaged: triaged.as_str().to_owned(),
+                decision: decision.as_str().to_owned(),
             });
         }
         store.put_approval(&Approval {

@@ -15,32 +15,28 @@ impl<F: Fn(u32) -> bool + Send + Sync> ProcessProbe for F {
     }
 }
 
-/// The real probe: `kill(pid, 0)` semantics.
-///
-/// On Linux it looks for `/proc/<pid>` (a zombie counts as alive, as with
-/// `kill`); elsewhere it runs `kill -0 <pid>`. Process-id reuse can make a
-/// dead holder look alive; `Store::break_lock` is the way out then.
+/// The real probe: `kill(pid, 0)`, which sends nothing and says whether
+/// the process exists (a zombie counts as alive). A process of another
+/// user exists too (`EPERM`). Process-id reuse can make a dead holder look
+/// alive; `Store::break_lock` is the way out then.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemProbe;
 
 impl ProcessProbe for SystemProbe {
     fn is_alive(&self, pid: u32) -> bool {
-        if pid == 0 {
+        use nix::errno::Errno;
+        let Ok(pid) = i32::try_from(pid) else {
+            return false;
+        };
+        if pid <= 0 {
+            // 0 and negative ids name process groups, not a process.
             return false;
         }
-        if cfg!(target_os = "linux") {
-            std::path::Path::new("/proc").join(pid.to_string()).exists()
-        } else {
-            std::process::Command::new("kill")
-                .arg("-0")
-                .arg(pid.to_string())
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .map(|s| s.success())
-                // Unknown means "maybe alive": never take over a live lock by mistake.
-                .unwrap_or(true)
+        match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
+            Ok(()) | Err(Errno::EPERM) => true,
+            Err(Errno::ESRCH) => false,
+            // Unknown means "maybe alive": never take over a live lock by mistake.
+            Err(_) => true,
         }
     }
 }
@@ -69,6 +65,22 @@ mod tests {
         child.wait().unwrap(); // reaped: the pid is gone
         assert!(!SystemProbe.is_alive(pid));
         assert!(!SystemProbe.is_alive(0));
+        assert!(
+            !SystemProbe.is_alive(u32::MAX),
+            "not a pid: a process group"
+        );
+    }
+
+    #[test]
+    fn a_zombie_and_another_users_process_are_alive() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Exited but not reaped: a zombie holds its pid, as `kill -0` says.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(SystemProbe.is_alive(pid));
+        child.wait().unwrap();
+        // Pid 1 (init, another user's or ours in a container) exists.
+        assert!(SystemProbe.is_alive(1));
     }
 
     #[test]

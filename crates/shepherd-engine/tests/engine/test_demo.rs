@@ -193,5 +193,23 @@ async fn the_demo_is_handed_off_with_the_builtin_agent(forge: ForgeKind) {
     assert!(events
         .iter()
         .any(|e| matches!(e, ProgressEvent::Stage { stage, .. } if stage.as_str() == "ci")));
+    // "Approved" is not "answered": the approval stage says which approved
+    // items are held for the user (issue 28 point 2).
+    let approval: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            ProgressEvent::Stage { stage, summary, .. } if stage.as_str() == "approval" => {
+                Some(summary.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(
+        approval
+            .iter()
+            .any(|s| s
+                .contains("4 of them needs-human, reported to you and not answered on the forge")),
+        "{approval:?}"
+    );
 }
 both_forges!(the_demo_is_handed_off_with_the_builtin_agent);
