@@ -196,7 +196,7 @@ pub struct RunView {
     /// Events of the run that belong to no round.
     pub events: Vec<Event>,
     /// Why the last resume started from the dashboard failed
-    /// ([`crate::RESUME_FAILURE_FILE`]), while the run can be resumed.
+    /// ([`crate::state::RESUME_FAILURE_FILE`]), while the run can be resumed.
     pub resume_failure: Option<String>,
 }
 
@@ -373,7 +373,7 @@ pub fn run(state: &StateDir, run_id: &str) -> Result<RunView, ServeError> {
     }
 
     let resume_failure = matches!(status, RunStatus::Paused | RunStatus::Interrupted)
-        .then(|| std::fs::read_to_string(dir.join(crate::RESUME_FAILURE_FILE)).ok())
+        .then(|| std::fs::read_to_string(dir.join(crate::state::RESUME_FAILURE_FILE)).ok())
         .flatten()
         .filter(|text| !text.trim().is_empty());
     Ok(RunView {
