@@ -27,6 +27,47 @@ fn strings(lines: &[&str]) -> Vec<String> {
 
 // ---- extraction -------------------------------------------------------
 
+/// Where a CommonMark parser (pulldown-cmark 0.12) reads a body otherwise
+/// than this fence parser does, the fence parser's reading is kept (issue 29.6):
+/// these cases pin it, so a swap of parsers cannot change it unseen.
+#[test]
+fn fence_readings_a_commonmark_parser_would_change() {
+    let cases: &[(&str, &str, Vec<Suggestion>)] = &[
+        // CommonMark: an HTML block runs to the next blank line, so the fence is HTML.
+        (
+            "fence right after <details>",
+            "<details>\n```suggestion\nx\n```\n</details>",
+            vec![range(&["x"])],
+        ),
+        // CommonMark: a fence in a list item (the parser reads top-level lines only).
+        (
+            "fence opening a list item",
+            "- ```suggestion\n  x\n  ```",
+            vec![],
+        ),
+        (
+            "fence indented four in a list item",
+            "- a\n\n    ```suggestion\n    x\n    ```",
+            vec![],
+        ),
+        // CommonMark decodes entities in the info string.
+        (
+            "entity in the info string",
+            "```suggestion&#58;-1+2\nx\n```",
+            vec![],
+        ),
+        // CommonMark expands a tab to the fence's indent; content is kept verbatim here.
+        (
+            "tab after an indented fence",
+            "  ```suggestion\n\tx\n  ```",
+            vec![range(&["\tx"])],
+        ),
+    ];
+    for (name, body, want) in cases {
+        assert_eq!(&extract_suggestions(body), want, "{name}");
+    }
+}
+
 #[test]
 fn extraction_table() {
     let cases: &[(&str, &str, Vec<Suggestion>)] = &[

@@ -931,3 +931,34 @@ fn theme_index_matches_all_order() {
         assert_eq!(theme.index(), i);
     }
 }
+
+/// Where a CommonMark parser (pulldown-cmark 0.12) splits a comment otherwise
+/// than this line splitter does, the splitter's reading is kept (issue 29.6):
+/// these cases pin it, so a swap of parsers cannot change a theme unseen.
+#[test]
+fn splits_a_commonmark_parser_would_change() {
+    // A lone backtick opens code to the end of the line (CommonMark: a literal `).
+    let lone = Parsed::new("Please handle `unwrap here", None);
+    assert!(lone.code.contains("unwrap here"), "{}", lone.code);
+    // Any fence line closes an open fence (CommonMark: only as long a fence of
+    // the same character), so the prose after it is read.
+    let short = Parsed::new("````\nlet x = 1;\n```\nhandle the error", None);
+    assert!(
+        short
+            .sentences
+            .iter()
+            .any(|(s, _)| s.trim() == "handle the error"),
+        "{:?}",
+        short.sentences
+    );
+    // A line indented four spaces is prose (CommonMark: an indented code block).
+    let indented = Parsed::new("Look:\n\n    handle the error", None);
+    assert!(
+        indented
+            .sentences
+            .iter()
+            .any(|(s, _)| s.trim() == "handle the error"),
+        "{:?}",
+        indented.sentences
+    );
+}
