@@ -52,7 +52,7 @@ impl<'a> Lines<'a> {
 
 /// Replace the lines `site` names with `suggestion`, refusing when the file's
 /// current lines differ from `anchor` (the lines the reviewer saw, as given by
-/// [`anchored_lines_from_diff_hunk`]; a trailing `\r` on an anchor line is
+/// [`anchored_lines_from_diff_hunk`](crate::suggestion::anchored_lines_from_diff_hunk); a trailing `\r` on an anchor line is
 /// ignored).
 ///
 /// For [`Suggestion::Relative`] the range is [`Suggestion::effective_range`] of

@@ -146,7 +146,7 @@ pub struct RemoteInfo {
     pub forge: Option<ForgeKind>,
 }
 
-/// What [`parse_target`] knows besides the input.
+/// What [`parse_target`](crate::target::parse_target) knows besides the input.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct TargetContext {
     /// The `--forge` flag.
@@ -185,7 +185,7 @@ impl fmt::Debug for TargetContext {
     }
 }
 
-/// One claim about the forge, for [`TargetError::ForgeConflict`].
+/// One claim about the forge, for [`TargetError::ForgeConflict`](crate::target::TargetError::ForgeConflict).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ForgeClaim {
     /// The URL in the input is of this forge.
