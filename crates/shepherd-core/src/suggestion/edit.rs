@@ -87,16 +87,7 @@ impl SuggestionEdit {
                 }
             }
         }
-        let (comment, suggestion) = match distinct.len() {
-            0 => return Err(SuggestionError::NoSuggestion { path: path() }),
-            1 => distinct.remove(0),
-            count => {
-                return Err(SuggestionError::Ambiguous {
-                    path: path(),
-                    count,
-                })
-            }
-        };
+        let (comment, suggestion) = only_one(distinct, &path)?;
 
         let orig_end = thread.original_line.unwrap_or(end);
         let orig_start = thread
@@ -233,16 +224,7 @@ impl SuggestionEdit {
                 }
             }
         }
-        let (comment_id, suggestion) = match distinct.len() {
-            0 => return Err(SuggestionError::NoSuggestion { path: path() }),
-            1 => distinct.remove(0),
-            count => {
-                return Err(SuggestionError::Ambiguous {
-                    path: path(),
-                    count,
-                })
-            }
-        };
+        let (comment_id, suggestion) = only_one(distinct, &path)?;
         let edit = SuggestionEdit {
             comment_id: comment_id.to_owned(),
             site: SuggestionSite {
@@ -319,5 +301,17 @@ impl SuggestionEdit {
             });
         }
         apply_suggestion(file, &self.site, &self.anchor, &self.suggestion)
+    }
+}
+
+/// The one distinct suggestion of a thread: none, or more than one, is refused.
+fn only_one<T>(mut distinct: Vec<T>, path: &impl Fn() -> String) -> Result<T, SuggestionError> {
+    match distinct.len() {
+        0 => Err(SuggestionError::NoSuggestion { path: path() }),
+        1 => Ok(distinct.remove(0)),
+        count => Err(SuggestionError::Ambiguous {
+            path: path(),
+            count,
+        }),
     }
 }

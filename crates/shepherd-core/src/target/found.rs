@@ -77,3 +77,15 @@ pub(super) fn repo_path_from_segments(segments: &[&str]) -> Option<RepoPath> {
         name: (*name).to_owned(),
     })
 }
+
+/// The repository a URL's or a remote's path names: slashes at either end,
+/// empty segments and a `.git` suffix dropped.
+pub(super) fn repo_path_of(path: &str) -> Option<RepoPath> {
+    let segments: Vec<&str> = path
+        .trim_matches('/')
+        .trim_end_matches(".git")
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    repo_path_from_segments(&segments)
+}

@@ -6,7 +6,7 @@ use url::Url;
 use crate::model::{ForgeKind, RepoRef};
 
 use super::error::TargetError;
-use super::found::{repo_path_from_segments, FlagRepo, Found, RepoPath, UrlRef};
+use super::found::{repo_path_from_segments, repo_path_of, FlagRepo, Found, RepoPath, UrlRef};
 use super::host::{
     configured_forge, default_host, forge_from_host_name, normalize_host, same_host,
 };
@@ -312,15 +312,8 @@ fn parse_repo_arg(value: &str) -> Result<FlagRepo, TargetError> {
             Some(port) => format!("{host}:{port}"),
             None => host.to_owned(),
         };
-        let segments: Vec<&str> = url
-            .path()
-            .trim_matches('/')
-            .trim_end_matches(".git")
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .collect();
-        let path = repo_path_from_segments(&segments)
-            .ok_or_else(|| invalid("expected https://HOST/OWNER/NAME"))?;
+        let path =
+            repo_path_of(url.path()).ok_or_else(|| invalid("expected https://HOST/OWNER/NAME"))?;
         Ok(FlagRepo {
             host: Some(normalize_host(&host)),
             path,

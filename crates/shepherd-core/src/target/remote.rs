@@ -5,7 +5,7 @@ use url::Url;
 use crate::model::RepoRef;
 
 use super::error::TargetError;
-use super::found::repo_path_from_segments;
+use super::found::repo_path_of;
 use super::host::{normalize_host, well_known_forge};
 use super::model::RemoteInfo;
 use super::quote::{redact_userinfo, truncate};
@@ -57,13 +57,7 @@ pub fn parse_remote_url(url: &str) -> Result<RemoteInfo, TargetError> {
         }
         (host.to_owned(), path.to_owned())
     };
-    let segments: Vec<&str> = path
-        .trim_matches('/')
-        .trim_end_matches(".git")
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .collect();
-    let path = repo_path_from_segments(&segments)
+    let path = repo_path_of(&path)
         .ok_or_else(|| invalid("the path is not owner/repo (or group/subgroup/project)"))?;
     let host = normalize_host(&host);
     let forge = well_known_forge(&host);

@@ -142,3 +142,12 @@ pub const TIE_BREAK: [Theme; 14] = [
     Theme::Style,
     Theme::Other,
 ];
+
+/// The themes' two-letter names, for the rule tables.
+pub(super) mod abbrev {
+    pub(in crate::theme) use super::Theme::{
+        Architecture as AR, Concurrency as CO, Documentation as DO, ErrorHandling as EH,
+        Logging as LO, Naming as NA, Performance as PE, ResourceManagement as RM, Security as SE,
+        Style as ST, Testing as TE, TypeSafety as TS, Validation as VA,
+    };
+}

@@ -1,11 +1,8 @@
 //! The substring rules, kept as data: (theme, needle, weight) over code,
 //! and over prose in scripts written without spaces.
 
-use super::model::Theme::{
-    self, Architecture as AR, Concurrency as CO, Documentation as DO, ErrorHandling as EH,
-    Logging as LO, Naming as NA, Performance as PE, ResourceManagement as RM, Security as SE,
-    Style as ST, Testing as TE, TypeSafety as TS, Validation as VA,
-};
+use super::model::abbrev::*;
+use super::model::Theme;
 
 /// Substring rules over code (lowercased): (theme, needle, weight).
 pub(super) const CODE_RULES: &[(Theme, &str, u32)] = &[

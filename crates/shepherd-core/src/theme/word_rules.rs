@@ -1,11 +1,8 @@
 //! The word rules, kept as data: (theme, pattern, weight) over prose, and
 //! the remarks about the pull request itself that score `other`.
 
-use super::model::Theme::{
-    self, Architecture as AR, Concurrency as CO, Documentation as DO, ErrorHandling as EH,
-    Logging as LO, Naming as NA, Performance as PE, ResourceManagement as RM, Security as SE,
-    Style as ST, Testing as TE, TypeSafety as TS, Validation as VA,
-};
+use super::model::abbrev::*;
+use super::model::Theme;
 
 /// Word rules over prose: (theme, pattern, weight). See the module docs for
 /// the pattern syntax.
