@@ -16,9 +16,21 @@
 //! ([`SYSTEM_SETTINGS`], through `GEMINI_CLI_SYSTEM_SETTINGS_PATH`; system
 //! settings override the user's and the workspace's): no MCP servers,
 //! extensions, skills, hooks or tool discovery commands, no shell tool, no
-//! YOLO mode, no `.env` of the worktree, no telemetry, no auto-update. A
-//! worktree with a `.gemini/.env` (read by a trusted CLI whatever the
-//! settings say) is refused.
+//! YOLO mode, no `.env` of the worktree, no telemetry, no auto-update.
+//!
+//! **The CLI may skip that file.** Gemini CLI 0.61 reads a system settings
+//! file only when the file and every folder above it belong to root and no
+//! group or other user may write them (`isFileAndDirectorySecureSync` in
+//! its settings loader; it prints `Security Warning: Skipping system
+//! settings file …` otherwise). For a user other than root that never
+//! holds, and under `/tmp` it holds for nobody. So the settings are a
+//! second line only: the first is that a worktree carrying configuration
+//! the trusted CLI would load from the PR's head is refused
+//! ([`workspace_config`]): `.gemini/settings.json` (MCP servers, hooks,
+//! tool discovery commands), `.gemini/.env` (read whatever the settings
+//! say; also in a folder above), `.gemini/policies` (policy rules that
+//! allow tools), `.gemini/skills`, `.gemini/agents`, `.gemini/extensions`
+//! and `.agents/skills`. A skipped settings file is logged.
 
 use std::path::Path;
 
@@ -62,22 +74,54 @@ pub(crate) fn system_settings() -> Value {
     })
 }
 
-/// A `.gemini/.env` in the worktree or a folder above it: the CLI loads it
-/// in a trusted folder, whatever the settings say.
-fn workspace_env_file(worktree: &Path) -> Option<std::path::PathBuf> {
-    worktree
-        .ancestors()
-        .map(|dir| dir.join(".gemini").join(".env"))
-        .find(|p| p.is_file())
+/// What the CLI loads from a trusted workspace folder (its `Storage`:
+/// `getWorkspaceSettingsPath`, `getWorkspacePoliciesDir`,
+/// `getProjectSkillsDir`, `getProjectAgentsDir`,
+/// `getProjectAgentSkillsDir`), relative to the worktree.
+const WORKSPACE_CONFIG: [&str; 6] = [
+    ".gemini/settings.json",
+    ".gemini/policies",
+    ".gemini/skills",
+    ".gemini/agents",
+    ".gemini/extensions",
+    ".agents/skills",
+];
+
+/// Configuration the trusted CLI would load from the worktree (the PR's
+/// head, which anyone may have written): one of [`WORKSPACE_CONFIG`], or a
+/// `.gemini/.env` in the worktree or a folder above it (the CLI looks for
+/// one upward, whatever the settings say).
+pub(crate) fn workspace_config(worktree: &Path) -> Option<std::path::PathBuf> {
+    WORKSPACE_CONFIG
+        .iter()
+        .map(|rel| worktree.join(rel))
+        .find(|p| p.exists())
+        .or_else(|| {
+            worktree
+                .ancestors()
+                .map(|dir| dir.join(".gemini").join(".env"))
+                .find(|p| p.is_file())
+        })
+}
+
+/// The CLI's line saying it skipped Shepherd's system settings file.
+const SKIPPED_SETTINGS: &str = "Skipping system settings file";
+
+/// Whether gemini's stderr says it did not apply Shepherd's system
+/// settings (see the module docs); the run's log says so.
+pub(crate) fn skipped_system_settings(stderr: &str) -> Option<&str> {
+    stderr.lines().find(|l| l.contains(SKIPPED_SETTINGS))
 }
 
 pub(crate) fn invocation(req: &Request<'_>) -> Result<Invocation, AgentError> {
-    if let Some(env_file) = workspace_env_file(req.worktree) {
+    if let Some(config) = workspace_config(req.worktree) {
         return Err(AgentError::InvalidTask {
             role: req.role,
             reason: format!(
-                "{} exists: gemini would load it in the trusted worktree (it could point the CLI at another endpoint); remove it or use another provider",
-                env_file.display()
+                "{} exists: gemini would load it in the trusted worktree (settings, policies, \
+                 skills or an .env can give the CLI tools, commands or another endpoint), and \
+                 its own safety settings may be skipped; remove it or use another provider",
+                config.display()
             ),
         });
     }
@@ -218,6 +262,17 @@ pub(crate) fn parse(stdout: &str) -> Result<Parsed, String> {
 /// nothing else while it works: no other line says anything.
 pub(crate) fn classify(stream: OutputStream, line: &str) -> LineSignal {
     if stream != OutputStream::Stderr {
+        return LineSignal::Neutral;
+    }
+    if let Some(line) = skipped_system_settings(line) {
+        // Said, not fatal: the worktree was checked for configuration the
+        // CLI would load instead (see the module docs).
+        tracing::warn!(
+            cli = %line,
+            "gemini skipped Shepherd's system settings file (it reads one only under \
+             root-owned folders nobody else can write); the worktree carries no Gemini \
+             configuration, and the approval mode keeps a read-only role from writing"
+        );
         return LineSignal::Neutral;
     }
     let attempt = line
@@ -381,6 +436,45 @@ mod tests {
         std::fs::write(dir.path().join(".gemini/.env"), "GOOGLE_GEMINI_BASE_URL=x").unwrap();
         let err = invocation(&req(dir.path())).err().unwrap();
         assert!(err.to_string().contains(".gemini/.env"), "{err}");
+    }
+
+    /// What a PR's head could give the trusted CLI is refused, file or
+    /// folder; what Gemini Code Assist's reviews read is not.
+    #[test]
+    fn workspace_configuration_is_refused() {
+        let req = |wt| Request {
+            role: Role::Fix,
+            worktree: wt,
+            prompt: "P",
+            schema: &Value::Null,
+            model: None,
+            extra_args: &[],
+        };
+        for rel in WORKSPACE_CONFIG {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            if rel.ends_with(".json") {
+                std::fs::write(&path, r#"{"tools":{"discoveryCommand":"sh evil.sh"}}"#).unwrap();
+            } else {
+                std::fs::create_dir(&path).unwrap();
+            }
+            let err = invocation(&req(dir.path())).err().expect(rel);
+            assert!(err.to_string().contains(rel), "{rel}: {err}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".gemini")).unwrap();
+        std::fs::write(dir.path().join(".gemini/styleguide.md"), "Be kind.").unwrap();
+        std::fs::write(dir.path().join(".gemini/config.yaml"), "have_fun: false").unwrap();
+        assert!(invocation(&req(dir.path())).is_ok());
+    }
+
+    #[test]
+    fn a_skipped_settings_file_is_seen() {
+        let stderr = "Security Warning: Skipping system settings file '/tmp/shepherd-gemini-x/system-settings.json': Parent directory '/tmp' is insecure: Directory '/tmp' is writable by group or others (mode: 41777).\nLoaded cached credentials.";
+        assert!(skipped_system_settings(stderr)
+            .is_some_and(|l| l.contains("Parent directory '/tmp' is insecure")));
+        assert_eq!(skipped_system_settings("Loaded cached credentials."), None);
     }
 
     #[test]
