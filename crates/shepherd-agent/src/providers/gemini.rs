@@ -442,14 +442,16 @@ mod tests {
     /// folder; what Gemini Code Assist's reviews read is not.
     #[test]
     fn workspace_configuration_is_refused() {
-        let req = |wt| Request {
-            role: Role::Fix,
-            worktree: wt,
-            prompt: "P",
-            schema: &Value::Null,
-            model: None,
-            extra_args: &[],
-        };
+        fn req(wt: &Path) -> Request<'_> {
+            Request {
+                role: Role::Fix,
+                worktree: wt,
+                prompt: "P",
+                schema: &Value::Null,
+                model: None,
+                extra_args: &[],
+            }
+        }
         for rel in WORKSPACE_CONFIG {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join(rel);
