@@ -250,11 +250,6 @@ pub(crate) struct PlainField<'a> {
     pub(crate) field: &'a Field,
 }
 
-/// The fields `set` selects on an object of type `on`, fragments spread in,
-/// in order; `None` when async-graphql must resolve it: a field with
-/// arguments (but those named in `with_arguments`) or directives, a
-/// fragment on another type (an interface), or a response key asked twice
-/// (fields to merge).
 /// Writes a JSON object of `fields`, each key as the query names it and its
 /// value by `value`; `None` when `value` gives `None` for one.
 pub(crate) fn write_object<'a>(
@@ -309,6 +304,11 @@ impl<'a> FieldsMemo<'a> {
     }
 }
 
+/// The fields `set` selects on an object of type `on`, fragments spread in,
+/// in order; `None` when async-graphql must resolve it: a field with
+/// arguments (but those named in `with_arguments`) or directives, a
+/// fragment on another type (an interface), or a response key asked twice
+/// (fields to merge).
 pub(crate) fn plain_fields<'a>(
     env: &'a QueryEnv,
     set: &'a Positioned<SelectionSet>,

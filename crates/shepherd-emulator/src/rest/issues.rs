@@ -1,4 +1,5 @@
-//! The pull request as an issue: conversation comments and labels.
+//! The pull request as an issue: the issue itself, conversation comments,
+//! events and labels.
 
 use std::sync::Arc;
 
@@ -14,9 +15,21 @@ use super::common::{
     parse_body, parse_id, require_comment, require_write, visible_pull_request, visible_repository,
     Api, ApiError, Authed, Paging,
 };
-use super::json::{issue_comment_json, label_event_json, labels_json};
+use super::json::{issue_comment_json, issue_json, label_event_json, labels_json};
 use crate::auth::Viewer;
 use crate::shared::Shared;
+
+/// `GET …/issues/{number}`: the pull request as an issue.
+pub(crate) async fn get_issue(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Api(api): Api,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let state = shared.read();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    Ok(Json(issue_json(&state, pr, &api)))
+}
 
 /// `GET …/issues/{number}/comments`, oldest first, `since` honoured.
 pub(crate) async fn list_issue_comments(
