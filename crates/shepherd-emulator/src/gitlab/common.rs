@@ -171,6 +171,19 @@ pub(crate) fn read_merge_request<T>(
     answer(&Cx::new(&state, &shared.base_url), pr)
 }
 
+/// Answers from project `id`, if the viewer may see it, with the shapes of
+/// the state, all under one read lock.
+pub(crate) fn read_project<T>(
+    shared: &Shared,
+    viewer: &Viewer,
+    id: &str,
+    answer: impl FnOnce(&Cx) -> Result<T, GlError>,
+) -> Result<T, GlError> {
+    let state = shared.read();
+    project(&state, viewer, id)?;
+    answer(&Cx::new(&state, &shared.base_url))
+}
+
 /// The number of merge request `iid` of project `id` once the viewer may
 /// comment on it (404 for a merge request they do not see comes first).
 pub(crate) fn commentable(

@@ -11,7 +11,7 @@ use axum::Json;
 use serde_json::Value;
 
 use super::common::{
-    commentable, merge_request, parse_id, project, read_merge_request, require_write,
+    commentable, merge_request, parse_id, read_merge_request, read_project, require_write,
     respond_created, GlError, GlPaging, GlViewer, Params, QueryMap,
 };
 use super::json::{
@@ -41,10 +41,9 @@ pub(crate) async fn get_project(
     GlViewer(viewer): GlViewer,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, GlError> {
-    let state = shared.read();
-    project(&state, &viewer, &id)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    Ok(Json(project_json(&cx, viewer.permission)))
+    read_project(&shared, &viewer, &id, |cx| {
+        Ok(Json(project_json(cx, viewer.permission)))
+    })
 }
 
 /// `GET /projects/:id/merge_requests`: `state` (`opened`, `closed`,
@@ -55,36 +54,36 @@ pub(crate) async fn list_merge_requests(
     paging: GlPaging,
     Path(id): Path<String>,
 ) -> Result<Response, GlError> {
-    let state = shared.read();
-    project(&state, &viewer, &id)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    let wanted = paging.param("state").unwrap_or("all");
-    let mut items: Vec<&_> = state
-        .pull_requests
-        .iter()
-        .filter(|pr| match wanted {
-            "opened" => pr.status == PullRequestStatus::Open,
-            "closed" => pr.status == PullRequestStatus::Closed,
-            "merged" => pr.status == PullRequestStatus::Merged,
-            _ => true,
-        })
-        .filter(|pr| {
-            paging
-                .param("source_branch")
-                .is_none_or(|b| b == pr.head_ref)
-        })
-        .filter(|pr| {
-            paging
-                .param("target_branch")
-                .is_none_or(|b| b == pr.base_ref)
-        })
-        .collect();
-    items.sort_by_key(|pr| std::cmp::Reverse(pr.database_id));
-    let items = items
-        .into_iter()
-        .map(|pr| merge_request_json(&cx, pr))
-        .collect();
-    Ok(paging.respond(&shared.base_url, items))
+    read_project(&shared, &viewer, &id, |cx| {
+        let wanted = paging.param("state").unwrap_or("all");
+        let mut items: Vec<&_> = cx
+            .state
+            .pull_requests
+            .iter()
+            .filter(|pr| match wanted {
+                "opened" => pr.status == PullRequestStatus::Open,
+                "closed" => pr.status == PullRequestStatus::Closed,
+                "merged" => pr.status == PullRequestStatus::Merged,
+                _ => true,
+            })
+            .filter(|pr| {
+                paging
+                    .param("source_branch")
+                    .is_none_or(|b| b == pr.head_ref)
+            })
+            .filter(|pr| {
+                paging
+                    .param("target_branch")
+                    .is_none_or(|b| b == pr.base_ref)
+            })
+            .collect();
+        items.sort_by_key(|pr| std::cmp::Reverse(pr.database_id));
+        let items = items
+            .into_iter()
+            .map(|pr| merge_request_json(cx, pr))
+            .collect();
+        Ok(paging.respond(&shared.base_url, items))
+    })
 }
 
 /// `GET /projects/:id/merge_requests/:iid`.

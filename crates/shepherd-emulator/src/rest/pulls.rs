@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::common::{
-    parse_body, parse_id, require_comment, require_write, visible_pull_request, visible_repository,
-    Api, ApiError, Authed, Paging,
+    commentable_pull_request, parse_body, parse_id, require_write, required_body,
+    visible_pull_request, visible_repository, Api, ApiError, Authed, Paging,
 };
 use super::json::{commit_json, file_json, pull_request_json, review_comment_json, review_json};
 use super::lookup::commit_details;
@@ -256,13 +256,9 @@ pub(crate) async fn post_reply(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let reply: ReplyBody = parse_body(&body)?;
-    let text = reply
-        .body
-        .ok_or_else(|| ApiError::Validation("body is missing".into()))?;
+    let text = required_body(reply.body)?;
     let mut state = shared.write();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    let number = pr.number;
-    require_comment(&viewer)?;
+    let number = commentable_pull_request(&state, &viewer, (&owner, &repo, &number))?;
     let comment_id = parse_id(&comment_id)?;
     let created = state.apply_reply_to_comment(number, &viewer.login, comment_id, &text)?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
@@ -354,13 +350,9 @@ pub(crate) async fn post_review_comment(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let new: NewCommentBody = parse_body(&body)?;
-    let text = new
-        .body
-        .ok_or_else(|| ApiError::Validation("body is missing".into()))?;
+    let text = required_body(new.body)?;
     let mut state = shared.write();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    let number = pr.number;
-    require_comment(&viewer)?;
+    let number = commentable_pull_request(&state, &viewer, (&owner, &repo, &number))?;
     let comment_id = match new.in_reply_to {
         Some(parent) => {
             state
@@ -369,6 +361,7 @@ pub(crate) async fn post_review_comment(
         }
         None => {
             let file_level = new.subject_type.as_deref() == Some("file");
+            let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
             let thread = new_thread(
                 pr,
                 new.path,
@@ -498,9 +491,8 @@ pub(crate) async fn post_review(
     let new: NewReviewBody = parse_body(&body)?;
     let event = parse_event(new.event.as_deref()).map_err(ApiError::Validation)?;
     let mut state = shared.write();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    let number = pr.number;
-    require_comment(&viewer)?;
+    let number = commentable_pull_request(&state, &viewer, (&owner, &repo, &number))?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     let threads = new
         .comments
         .into_iter()
@@ -551,9 +543,7 @@ pub(crate) async fn submit_review(
         Some(event) => parse_event(Some(event)).map_err(ApiError::Validation)?,
     };
     let mut state = shared.write();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    let number = pr.number;
-    require_comment(&viewer)?;
+    let number = commentable_pull_request(&state, &viewer, (&owner, &repo, &number))?;
     let review_id = parse_id(&review_id)?;
     state.apply_submit_review(
         number,
