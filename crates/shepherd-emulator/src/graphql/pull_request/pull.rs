@@ -244,12 +244,7 @@ impl PullRequest {
         first: Option<i32>,
         last: Option<i32>,
     ) -> Result<Option<PullRequestChangedFileConnection>> {
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        };
+        let args = PageArgs::new(first, last, after, before);
         changed_file::files_connection(&self.view, &args).map(Some)
     }
 
@@ -327,12 +322,7 @@ impl PullRequest {
             .map(|(index, _)| index)
             .collect();
         latest.reverse();
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        };
+        let args = PageArgs::new(first, last, after, before);
         self.review_page("latestReviews", latest, &args)
     }
 
@@ -412,12 +402,7 @@ impl PullRequest {
             })
             .map(|(index, _)| index)
             .collect();
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        };
+        let args = PageArgs::new(first, last, after, before);
         self.review_page("reviews", items, &args)
     }
 
@@ -429,12 +414,7 @@ impl PullRequest {
         first: Option<i32>,
         last: Option<i32>,
     ) -> Result<PullRequestReviewThreadConnection> {
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        };
+        let args = PageArgs::new(first, last, after, before);
         let node = |index| PullRequestReviewThread {
             view: self.view.clone(),
             index,
@@ -466,13 +446,7 @@ impl PullRequest {
         first: Option<i32>,
         last: Option<i32>,
     ) -> Result<PullRequestCommitConnection> {
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        }
-        .counting_only(ctx);
+        let args = PageArgs::new(first, last, after, before).counting_only(ctx);
         commits_connection(&self.view, &args)
     }
 
@@ -497,12 +471,7 @@ impl PullRequest {
                 (i as u64 + 1, node)
             })
             .collect();
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        };
+        let args = PageArgs::new(first, last, after, before);
         paginate("labels", items, &args).map(|page| Some(page.into()))
     }
 
@@ -521,12 +490,7 @@ impl PullRequest {
             .filter(|i| PullRequestTimelineItems::wanted(view, *i, item_types.as_deref()))
             .map(|i| (view.pr.label_events[i].database_id, i))
             .collect();
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        };
+        let args = PageArgs::new(first, last, after, before);
         let node = |index| PullRequestTimelineItems::of(view, index);
         paginate_by("timelineItems", items, &args, node).map(Into::into)
     }
@@ -553,12 +517,7 @@ impl PullRequest {
                 (c.database_id, node)
             })
             .collect();
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        };
+        let args = PageArgs::new(first, last, after, before);
         paginate("comments", items, &args).map(Into::into)
     }
 }

@@ -136,12 +136,7 @@ impl PullRequestReviewThread {
         first: Option<i32>,
         last: Option<i32>,
     ) -> Result<PullRequestReviewCommentConnection> {
-        self.comments_page(&PageArgs {
-            first,
-            last,
-            after,
-            before,
-        })
+        self.comments_page(&PageArgs::new(first, last, after, before))
     }
 }
 
