@@ -9,9 +9,9 @@
 //! the JSON text in its place. An object whose selection is only plain
 //! fields ([`plain_fields`]) can be written to JSON text whole the same way,
 //! without async-graphql's per-field futures and maps (see
-//! `pull_request.rs`, review comments). Every answer is written here (or, with
-//! errors, read back into a `serde_json::Value` by [`to_json`]), so no mark
-//! reaches a client.
+//! `pull_request/fast_path.rs`: threads, review comments, reviews). Every
+//! answer is written here (or, with errors, read back into a
+//! `serde_json::Value` by [`to_json`]), so no mark reaches a client.
 
 use std::borrow::Cow;
 use std::rc::Rc;

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::git::{self, Hunk};
 use crate::hunk::DiffHunk;
+use crate::ids::{self, NodeKind};
 use crate::scenario::{Permission, PullRequestStatus, ReviewStateSpec, Side, UserKind, Visibility};
 
 /// Why a write was refused; handlers turn it into GitHub's REST or GraphQL
@@ -332,6 +333,21 @@ pub(crate) struct ReviewRecord {
 }
 
 impl ReviewRecord {
+    /// A submitted COMMENTED review with an empty body, as GitHub makes one
+    /// for a comment posted outside a review.
+    pub(crate) fn commented(database_id: u64, author: &str, commit: String, at: String) -> Self {
+        ReviewRecord {
+            database_id,
+            id: ids::node_id(NodeKind::Review, database_id),
+            author: author.to_owned(),
+            state: ReviewStateSpec::Commented,
+            body: String::new(),
+            submitted_at: Some(at.clone()),
+            created_at: at,
+            commit,
+        }
+    }
+
     /// Whether `login` may see this review: a pending review is its
     /// author's alone.
     pub(crate) fn visible_to(&self, login: &str) -> bool {

@@ -13,7 +13,7 @@ use super::records::{
 };
 use crate::ci_state::CiState;
 use crate::git::{self, CreatedRepository, Hunk};
-use crate::hunk::DiffHunk;
+use crate::hunk::{one_line_hunk, DiffHunk};
 use crate::ids::{self, NodeKind};
 use crate::scenario::{
     EmulatedForge, PullRequestStatus, ReviewStateSpec, Scenario, Side, UserKind,
@@ -279,16 +279,12 @@ impl State {
     ) -> u64 {
         let database_id = self.next_id();
         let created_at = self.tick();
-        pr.reviews.push(ReviewRecord {
+        pr.reviews.push(ReviewRecord::commented(
             database_id,
-            id: ids::node_id(NodeKind::Review, database_id),
-            author: author.to_owned(),
-            state: ReviewStateSpec::Commented,
-            body: String::new(),
-            submitted_at: Some(created_at.clone()),
+            author,
+            commit.to_owned(),
             created_at,
-            commit: commit.to_owned(),
-        });
+        ));
         database_id
     }
 
@@ -379,17 +375,12 @@ pub(crate) fn gitlab_draft_title(title: &str) -> bool {
         .any(|prefix| title.starts_with(prefix))
 }
 
-/// A one-line hunk for a comment on a line outside the diff (GitHub only
-/// allows lines in the diff; scenarios are less strict).
+/// The one-line hunk of a scenario's comment on a line outside the diff.
 pub(super) fn fallback_hunk(scenario: &Scenario, path: &str, line: u32, left: bool) -> String {
     let tree = if left { &scenario.base } else { &scenario.head };
     let text = tree
         .get(path)
         .map(|f| String::from_utf8_lossy(&f.contents).into_owned())
         .unwrap_or_default();
-    let content = text
-        .lines()
-        .nth(line.saturating_sub(1) as usize)
-        .unwrap_or_default();
-    format!("@@ -{line},1 +{line},1 @@\n {content}")
+    one_line_hunk(&text, line)
 }

@@ -69,16 +69,12 @@ impl State {
         let database_id = self.next_id();
         let created_at = self.tick();
         let commit = self.pull_requests[p].head_sha.clone();
-        self.pr_mut(p).reviews.push(ReviewRecord {
+        self.pr_mut(p).reviews.push(ReviewRecord::commented(
             database_id,
-            id: ids::node_id(NodeKind::Review, database_id),
-            author: author.to_owned(),
-            state: ReviewStateSpec::Commented,
-            body: String::new(),
-            submitted_at: Some(created_at.clone()),
-            created_at,
+            author,
             commit,
-        });
+            created_at,
+        ));
         database_id
     }
 
