@@ -1,7 +1,8 @@
 //! The JSON fast path (`json.rs`, `pull_request/fast_path.rs`) answers what
-//! the async-graphql resolvers answer: each of Shepherd's forge queries is
-//! run on the demo scenario twice, once with the fast path (as the handler
-//! runs it) and once without, and the two answers must be the same JSON.
+//! the async-graphql resolvers answer: each of Shepherd's forge queries, and
+//! `gh pr view --json …`'s, is run on the demo scenario twice, once with the
+//! fast path (as the handler runs it) and once without, and the two answers
+//! must be the same JSON.
 
 use std::sync::Arc;
 
@@ -14,6 +15,10 @@ use super::schema;
 use super::view::RequestContext;
 use crate::auth;
 use crate::shared::Shared;
+
+/// `gh pr view --json …`'s query, as `tests/emulator/test_graphql_gh.rs`
+/// sends it.
+const GH_PR_VIEW: &str = include_str!("../../tests/queries/gh_pr_view.graphql");
 
 /// The answer to `query`, written as the handler writes it; with `fast`,
 /// the fast path may write objects whole. Also whether it did.
@@ -50,7 +55,7 @@ async fn answer(
 }
 
 #[tokio::test]
-async fn the_fast_path_answers_what_the_resolvers_answer_on_shepherds_queries() {
+async fn the_fast_path_answers_what_the_resolvers_answer_on_shepherds_and_ghs_queries() {
     let scenario = crate::Scenario::demo().unwrap();
     let emu = crate::Emulator::start(scenario, "127.0.0.1:0".parse().unwrap())
         .await
@@ -95,6 +100,9 @@ async fn the_fast_path_answers_what_the_resolvers_answer_on_shepherds_queries() 
             fast_used |= used;
         }
     }
+    let gh_vars = json!({ "owner": owner, "repo": name, "pr_number": number });
+    let (fast, slow, _) = answer(&shared, &token, GH_PR_VIEW, &gh_vars).await;
+    assert_eq!(fast, slow, "gh pr view");
     assert!(
         fast_used,
         "no query took the fast path: the test proves nothing"
