@@ -497,11 +497,7 @@ async fn act_threads(
                 .flatten()
                 .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
                 .unwrap_or_default();
-                let content = text
-                    .lines()
-                    .nth(line.saturating_sub(1) as usize)
-                    .unwrap_or_default();
-                format!("@@ -{line},1 +{line},1 @@\n {content}")
+                crate::hunk::one_line_hunk(&text, line)
             }
         };
         out.push(NewThread {

@@ -9,6 +9,17 @@ use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
 
+/// The one-line hunk of line `line` (1-based) of `text`, for a comment on
+/// a line outside the diff (GitHub only allows lines in the diff; scenarios
+/// and control requests are less strict).
+pub(crate) fn one_line_hunk(text: &str, line: u32) -> String {
+    let content = text
+        .lines()
+        .nth(line.saturating_sub(1) as usize)
+        .unwrap_or_default();
+    format!("@@ -{line},1 +{line},1 @@\n {content}")
+}
+
 /// The text of a diff hunk and the same text as a JSON string (quoted and
 /// escaped).
 #[derive(Clone, PartialEq, Eq)]

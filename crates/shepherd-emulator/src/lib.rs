@@ -1,6 +1,11 @@
 //! A local stand-in for GitHub and GitLab, for tests, demos and trying
 //! Shepherd offline.
 //!
+//! It serves four clients: Shepherd itself (its forge layer's GraphQL
+//! queries, REST calls and git pushes), GitHub's `gh` CLI, PyGithub and
+//! python-gitlab; the conformance tests drive the last three, and plain
+//! `git`, against it.
+//!
 //! [`Emulator::start`] takes a [`Scenario`] (users and tokens, a repository,
 //! a pull request with review threads, comments and reviews, the file trees
 //! of its base and head, CI checks, reviewer bots and faults) and serves,

@@ -292,6 +292,12 @@ impl RunningEmulator {
         self.addr
     }
 
+    /// The emulator's shared state, for the crate's own tests.
+    #[cfg(test)]
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// The github.com-style API root, `http://127.0.0.1:PORT` (like
     /// `https://api.github.com`): REST at `/repos/…`, GraphQL at `/graphql`.
     pub fn api_url(&self) -> String {

@@ -9,12 +9,15 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{merge_request, require_write, GlError, GlViewer, Params, QueryMap};
+use super::common::{
+    merge_request, read_merge_request, require_write, respond_created, GlError, GlViewer, Params,
+    QueryMap,
+};
 use super::json::{mr_state, Cx};
 use super::view::{self, Note};
 use crate::auth::Viewer;
@@ -71,10 +74,9 @@ pub(crate) async fn get_approvals(
     GlViewer(viewer): GlViewer,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    Ok(Json(approvals_json(&cx, pr, &viewer)))
+    read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
+        Ok(Json(approvals_json(cx, pr, &viewer)))
+    })
 }
 
 /// `POST /projects/:id/merge_requests/:iid/approve` (`sha`: the head the
@@ -131,7 +133,7 @@ fn change_approval(
     let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
     let value = approvals_json(&cx, pr, viewer);
-    Ok((StatusCode::CREATED, Json(value)).into_response())
+    Ok(respond_created(value))
 }
 
 /// `GET /projects/:id/merge_requests/:iid/participants`: the author and
@@ -142,21 +144,20 @@ pub(crate) async fn list_participants(
     GlViewer(viewer): GlViewer,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    let notes = view::notes(pr);
-    let authors = notes.iter().filter_map(|note| match note {
-        Note::Thread { comment, .. } => Some(comment.author.as_str()),
-        Note::Comment(comment) => Some(comment.author.as_str()),
-        Note::ReviewBody(review) => Some(review.author.as_str()),
-        Note::System(_) => None,
-    });
-    let mut seen = BTreeSet::new();
-    let users: Vec<Value> = std::iter::once(pr.author.as_str())
-        .chain(authors)
-        .filter(|login| seen.insert(*login))
-        .map(|login| cx.user(login))
-        .collect();
-    Ok(Json(Value::Array(users)))
+    read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
+        let notes = view::notes(pr);
+        let authors = notes.iter().filter_map(|note| match note {
+            Note::Thread { comment, .. } => Some(comment.author.as_str()),
+            Note::Comment(comment) => Some(comment.author.as_str()),
+            Note::ReviewBody(review) => Some(review.author.as_str()),
+            Note::System(_) => None,
+        });
+        let mut seen = BTreeSet::new();
+        let users: Vec<Value> = std::iter::once(pr.author.as_str())
+            .chain(authors)
+            .filter(|login| seen.insert(*login))
+            .map(|login| cx.user(login))
+            .collect();
+        Ok(Json(Value::Array(users)))
+    })
 }

@@ -9,8 +9,8 @@ use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{merge_request, parse_id, GlError, GlPaging, GlViewer};
-use super::json::{merge_request_json, Cx};
+use super::common::{merge_request, parse_id, read_merge_request, GlError, GlPaging, GlViewer};
+use super::json::merge_request_json;
 use super::repository::{blocking, commit_json, diff_json};
 use super::view;
 use crate::git::{self, CommitInfo, FileChange};
@@ -58,13 +58,12 @@ pub(crate) async fn get_changes(
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
     let (changes, _) = read_current_diff(&shared, &viewer, (&id, &iid)).await?;
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    let mut value = merge_request_json(&cx, pr);
-    value["changes"] = changes.iter().map(diff_json).collect();
-    value["overflow"] = false.into();
-    Ok(Json(value))
+    read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
+        let mut value = merge_request_json(cx, pr);
+        value["changes"] = changes.iter().map(diff_json).collect();
+        value["overflow"] = false.into();
+        Ok(Json(value))
+    })
 }
 
 /// `GET /projects/:id/merge_requests/:iid/diffs`: the changed files,
@@ -117,15 +116,15 @@ pub(crate) async fn list_versions(
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let items = pr
-        .versions
-        .iter()
-        .rev()
-        .map(|v| version_json(pr, v))
-        .collect();
-    Ok(paging.respond(&shared.base_url, items))
+    read_merge_request(&shared, &viewer, (&id, &iid), |_, pr| {
+        let items = pr
+            .versions
+            .iter()
+            .rev()
+            .map(|v| version_json(pr, v))
+            .collect();
+        Ok(paging.respond(&shared.base_url, items))
+    })
 }
 
 /// `GET /projects/:id/merge_requests/:iid/versions/:version_id`: one

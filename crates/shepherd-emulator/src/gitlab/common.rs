@@ -14,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Map, Value};
 
+use super::json::Cx;
 use crate::auth::{self, AuthFailure, Viewer};
 use crate::faults::ApiFlavor;
 use crate::rest::{original_uri, page_of, PageUrl};
@@ -157,6 +158,49 @@ pub(crate) fn merge_request<'s>(
     state.pull_request(number).ok_or_else(GlError::not_found)
 }
 
+/// Answers from merge request `iid` of project `id`, as the viewer may see
+/// it, with the shapes of the state, all under one read lock.
+pub(crate) fn read_merge_request<T>(
+    shared: &Shared,
+    viewer: &Viewer,
+    (id, iid): (&str, &str),
+    answer: impl FnOnce(&Cx, &PullRequestRecord) -> Result<T, GlError>,
+) -> Result<T, GlError> {
+    let state = shared.read();
+    let pr = merge_request(&state, viewer, id, iid)?;
+    answer(&Cx::new(&state, &shared.base_url), pr)
+}
+
+/// Answers from project `id`, if the viewer may see it, with the shapes of
+/// the state, all under one read lock.
+pub(crate) fn read_project<T>(
+    shared: &Shared,
+    viewer: &Viewer,
+    id: &str,
+    answer: impl FnOnce(&Cx) -> Result<T, GlError>,
+) -> Result<T, GlError> {
+    let state = shared.read();
+    project(&state, viewer, id)?;
+    answer(&Cx::new(&state, &shared.base_url))
+}
+
+/// The number of merge request `iid` of project `id` once the viewer may
+/// comment on it (404 for a merge request they do not see comes first).
+pub(crate) fn commentable(
+    state: &EmulatorState,
+    viewer: &Viewer,
+    (id, iid): (&str, &str),
+) -> Result<u64, GlError> {
+    let number = merge_request(state, viewer, id, iid)?.number;
+    require_comment(viewer)?;
+    Ok(number)
+}
+
+/// A `201 Created` answer with `value`.
+pub(crate) fn respond_created(value: Value) -> Response {
+    (StatusCode::CREATED, Json(value)).into_response()
+}
+
 /// Notes need write permission, or a public project (any signed-in user
 /// may comment there); a read-only token gets 403.
 pub(crate) fn require_comment(viewer: &Viewer) -> Result<(), GlError> {
@@ -223,6 +267,12 @@ impl Params {
             Value::Null => None,
             other => Some(other.to_string()),
         }
+    }
+
+    /// The text at `key`, or GitLab's 400 `{key} is missing`.
+    pub(crate) fn required_text(&self, key: &str) -> Result<String, GlError> {
+        self.text(key)
+            .ok_or_else(|| GlError::parameter(&format!("{key} is missing")))
     }
 
     /// A boolean parameter (JSON, or text as [`parse_bool`] reads it); an

@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use axum::Json;
 use serde_json::Value;
 
 use super::common::{
-    merge_request, parse_id, require_comment, require_write, GlError, GlPaging, GlViewer, Params,
-    QueryMap,
+    commentable, merge_request, parse_id, read_merge_request, require_comment, require_write,
+    respond_created, GlError, GlPaging, GlViewer, Params, QueryMap,
 };
 use super::json::{discussion_json, note_json, Cx};
 use super::position;
@@ -27,14 +27,13 @@ pub(crate) async fn list_discussions(
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    let items = view::discussions(pr)
-        .iter()
-        .map(|d| discussion_json(&cx, pr, d))
-        .collect();
-    Ok(paging.respond(&shared.base_url, items))
+    read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
+        let items = view::discussions(pr)
+            .iter()
+            .map(|d| discussion_json(cx, pr, d))
+            .collect();
+        Ok(paging.respond(&shared.base_url, items))
+    })
 }
 
 /// `POST /projects/:id/merge_requests/:iid/discussions` with `body` and,
@@ -50,13 +49,10 @@ pub(crate) async fn post_discussion(
     body: Bytes,
 ) -> Result<Response, GlError> {
     let params = Params::read(&query, &headers, &body)?;
-    let text = params
-        .text("body")
-        .ok_or_else(|| GlError::parameter("body is missing"))?;
+    let text = params.required_text("body")?;
     let mut state = shared.write();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let number = pr.number;
-    require_comment(&viewer)?;
+    let number = commentable(&state, &viewer, (&id, &iid))?;
+    let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
     let thread = position::new_thread(pr, text, params.object("position").as_ref())?;
     let created = state.apply_discussion(number, &viewer.login, thread)?;
     let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
@@ -67,7 +63,7 @@ pub(crate) async fn post_discussion(
         .ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
     let value = discussion_json(&cx, pr, &Discussion::Thread(thread));
-    Ok((StatusCode::CREATED, Json(value)).into_response())
+    Ok(respond_created(value))
 }
 
 /// `GET /projects/:id/merge_requests/:iid/discussions/:discussion_id`.
@@ -76,11 +72,10 @@ pub(crate) async fn get_discussion(
     GlViewer(viewer): GlViewer,
     Path((id, iid, discussion_id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, GlError> {
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let discussion = view::discussion(pr, &discussion_id).ok_or_else(GlError::not_found)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    Ok(Json(discussion_json(&cx, pr, &discussion)))
+    read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
+        let discussion = view::discussion(pr, &discussion_id).ok_or_else(GlError::not_found)?;
+        Ok(Json(discussion_json(cx, pr, &discussion)))
+    })
 }
 
 /// `GET …/discussions/:discussion_id/notes/:note_id`: one note of the
@@ -91,16 +86,15 @@ pub(crate) async fn get_discussion_note(
     Path((id, iid, discussion_id, note_id)): Path<(String, String, String, String)>,
 ) -> Result<Json<Value>, GlError> {
     let note_id = parse_id(&note_id)?;
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let discussion = view::discussion(pr, &discussion_id).ok_or_else(GlError::not_found)?;
-    let notes = discussion.notes(pr);
-    let note = notes
-        .iter()
-        .find(|n| n.id() == note_id)
-        .ok_or_else(|| GlError::not_found_named("Note"))?;
-    let cx = Cx::new(&state, &shared.base_url);
-    Ok(Json(note_json(&cx, pr, note)))
+    read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
+        let discussion = view::discussion(pr, &discussion_id).ok_or_else(GlError::not_found)?;
+        let notes = discussion.notes(pr);
+        let note = notes
+            .iter()
+            .find(|n| n.id() == note_id)
+            .ok_or_else(|| GlError::not_found_named("Note"))?;
+        Ok(Json(note_json(cx, pr, note)))
+    })
 }
 
 /// `POST …/discussions/:discussion_id/notes` with `body`: a reply in a
@@ -114,9 +108,7 @@ pub(crate) async fn post_discussion_note(
     body: Bytes,
 ) -> Result<Response, GlError> {
     let params = Params::read(&query, &headers, &body)?;
-    let text = params
-        .text("body")
-        .ok_or_else(|| GlError::parameter("body is missing"))?;
+    let text = params.required_text("body")?;
     let mut state = shared.write();
     let pr = merge_request(&state, &viewer, &id, &iid)?;
     let number = pr.number;
@@ -154,7 +146,7 @@ pub(crate) async fn post_discussion_note(
             created_at: pr.note_time(comment),
         },
     );
-    Ok((StatusCode::CREATED, Json(value)).into_response())
+    Ok(respond_created(value))
 }
 
 /// `PUT …/discussions/:discussion_id?resolved=true|false`: resolves or

@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use serde_json::Value;
 
-use super::common::{project, GlError, GlPaging, GlViewer};
+use super::common::{read_project, GlError, GlPaging, GlViewer};
 use super::json::{access_level, user_json};
 use crate::scenario::Permission;
 use crate::shared::Shared;
@@ -20,23 +20,24 @@ pub(crate) async fn list_all_members(
     paging: GlPaging,
     Path(id): Path<String>,
 ) -> Result<Response, GlError> {
-    let state = shared.read();
-    project(&state, &viewer, &id)?;
-    let query = paging.param("query").map(str::to_lowercase);
-    let items: Vec<Value> = state
-        .users
-        .iter()
-        .filter(|u| u.permission > Permission::None)
-        .filter(|u| {
-            query
-                .as_ref()
-                .is_none_or(|q| u.login.to_lowercase().contains(q.as_str()))
-        })
-        .map(|u| {
-            let mut member = user_json(u, &shared.base_url);
-            member["access_level"] = access_level(u.permission).into();
-            member
-        })
-        .collect();
-    Ok(paging.respond(&shared.base_url, items))
+    read_project(&shared, &viewer, &id, |cx| {
+        let query = paging.param("query").map(str::to_lowercase);
+        let items: Vec<Value> = cx
+            .state
+            .users
+            .iter()
+            .filter(|u| u.permission > Permission::None)
+            .filter(|u| {
+                query
+                    .as_ref()
+                    .is_none_or(|q| u.login.to_lowercase().contains(q.as_str()))
+            })
+            .map(|u| {
+                let mut member = user_json(u, &shared.base_url);
+                member["access_level"] = access_level(u.permission).into();
+                member
+            })
+            .collect();
+        Ok(paging.respond(&shared.base_url, items))
+    })
 }

@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use axum::Json;
 use serde_json::Value;
 
 use super::common::{
-    merge_request, parse_id, project, require_comment, require_write, GlError, GlPaging, GlViewer,
-    Params, QueryMap,
+    commentable, merge_request, parse_id, read_merge_request, read_project, require_write,
+    respond_created, GlError, GlPaging, GlViewer, Params, QueryMap,
 };
 use super::json::{
     draft_note_json, label_event_json, merge_request_json, note_json, pipeline_json, project_json,
@@ -41,10 +41,9 @@ pub(crate) async fn get_project(
     GlViewer(viewer): GlViewer,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, GlError> {
-    let state = shared.read();
-    project(&state, &viewer, &id)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    Ok(Json(project_json(&cx, viewer.permission)))
+    read_project(&shared, &viewer, &id, |cx| {
+        Ok(Json(project_json(cx, viewer.permission)))
+    })
 }
 
 /// `GET /projects/:id/merge_requests`: `state` (`opened`, `closed`,
@@ -55,36 +54,36 @@ pub(crate) async fn list_merge_requests(
     paging: GlPaging,
     Path(id): Path<String>,
 ) -> Result<Response, GlError> {
-    let state = shared.read();
-    project(&state, &viewer, &id)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    let wanted = paging.param("state").unwrap_or("all");
-    let mut items: Vec<&_> = state
-        .pull_requests
-        .iter()
-        .filter(|pr| match wanted {
-            "opened" => pr.status == PullRequestStatus::Open,
-            "closed" => pr.status == PullRequestStatus::Closed,
-            "merged" => pr.status == PullRequestStatus::Merged,
-            _ => true,
-        })
-        .filter(|pr| {
-            paging
-                .param("source_branch")
-                .is_none_or(|b| b == pr.head_ref)
-        })
-        .filter(|pr| {
-            paging
-                .param("target_branch")
-                .is_none_or(|b| b == pr.base_ref)
-        })
-        .collect();
-    items.sort_by_key(|pr| std::cmp::Reverse(pr.database_id));
-    let items = items
-        .into_iter()
-        .map(|pr| merge_request_json(&cx, pr))
-        .collect();
-    Ok(paging.respond(&shared.base_url, items))
+    read_project(&shared, &viewer, &id, |cx| {
+        let wanted = paging.param("state").unwrap_or("all");
+        let mut items: Vec<&_> = cx
+            .state
+            .pull_requests
+            .iter()
+            .filter(|pr| match wanted {
+                "opened" => pr.status == PullRequestStatus::Open,
+                "closed" => pr.status == PullRequestStatus::Closed,
+                "merged" => pr.status == PullRequestStatus::Merged,
+                _ => true,
+            })
+            .filter(|pr| {
+                paging
+                    .param("source_branch")
+                    .is_none_or(|b| b == pr.head_ref)
+            })
+            .filter(|pr| {
+                paging
+                    .param("target_branch")
+                    .is_none_or(|b| b == pr.base_ref)
+            })
+            .collect();
+        items.sort_by_key(|pr| std::cmp::Reverse(pr.database_id));
+        let items = items
+            .into_iter()
+            .map(|pr| merge_request_json(cx, pr))
+            .collect();
+        Ok(paging.respond(&shared.base_url, items))
+    })
 }
 
 /// `GET /projects/:id/merge_requests/:iid`.
@@ -93,10 +92,9 @@ pub(crate) async fn get_merge_request(
     GlViewer(viewer): GlViewer,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    Ok(Json(merge_request_json(&cx, pr)))
+    read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
+        Ok(Json(merge_request_json(cx, pr)))
+    })
 }
 
 /// `PUT /projects/:id/merge_requests/:iid`: `title`, `description`,
@@ -178,15 +176,14 @@ pub(crate) async fn list_resource_label_events(
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    let items = pr
-        .label_events
-        .iter()
-        .map(|e| label_event_json(&cx, pr, e))
-        .collect();
-    Ok(paging.respond(&shared.base_url, items))
+    read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
+        let items = pr
+            .label_events
+            .iter()
+            .map(|e| label_event_json(cx, pr, e))
+            .collect();
+        Ok(paging.respond(&shared.base_url, items))
+    })
 }
 
 /// `GET /projects/:id/merge_requests/:iid/notes`: `sort` (`asc`, `desc`,
@@ -197,23 +194,22 @@ pub(crate) async fn list_notes(
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    let mut notes = view::notes(pr);
-    match paging.param("sort") {
-        None | Some("desc") => notes.reverse(),
-        Some("asc") => {}
-        Some(_) => return Err(GlError::parameter("sort does not have a valid value")),
-    }
-    if !matches!(
-        paging.param("order_by"),
-        None | Some("created_at") | Some("updated_at")
-    ) {
-        return Err(GlError::parameter("order_by does not have a valid value"));
-    }
-    let items = notes.iter().map(|n| note_json(&cx, pr, n)).collect();
-    Ok(paging.respond(&shared.base_url, items))
+    read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
+        let mut notes = view::notes(pr);
+        match paging.param("sort") {
+            None | Some("desc") => notes.reverse(),
+            Some("asc") => {}
+            Some(_) => return Err(GlError::parameter("sort does not have a valid value")),
+        }
+        if !matches!(
+            paging.param("order_by"),
+            None | Some("created_at") | Some("updated_at")
+        ) {
+            return Err(GlError::parameter("order_by does not have a valid value"));
+        }
+        let items = notes.iter().map(|n| note_json(cx, pr, n)).collect();
+        Ok(paging.respond(&shared.base_url, items))
+    })
 }
 
 /// `POST /projects/:id/merge_requests/:iid/notes` with `body`: a note on
@@ -227,12 +223,9 @@ pub(crate) async fn post_note(
     body: Bytes,
 ) -> Result<Response, GlError> {
     let params = Params::read(&query, &headers, &body)?;
-    let text = params
-        .text("body")
-        .ok_or_else(|| GlError::parameter("body is missing"))?;
+    let text = params.required_text("body")?;
     let mut state = shared.write();
-    let number = merge_request(&state, &viewer, &id, &iid)?.number;
-    require_comment(&viewer)?;
+    let number = commentable(&state, &viewer, (&id, &iid))?;
     let note_id = state.apply_issue_comment(number, &viewer.login, &text)?;
     let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
     let comment = pr
@@ -242,7 +235,7 @@ pub(crate) async fn post_note(
         .ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
     let value = note_json(&cx, pr, &Note::Comment(comment));
-    Ok((StatusCode::CREATED, Json(value)).into_response())
+    Ok(respond_created(value))
 }
 
 /// `GET /projects/:id/merge_requests/:iid/notes/:note_id`.
@@ -252,15 +245,14 @@ pub(crate) async fn get_note(
     Path((id, iid, note_id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, GlError> {
     let note_id = parse_id(&note_id)?;
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let notes = view::notes(pr);
-    let note = notes
-        .iter()
-        .find(|n| n.id() == note_id)
-        .ok_or_else(|| GlError::not_found_named("Note"))?;
-    let cx = Cx::new(&state, &shared.base_url);
-    Ok(Json(note_json(&cx, pr, note)))
+    read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
+        let notes = view::notes(pr);
+        let note = notes
+            .iter()
+            .find(|n| n.id() == note_id)
+            .ok_or_else(|| GlError::not_found_named("Note"))?;
+        Ok(Json(note_json(cx, pr, note)))
+    })
 }
 
 /// `GET /projects/:id/merge_requests/:iid/draft_notes`: the viewer's own
@@ -271,13 +263,13 @@ pub(crate) async fn list_draft_notes(
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let items = view::drafts(pr, &viewer.login)
-        .iter()
-        .map(|d| draft_note_json(pr, viewer.database_id, d))
-        .collect();
-    Ok(paging.respond(&shared.base_url, items))
+    read_merge_request(&shared, &viewer, (&id, &iid), |_, pr| {
+        let items = view::drafts(pr, &viewer.login)
+            .iter()
+            .map(|d| draft_note_json(pr, viewer.database_id, d))
+            .collect();
+        Ok(paging.respond(&shared.base_url, items))
+    })
 }
 
 /// `GET /projects/:id/merge_requests/:iid/pipelines`: the pipelines of the
@@ -288,16 +280,16 @@ pub(crate) async fn list_merge_request_pipelines(
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
-    let state = shared.read();
-    let pr = merge_request(&state, &viewer, &id, &iid)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    let mut runs: Vec<_> = state
-        .ci
-        .workflow_runs
-        .iter()
-        .filter(|r| r.head_sha == pr.head_sha || pr.commits.contains(&r.head_sha))
-        .collect();
-    runs.sort_by_key(|r| std::cmp::Reverse(r.database_id));
-    let items = runs.into_iter().map(|r| pipeline_json(&cx, r)).collect();
-    Ok(paging.respond(&shared.base_url, items))
+    read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
+        let mut runs: Vec<_> = cx
+            .state
+            .ci
+            .workflow_runs
+            .iter()
+            .filter(|r| r.head_sha == pr.head_sha || pr.commits.contains(&r.head_sha))
+            .collect();
+        runs.sort_by_key(|r| std::cmp::Reverse(r.database_id));
+        let items = runs.into_iter().map(|r| pipeline_json(cx, r)).collect();
+        Ok(paging.respond(&shared.base_url, items))
+    })
 }

@@ -10,7 +10,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::Value;
 
-use super::common::{parse_bool, parse_id, project, require_write, GlError, GlPaging, GlViewer};
+use super::common::{
+    parse_bool, parse_id, project, read_project, require_write, GlError, GlPaging, GlViewer,
+};
 use super::json::{job_json, pipeline_json, Cx};
 use super::view;
 use crate::job_log;
@@ -24,39 +26,39 @@ pub(crate) async fn list_pipelines(
     paging: GlPaging,
     Path(id): Path<String>,
 ) -> Result<Response, GlError> {
-    let state = shared.read();
-    project(&state, &viewer, &id)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    let mut runs: Vec<_> = state
-        .ci
-        .workflow_runs
-        .iter()
-        .filter(|r| paging.param("sha").is_none_or(|sha| sha == r.head_sha))
-        .filter(|r| {
-            paging
-                .param("ref")
-                .is_none_or(|wanted| wanted == r.head_branch || wanted == r.head_sha)
-        })
-        .filter(|r| {
-            paging
-                .param("status")
-                .is_none_or(|s| s == view::pipeline_status(&state, r))
-        })
-        .collect();
-    match paging.param("order_by") {
-        None | Some("id") => runs.sort_by_key(|r| r.database_id),
-        Some("updated_at") => {
-            runs.sort_by(|a, b| (&a.updated_at, a.database_id).cmp(&(&b.updated_at, b.database_id)))
+    read_project(&shared, &viewer, &id, |cx| {
+        let mut runs: Vec<_> = cx
+            .state
+            .ci
+            .workflow_runs
+            .iter()
+            .filter(|r| paging.param("sha").is_none_or(|sha| sha == r.head_sha))
+            .filter(|r| {
+                paging
+                    .param("ref")
+                    .is_none_or(|wanted| wanted == r.head_branch || wanted == r.head_sha)
+            })
+            .filter(|r| {
+                paging
+                    .param("status")
+                    .is_none_or(|s| s == view::pipeline_status(cx.state, r))
+            })
+            .collect();
+        match paging.param("order_by") {
+            None | Some("id") => runs.sort_by_key(|r| r.database_id),
+            Some("updated_at") => runs.sort_by(|a, b| {
+                (&a.updated_at, a.database_id).cmp(&(&b.updated_at, b.database_id))
+            }),
+            Some(_) => return Err(GlError::parameter("order_by does not have a valid value")),
         }
-        Some(_) => return Err(GlError::parameter("order_by does not have a valid value")),
-    }
-    match paging.param("sort") {
-        None | Some("desc") => runs.reverse(),
-        Some("asc") => {}
-        Some(_) => return Err(GlError::parameter("sort does not have a valid value")),
-    }
-    let items = runs.into_iter().map(|r| pipeline_json(&cx, r)).collect();
-    Ok(paging.respond(&shared.base_url, items))
+        match paging.param("sort") {
+            None | Some("desc") => runs.reverse(),
+            Some("asc") => {}
+            Some(_) => return Err(GlError::parameter("sort does not have a valid value")),
+        }
+        let items = runs.into_iter().map(|r| pipeline_json(cx, r)).collect();
+        Ok(paging.respond(&shared.base_url, items))
+    })
 }
 
 /// `GET /projects/:id/pipelines/:pipeline_id`.
@@ -66,14 +68,14 @@ pub(crate) async fn get_pipeline(
     Path((id, pipeline_id)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
     let pipeline_id = parse_id(&pipeline_id)?;
-    let state = shared.read();
-    project(&state, &viewer, &id)?;
-    let run = state
-        .ci
-        .workflow_run(pipeline_id)
-        .ok_or_else(GlError::not_found)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    Ok(Json(pipeline_json(&cx, run)))
+    read_project(&shared, &viewer, &id, |cx| {
+        let run = cx
+            .state
+            .ci
+            .workflow_run(pipeline_id)
+            .ok_or_else(GlError::not_found)?;
+        Ok(Json(pipeline_json(cx, run)))
+    })
 }
 
 /// `POST /projects/:id/pipelines/:pipeline_id/retry`: retries the
@@ -117,31 +119,31 @@ pub(crate) async fn list_jobs(
     Path((id, pipeline_id)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
     let pipeline_id = parse_id(&pipeline_id)?;
-    let state = shared.read();
-    project(&state, &viewer, &id)?;
-    let run = state
-        .ci
-        .workflow_run(pipeline_id)
-        .ok_or_else(GlError::not_found)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    let include_retried = match paging.param("include_retried") {
-        None => false,
-        Some(text) => {
-            parse_bool(text).ok_or_else(|| GlError::parameter("include_retried is invalid"))?
-        }
-    };
-    let jobs: Vec<_> = if include_retried {
-        run.jobs.iter().collect()
-    } else {
-        run.latest_jobs()
-    };
-    let scope = paging.param("scope").or_else(|| paging.param("scope[]"));
-    let items = jobs
-        .into_iter()
-        .filter(|j| scope.is_none_or(|s| s == view::job_status(j)))
-        .map(|j| job_json(&cx, run, j))
-        .collect();
-    Ok(paging.respond(&shared.base_url, items))
+    read_project(&shared, &viewer, &id, |cx| {
+        let run = cx
+            .state
+            .ci
+            .workflow_run(pipeline_id)
+            .ok_or_else(GlError::not_found)?;
+        let include_retried = match paging.param("include_retried") {
+            None => false,
+            Some(text) => {
+                parse_bool(text).ok_or_else(|| GlError::parameter("include_retried is invalid"))?
+            }
+        };
+        let jobs: Vec<_> = if include_retried {
+            run.jobs.iter().collect()
+        } else {
+            run.latest_jobs()
+        };
+        let scope = paging.param("scope").or_else(|| paging.param("scope[]"));
+        let items = jobs
+            .into_iter()
+            .filter(|j| scope.is_none_or(|s| s == view::job_status(j)))
+            .map(|j| job_json(cx, run, j))
+            .collect();
+        Ok(paging.respond(&shared.base_url, items))
+    })
 }
 
 /// `GET /projects/:id/jobs/:job_id`.
@@ -151,11 +153,10 @@ pub(crate) async fn get_job(
     Path((id, job_id)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
     let job_id = parse_id(&job_id)?;
-    let state = shared.read();
-    project(&state, &viewer, &id)?;
-    let (run, job) = state.ci.job(job_id).ok_or_else(GlError::not_found)?;
-    let cx = Cx::new(&state, &shared.base_url);
-    Ok(Json(job_json(&cx, run, job)))
+    read_project(&shared, &viewer, &id, |cx| {
+        let (run, job) = cx.state.ci.job(job_id).ok_or_else(GlError::not_found)?;
+        Ok(Json(job_json(cx, run, job)))
+    })
 }
 
 /// `GET /projects/:id/jobs/:job_id/trace`: the job's log as plain text
@@ -166,11 +167,15 @@ pub(crate) async fn get_trace(
     Path((id, job_id)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
     let job_id = parse_id(&job_id)?;
-    let state = shared.read();
-    project(&state, &viewer, &id)?;
-    let run = state.ci.check_run(job_id).ok_or_else(GlError::not_found)?;
-    let trace = job_log::gitlab_trace(run);
-    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], trace).into_response())
+    read_project(&shared, &viewer, &id, |cx| {
+        let run = cx
+            .state
+            .ci
+            .check_run(job_id)
+            .ok_or_else(GlError::not_found)?;
+        let trace = job_log::gitlab_trace(run);
+        Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], trace).into_response())
+    })
 }
 
 /// `POST /projects/:id/jobs/:job_id/retry`: a new attempt of a finished

@@ -161,13 +161,7 @@ impl Commit {
         last: Option<i32>,
     ) -> Result<GitActorConnection> {
         let detail = commit_detail::load(ctx, self).await?;
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        }
-        .counting_only(ctx);
+        let args = PageArgs::new(first, last, after, before).counting_only(ctx);
         commit_detail::authors(&detail, &args)
     }
 
@@ -356,12 +350,7 @@ impl StatusCheckRollup {
             }))
             .collect();
         items.sort_by_key(|(id, _)| *id);
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        };
+        let args = PageArgs::new(first, last, after, before);
         let page = paginate("contexts", items, &args)?;
         let edges = page
             .items

@@ -144,6 +144,21 @@ pub(crate) struct PageArgs {
 }
 
 impl PageArgs {
+    /// A connection field's paging arguments, as GraphQL names them.
+    pub(crate) fn new(
+        first: Option<i32>,
+        last: Option<i32>,
+        after: Option<String>,
+        before: Option<String>,
+    ) -> PageArgs {
+        PageArgs {
+            first,
+            last,
+            after,
+            before,
+        }
+    }
+
     /// GitHub lets a connection without `first` or `last` answer when no
     /// items are asked for (`commits { totalCount }`, as the `gh` CLI asks):
     /// then the page is empty.

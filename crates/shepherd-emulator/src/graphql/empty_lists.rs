@@ -63,13 +63,7 @@ fn args(
     after: Option<String>,
     before: Option<String>,
 ) -> PageArgs {
-    PageArgs {
-        first,
-        last,
-        after,
-        before,
-    }
-    .counting_only(ctx)
+    PageArgs::new(first, last, after, before).counting_only(ctx)
 }
 
 /// An empty page of `connection`, after GitHub's argument checks.

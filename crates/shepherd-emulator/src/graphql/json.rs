@@ -9,9 +9,9 @@
 //! the JSON text in its place. An object whose selection is only plain
 //! fields ([`plain_fields`]) can be written to JSON text whole the same way,
 //! without async-graphql's per-field futures and maps (see
-//! `pull_request.rs`, review comments). Every answer is written here (or, with
-//! errors, read back into a `serde_json::Value` by [`to_json`]), so no mark
-//! reaches a client.
+//! `pull_request/fast_path.rs`: threads, review comments, reviews). Every
+//! answer is written here (or, with errors, read back into a
+//! `serde_json::Value` by [`to_json`]), so no mark reaches a client.
 
 use std::borrow::Cow;
 use std::rc::Rc;
@@ -250,11 +250,6 @@ pub(crate) struct PlainField<'a> {
     pub(crate) field: &'a Field,
 }
 
-/// The fields `set` selects on an object of type `on`, fragments spread in,
-/// in order; `None` when async-graphql must resolve it: a field with
-/// arguments (but those named in `with_arguments`) or directives, a
-/// fragment on another type (an interface), or a response key asked twice
-/// (fields to merge).
 /// Writes a JSON object of `fields`, each key as the query names it and its
 /// value by `value`; `None` when `value` gives `None` for one.
 pub(crate) fn write_object<'a>(
@@ -309,6 +304,11 @@ impl<'a> FieldsMemo<'a> {
     }
 }
 
+/// The fields `set` selects on an object of type `on`, fragments spread in,
+/// in order; `None` when async-graphql must resolve it: a field with
+/// arguments (but those named in `with_arguments`) or directives, a
+/// fragment on another type (an interface), or a response key asked twice
+/// (fields to merge).
 pub(crate) fn plain_fields<'a>(
     env: &'a QueryEnv,
     set: &'a Positioned<SelectionSet>,

@@ -1,4 +1,5 @@
-//! GitHub's GraphQL API, the subset Shepherd uses, with GitHub's names.
+//! GitHub's GraphQL API, the subset Shepherd and `gh` use, with GitHub's
+//! names.
 
 mod actor;
 mod changed_file;
@@ -8,6 +9,8 @@ mod connection;
 mod document;
 mod empty_lists;
 mod errors;
+#[cfg(test)]
+mod fast_path_equal;
 mod handler;
 mod json;
 mod label;

@@ -160,13 +160,7 @@ impl Repository {
                 .map(|(i, (_, pr))| (i as u64 + 1, pr))
                 .collect();
         }
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        }
-        .counting_only(ctx);
+        let args = PageArgs::new(first, last, after, before).counting_only(ctx);
         paginate("pullRequests", items, &args).map(Into::into)
     }
 
@@ -276,12 +270,7 @@ impl Query {
         query: String,
         #[graphql(name = "type")] kind: SearchType,
     ) -> Result<SearchResultItemConnection> {
-        let args = PageArgs {
-            first,
-            last,
-            after,
-            before,
-        };
+        let args = PageArgs::new(first, last, after, before);
         search::search(ctx, &query, kind, args)
     }
 

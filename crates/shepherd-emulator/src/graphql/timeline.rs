@@ -68,65 +68,51 @@ impl LabelEvent {
     }
 }
 
-/// Represents a 'labeled' event on a given issue or pull request.
-#[derive(Clone)]
-pub(crate) struct LabeledEvent(pub(crate) LabelEvent);
+/// A `LabeledEvent` or `UnlabeledEvent` object: the same fields, with
+/// GitHub's descriptions (literals, as async-graphql reads them).
+macro_rules! label_event_object {
+    ($name:ident, $doc:literal, $id_doc:literal, $label_doc:literal) => {
+        #[doc = $doc]
+        #[derive(Clone)]
+        pub(crate) struct $name(pub(crate) LabelEvent);
 
-#[Object]
-impl LabeledEvent {
-    /// The Node ID of the LabeledEvent object
-    async fn id(&self) -> ID {
-        ID(ids::node_id(
-            NodeKind::LabeledEvent,
-            self.0.record().database_id,
-        ))
-    }
+        #[Object]
+        impl $name {
+            #[doc = $id_doc]
+            async fn id(&self) -> ID {
+                ID(ids::node_id(NodeKind::$name, self.0.record().database_id))
+            }
 
-    /// Identifies the actor who performed the event.
-    async fn actor(&self) -> Option<Actor> {
-        self.0.actor()
-    }
+            /// Identifies the actor who performed the event.
+            async fn actor(&self) -> Option<Actor> {
+                self.0.actor()
+            }
 
-    /// Identifies the date and time when the object was created.
-    async fn created_at(&self) -> DateTime {
-        DateTime(self.0.record().created_at.clone())
-    }
+            /// Identifies the date and time when the object was created.
+            async fn created_at(&self) -> DateTime {
+                DateTime(self.0.record().created_at.clone())
+            }
 
-    /// Identifies the label associated with the 'labeled' event.
-    async fn label(&self) -> Label {
-        self.0.label()
-    }
+            #[doc = $label_doc]
+            async fn label(&self) -> Label {
+                self.0.label()
+            }
+        }
+    };
 }
 
-/// Represents an 'unlabeled' event on a given issue or pull request.
-#[derive(Clone)]
-pub(crate) struct UnlabeledEvent(pub(crate) LabelEvent);
-
-#[Object]
-impl UnlabeledEvent {
-    /// The Node ID of the UnlabeledEvent object
-    async fn id(&self) -> ID {
-        ID(ids::node_id(
-            NodeKind::UnlabeledEvent,
-            self.0.record().database_id,
-        ))
-    }
-
-    /// Identifies the actor who performed the event.
-    async fn actor(&self) -> Option<Actor> {
-        self.0.actor()
-    }
-
-    /// Identifies the date and time when the object was created.
-    async fn created_at(&self) -> DateTime {
-        DateTime(self.0.record().created_at.clone())
-    }
-
-    /// Identifies the label associated with the 'unlabeled' event.
-    async fn label(&self) -> Label {
-        self.0.label()
-    }
-}
+label_event_object!(
+    LabeledEvent,
+    "Represents a 'labeled' event on a given issue or pull request.",
+    "The Node ID of the LabeledEvent object",
+    "Identifies the label associated with the 'labeled' event."
+);
+label_event_object!(
+    UnlabeledEvent,
+    "Represents an 'unlabeled' event on a given issue or pull request.",
+    "The Node ID of the UnlabeledEvent object",
+    "Identifies the label associated with the 'unlabeled' event."
+);
 
 /// An item in a pull request timeline
 #[derive(Clone, Union)]

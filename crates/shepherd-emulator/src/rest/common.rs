@@ -164,6 +164,23 @@ pub(crate) fn visible_pull_request<'s>(
     state.pull_request(number).ok_or(ApiError::NotFound)
 }
 
+/// The text of a new comment's `body`, or GitHub's 422 when it is missing.
+pub(crate) fn required_body(body: Option<String>) -> Result<String, ApiError> {
+    body.ok_or_else(|| ApiError::Validation("body is missing".into()))
+}
+
+/// The number of pull request `number` of `owner/repo` once the viewer may
+/// comment on it (404 for one they do not see comes first, then 403).
+pub(crate) fn commentable_pull_request(
+    state: &EmulatorState,
+    viewer: &Viewer,
+    (owner, repo, number): (&str, &str, &str),
+) -> Result<u64, ApiError> {
+    let number = visible_pull_request(state, viewer, owner, repo, number)?.number;
+    require_comment(viewer)?;
+    Ok(number)
+}
+
 /// Comments need write permission, or a public repository (any account
 /// may comment there); a read-only token gets GitHub's 403.
 pub(crate) fn require_comment(viewer: &Viewer) -> Result<(), ApiError> {

@@ -1,4 +1,5 @@
-//! The pull request as an issue: conversation comments and labels.
+//! The pull request as an issue: the issue itself, conversation comments,
+//! events and labels.
 
 use std::sync::Arc;
 
@@ -11,12 +12,24 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::common::{
-    parse_body, parse_id, require_comment, require_write, visible_pull_request, visible_repository,
-    Api, ApiError, Authed, Paging,
+    commentable_pull_request, parse_body, parse_id, require_write, required_body,
+    visible_pull_request, visible_repository, Api, ApiError, Authed, Paging,
 };
-use super::json::{issue_comment_json, label_event_json, labels_json};
+use super::json::{issue_comment_json, issue_json, label_event_json, labels_json};
 use crate::auth::Viewer;
 use crate::shared::Shared;
+
+/// `GET …/issues/{number}`: the pull request as an issue.
+pub(crate) async fn get_issue(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Api(api): Api,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let state = shared.read();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    Ok(Json(issue_json(&state, pr, &api)))
+}
 
 /// `GET …/issues/{number}/comments`, oldest first, `since` honoured.
 pub(crate) async fn list_issue_comments(
@@ -54,13 +67,9 @@ pub(crate) async fn post_issue_comment(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let new: CommentBody = parse_body(&body)?;
-    let text = new
-        .body
-        .ok_or_else(|| ApiError::Validation("body is missing".into()))?;
+    let text = required_body(new.body)?;
     let mut state = shared.write();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    let number = pr.number;
-    require_comment(&viewer)?;
+    let number = commentable_pull_request(&state, &viewer, (&owner, &repo, &number))?;
     let id = state.apply_issue_comment(number, &viewer.login, &text)?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     let comment = pr

@@ -1,4 +1,5 @@
-//! GitHub's REST API, the subset Shepherd (and `gh`-style clients) use.
+//! GitHub's REST API, the subset Shepherd, `gh` and PyGithub use, one file
+//! a resource: `user`, `repos`, `pulls`, `issues`, `checks`, `collaborators`.
 //! Served at `/…` and, for Enterprise-style clients, at `/api/v3/…`.
 
 mod checks;
@@ -12,8 +13,9 @@ mod lookup;
 mod meta;
 mod middleware;
 mod pulls;
-mod repository;
+mod repos;
 mod routes;
+mod user;
 
 pub(crate) use common::{original_uri, page_of, ApiError, PageUrl};
 pub(crate) use downloads::routes as download_routes;

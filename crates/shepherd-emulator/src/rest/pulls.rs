@@ -1,71 +1,28 @@
-//! `/user`, the repository, pull requests, their review comments (with
+//! Pull requests: the list, one pull request (as JSON, or its diff or patch
+//! as text), its commits and files, edits, its review comments (with
 //! replies) and reviews.
 
 use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::common::{
-    parse_body, parse_id, require_comment, require_write, visible_pull_request, visible_repository,
-    Api, ApiError, Authed, Paging,
+    commentable_pull_request, parse_body, parse_id, require_write, required_body,
+    visible_pull_request, visible_repository, Api, ApiError, Authed, Paging,
 };
-use super::json::{
-    pull_request_json, repository_json, review_comment_json, review_json, user_json,
-};
+use super::json::{commit_json, file_json, pull_request_json, review_comment_json, review_json};
+use super::lookup::commit_details;
+use super::repos::blocking;
+use crate::git;
 use crate::scenario::{PullRequestStatus, ReviewStateSpec, Side};
 use crate::shared::Shared;
 use crate::state::{NewThread, PullRequestEdit, PullRequestRecord, State as EmulatorState};
-
-pub(crate) async fn get_user(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
-) -> Response {
-    let state = shared.read();
-    match state.user(&viewer.login) {
-        Some(user) => {
-            // The authenticated user's own view (`private-user`).
-            let mut value = user_json(user, &api);
-            let created = state
-                .pull_requests
-                .first()
-                .map_or("2024-01-01T00:00:00Z".to_owned(), |pr| {
-                    pr.created_at.clone()
-                });
-            let extra = serde_json::json!({
-                "user_view_type": "private",
-                "name": null, "company": null, "blog": "", "location": null,
-                "email": null, "hireable": null, "bio": null,
-                "public_repos": 0, "public_gists": 0, "followers": 0, "following": 0,
-                "created_at": created, "updated_at": created,
-                "private_gists": 0, "total_private_repos": 1, "owned_private_repos": 0,
-                "disk_usage": 0, "collaborators": 0, "two_factor_authentication": true,
-            });
-            if let (Some(value), Value::Object(extra)) = (value.as_object_mut(), extra) {
-                value.extend(extra);
-            }
-            Json(value).into_response()
-        }
-        None => ApiError::NotFound.into_response(),
-    }
-}
-
-pub(crate) async fn get_repository(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
-    Path((owner, repo)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
-    let state = shared.read();
-    visible_repository(&state, &viewer, &owner, &repo)?;
-    Ok(Json(repository_json(&state, &viewer, &api)))
-}
 
 pub(crate) async fn list_pull_requests(
     State(shared): State<Arc<Shared>>,
@@ -95,6 +52,94 @@ struct PullRequestPatch {
     title: Option<String>,
     body: Option<String>,
     state: Option<String>,
+}
+
+/// `GET …/pulls/{number}` with `Accept: application/vnd.github.diff` (or
+/// `.patch`): the PR's diff as text; otherwise the PR object.
+pub(crate) async fn get_pull_request(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Api(api): Api,
+    headers: HeaderMap,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let wants_diff = accept.contains("application/vnd.github.diff")
+        || accept.contains("application/vnd.github.v3.diff")
+        || accept.contains("application/vnd.github.patch")
+        || accept.contains("application/vnd.github.v3.patch");
+    if !wants_diff {
+        let state = shared.read();
+        let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+        return Ok(Json(pull_request_json(&state, &state.repository, pr, &api)).into_response());
+    }
+    let (base, head, git_dir) = {
+        let state = shared.read();
+        let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+        (
+            pr.base_sha.clone(),
+            pr.head_sha.clone(),
+            state.repository.git_dir.clone(),
+        )
+    };
+    let git_env = shared.git.clone();
+    let text = blocking(move || git::diff_text(&git_env, &git_dir, &base, &head).ok()).await?;
+    let mut response = (StatusCode::OK, text).into_response();
+    let kind = if accept.contains("patch") {
+        "application/vnd.github.patch; charset=utf-8"
+    } else {
+        "application/vnd.github.diff; charset=utf-8"
+    };
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    Ok(response)
+}
+
+/// `GET …/pulls/{number}/commits`, oldest first.
+pub(crate) async fn list_pull_request_commits(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Api(api): Api,
+    paging: Paging,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let commits = {
+        let state = shared.read();
+        visible_pull_request(&state, &viewer, &owner, &repo, &number)?
+            .commits
+            .clone()
+    };
+    let details = commit_details(&shared, commits.clone()).await;
+    let state = shared.read();
+    let items = commits
+        .iter()
+        .filter_map(|sha| details.get(sha))
+        .map(|d| commit_json(&state, d, None, &api))
+        .collect();
+    Ok(paging.array(&shared.base_url, items))
+}
+
+/// `GET …/pulls/{number}/files`: the PR's diff, file by file.
+pub(crate) async fn list_pull_request_files(
+    State(shared): State<Arc<Shared>>,
+    Authed(viewer): Authed,
+    Api(api): Api,
+    paging: Paging,
+    Path((owner, repo, number)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let state = shared.read();
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let full_name = state.repository.full_name();
+    let items = pr
+        .diff
+        .iter()
+        .map(|(path, hunks)| file_json(path, hunks, &pr.head_sha, &api, &full_name))
+        .collect();
+    Ok(paging.array(&shared.base_url, items))
 }
 
 /// `PATCH …/pulls/{number}`: title, body, `state` open or closed.
@@ -211,13 +256,9 @@ pub(crate) async fn post_reply(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let reply: ReplyBody = parse_body(&body)?;
-    let text = reply
-        .body
-        .ok_or_else(|| ApiError::Validation("body is missing".into()))?;
+    let text = required_body(reply.body)?;
     let mut state = shared.write();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    let number = pr.number;
-    require_comment(&viewer)?;
+    let number = commentable_pull_request(&state, &viewer, (&owner, &repo, &number))?;
     let comment_id = parse_id(&comment_id)?;
     let created = state.apply_reply_to_comment(number, &viewer.login, comment_id, &text)?;
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
@@ -309,13 +350,9 @@ pub(crate) async fn post_review_comment(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let new: NewCommentBody = parse_body(&body)?;
-    let text = new
-        .body
-        .ok_or_else(|| ApiError::Validation("body is missing".into()))?;
+    let text = required_body(new.body)?;
     let mut state = shared.write();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    let number = pr.number;
-    require_comment(&viewer)?;
+    let number = commentable_pull_request(&state, &viewer, (&owner, &repo, &number))?;
     let comment_id = match new.in_reply_to {
         Some(parent) => {
             state
@@ -324,6 +361,7 @@ pub(crate) async fn post_review_comment(
         }
         None => {
             let file_level = new.subject_type.as_deref() == Some("file");
+            let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
             let thread = new_thread(
                 pr,
                 new.path,
@@ -453,9 +491,8 @@ pub(crate) async fn post_review(
     let new: NewReviewBody = parse_body(&body)?;
     let event = parse_event(new.event.as_deref()).map_err(ApiError::Validation)?;
     let mut state = shared.write();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    let number = pr.number;
-    require_comment(&viewer)?;
+    let number = commentable_pull_request(&state, &viewer, (&owner, &repo, &number))?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     let threads = new
         .comments
         .into_iter()
@@ -506,9 +543,7 @@ pub(crate) async fn submit_review(
         Some(event) => parse_event(Some(event)).map_err(ApiError::Validation)?,
     };
     let mut state = shared.write();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
-    let number = pr.number;
-    require_comment(&viewer)?;
+    let number = commentable_pull_request(&state, &viewer, (&owner, &repo, &number))?;
     let review_id = parse_id(&review_id)?;
     state.apply_submit_review(
         number,

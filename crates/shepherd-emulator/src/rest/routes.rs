@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::routing::{delete, get, post, MethodRouter};
 use axum::Router;
 
-use super::{checks, collaborators, deletes, issues, meta, pulls, repository};
+use super::{checks, collaborators, deletes, issues, meta, pulls, repos, user};
 use crate::shared::Shared;
 
 /// The router and, beside it, every `METHOD /template` it serves.
@@ -36,9 +36,9 @@ fn table() -> Table {
         routes: Vec::new(),
     }
     .route(&["GET"], "/", get(meta::root))
-    .route(&["GET"], "/user", get(pulls::get_user))
-    .route(&["GET"], "/rate_limit", get(repository::rate_limit))
-    .route(&["GET"], REPO, get(pulls::get_repository))
+    .route(&["GET"], "/user", get(user::get_user))
+    .route(&["GET"], "/rate_limit", get(user::rate_limit))
+    .route(&["GET"], REPO, get(repos::get_repository))
     .route(
         &["GET"],
         &at("/collaborators/{username}/permission"),
@@ -48,39 +48,27 @@ fn table() -> Table {
     .route(
         &["GET", "PATCH"],
         &at("/pulls/{number}"),
-        get(repository::get_pull_request).patch(pulls::patch_pull_request),
+        get(pulls::get_pull_request).patch(pulls::patch_pull_request),
     )
     .route(
         &["GET"],
         &at("/pulls/{number}/commits"),
-        get(repository::list_pull_request_commits),
+        get(pulls::list_pull_request_commits),
     )
     .route(
         &["GET"],
         &at("/pulls/{number}/files"),
-        get(repository::list_pull_request_files),
+        get(pulls::list_pull_request_files),
     )
-    .route(
-        &["GET"],
-        &at("/issues/{number}"),
-        get(repository::get_issue),
-    )
-    .route(
-        &["GET"],
-        &at("/labels"),
-        get(repository::list_repository_labels),
-    )
+    .route(&["GET"], &at("/issues/{number}"), get(issues::get_issue))
+    .route(&["GET"], &at("/labels"), get(repos::list_repository_labels))
     .route(
         &["GET"],
         &at("/labels/{name}"),
-        get(repository::get_repository_label),
+        get(repos::get_repository_label),
     )
-    .route(&["GET"], &at("/commits/{ref}"), get(repository::get_commit))
-    .route(
-        &["GET"],
-        &at("/branches/{branch}"),
-        get(repository::get_branch),
-    )
+    .route(&["GET"], &at("/commits/{ref}"), get(repos::get_commit))
+    .route(&["GET"], &at("/branches/{branch}"), get(repos::get_branch))
     .route(
         &["GET", "POST"],
         &at("/pulls/{number}/comments"),

@@ -228,6 +228,23 @@ pub fn emulator_git(emu: &RunningEmulator, args: &[&str]) -> String {
     GitClient::new().ok(&repo, &all)
 }
 
+/// The file at `commit` in the emulator's repository.
+pub fn file_at(emu: &RunningEmulator, commit: &str, path: &str) -> String {
+    let git = GitClient::new();
+    let repo = emu.repository_path();
+    let out = git.run(
+        &repo,
+        &[
+            "--git-dir",
+            repo.to_str().unwrap(),
+            "show",
+            &format!("{commit}:{path}"),
+        ],
+    );
+    assert!(out.status.success(), "{path} at {commit}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// `http://x-access-token:TOKEN@host:port/owner/repo.git`.
 pub fn authed_git_url(emu: &RunningEmulator, token: &str) -> String {
     emu.git_url("acme", "widgets").replacen(

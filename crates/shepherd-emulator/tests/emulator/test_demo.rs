@@ -34,23 +34,6 @@ async fn conclusion(emu: &RunningEmulator, sha: &str) -> String {
     runs[0]["conclusion"].as_str().unwrap_or("none").to_owned()
 }
 
-/// The file at `commit` in the emulator's repository.
-fn file_at(emu: &RunningEmulator, commit: &str, path: &str) -> String {
-    let git = GitClient::new();
-    let repo = emu.repository_path();
-    let out = git.run(
-        &repo,
-        &[
-            "--git-dir",
-            repo.to_str().unwrap(),
-            "show",
-            &format!("{commit}:{path}"),
-        ],
-    );
-    assert!(out.status.success(), "{path} at {commit}");
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// The lines of the first ```suggestion block of `body`, if any.
 fn suggestion(body: &str) -> Option<Vec<String>> {
     let start = body.find("```suggestion\n")? + "```suggestion\n".len();

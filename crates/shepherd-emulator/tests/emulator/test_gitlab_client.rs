@@ -158,20 +158,7 @@ async fn the_client_traces_lines_through_the_comparison_after_a_push() {
     let emu = start(gitlab_scenario(3, 1)).await;
     let client = client_for(&emu, ALICE);
     let head = emu.head_sha(1).unwrap();
-    let text = {
-        let git = GitClient::new();
-        let repo = emu.repository_path();
-        let out = git.run(
-            &repo,
-            &[
-                "--git-dir",
-                repo.to_str().unwrap(),
-                "show",
-                &format!("{head}:src/lib.rs"),
-            ],
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let text = file_at(&emu, &head, "src/lib.rs");
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     lines[2] = "LINE 3".into();
     lines.insert(0, "// new first line".into());

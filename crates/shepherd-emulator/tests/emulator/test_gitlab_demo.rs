@@ -18,23 +18,6 @@ fn mr(tail: &str) -> String {
     format!("/projects/{PROJECT}/merge_requests/42{tail}")
 }
 
-/// The file at `commit` in the emulator's repository.
-fn file_at(emu: &RunningEmulator, commit: &str, path: &str) -> String {
-    let git = GitClient::new();
-    let repo = emu.repository_path();
-    let out = git.run(
-        &repo,
-        &[
-            "--git-dir",
-            repo.to_str().unwrap(),
-            "show",
-            &format!("{commit}:{path}"),
-        ],
-    );
-    assert!(out.status.success(), "{path} at {commit}");
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn the_gitlab_demo_is_the_demo_with_gitlabs_suggestions() {
     let github = Scenario::demo().unwrap();

@@ -8,23 +8,9 @@ use shepherd_emulator::{CheckSpec, ReviewSpec, ReviewStateSpec};
 
 use crate::common::*;
 
-const PR_VIEW: &str = r#"query PullRequestByNumber($owner: String!, $repo: String!, $pr_number: Int!) {
-  repository(owner: $owner, name: $repo) {
-    pullRequest(number: $pr_number) {
-      id,number,title,state,url,closed,closedAt,mergedAt,isDraft,
-      author{login},
-      headRepository{id,name},isCrossRepository,maintainerCanModify,
-      mergeable,reviewDecision,
-      comments(first: 100){nodes{id,author{login},body,createdAt,url,viewerDidAuthor},pageInfo{hasNextPage,endCursor},totalCount},
-      reviews(first: 100){nodes{author{login},submittedAt,body,state},pageInfo{hasNextPage,endCursor},totalCount},
-      statusCheckRollup: commits(last: 1){nodes{commit{statusCheckRollup{contexts(first:100){nodes{
-        __typename
-        ...on StatusContext{context,state,targetUrl,createdAt},
-        ...on CheckRun{name,checkSuite{workflowRun{workflow{name}}},status,conclusion,startedAt,completedAt,detailsUrl}
-      },pageInfo{hasNextPage,endCursor}}}}}}
-    }
-  }
-}"#;
+/// `gh pr view --json …`'s query, shared with the unit test that proves
+/// the JSON fast path equal to the resolvers (`graphql/fast_path_equal.rs`).
+const PR_VIEW: &str = include_str!("../queries/gh_pr_view.graphql");
 
 fn vars() -> Value {
     json!({ "owner": "acme", "repo": "widgets", "pr_number": 1 })
