@@ -172,6 +172,16 @@ pub struct ApprovalItem {
     /// Whether this item needs approval (reply-only decisions); the others
     /// are shown for context.
     pub needs_approval: bool,
+    /// Whether `reply` is posted once approved: false for a needs-human
+    /// item Shepherd reports to you only (`approve.reply_needs_human =
+    /// false`); a reply the approver writes is posted all the same.
+    #[serde(default = "posted_by_default")]
+    pub reply_posted: bool,
+}
+
+/// A request written before `reply_posted` existed posted every reply.
+fn posted_by_default() -> bool {
+    true
 }
 
 /// What the approver is asked (the triage table of one round).

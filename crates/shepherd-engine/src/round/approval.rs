@@ -927,6 +927,10 @@ impl Runner {
                         reasoning: d.reasoning.clone(),
                         reply: self.drafted_reply(decided, w.id(), decision),
                         needs_approval: is_reply_only(decision),
+                        // As the replies stage holds it (`holds`).
+                        reply_posted: decision != Decision::NeedsHuman
+                            || self.config.approve.reply_needs_human
+                            || decided.reply_override.contains_key(w.id()),
                     })
                 })
                 .collect(),

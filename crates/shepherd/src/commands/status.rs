@@ -70,6 +70,9 @@ struct PendingApproval {
     reasoning: Option<String>,
     /// The reply that would be posted (the approver's, else the drafted one).
     proposed_reply: Option<String>,
+    /// Whether that reply is posted once approved: false for a needs-human
+    /// item reported to you only, until you write a reply for it.
+    reply_posted: bool,
 }
 
 pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
@@ -144,6 +147,7 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
                     .reply_override
                     .clone()
                     .or_else(|| item.map(|i| i.reply.clone())),
+                reply_posted: a.reply_override.is_some() || item.is_none_or(|i| i.reply_posted),
                 approval: a,
             }
         })
@@ -188,10 +192,7 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
         outln!("  awaiting approval:");
         for p in &detail.pending_approvals {
             let a = &p.approval;
-            let word = serde_json::to_value(a.decision)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
+            let word = a.decision.as_str();
             let place = match (&p.path, p.line) {
                 (Some(path), Some(line)) => visible(&format!("{path}:{line}")),
                 (Some(path), None) => visible(path),
@@ -209,11 +210,16 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
             if let Some(why) = p.reasoning.as_deref().and_then(|r| r.lines().next()) {
                 outln!("      why:   {}", visible(why));
             }
-            if let Some(reply) = &p.proposed_reply {
-                outln!(
+            match &p.proposed_reply {
+                Some(_) if !p.reply_posted => outln!(
+                    "      reply: none posted (a needs-human item is reported to you only, \
+                     `approve.reply_needs_human = false`); one you give with `--reply` is posted"
+                ),
+                Some(reply) => outln!(
                     "      reply: {}",
                     visible(reply.lines().next().unwrap_or(""))
-                );
+                ),
+                None => {}
             }
         }
         outln!(

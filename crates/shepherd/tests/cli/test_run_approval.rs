@@ -21,6 +21,20 @@ async fn pause_approve_resume() {
     assert_eq!(status["run"]["status"], "paused", "{status}");
     let pending = status["pending_approvals"].as_array().unwrap();
     assert_eq!(pending.len(), 4, "{status}");
+    // The builtin agent's needs-human drafts are not posted by default, and
+    // status says so rather than showing them as the reply (issue 28.6).
+    assert!(
+        pending.iter().all(|a| a["reply_posted"] == false),
+        "{status}"
+    );
+    let (code, out, err) = sh.run_at(&api, &["status", &run]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.matches("reply: none posted (a needs-human item is reported to you only")
+            .count(),
+        4,
+        "{out}"
+    );
     let question = pending
         .iter()
         .map(|a| a["item_id"].as_str().unwrap().to_owned())
