@@ -52,9 +52,6 @@ pub enum Said<'a> {
         /// Why, naming nothing the thread is not about.
         why: &'a str,
     },
-    /// The fixer's own words, as it gave them (a fix it could not make,
-    /// and said why).
-    Agent(&'a str),
 }
 
 impl Said<'_> {
@@ -80,7 +77,6 @@ impl Said<'_> {
                 "Shepherd could not fix this automatically ({why}). A maintainer needs to look \
                  at it."
             ),
-            Said::Agent(text) => text.to_owned(),
         }
     }
 }
@@ -155,7 +151,6 @@ mod tests {
                 "Shepherd could not fix this automatically (the fixer failed). A maintainer \
                  needs to look at it.",
             ),
-            (Said::Agent("I could not find it."), "I could not find it."),
         ];
         for (said, words) in cases {
             assert_eq!(said.text(), *words, "{said:?}");

@@ -632,8 +632,7 @@ impl Runner {
                         .iter()
                         .filter(|id| {
                             decided.approved.get(*id) == Some(&Decision::NeedsHuman)
-                                && !self.config.approve.reply_needs_human
-                                && !decided.reply_override.contains_key(*id)
+                                && self.holds_needs_human(&decided, id)
                         })
                         .count();
                     if held > 0 {
@@ -927,10 +926,8 @@ impl Runner {
                         reasoning: d.reasoning.clone(),
                         reply: self.drafted_reply(decided, w.id(), decision),
                         needs_approval: is_reply_only(decision),
-                        // As the replies stage holds it (`holds`).
                         reply_posted: decision != Decision::NeedsHuman
-                            || self.config.approve.reply_needs_human
-                            || decided.reply_override.contains_key(w.id()),
+                            || !self.holds_needs_human(decided, w.id()),
                     })
                 })
                 .collect(),

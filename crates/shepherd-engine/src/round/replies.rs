@@ -445,8 +445,15 @@ impl Runner {
     /// unless `approve.reply_needs_human` asks for the drafted reply.
     fn holds(&self, decided: &Decided, item: &WorkItem, planned: &Planned) -> bool {
         planned.result.outcome == shepherd_core::Outcome::NeedsHuman
-            && !self.config.approve.reply_needs_human
-            && !decided.reply_override.contains_key(item.id())
+            && self.holds_needs_human(decided, item.id())
+    }
+
+    /// Whether item `id`, once handed to a person, is held for the user
+    /// rather than answered: no person wrote its reply and
+    /// `approve.reply_needs_human` is off. (What the replies stage does,
+    /// and what the approval stage tells the approver.)
+    pub(crate) fn holds_needs_human(&self, decided: &Decided, id: &str) -> bool {
+        !self.config.approve.reply_needs_human && !decided.reply_override.contains_key(id)
     }
 
     /// Whether a new item is still held for the user: held earlier in the
