@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod ci;
+pub mod ci_failure;
 pub mod classify;
 pub mod cluster;
 pub mod config;
@@ -20,6 +21,7 @@ pub mod marker;
 pub mod model;
 pub mod reply;
 pub mod report;
+pub mod reviewers;
 pub mod suggestion;
 pub mod target;
 #[cfg(any(test, feature = "test-support"))]

@@ -17,7 +17,7 @@
 //! | `approve.mode` | ask for a stricter mode (`auto` < `label` < `prompt`) |
 //! | `review.enabled` | turn on |
 //! | `loop.max_rounds` | lower |
-//! | `[agent]`, `[verify]`, `[forge]` (hosts, `ca_file`) | nothing: ignored, with a note |
+//! | `[agent]`, `[verify]`, `[forge]` (hosts, `ca_file`), `[reviewers]` (whom to wait for, what to post to them) | nothing: ignored, with a note |
 //!
 //! The tuning sections (`[cluster]`, `[ci]`, `loop.on_exhaust`) are applied
 //! as the lowest layer, so any file of the user's side overrides them. What
@@ -113,7 +113,7 @@ fn to_toml(table: &Table) -> String {
 const TUNING: &[&[&str]] = &[&["cluster"], &["ci"], &["loop", "on_exhaust"]];
 
 /// The sections a PR head's file cannot touch at all.
-const IGNORED: &[&str] = &["agent", "verify", "forge"];
+const IGNORED: &[&str] = &["agent", "verify", "forge", "reviewers"];
 
 /// A PR head's config file, checked on its own (unknown keys and bad values
 /// are errors naming the file as the head's).
@@ -436,6 +436,15 @@ mod tests {
                 c.forge.ca_file.is_none()
             }),
             ("[loop]\nmax_rounds = 100\n", |c| c.loop_.max_rounds == 8),
+            // A PR cannot choose what Shepherd posts or whom it waits for.
+            (
+                "[reviewers]\nwait_for = [\"evil-bot\"]\nrequest = true\n[reviewers.trigger]\n\"evil-bot\" = \"@everyone look\"\n",
+                |c| {
+                    c.reviewers.wait_for.is_none()
+                        && !c.reviewers.request
+                        && c.reviewers.trigger.is_empty()
+                },
+            ),
             // A PR cannot make its own CI job green while items wait.
             ("[loop]\nsucceed_when_handed_off = true\n", |c| {
                 !c.loop_.succeed_when_handed_off

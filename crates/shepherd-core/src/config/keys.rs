@@ -11,10 +11,15 @@ use toml::{Table, Value};
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Kind {
     Bool,
-    Int { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
     Str,
     Enum(&'static [&'static str]),
     StrList,
+    /// A table of strings keyed by login.
+    LoginMap,
     Command,
 }
 
@@ -25,6 +30,7 @@ impl Kind {
             Kind::Int { .. } => "an integer",
             Kind::Str | Kind::Enum(_) => "a string",
             Kind::StrList => "an array of strings",
+            Kind::LoginMap => "a table of strings",
             Kind::Command => "a string or an array of strings",
         }
     }
@@ -36,6 +42,7 @@ impl Kind {
             Kind::Str => "string".to_string(),
             Kind::Enum(names) => format!("one of {}", quoted_list(names.iter().copied())),
             Kind::StrList => "array of strings".to_string(),
+            Kind::LoginMap => "table of login = string".to_string(),
             Kind::Command => "string or array of strings".to_string(),
         }
     }
@@ -215,6 +222,18 @@ pub(super) static KEYS: &[KeyDoc] = &[
         "Seconds to wait for checks to appear on a new head (within `ci.timeout_secs`).",
     ),
     key("ci.rerun_failed", Kind::Bool, "Whether failed jobs are re-run, at most once per head commit."),
+    key(
+        "ci.repair_attempts",
+        Kind::Int { min: 0, max: 10 },
+        "Fix attempts per failing check per run for a check Shepherd's own push turned red; 0 turns CI \
+         repair off.",
+    ),
+    key(
+        "ci.repair_pre_existing",
+        Kind::Bool,
+        "Whether checks that failed before Shepherd's push are repaired too (by default they are reported \
+         and left alone).",
+    ),
     key("trust.collaborators", Kind::Bool, "Whether comments of the repository's collaborators are acted on."),
     checked(
         "trust.bots",
@@ -245,6 +264,30 @@ pub(super) static KEYS: &[KeyDoc] = &[
         Kind::Bool,
         "Whether the pre-push review runs. It needs an agent other than builtin for the review role, \
          configured in `[agent.roles.review]`.",
+    ),
+    checked(
+        "reviewers.wait_for",
+        Kind::StrList,
+        login,
+        "Logins whose review of the pushed head is awaited. Unset: the bot accounts that reviewed an \
+         earlier head of the PR.",
+    ),
+    key(
+        "reviewers.settle_timeout_secs",
+        Kind::Int { min: 0, max: SECS },
+        "How long to wait for each after a push, in seconds.",
+    ),
+    key(
+        "reviewers.request",
+        Kind::Bool,
+        "Whether review is re-requested from awaited reviewers that support it, once per head.",
+    ),
+    checked(
+        "reviewers.trigger",
+        Kind::LoginMap,
+        non_empty,
+        "Per login, the comment that asks that bot to review again, posted once per head when it has not \
+         started.",
     ),
 ];
 
@@ -481,6 +524,17 @@ pub(super) fn check_leaf(
             }
         }
         (Kind::StrList, Value::Array(items)) => strings(key, items),
+        (Kind::LoginMap, Value::Table(entries)) => {
+            for (who, text) in entries {
+                let entry_key = format!("{key}.\"{who}\"");
+                login(who).map_err(|reason| invalid(entry_key.clone(), reason))?;
+                match text {
+                    Value::String(s) => check_str(entry_key, s)?,
+                    other => return Err(wrong(entry_key, "a string", other)),
+                }
+            }
+            Ok(())
+        }
         (Kind::Command, Value::String(s)) => check_str(key.to_string(), s),
         (Kind::Command, Value::Array(items)) => {
             if items.is_empty() {

@@ -490,6 +490,11 @@ pub(super) fn env_value(key: &str, raw: &str, origin: &str) -> Result<Value, Con
                 .map_err(|_| invalid(format!("`{raw}` is not an integer")))?,
         ),
         Kind::Str | Kind::Enum(_) | Kind::Command => Value::String(raw.to_string()),
+        Kind::LoginMap => {
+            return Err(invalid(
+                "a table of logins is set in a config file, not in the environment".to_string(),
+            ))
+        }
         Kind::StrList => Value::Array(
             raw.split(',')
                 .map(str::trim)

@@ -36,6 +36,8 @@ pub struct Config {
     pub forge: ForgeConfig,
     /// `[review]`: the pre-push review.
     pub review: ReviewConfig,
+    /// `[reviewers]`: whose review of each pushed head is awaited.
+    pub reviewers: ReviewersConfig,
 }
 
 /// `[agent]`.
@@ -349,6 +351,12 @@ pub struct CiConfig {
     pub appear_timeout_secs: u64,
     /// Whether failed jobs are re-run, at most once per head commit.
     pub rerun_failed: bool,
+    /// Fix attempts per failing check per run for a check Shepherd's own
+    /// push turned red; 0 turns CI repair off.
+    pub repair_attempts: u32,
+    /// Whether checks that failed before Shepherd's push are repaired too
+    /// (by default they are reported and left alone).
+    pub repair_pre_existing: bool,
 }
 
 impl Default for CiConfig {
@@ -358,6 +366,8 @@ impl Default for CiConfig {
             poll_interval_secs: 15,
             appear_timeout_secs: 180,
             rerun_failed: true,
+            repair_attempts: 2,
+            repair_pre_existing: false,
         }
     }
 }
@@ -569,6 +579,52 @@ pub struct ReviewConfig {
 impl Default for ReviewConfig {
     fn default() -> Self {
         ReviewConfig { enabled: true }
+    }
+}
+
+/// `[reviewers]`: the reviewers whose review of each pushed head a run
+/// waits for before it calls the PR converged (docs/reviewers.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReviewersConfig {
+    /// Logins whose review of the pushed head is awaited. Unset: the bot
+    /// accounts that reviewed an earlier head of the PR.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_for: Option<Vec<String>>,
+    /// How long to wait for each after a push, in seconds.
+    pub settle_timeout_secs: u64,
+    /// Whether review is re-requested from awaited reviewers that support
+    /// it, once per head.
+    pub request: bool,
+    /// Per login, the comment that asks that bot to review again, posted
+    /// once per head when it has not started.
+    pub trigger: std::collections::BTreeMap<String, String>,
+}
+
+impl Default for ReviewersConfig {
+    fn default() -> Self {
+        ReviewersConfig {
+            wait_for: None,
+            settle_timeout_secs: 600,
+            request: false,
+            trigger: std::collections::BTreeMap::new(),
+        }
+    }
+}
+
+impl ReviewersConfig {
+    /// `settle_timeout_secs` as a duration.
+    pub fn settle_timeout(&self) -> Duration {
+        Duration::from_secs(self.settle_timeout_secs)
+    }
+
+    /// The trigger comment for `login`, matched as forges match logins
+    /// (case aside, with or without `[bot]`).
+    pub fn trigger_for(&self, login: &str) -> Option<&str> {
+        self.trigger
+            .iter()
+            .find(|(who, _)| crate::reviewers::same_login(who, login))
+            .map(|(_, text)| text.as_str())
     }
 }
 

@@ -44,8 +44,10 @@ fn leaves(table: &Table, prefix: &str, out: &mut BTreeSet<String>) {
         } else {
             format!("{prefix}.{k}")
         };
+        let segments: Vec<&str> = key.split('.').collect();
         match v {
-            Value::Table(t) => leaves(t, &key, out),
+            // A table-valued key (`reviewers.trigger`) is a leaf.
+            Value::Table(t) if key_doc(&segments).is_none() => leaves(t, &key, out),
             _ => {
                 out.insert(key);
             }
@@ -86,6 +88,10 @@ fn full_config() -> Config {
     c.forge.github_hosts = vec!["ghe.corp".into()];
     c.forge.gitlab_hosts = vec!["gitlab.corp:8443".into()];
     c.forge.ca_file = Some("/etc/ssl/corp-ca.pem".into());
+    c.reviewers.wait_for = Some(vec!["coderabbitai[bot]".into()]);
+    c.reviewers
+        .trigger
+        .insert("coderabbitai[bot]".into(), "@coderabbitai review".into());
     c
 }
 
@@ -1039,4 +1045,34 @@ fn every_forge_has_its_hosts_key() {
             assert!(config.forge.hosts_of(other).is_empty(), "{key}");
         }
     }
+}
+
+#[test]
+fn reviewers_trigger_is_a_table_of_logins() {
+    let c = Config::layered(&[user(
+        "[reviewers]\nwait_for = [\"coderabbitai[bot]\"]\n[reviewers.trigger]\n\"coderabbitai[bot]\" = \"@coderabbitai review\"\n",
+    )])
+    .unwrap();
+    assert_eq!(
+        c.reviewers.wait_for.as_deref(),
+        Some(&["coderabbitai[bot]".to_owned()][..])
+    );
+    assert_eq!(
+        c.reviewers.trigger_for("CodeRabbitAI"),
+        Some("@coderabbitai review")
+    );
+    assert_eq!(c.reviewers.trigger_for("copilot"), None);
+    assert_eq!(c.reviewers.settle_timeout().as_secs(), 600);
+    assert_eq!(
+        err(&[user("[reviewers.trigger]\n\"a bot\" = \"hi\"\n")]),
+        format!("invalid value for `reviewers.trigger.\"a bot\"` in {USER}: `a bot` is not a login (it has whitespace)")
+    );
+    assert_eq!(
+        err(&[user("[reviewers.trigger]\nbot = 3\n")]),
+        format!("wrong type for `reviewers.trigger.\"bot\"` in {USER}: expected a string, found integer")
+    );
+    assert_eq!(
+        err(&[user("[reviewers]\ntrigger = \"x\"\n")]),
+        format!("wrong type for `reviewers.trigger` in {USER}: expected a table of strings, found string")
+    );
 }

@@ -1,0 +1,98 @@
+//! A failing check, read and judged (issue 31: CI repair).
+//!
+//! [`excerpt`] cuts a job's log to what a person or a fix agent needs (the
+//! failing step, its error lines with their context, the last lines),
+//! bounded, and inert: ANSI sequences removed, control characters made
+//! visible, HTML comments broken so that a log can never carry a Shepherd
+//! marker into a comment. The caller still fences it as untrusted text.
+//!
+//! [`classify`] says whose failure it is: Shepherd's own regression, one
+//! that was there before its push, a flaky job, or the CI infrastructure.
+
+mod excerpt;
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ci::{CheckConclusion, CheckOutcome, CheckState};
+pub use excerpt::{excerpt, looks_like_infra, Excerpt, ExcerptLimits};
+
+/// Whose failure a failing check is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureClass {
+    /// It passed (or did not fail) on the head before Shepherd's push:
+    /// Shepherd's to fix.
+    Regression,
+    /// It failed on the head before Shepherd's push too: reported, fixed
+    /// only when `ci.repair_pre_existing` says so.
+    PreExisting,
+    /// Its one re-run passed.
+    Flaky,
+    /// Cancelled, timed out, or the runner failed: not the code's fault.
+    Infra,
+}
+
+impl FailureClass {
+    /// `regression`, `pre-existing`, `flaky`, `infra`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::Regression => "regression",
+            FailureClass::PreExisting => "pre-existing",
+            FailureClass::Flaky => "flaky",
+            FailureClass::Infra => "infra",
+        }
+    }
+
+    /// Whether Shepherd tries to fix it: regressions, and pre-existing
+    /// failures when the user opted in.
+    pub fn is_repaired(self, repair_pre_existing: bool) -> bool {
+        match self {
+            FailureClass::Regression => true,
+            FailureClass::PreExisting => repair_pre_existing,
+            FailureClass::Flaky | FailureClass::Infra => false,
+        }
+    }
+}
+
+/// What is known of one failing check.
+#[derive(Debug, Clone, Copy)]
+pub struct FailureFacts<'a> {
+    /// The check on the pushed head (after its one re-run, if it had one).
+    pub now: &'a CheckState,
+    /// The same check on the head before Shepherd's push; `None` when it did
+    /// not run there.
+    pub before: Option<CheckOutcome>,
+    /// Whether it failed on the pushed head, was re-run, and the re-run
+    /// passed.
+    pub rerun_passed: bool,
+    /// Whether its log shows a runner or infrastructure error
+    /// ([`looks_like_infra`]).
+    pub infra_log: bool,
+}
+
+/// Whose failure it is. A re-run that passed is flaky; a cancelled or
+/// timed-out job, a start-up failure or a runner error is infra; a check
+/// that failed before the push too is pre-existing; anything else (it
+/// passed before, was pending, or did not run) is Shepherd's regression.
+pub fn classify(facts: &FailureFacts<'_>) -> FailureClass {
+    if facts.rerun_passed {
+        return FailureClass::Flaky;
+    }
+    let infra_conclusion = matches!(
+        facts.now.conclusion,
+        Some(
+            CheckConclusion::Cancelled
+                | CheckConclusion::TimedOut
+                | CheckConclusion::StartupFailure
+        )
+    );
+    if infra_conclusion || facts.infra_log {
+        return FailureClass::Infra;
+    }
+    if facts.before == Some(CheckOutcome::Fail) {
+        return FailureClass::PreExisting;
+    }
+    FailureClass::Regression
+}

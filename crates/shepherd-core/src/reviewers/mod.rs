@@ -1,0 +1,404 @@
+//! Whether the reviewers a run waits for have seen the head it pushed
+//! (issue 27: converge only when they have).
+//!
+//! Review bots are slower than CI and say "done" in their own ways, so a
+//! reviewer's state on a head is read from the forge's structured data,
+//! never from the time of a comment that may have been edited in place:
+//!
+//! - **reviewed**: a submitted review by that account whose commit is the
+//!   head (Codex and Copilot submit one; CodeRabbit too when it has
+//!   findings); a finished commit status or check run of that account on
+//!   the head (CodeRabbit's `CodeRabbit` status goes from pending to
+//!   success); on GitLab, whose reviews carry no commit, a note or an
+//!   approval by that account made after the head was pushed.
+//! - **declined**: a notice by that account after the push that it did not
+//!   review (rate limit, quota, paused, skipped: [`notice`]), or a finished
+//!   status of it whose description says so (CodeRabbit reports a skipped
+//!   review as a `success` status).
+//! - **pending**: review requested from it, or its status or check run on
+//!   the head still running, or nothing yet while the wait lasts.
+//! - **not-seen**: the wait is over and nothing finished.
+//!
+//! A status, check run, review or note counts only when the reviewer's own
+//! account made it: one by another account proves nothing.
+
+pub mod notice;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::ci::CheckOutcome;
+pub use crate::model::ReviewState;
+pub use notice::{find_notice, DeclineReason, Notice};
+
+/// A review as the forge lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewSeen {
+    /// Its author's login.
+    pub author: String,
+    /// Whether the author is a bot account.
+    pub author_is_bot: bool,
+    /// The commit it was submitted on (GitHub's `commit_id`); `None` where the
+    /// forge does not say.
+    pub commit: Option<String>,
+    /// Its state.
+    pub state: ReviewState,
+    /// Its body, for a notice.
+    pub body: String,
+}
+
+/// A commit status or check run on the head, with the account that made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignalSeen {
+    /// The status's context, or the check run's name.
+    pub name: String,
+    /// The account that made it: a status's creator, a check run's app (as
+    /// its bot login, `slug[bot]`), a GitLab status's author. `None` when the
+    /// forge did not say: then it is no one's.
+    pub creator: Option<String>,
+    /// What it says.
+    pub outcome: CheckOutcome,
+    /// A status's description, or a check run's title.
+    pub description: Option<String>,
+}
+
+/// A comment of the PR's conversation (GitHub issue comment, GitLab note).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteSeen {
+    /// Its author's login.
+    pub author: String,
+    /// Its body.
+    pub body: String,
+    /// When it was made.
+    pub created_at: OffsetDateTime,
+    /// When it was last edited, if the forge says.
+    pub updated_at: Option<OffsetDateTime>,
+}
+
+/// What the forge showed of a head's reviews.
+#[derive(Debug, Clone, Copy)]
+pub struct HeadLook<'a> {
+    /// The head commit.
+    pub head: &'a str,
+    /// When the head was pushed (by Shepherd: the time its push was
+    /// accepted).
+    pub pushed_at: OffsetDateTime,
+    /// Whether the forge's reviews carry their commit (GitHub). Where they do
+    /// not (GitLab), a note or approval after the push is the review.
+    pub reviews_carry_commit: bool,
+    /// The PR's reviews, every head's.
+    pub reviews: &'a [ReviewSeen],
+    /// The head's commit statuses and check runs.
+    pub signals: &'a [SignalSeen],
+    /// Logins review is requested from (requested reviewers, GitLab
+    /// reviewers who have not reviewed).
+    pub requested: &'a [String],
+    /// The PR's conversation.
+    pub notes: &'a [NoteSeen],
+    /// Approvals with the time they were given (GitLab), where known.
+    pub approvals: &'a [(String, OffsetDateTime)],
+}
+
+/// How a reviewer showed it reviewed the head.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "kebab-case")]
+pub enum Evidence {
+    /// A review submitted on the head.
+    Review {
+        /// Its state.
+        state: ReviewState,
+    },
+    /// A finished commit status or check run on the head.
+    Signal {
+        /// Its context or name.
+        name: String,
+    },
+    /// A note after the push (GitLab).
+    Note,
+    /// An approval after the push (GitLab).
+    Approval,
+}
+
+/// Why a reviewer is still awaited.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "why", rename_all = "kebab-case")]
+pub enum Awaiting {
+    /// Review is requested from it.
+    Requested,
+    /// Its status or check run on the head is running.
+    Running {
+        /// Its context or name.
+        name: String,
+    },
+    /// Nothing of it on the head yet.
+    Nothing,
+}
+
+/// A reviewer's state on one head.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum ReviewerState {
+    /// It reviewed the head.
+    Reviewed {
+        /// How it showed it.
+        evidence: Evidence,
+    },
+    /// Still awaited.
+    Pending {
+        /// Why.
+        awaiting: Awaiting,
+    },
+    /// It said it would not review.
+    Declined {
+        /// Its notice.
+        notice: Notice,
+    },
+    /// The wait ended without a review.
+    NotSeen {
+        /// Whether it had started (requested, or a running status).
+        started: bool,
+    },
+}
+
+impl ReviewerState {
+    /// `reviewed`, `pending`, `declined`, `not-seen`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ReviewerState::Reviewed { .. } => "reviewed",
+            ReviewerState::Pending { .. } => "pending",
+            ReviewerState::Declined { .. } => "declined",
+            ReviewerState::NotSeen { .. } => "not-seen",
+        }
+    }
+
+    /// Whether the wait for it is over (anything but pending).
+    pub fn is_settled(&self) -> bool {
+        !matches!(self, ReviewerState::Pending { .. })
+    }
+}
+
+/// Whether two logins name one account: case aside, and with or without
+/// the `[bot]` suffix (GitHub's REST API adds it to bot logins, GraphQL
+/// does not).
+pub fn same_login(a: &str, b: &str) -> bool {
+    fn stem(login: &str) -> &str {
+        let l = login.trim();
+        l.strip_suffix("[bot]").unwrap_or(l)
+    }
+    stem(a).eq_ignore_ascii_case(stem(b))
+}
+
+/// `login`'s state on the head of `look`; `wait_over` says whether its
+/// settle timeout has passed.
+pub fn state_of(login: &str, look: &HeadLook<'_>, wait_over: bool) -> ReviewerState {
+    if let Some(evidence) = reviewed(login, look) {
+        return ReviewerState::Reviewed { evidence };
+    }
+    if let Some(notice) = declined(login, look) {
+        return ReviewerState::Declined { notice };
+    }
+    let awaiting = awaiting(login, look);
+    if wait_over {
+        return ReviewerState::NotSeen {
+            started: awaiting != Awaiting::Nothing,
+        };
+    }
+    ReviewerState::Pending { awaiting }
+}
+
+/// How `login` showed it reviewed the head, if it did.
+fn reviewed(login: &str, look: &HeadLook<'_>) -> Option<Evidence> {
+    let review = look.reviews.iter().find(|r| {
+        same_login(&r.author, login)
+            && r.state != ReviewState::Pending
+            && r.commit.as_deref() == Some(look.head)
+            && find_notice(&r.body).is_none()
+    });
+    if let Some(r) = review {
+        return Some(Evidence::Review { state: r.state });
+    }
+    let signal = look.signals.iter().find(|s| {
+        owned_by(s, login)
+            && matches!(s.outcome, CheckOutcome::Pass | CheckOutcome::Fail)
+            && s.description.as_deref().and_then(find_notice).is_none()
+    });
+    if let Some(s) = signal {
+        return Some(Evidence::Signal {
+            name: s.name.clone(),
+        });
+    }
+    if look.reviews_carry_commit {
+        return None;
+    }
+    // GitLab: what it wrote after the push, by the time it was made (an
+    // edit of an older note proves nothing).
+    let noted = look.notes.iter().any(|n| {
+        same_login(&n.author, login)
+            && n.created_at > look.pushed_at
+            && find_notice(&n.body).is_none()
+    });
+    if noted {
+        return Some(Evidence::Note);
+    }
+    look.approvals
+        .iter()
+        .any(|(who, at)| same_login(who, login) && *at > look.pushed_at)
+        .then_some(Evidence::Approval)
+}
+
+/// `login`'s notice after the push that it did not review, if any: in a
+/// note made or edited after the push (CodeRabbit edits its summary comment
+/// in place to say so), in a review on the head, or in a finished status's
+/// description.
+fn declined(login: &str, look: &HeadLook<'_>) -> Option<Notice> {
+    let from_status = look
+        .signals
+        .iter()
+        .filter(|s| owned_by(s, login) && s.outcome != CheckOutcome::Pending)
+        .find_map(|s| s.description.as_deref().and_then(find_notice));
+    let from_review = look
+        .reviews
+        .iter()
+        .filter(|r| same_login(&r.author, login) && r.commit.as_deref() == Some(look.head))
+        .find_map(|r| find_notice(&r.body));
+    let from_note = look
+        .notes
+        .iter()
+        .filter(|n| {
+            same_login(&n.author, login)
+                && (n.created_at > look.pushed_at
+                    || n.updated_at.is_some_and(|at| at > look.pushed_at))
+        })
+        // The latest first: it says where things stand.
+        .max_by_key(|n| n.updated_at.unwrap_or(n.created_at).max(n.created_at))
+        .and_then(|n| find_notice(&n.body));
+    from_status.or(from_review).or(from_note)
+}
+
+/// Why `login` is awaited, as far as the forge shows.
+fn awaiting(login: &str, look: &HeadLook<'_>) -> Awaiting {
+    if let Some(s) = look
+        .signals
+        .iter()
+        .find(|s| owned_by(s, login) && s.outcome == CheckOutcome::Pending)
+    {
+        return Awaiting::Running {
+            name: s.name.clone(),
+        };
+    }
+    if look.requested.iter().any(|r| same_login(r, login)) {
+        return Awaiting::Requested;
+    }
+    Awaiting::Nothing
+}
+
+fn owned_by(signal: &SignalSeen, login: &str) -> bool {
+    signal
+        .creator
+        .as_deref()
+        .is_some_and(|c| same_login(c, login))
+}
+
+/// The reviewers awaited when `[reviewers] wait_for` is not set: the bot
+/// accounts that submitted a review on an earlier head of this PR. A bot
+/// that reviewed before will review again after a push (CodeRabbit, Codex
+/// and Copilot review each push by default), and people are not waited
+/// for: they are not bound to a schedule.
+pub fn default_wait_for(reviews: &[ReviewSeen], head: &str) -> Vec<String> {
+    let mut logins: Vec<String> = Vec::new();
+    for r in reviews {
+        let earlier = r.commit.as_deref().is_some_and(|c| c != head);
+        if r.author_is_bot
+            && earlier
+            && r.state != ReviewState::Pending
+            && !logins.iter().any(|l| same_login(l, &r.author))
+        {
+            logins.push(r.author.clone());
+        }
+    }
+    logins
+}
+
+/// The people whose latest review requests changes on a head other than
+/// `head`: their review is stale, and the report names them.
+pub fn changes_requested_on_older_heads(reviews: &[ReviewSeen], head: &str) -> Vec<String> {
+    let mut latest: Vec<&ReviewSeen> = Vec::new();
+    for r in reviews.iter().filter(|r| {
+        matches!(
+            r.state,
+            ReviewState::Approved | ReviewState::ChangesRequested | ReviewState::Dismissed
+        )
+    }) {
+        match latest.iter_mut().find(|l| same_login(&l.author, &r.author)) {
+            Some(slot) => *slot = r,
+            None => latest.push(r),
+        }
+    }
+    latest
+        .into_iter()
+        .filter(|r| r.state == ReviewState::ChangesRequested && r.commit.as_deref() != Some(head))
+        .map(|r| r.author.clone())
+        .collect()
+}
+
+/// One reviewer's state on a head, for the report and the CI outputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewerOnHead {
+    /// The reviewer's login.
+    pub login: String,
+    /// The head commit.
+    pub head: String,
+    /// Its state there.
+    #[serde(flatten)]
+    pub state: ReviewerState,
+}
+
+impl ReviewerOnHead {
+    /// The sentence a report says of it, when it did not review:
+    /// "coderabbitai[bot] did not review 1a2b3c4: rate limited, next review
+    /// in 32 min". `None` when it reviewed.
+    pub fn statement(&self, settle_timeout: Duration) -> Option<String> {
+        let short: String = self.head.chars().take(7).collect();
+        let who = &self.login;
+        match &self.state {
+            ReviewerState::Reviewed { .. } => None,
+            ReviewerState::Pending { .. } => {
+                Some(format!("{who} has not finished reviewing {short} yet"))
+            }
+            ReviewerState::Declined { notice } => {
+                let mut s = format!("{who} did not review {short}: {}", notice.reason.as_words());
+                if let Some(wait) = notice.wait {
+                    s.push_str(&format!(", next review in {}", minutes(wait)));
+                }
+                s.push_str(&format!(" (it said: \"{}\")", notice.quote));
+                Some(s)
+            }
+            ReviewerState::NotSeen { started } => Some(format!(
+                "{who} did not review {short} within {}{}",
+                minutes(settle_timeout),
+                if *started { " (it had started)" } else { "" }
+            )),
+        }
+    }
+}
+
+/// `32 min`, `45 s`, `2 h 5 min`.
+fn minutes(d: Duration) -> String {
+    let secs = d.as_secs();
+    match secs {
+        0..=59 => format!("{secs} s"),
+        60..=3599 => format!("{} min", secs.div_ceil(60)),
+        _ => {
+            let (h, m) = (secs / 3600, (secs % 3600) / 60);
+            if m == 0 {
+                format!("{h} h")
+            } else {
+                format!("{h} h {m} min")
+            }
+        }
+    }
+}
