@@ -298,6 +298,15 @@ pub trait Forge: Send + Sync {
         unsupported("check_runs")
     }
 
+    /// What a check printed, to read why it failed: an Actions job's log
+    /// (GitHub answers its logs route with a redirect to the file), a GitLab
+    /// job's trace, or for a check run of another app its output (title,
+    /// summary, text). Untrusted text, as the CI wrote it.
+    async fn check_log(&self, check: &CheckRun) -> Result<String> {
+        let _ = check;
+        unsupported("check_log")
+    }
+
     /// The combined legacy status of commit `sha`. Conditional (ETag).
     async fn combined_status(&self, sha: &str) -> Result<CombinedStatus> {
         let _ = sha;

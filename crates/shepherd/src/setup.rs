@@ -245,6 +245,7 @@ fn resolve_target_in(
         remote: origin_remote(dir),
         gitlab_hosts: hosts.gitlab_hosts,
         github_hosts: hosts.github_hosts,
+        api_host: args.api_url.as_deref().and_then(api_host),
     };
     parse_target(input, &ctx).map_err(|err| {
         let hint = if ctx.remote.is_none() && ctx.repo.is_none() {
@@ -257,6 +258,21 @@ fn resolve_target_in(
             err = err.with_hint(hint);
         }
         err
+    })
+}
+
+/// The forge host an API URL serves: `host[:port]`, with GitHub's API host
+/// `api.github.com` read as `github.com`. `None` for a URL without a host
+/// (the API client refuses it with its own error).
+fn api_host(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url.trim()).ok()?;
+    let host = parsed.host_str()?.to_ascii_lowercase();
+    if host == "api.github.com" {
+        return Some("github.com".to_owned());
+    }
+    Some(match parsed.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host,
     })
 }
 
@@ -481,6 +497,72 @@ mod tests {
         );
         let target = resolve_target_in("17", &args(None), &[user], repo.path()).unwrap();
         assert_eq!(target.forge, ForgeKind::GitHub);
+    }
+
+    #[test]
+    fn a_repository_named_without_a_host_is_on_the_api_urls_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let with_api = |api: &str, repo: &str| ForgeArgs {
+            forge: None,
+            repo: Some(repo.to_owned()),
+            api_url: Some(api.to_owned()),
+        };
+        let cases = [
+            (
+                "http://127.0.0.1:8088/api/v3",
+                "demo/authkit",
+                ForgeKind::GitHub,
+                "127.0.0.1:8088",
+            ),
+            (
+                "https://ghe.corp/api/v3",
+                "acme/app",
+                ForgeKind::GitHub,
+                "ghe.corp",
+            ),
+            (
+                "https://api.github.com",
+                "acme/app",
+                ForgeKind::GitHub,
+                "github.com",
+            ),
+            (
+                "https://git.corp:8443/api/v4",
+                "grp/sub/app",
+                ForgeKind::GitLab,
+                "git.corp:8443",
+            ),
+        ];
+        for (api, repo, forge, host) in cases {
+            let target = resolve_target_in("42", &with_api(api, repo), &[], dir.path()).unwrap();
+            assert_eq!(
+                (target.forge, target.repo.host.as_str()),
+                (forge, host),
+                "{api}"
+            );
+        }
+        // A host the repository names itself wins.
+        let target = resolve_target_in(
+            "42",
+            &with_api("https://ghe.corp/api/v3", "https://github.com/acme/app"),
+            &[],
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(target.repo.host, "github.com");
+        // Without --api-url, github.com as before.
+        let target = resolve_target_in(
+            "42",
+            &ForgeArgs {
+                forge: Some(ForgeFlag(ForgeKind::GitHub)),
+                repo: Some("acme/app".into()),
+                api_url: None,
+            },
+            &[],
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(target.repo.host, "github.com");
     }
 
     #[test]

@@ -160,6 +160,11 @@ pub struct TargetContext {
     pub gitlab_hosts: Vec<String>,
     /// Hosts configured as GitHub (Enterprise Server). A port is optional.
     pub github_hosts: Vec<String>,
+    /// The host (`host[:port]`) an explicit API URL (`--api-url`,
+    /// `SHEPHERD_API_URL`) points at: the host of a repository named
+    /// without one (`--repo owner/name`, `owner/name#42`), before the
+    /// remote's. Its tokens, runs and reports are that host's.
+    pub api_host: Option<String>,
 }
 
 impl TargetContext {
@@ -179,6 +184,7 @@ impl fmt::Debug for TargetContext {
             .field("forge", &self.forge)
             .field("repo", &self.repo.as_deref().map(redact_userinfo))
             .field("remote", &self.remote)
+            .field("api_host", &self.api_host)
             .field("gitlab_hosts", &self.gitlab_hosts)
             .field("github_hosts", &self.github_hosts)
             .finish()

@@ -128,7 +128,12 @@ pub fn parse_target(input: &str, ctx: &TargetContext) -> Result<Target, TargetEr
             });
         }
     }
-    let remote_host = ctx.remote.as_ref().map(|r| r.repo.host.clone());
+    // A repository named without a host is on the explicit API URL's host,
+    // else on the remote's.
+    let remote_host = ctx
+        .api_host
+        .clone()
+        .or_else(|| ctx.remote.as_ref().map(|r| r.repo.host.clone()));
     let (host, path, repo_source): (Option<String>, RepoPath, RepoSource) = if let Some(u) = url {
         let url_path = RepoPath {
             owner: u.repo.owner.clone(),

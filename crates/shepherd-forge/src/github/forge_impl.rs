@@ -181,6 +181,10 @@ impl Forge for GitHubClient {
         writes::remove_label(&self.transport, &self.repo, number, label).await
     }
 
+    async fn check_log(&self, check: &CheckRun) -> Result<String> {
+        super::logs::check_log(&self.transport, &self.repo, check).await
+    }
+
     async fn check_runs(&self, sha: &str) -> Result<Vec<CheckRun>> {
         checks::check_runs(&self.transport, &self.repo, sha).await
     }

@@ -4,6 +4,7 @@ mod checks;
 mod client;
 pub mod endpoints;
 mod forge_impl;
+mod logs;
 pub mod queries;
 mod rest_wire;
 mod reviews;

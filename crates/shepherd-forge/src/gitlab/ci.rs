@@ -97,6 +97,15 @@ async fn jobs(client: &GitLabClient, id: u64) -> Result<Vec<JobWire>> {
     Ok(pages.into_iter().flatten().collect())
 }
 
+/// A job's log: `GET /projects/:id/jobs/:job_id/trace` (GitLab's Jobs
+/// API), plain text with the runner's ANSI colours and section markers.
+pub(crate) async fn job_trace(client: &GitLabClient, job: u64) -> Result<String> {
+    let job = job.to_string();
+    let url = client.project_url(&["jobs", &job, "trace"])?;
+    let answer = client.transport.get_answer(&url, &[]).await?;
+    Ok(String::from_utf8_lossy(&answer.body).into_owned())
+}
+
 /// The jobs of the pipeline of `sha`, as check runs (each with its
 /// required flag).
 pub(crate) async fn check_runs(client: &GitLabClient, sha: &str) -> Result<Vec<CheckRun>> {

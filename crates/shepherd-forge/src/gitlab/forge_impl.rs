@@ -187,6 +187,10 @@ impl Forge for GitLabClient {
         writes::remove_label(self, number, label).await
     }
 
+    async fn check_log(&self, check: &CheckRun) -> Result<String> {
+        ci::job_trace(self, check.id).await
+    }
+
     async fn check_runs(&self, sha: &str) -> Result<Vec<CheckRun>> {
         ci::check_runs(self, sha).await
     }

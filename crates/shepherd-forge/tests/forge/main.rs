@@ -5,6 +5,7 @@ mod ci;
 mod gitlab_ci;
 mod gitlab_reads;
 mod gitlab_writes;
+mod logs;
 mod round_trips;
 mod schema;
 mod support;

@@ -67,6 +67,13 @@ pub fn repo() -> RepoRef {
     }
 }
 
+/// `host:port` of a URL: the host a run whose `--repo` names none is on
+/// when `api_url` points at the emulator.
+pub fn host_of(api_url: &str) -> &str {
+    let rest = api_url.split_once("://").map_or(api_url, |(_, rest)| rest);
+    rest.split('/').next().unwrap_or(rest)
+}
+
 /// A client of the emulator at `api_url`, with fast retries.
 pub fn client(api_url: &str, token: &str) -> GitHubClient {
     let endpoints = GitHubEndpoints::from_api_url(api_url).expect("endpoints");

@@ -107,8 +107,9 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     let base = base.as_str();
     let secret = secret.as_str();
     // It says which forge tokens a resume from it has: the paused run's
-    // host's (`--repo` names a github.com repository), from the environment.
-    let host = "github.com";
+    // host's (`--repo` names a repository without a host: the API URL's,
+    // the emulator's), from the environment.
+    let host = crate::common::host_of(&api);
     assert!(
         said.contains(&format!("  {host} (GitHub): from $GITHUB_TOKEN\n")),
         "{said}"
@@ -181,8 +182,16 @@ async fn a_resume_that_fails_says_why_on_the_page() {
     let mut cmd = sh.run_cmd(&api, &["serve", "--port", "0"]);
     cmd.env_remove("GITHUB_TOKEN");
     let d = Dashboard::start(cmd);
-    // The run is on `--repo`'s host, github.com (through the emulator's API).
-    let host = "github.com";
+    // The run is on the API URL's host (`--repo` names none): the emulator's,
+    // and `status` lists it there, never as github.com (issue 28.6).
+    let host = crate::common::host_of(&api);
+    let (code, listed, err) = sh.run_at(&api, &["status"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        listed.contains(&format!("github:{host}/demo/authkit#42  ")),
+        "{listed}"
+    );
+    assert!(!listed.contains("github.com"), "{listed}");
     assert!(
         d.said.contains(&format!(
             "  {host} (GitHub): none: no token for {host}: set one of "
