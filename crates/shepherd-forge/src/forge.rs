@@ -298,6 +298,28 @@ pub trait Forge: Send + Sync {
         unsupported("check_runs")
     }
 
+    /// What the forge shows of the reviews of PR `number` on commit `head`
+    /// (issue 27: the reviewers a run waits for): its reviews with their
+    /// commit, the head's statuses and check runs with who made them, whom
+    /// review is requested from, and the conversation's comments made or
+    /// edited since `since`.
+    async fn reviewer_activity(
+        &self,
+        number: u64,
+        head: &str,
+        since: time::OffsetDateTime,
+    ) -> Result<shepherd_core::reviewers::Activity> {
+        let _ = (number, head, since);
+        unsupported("reviewer_activity")
+    }
+
+    /// Ask `logins` to review PR `number` (again): GitHub's requested
+    /// reviewers, GitLab's merge request reviewers.
+    async fn request_review(&self, number: u64, logins: &[String]) -> Result<()> {
+        let _ = (number, logins);
+        unsupported("request_review")
+    }
+
     /// What a check printed, to read why it failed: an Actions job's log
     /// (GitHub answers its logs route with a redirect to the file), a GitLab
     /// job's trace, or for a check run of another app its output (title,

@@ -19,6 +19,7 @@ pub mod github;
 pub mod gitlab;
 mod hosts;
 mod intern;
+mod times;
 mod tls;
 pub mod token;
 mod transport;

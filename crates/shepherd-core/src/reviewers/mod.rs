@@ -79,6 +79,40 @@ pub struct NoteSeen {
     pub updated_at: Option<OffsetDateTime>,
 }
 
+/// What one read of the forge showed of a PR's reviews (the forge client
+/// fills it; [`Activity::look`] reads it for a head).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Activity {
+    /// Whether the forge's reviews carry their commit (GitHub).
+    pub reviews_carry_commit: bool,
+    /// The PR's reviews, every head's.
+    pub reviews: Vec<ReviewSeen>,
+    /// The head's commit statuses and check runs.
+    pub signals: Vec<SignalSeen>,
+    /// Logins review is requested from.
+    pub requested: Vec<String>,
+    /// The conversation's comments made or edited since the read's `since`.
+    pub notes: Vec<NoteSeen>,
+    /// Approvals with their time (GitLab's "approved this merge request").
+    pub approvals: Vec<(String, OffsetDateTime)>,
+}
+
+impl Activity {
+    /// The look at `head`, pushed at `pushed_at`.
+    pub fn look<'a>(&'a self, head: &'a str, pushed_at: OffsetDateTime) -> HeadLook<'a> {
+        HeadLook {
+            head,
+            pushed_at,
+            reviews_carry_commit: self.reviews_carry_commit,
+            reviews: &self.reviews,
+            signals: &self.signals,
+            requested: &self.requested,
+            notes: &self.notes,
+            approvals: &self.approvals,
+        }
+    }
+}
+
 /// What the forge showed of a head's reviews.
 #[derive(Debug, Clone, Copy)]
 pub struct HeadLook<'a> {

@@ -181,6 +181,19 @@ impl Forge for GitHubClient {
         writes::remove_label(&self.transport, &self.repo, number, label).await
     }
 
+    async fn reviewer_activity(
+        &self,
+        number: u64,
+        head: &str,
+        since: time::OffsetDateTime,
+    ) -> Result<shepherd_core::reviewers::Activity> {
+        super::reviewers::activity(&self.transport, &self.repo, number, head, since).await
+    }
+
+    async fn request_review(&self, number: u64, logins: &[String]) -> Result<()> {
+        super::reviewers::request_review(&self.transport, &self.repo, number, logins).await
+    }
+
     async fn check_log(&self, check: &CheckRun) -> Result<String> {
         super::logs::check_log(&self.transport, &self.repo, check).await
     }

@@ -7,6 +7,7 @@ mod forge_impl;
 mod logs;
 pub mod queries;
 mod rest_wire;
+mod reviewers;
 mod reviews;
 mod wire;
 mod writes;

@@ -187,6 +187,19 @@ impl Forge for GitLabClient {
         writes::remove_label(self, number, label).await
     }
 
+    async fn reviewer_activity(
+        &self,
+        number: u64,
+        head: &str,
+        since: time::OffsetDateTime,
+    ) -> Result<shepherd_core::reviewers::Activity> {
+        super::reviewers::activity(self, number, head, since).await
+    }
+
+    async fn request_review(&self, number: u64, logins: &[String]) -> Result<()> {
+        super::reviewers::request_review(self, number, logins).await
+    }
+
     async fn check_log(&self, check: &CheckRun) -> Result<String> {
         ci::job_trace(self, check.id).await
     }

@@ -5,6 +5,7 @@ mod client;
 mod discussions;
 pub mod endpoints;
 mod forge_impl;
+mod reviewers;
 mod trace;
 mod wire;
 mod writes;

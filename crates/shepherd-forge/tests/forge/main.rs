@@ -6,6 +6,7 @@ mod gitlab_ci;
 mod gitlab_reads;
 mod gitlab_writes;
 mod logs;
+mod reviewers;
 mod round_trips;
 mod schema;
 mod support;

@@ -1,0 +1,199 @@
+//! What GitHub shows of the reviews of a pushed head (issue 27: reviewers
+//! settle), and asking for a review again.
+//!
+//! Read through REST, each list in full:
+//! - `GET /repos/{o}/{r}/pulls/{n}/reviews`: every review with its
+//!   `commit_id` (Codex's and Copilot's reviews name the commit they
+//!   reviewed) and its author's `type` (`Bot`).
+//! - `GET /repos/{o}/{r}/commits/{sha}/statuses`: the head's statuses,
+//!   newest first, each with its `creator` (CodeRabbit's `CodeRabbit`
+//!   status goes from pending to success; anyone with write access can
+//!   post a status of that name, so the creator is what counts).
+//! - the head's check runs, each by its app (`slug[bot]` is the app's
+//!   account).
+//! - `GET /repos/{o}/{r}/pulls/{n}/requested_reviewers`: the users review
+//!   is still requested from (GitHub drops a reviewer from it once they
+//!   review).
+//! - `GET /repos/{o}/{r}/issues/{n}/comments?since=…`: the conversation's
+//!   comments updated since the push (a bot's notice that it did not
+//!   review, or its summary comment edited in place to say so).
+
+use serde::Deserialize;
+use serde_json::json;
+use shepherd_core::ci::CheckState;
+use shepherd_core::model::{RepoRef, ReviewState};
+use shepherd_core::reviewers::{Activity, NoteSeen, ReviewSeen, SignalSeen};
+use time::OffsetDateTime;
+
+use super::client::repo_url;
+use super::rest_wire::UserRest;
+use crate::error::Result;
+use crate::times::{forge_time, forge_time_text};
+use crate::transport::{Conditional, Transport};
+
+#[derive(Debug, Deserialize)]
+struct ReviewRest {
+    user: Option<UserRest>,
+    #[serde(default)]
+    body: Option<String>,
+    state: String,
+    #[serde(default)]
+    commit_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StatusRest {
+    context: String,
+    state: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    creator: Option<UserRest>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RequestedRest {
+    #[serde(default)]
+    users: Vec<UserRest>,
+}
+
+#[derive(Debug, Deserialize)]
+struct IssueCommentRest {
+    user: Option<UserRest>,
+    #[serde(default)]
+    body: Option<String>,
+    created_at: String,
+    #[serde(default)]
+    updated_at: Option<String>,
+}
+
+/// What GitHub shows of the reviews of PR `number` on `head`, with the
+/// conversation's comments updated since `since`.
+pub(crate) async fn activity(
+    transport: &Transport,
+    repo: &RepoRef,
+    number: u64,
+    head: &str,
+    since: OffsetDateTime,
+) -> Result<Activity> {
+    let n = number.to_string();
+    let url = repo_url(transport, repo, &["pulls", &n, "reviews"])?;
+    let pages: Vec<Vec<ReviewRest>> = transport.get_pages(&url, &[], Conditional::Yes).await?;
+    let reviews = pages
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            let user = r.user?;
+            Some(ReviewSeen {
+                author_is_bot: user.kind.as_deref() == Some("Bot"),
+                author: user.login,
+                commit: r.commit_id,
+                state: review_state(&r.state)?,
+                body: r.body.unwrap_or_default(),
+            })
+        })
+        .collect();
+
+    let url = repo_url(transport, repo, &["commits", head, "statuses"])?;
+    let pages: Vec<Vec<StatusRest>> = transport.get_pages(&url, &[], Conditional::Yes).await?;
+    let mut signals: Vec<SignalSeen> = Vec::new();
+    // Newest first: the first of each context and creator is its state.
+    for status in pages.into_iter().flatten() {
+        let creator = status.creator.map(|c| c.login);
+        let seen = signals
+            .iter()
+            .any(|s| s.name == status.context && s.creator == creator);
+        if !seen {
+            let outcome =
+                CheckState::from_status_context(status.context.clone(), &status.state, None)
+                    .outcome();
+            signals.push(SignalSeen {
+                name: status.context,
+                creator,
+                outcome,
+                description: status.description,
+            });
+        }
+    }
+    let checks = super::checks::check_runs(transport, repo, head).await?;
+    signals.extend(
+        checks
+            .iter()
+            .filter(|c| c.head_sha == head)
+            .map(|c| SignalSeen {
+                name: c.name.clone(),
+                creator: c.app_slug.as_ref().map(|slug| format!("{slug}[bot]")),
+                outcome: c.to_state().outcome(),
+                description: None,
+            }),
+    );
+
+    let url = repo_url(transport, repo, &["pulls", &n, "requested_reviewers"])?;
+    let requested: RequestedRest = transport.get(&url, &[], Conditional::Yes).await?;
+    let requested = requested.users.into_iter().map(|u| u.login).collect();
+
+    let url = repo_url(transport, repo, &["issues", &n, "comments"])?;
+    let request = format!("GET {}", url.path());
+    let since_text = forge_time_text(since);
+    let pages: Vec<Vec<IssueCommentRest>> = transport
+        .get_pages(&url, &[("since", since_text.as_str())], Conditional::No)
+        .await?;
+    let mut notes = Vec::new();
+    for c in pages.into_iter().flatten() {
+        let Some(user) = c.user else { continue };
+        notes.push(NoteSeen {
+            author: user.login,
+            body: c.body.unwrap_or_default(),
+            created_at: forge_time(&request, &c.created_at)?,
+            updated_at: c
+                .updated_at
+                .as_deref()
+                .map(|t| forge_time(&request, t))
+                .transpose()?,
+        });
+    }
+    Ok(Activity {
+        reviews_carry_commit: true,
+        reviews,
+        signals,
+        requested,
+        notes,
+        approvals: Vec::new(),
+    })
+}
+
+fn review_state(text: &str) -> Option<ReviewState> {
+    Some(match text {
+        "APPROVED" => ReviewState::Approved,
+        "CHANGES_REQUESTED" => ReviewState::ChangesRequested,
+        "COMMENTED" => ReviewState::Commented,
+        "DISMISSED" => ReviewState::Dismissed,
+        "PENDING" => ReviewState::Pending,
+        _ => return None,
+    })
+}
+
+/// `POST /repos/{o}/{r}/pulls/{n}/requested_reviewers`: ask `logins` to
+/// review (again). GitHub takes a bot's login with its `[bot]` suffix
+/// (`copilot-pull-request-reviewer[bot]`) for the apps that accept review
+/// requests.
+pub(crate) async fn request_review(
+    transport: &Transport,
+    repo: &RepoRef,
+    number: u64,
+    logins: &[String],
+) -> Result<()> {
+    if logins.is_empty() {
+        return Ok(());
+    }
+    let n = number.to_string();
+    let url = repo_url(transport, repo, &["pulls", &n, "requested_reviewers"])?;
+    transport
+        .send(
+            reqwest::Method::POST,
+            &url,
+            Some(&json!({ "reviewers": logins })),
+        )
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,185 @@
+//! What GitLab shows of the reviews of a pushed head (issue 27), and asking
+//! for a review again.
+//!
+//! GitLab's merge request notes carry no commit, so a reviewer's review of
+//! a head is what it wrote or approved after the push (GitLab's REST API):
+//! - `GET …/merge_requests/:iid/notes?sort=desc&order_by=updated_at`: the
+//!   notes, newest change first, read until one older than the push; a
+//!   system note "approved this merge request" is an approval with its time.
+//! - `GET …/repository/commits/:sha/statuses`: the head's commit statuses
+//!   (the latest of each name), each with its `author`.
+//! - the merge request's `reviewers`: whom review is requested from.
+//!
+//! Asking again sets the merge request's `reviewer_ids` to its reviewers
+//! and the asked ones (`PUT …/merge_requests/:iid`), each login's id read
+//! from `GET /users?username=…`.
+
+use reqwest::Method;
+use serde::Deserialize;
+use serde_json::json;
+use shepherd_core::ci::CheckState;
+use shepherd_core::reviewers::{Activity, NoteSeen, SignalSeen};
+use time::OffsetDateTime;
+
+use super::client::GitLabClient;
+use crate::error::{ForgeError, Result};
+use crate::times::forge_time;
+use crate::transport::Conditional;
+
+#[derive(Debug, Deserialize)]
+struct UserWire {
+    id: u64,
+    username: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct NoteWire {
+    author: Option<UserWire>,
+    #[serde(default)]
+    body: String,
+    #[serde(default)]
+    system: bool,
+    created_at: String,
+    #[serde(default)]
+    updated_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StatusWire {
+    name: String,
+    status: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    author: Option<UserWire>,
+}
+
+#[derive(Debug, Deserialize)]
+struct MrReviewersWire {
+    #[serde(default)]
+    reviewers: Vec<UserWire>,
+}
+
+/// The system note GitLab writes when someone approves.
+const APPROVED: &str = "approved this merge request";
+
+/// GitLab's commit status states as the verdict spells them: `running` and
+/// `created` are pending, `failed` a failure, `canceled` an error.
+fn status_state(status: &str) -> &str {
+    match status {
+        "success" => "success",
+        "failed" => "failure",
+        "canceled" | "canceling" => "error",
+        "skipped" => "skipped",
+        _ => "pending",
+    }
+}
+
+/// What GitLab shows of the reviews of MR `iid` on `head` since `since`.
+pub(crate) async fn activity(
+    client: &GitLabClient,
+    iid: u64,
+    head: &str,
+    since: OffsetDateTime,
+) -> Result<Activity> {
+    let url = client.mr_url(iid, &["notes"])?;
+    let request = format!("GET {}", url.path());
+    let pages: Vec<Vec<NoteWire>> = client
+        .transport
+        .get_pages(
+            &url,
+            &[("sort", "desc"), ("order_by", "updated_at")],
+            Conditional::No,
+        )
+        .await?;
+    let mut notes = Vec::new();
+    let mut approvals = Vec::new();
+    for note in pages.into_iter().flatten() {
+        let Some(author) = note.author else { continue };
+        let created_at = forge_time(&request, &note.created_at)?;
+        let updated_at = note
+            .updated_at
+            .as_deref()
+            .map(|t| forge_time(&request, t))
+            .transpose()?;
+        if updated_at.unwrap_or(created_at).max(created_at) < since {
+            continue;
+        }
+        if note.system {
+            if note.body.trim() == APPROVED {
+                approvals.push((author.username, created_at));
+            }
+            continue;
+        }
+        notes.push(NoteSeen {
+            author: author.username,
+            body: note.body,
+            created_at,
+            updated_at,
+        });
+    }
+
+    let url = client.project_url(&["repository", "commits", head, "statuses"])?;
+    let pages: Vec<Vec<StatusWire>> = client
+        .transport
+        .get_pages(&url, &[], Conditional::Yes)
+        .await?;
+    let signals = pages
+        .into_iter()
+        .flatten()
+        .map(|s| SignalSeen {
+            outcome: CheckState::from_status_context(s.name.clone(), status_state(&s.status), None)
+                .outcome(),
+            name: s.name,
+            creator: s.author.map(|a| a.username),
+            description: s.description,
+        })
+        .collect();
+
+    let url = client.mr_url(iid, &[])?;
+    let mr: MrReviewersWire = client.transport.get(&url, &[], Conditional::No).await?;
+    Ok(Activity {
+        reviews_carry_commit: false,
+        reviews: Vec::new(),
+        signals,
+        requested: mr.reviewers.into_iter().map(|u| u.username).collect(),
+        notes,
+        approvals,
+    })
+}
+
+/// Add `logins` to MR `iid`'s reviewers (see the module docs).
+pub(crate) async fn request_review(
+    client: &GitLabClient,
+    iid: u64,
+    logins: &[String],
+) -> Result<()> {
+    if logins.is_empty() {
+        return Ok(());
+    }
+    let url = client.mr_url(iid, &[])?;
+    let mr: MrReviewersWire = client.transport.get(&url, &[], Conditional::No).await?;
+    let mut ids: Vec<u64> = mr.reviewers.iter().map(|u| u.id).collect();
+    for login in logins {
+        let users_url = client.transport.url(&["users"])?;
+        let users: Vec<UserWire> = client
+            .transport
+            .get(&users_url, &[("username", login.as_str())], Conditional::No)
+            .await?;
+        let user = users
+            .into_iter()
+            .find(|u| u.username.eq_ignore_ascii_case(login))
+            .ok_or_else(|| ForgeError::NotFound {
+                request: format!("GET {}", users_url.path()),
+                message: format!("no GitLab user {login}"),
+            })?;
+        if !ids.contains(&user.id) {
+            ids.push(user.id);
+        }
+    }
+    client
+        .transport
+        .send(Method::PUT, &url, Some(&json!({ "reviewer_ids": ids })))
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,253 @@
+//! What the forges show of a pushed head's reviews (issue 27), read into
+//! the core's reviewer states, and review requests.
+
+use serde_json::json;
+use shepherd_core::ci::CheckOutcome;
+use shepherd_core::model::ReviewState;
+use shepherd_core::reviewers::{state_of, Evidence, ReviewerState};
+use shepherd_forge::Forge;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use crate::support::{client_at, gitlab_client_at, Reply, Responder, Seen, PROJECT};
+
+const HEAD: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+/// When the head was pushed.
+fn pushed() -> OffsetDateTime {
+    OffsetDateTime::parse("2026-12-05T10:00:00Z", &Rfc3339).unwrap()
+}
+
+const OLD: &str = "0000000000000000000000000000000000000001";
+
+fn github(seen: &Seen) -> Reply {
+    let base = "/repos/octo-org/widgets";
+    match seen.uri.path().strip_prefix(base).unwrap_or("") {
+        "/pulls/7/reviews" => Reply::json(
+            200,
+            json!([
+                { "id": 1, "user": { "login": "chatgpt-codex-connector[bot]", "type": "Bot" },
+                  "body": "Reviewed commit: 0000000", "state": "COMMENTED", "commit_id": OLD },
+                { "id": 2, "user": { "login": "chatgpt-codex-connector[bot]", "type": "Bot" },
+                  "body": "Reviewed commit: 4b825dc", "state": "COMMENTED", "commit_id": HEAD },
+                { "id": 3, "user": { "login": "alice", "type": "User" },
+                  "body": "", "state": "CHANGES_REQUESTED", "commit_id": OLD },
+            ]),
+        ),
+        p if p == format!("/commits/{HEAD}/statuses") => Reply::json(
+            200,
+            json!([
+                { "id": 12, "context": "CodeRabbit", "state": "success", "description": "Review completed",
+                  "creator": { "login": "mallory", "type": "User" } },
+                { "id": 11, "context": "CodeRabbit", "state": "pending", "description": "Review in progress",
+                  "creator": { "login": "coderabbitai[bot]", "type": "Bot" } },
+                { "id": 10, "context": "CodeRabbit", "state": "error", "description": "older",
+                  "creator": { "login": "coderabbitai[bot]", "type": "Bot" } },
+            ]),
+        ),
+        p if p == format!("/commits/{HEAD}/check-runs") => Reply::json(
+            200,
+            json!({ "total_count": 1, "check_runs": [
+                { "id": 5, "name": "Copilot review", "head_sha": HEAD, "status": "completed",
+                  "conclusion": "success", "app": { "slug": "copilot-pull-request-reviewer" } }
+            ]}),
+        ),
+        "/pulls/7/requested_reviewers" => Reply::json(
+            200,
+            json!({ "users": [{ "login": "gemini-code-assist[bot]", "type": "Bot" }], "teams": [] }),
+        ),
+        "/issues/7/comments" => Reply::json(
+            200,
+            json!([
+                { "id": 30, "user": { "login": "coderabbitai[bot]", "type": "Bot" },
+                  "body": "## Review limit reached\n**Next review available in:** **32 minutes**",
+                  "created_at": "2026-12-05T09:00:00Z", "updated_at": "2026-12-05T10:05:00Z" }
+            ]),
+        ),
+        other => Reply::json(404, json!({ "message": format!("not scripted: {other}") })),
+    }
+}
+
+#[tokio::test]
+async fn github_reviews_statuses_checks_requests_and_notices_make_the_states() {
+    let server = Responder::start_fn(github).await;
+    let client = client_at(&server.url());
+    let pushed = pushed();
+    let activity = client.reviewer_activity(7, HEAD, pushed).await.unwrap();
+    assert!(activity.reviews_carry_commit);
+    assert_eq!(activity.reviews.len(), 3);
+    assert!(activity.reviews[0].author_is_bot && !activity.reviews[2].author_is_bot);
+    assert_eq!(activity.reviews[2].state, ReviewState::ChangesRequested);
+    // The latest status of each context and creator.
+    let codes: Vec<(&str, Option<&str>, CheckOutcome)> = activity
+        .signals
+        .iter()
+        .map(|s| (s.name.as_str(), s.creator.as_deref(), s.outcome))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("CodeRabbit", Some("mallory"), CheckOutcome::Pass),
+            (
+                "CodeRabbit",
+                Some("coderabbitai[bot]"),
+                CheckOutcome::Pending
+            ),
+            (
+                "Copilot review",
+                Some("copilot-pull-request-reviewer[bot]"),
+                CheckOutcome::Pass
+            ),
+        ]
+    );
+    assert_eq!(activity.requested, ["gemini-code-assist[bot]"]);
+    let comments = server
+        .seen()
+        .into_iter()
+        .find(|s| s.uri.path().ends_with("/issues/7/comments"))
+        .unwrap();
+    assert!(
+        comments
+            .uri
+            .query()
+            .unwrap()
+            .contains("since=2026-12-05T10%3A00%3A00Z")
+            || comments
+                .uri
+                .query()
+                .unwrap()
+                .contains("since=2026-12-05T10:00:00Z"),
+        "{:?}",
+        comments.uri
+    );
+
+    let look = activity.look(HEAD, pushed);
+    assert_eq!(
+        state_of("chatgpt-codex-connector[bot]", &look, false),
+        ReviewerState::Reviewed {
+            evidence: Evidence::Review {
+                state: ReviewState::Commented
+            }
+        }
+    );
+    assert_eq!(
+        state_of("copilot-pull-request-reviewer[bot]", &look, false).as_str(),
+        "reviewed"
+    );
+    // Its status is pending and mallory's success is not its own; its
+    // summary comment, edited after the push, says it is rate limited.
+    assert_eq!(
+        state_of("coderabbitai[bot]", &look, false).as_str(),
+        "declined"
+    );
+    assert_eq!(
+        state_of("gemini-code-assist[bot]", &look, false).as_str(),
+        "pending"
+    );
+}
+
+#[tokio::test]
+async fn a_github_review_request_names_the_logins() {
+    let server = Responder::start(vec![Reply::json(201, json!({ "number": 7 }))]).await;
+    let client = client_at(&server.url());
+    client
+        .request_review(7, &["copilot-pull-request-reviewer[bot]".to_owned()])
+        .await
+        .unwrap();
+    client.request_review(7, &[]).await.unwrap();
+    let seen = server.seen();
+    assert_eq!(seen.len(), 1, "an empty request sends nothing");
+    assert_eq!(
+        seen[0].line(),
+        "POST /repos/octo-org/widgets/pulls/7/requested_reviewers"
+    );
+    assert_eq!(
+        seen[0].json(),
+        json!({ "reviewers": ["copilot-pull-request-reviewer[bot]"] })
+    );
+}
+
+fn gitlab(seen: &Seen) -> Reply {
+    let path = seen.uri.path();
+    match (seen.method.as_str(), path) {
+        ("GET", p) if p == format!("{PROJECT}/merge_requests/17/notes") => Reply::json(
+            200,
+            json!([
+                { "id": 3, "author": { "id": 50, "username": "review-bot" }, "body": "one finding",
+                  "system": false, "created_at": "2026-12-05T10:02:00Z", "updated_at": "2026-12-05T10:02:00Z" },
+                { "id": 2, "author": { "id": 51, "username": "approver-bot" }, "body": "approved this merge request",
+                  "system": true, "created_at": "2026-12-05T10:01:00Z", "updated_at": "2026-12-05T10:01:00Z" },
+                { "id": 1, "author": { "id": 50, "username": "review-bot" }, "body": "older",
+                  "system": false, "created_at": "2026-12-05T09:00:00Z", "updated_at": "2026-12-05T09:00:00Z" },
+            ]),
+        ),
+        ("GET", p) if p == format!("{PROJECT}/repository/commits/{HEAD}/statuses") => Reply::json(
+            200,
+            json!([
+                { "id": 9, "name": "CodeRabbit", "status": "running", "description": null,
+                  "author": { "id": 52, "username": "coderabbitai" } }
+            ]),
+        ),
+        ("GET", p) if p == format!("{PROJECT}/merge_requests/17") => Reply::json(
+            200,
+            json!({ "iid": 17, "reviewers": [{ "id": 53, "username": "duo-bot" }] }),
+        ),
+        ("GET", "/api/v4/users") => {
+            Reply::json(200, json!([{ "id": 52, "username": "coderabbitai" }]))
+        }
+        ("PUT", p) if p == format!("{PROJECT}/merge_requests/17") => {
+            Reply::json(200, json!({ "iid": 17 }))
+        }
+        (m, p) => Reply::json(404, json!({ "message": format!("not scripted: {m} {p}") })),
+    }
+}
+
+#[tokio::test]
+async fn gitlab_notes_approvals_statuses_and_reviewers_make_the_states() {
+    let server = Responder::start_fn(gitlab).await;
+    let client = gitlab_client_at(&server.url());
+    let pushed = pushed();
+    let activity = client.reviewer_activity(17, HEAD, pushed).await.unwrap();
+    assert!(!activity.reviews_carry_commit);
+    assert_eq!(
+        activity.notes.len(),
+        1,
+        "the note from before the push is not read"
+    );
+    assert_eq!(activity.approvals.len(), 1);
+    assert_eq!(activity.requested, ["duo-bot"]);
+    let look = activity.look(HEAD, pushed);
+    assert_eq!(
+        state_of("review-bot", &look, false),
+        ReviewerState::Reviewed {
+            evidence: Evidence::Note
+        }
+    );
+    assert_eq!(
+        state_of("approver-bot", &look, false),
+        ReviewerState::Reviewed {
+            evidence: Evidence::Approval
+        }
+    );
+    assert_eq!(state_of("coderabbitai", &look, false).as_str(), "pending");
+    assert_eq!(
+        state_of("coderabbitai", &look, true),
+        ReviewerState::NotSeen { started: true }
+    );
+    assert_eq!(
+        state_of("duo-bot", &look, true),
+        ReviewerState::NotSeen { started: true }
+    );
+}
+
+#[tokio::test]
+async fn a_gitlab_review_request_adds_to_the_reviewers() {
+    let server = Responder::start_fn(gitlab).await;
+    let client = gitlab_client_at(&server.url());
+    client
+        .request_review(17, &["coderabbitai".to_owned()])
+        .await
+        .unwrap();
+    let seen = server.seen();
+    let put = seen.iter().find(|s| s.method == "PUT").unwrap();
+    assert_eq!(put.json(), json!({ "reviewer_ids": [53, 52] }));
+}
