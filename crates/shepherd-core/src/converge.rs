@@ -24,6 +24,7 @@ use crate::ci::CiStatus;
 use crate::classify::{Class, Classified, ItemKind};
 use crate::config::OnExhaust;
 use crate::model::{PrSnapshot, PrStatus};
+use crate::reviewers::{ReviewerOnHead, ReviewerState};
 
 /// What the convergence check reads, after the post-CI re-fetch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,6 +40,11 @@ pub struct ConvergenceInput {
     pub resolve_pending: Vec<String>,
     /// Reply or resolve calls of the round that failed.
     pub reply_failures: usize,
+    /// The awaited reviewers' states on the head, after the wait for them
+    /// (issue 27): one still pending keeps the run from converging; one that
+    /// declined or was not seen does not block, and is said.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviewers: Vec<ReviewerOnHead>,
 }
 
 /// The convergence decision and its reasons.
@@ -53,6 +59,10 @@ pub struct Convergence {
     /// Why not (one sentence per unmet condition); a single sentence saying
     /// why it did when it did.
     pub reasons: Vec<String>,
+    /// What is true of the awaited reviewers that did not review the head
+    /// (declined, not seen): said with the end state, converged or not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreviewed: Vec<String>,
 }
 
 /// The convergence check (SPEC section 3, step 17).
@@ -93,6 +103,14 @@ pub fn check(input: &ConvergenceInput) -> Convergence {
             input.reply_failures
         ));
     }
+    let mut unreviewed = Vec::new();
+    for r in &input.reviewers {
+        match (&r.state, r.statement()) {
+            (ReviewerState::Pending { .. }, Some(said)) => reasons.push(said),
+            (_, Some(said)) => unreviewed.push(said),
+            (_, None) => {}
+        }
+    }
     let converged = reasons.is_empty();
     if converged {
         reasons.push("CI is PASS, nothing new, no resolve pending".to_owned());
@@ -101,6 +119,7 @@ pub fn check(input: &ConvergenceInput) -> Convergence {
         converged,
         ended,
         reasons,
+        unreviewed,
     }
 }
 
@@ -321,7 +340,50 @@ mod tests {
             new_items: new.iter().map(|s| (*s).to_owned()).collect(),
             resolve_pending: pending.iter().map(|s| (*s).to_owned()).collect(),
             reply_failures: failures,
+            reviewers: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_pending_reviewer_blocks_and_an_unreviewed_one_is_said() {
+        use crate::reviewers::{Awaiting, Evidence};
+        let on = |login: &str, state| ReviewerOnHead {
+            login: login.into(),
+            head: "1a2b3c4d".into(),
+            state,
+            waited_secs: 600,
+        };
+        let mut i = input(CiStatus::Pass, &[], &[], 0);
+        i.reviewers = vec![
+            on(
+                "codex[bot]",
+                ReviewerState::Reviewed {
+                    evidence: Evidence::Note,
+                },
+            ),
+            on(
+                "coderabbitai[bot]",
+                ReviewerState::NotSeen { started: false },
+            ),
+        ];
+        let c = check(&i);
+        assert!(c.converged, "{c:?}");
+        assert_eq!(
+            c.unreviewed,
+            ["coderabbitai[bot] did not review 1a2b3c4 within 10 min"]
+        );
+        i.reviewers.push(on(
+            "copilot[bot]",
+            ReviewerState::Pending {
+                awaiting: Awaiting::Requested,
+            },
+        ));
+        let c = check(&i);
+        assert!(!c.converged);
+        assert_eq!(
+            c.reasons,
+            ["copilot[bot] has not finished reviewing 1a2b3c4 yet"]
+        );
     }
 
     #[test]
@@ -371,6 +433,7 @@ mod tests {
                 new_items: ids,
                 resolve_pending: res,
                 reply_failures: failures,
+                reviewers: Vec::new(),
             });
             prop_assert!(!c.converged);
         }

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::classify::{Class, Classified, ItemKind};
 use crate::converge::MERGEABILITY_NOTE;
+use crate::reviewers::ReviewerOnHead;
 
 use super::input::{AttentionKind, ItemRecord, ReportInput, ThreadsLook};
 use super::model::{thread_paths, OutcomeGroup, Report, ReportItem, ThreadPath, ThreadsClear};
@@ -146,6 +147,7 @@ pub fn build(input: &ReportInput) -> Report {
         agent,
         worktree_kept: input.worktree_kept.clone(),
         stalled_rounds,
+        reviewers: input.reviewers.clone(),
         attention: {
             let mut list = input.attention.clone();
             list.sort();
@@ -262,6 +264,20 @@ fn threads_clear(input: &ReportInput, items: &[&ItemRecord]) -> ThreadsClear {
         }
         format!("no, {}", parts.join("; "))
     };
+    // "yes" only when every awaited reviewer reviewed the final head.
+    let unreviewed: Vec<String> = input
+        .reviewers
+        .iter()
+        .filter_map(ReviewerOnHead::statement)
+        .collect();
+    let clear = clear && unreviewed.is_empty();
+    if !unreviewed.is_empty() {
+        summary = if summary == "yes" {
+            format!("not known: {}", unreviewed.join("; "))
+        } else {
+            format!("{summary}; {}", unreviewed.join("; "))
+        };
+    }
     if look.stage != ThreadsLook::CONVERGE {
         summary.push_str(&format!(
             " (as seen at the {} stage of round {}; not looked at since)",

@@ -8,6 +8,7 @@ use crate::ci::{CiStatus, CiVerdict};
 use crate::classify::{Classified, ItemKind};
 use crate::cluster::{Cluster, ClusterReport, Escalation, GateSignal, ItemTheme};
 use crate::ledger::LedgerEntry;
+use crate::reviewers::ReviewerOnHead;
 
 /// What one round did, as the report lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,6 +194,10 @@ pub struct ReportInput {
     /// Items reported to the user and not acted on.
     #[serde(default)]
     pub attention: Vec<AttentionItem>,
+    /// The awaited reviewers' states on the final head (issue 27): the
+    /// threads are said to be clear only when every one reviewed it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviewers: Vec<ReviewerOnHead>,
 }
 
 /// Why an item is reported to the user and not acted on.

@@ -157,6 +157,9 @@ pub struct Report {
     /// decision first, then untrusted; by path and line).
     #[serde(default)]
     pub attention: Vec<AttentionItem>,
+    /// The awaited reviewers' states on the final head.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviewers: Vec<crate::reviewers::ReviewerOnHead>,
     /// That convergence is not mergeability.
     pub note: String,
 }

@@ -128,6 +128,7 @@ fn input() -> ReportInput {
         },
         worktree_kept: None,
         attention: Vec::new(),
+        reviewers: Vec::new(),
     }
 }
 
@@ -380,6 +381,51 @@ fn clear_threads_say_yes() {
     assert!(report.review_threads.clear);
     assert_eq!(report.review_threads.summary, "yes");
     assert!(report.to_markdown().contains("Review threads clear: yes"));
+}
+
+/// Issue 27: "yes" only when every awaited reviewer reviewed the final
+/// head; one that did not is said, in words, in the Markdown and the JSON.
+#[test]
+fn clear_threads_are_not_yes_while_an_awaited_reviewer_did_not_review() {
+    use crate::reviewers::{find_notice, Evidence, ReviewerOnHead, ReviewerState};
+    let mut i = input();
+    i.open_items.clear();
+    let on = |login: &str, state| ReviewerOnHead {
+        login: login.into(),
+        head: "1a2b3c4d5e".into(),
+        state,
+        waited_secs: 600,
+    };
+    i.reviewers = vec![on(
+        "codex[bot]",
+        ReviewerState::Reviewed {
+            evidence: Evidence::Note,
+        },
+    )];
+    let report = build(&i);
+    assert_eq!(report.review_threads.summary, "yes");
+    assert!(
+        report
+            .to_markdown()
+            .contains("- Reviewer: codex\\[bot\\] reviewed 1a2b3c4"),
+        "{}",
+        report.to_markdown()
+    );
+    let notice =
+        find_notice("## Review limit reached\nNext review available in: 32 minutes").unwrap();
+    i.reviewers
+        .push(on("coderabbitai[bot]", ReviewerState::Declined { notice }));
+    let report = build(&i);
+    assert!(!report.review_threads.clear);
+    assert_eq!(
+        report.review_threads.summary,
+        "not known: coderabbitai[bot] did not review 1a2b3c4: rate limited, next review in 32 min (it said: \"Review limit reached\")"
+    );
+    let md = report.to_markdown();
+    assert!(!md.contains("Review threads clear: yes"), "{md}");
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["reviewers"][1]["state"], "declined");
+    assert_eq!(json["reviewers"][1]["notice"]["reason"], "rate-limited");
 }
 
 fn new_thread(id: &str, path: &str) -> Classified {

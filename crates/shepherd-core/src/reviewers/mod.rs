@@ -389,13 +389,22 @@ pub struct ReviewerOnHead {
     /// Its state there.
     #[serde(flatten)]
     pub state: ReviewerState,
+    /// How long it was waited for after the push, in seconds.
+    #[serde(default)]
+    pub waited_secs: u64,
 }
 
 impl ReviewerOnHead {
+    /// Whether it reviewed the head.
+    pub fn reviewed(&self) -> bool {
+        matches!(self.state, ReviewerState::Reviewed { .. })
+    }
+
     /// The sentence a report says of it, when it did not review:
     /// "coderabbitai[bot] did not review 1a2b3c4: rate limited, next review
     /// in 32 min". `None` when it reviewed.
-    pub fn statement(&self, settle_timeout: Duration) -> Option<String> {
+    pub fn statement(&self) -> Option<String> {
+        let settle_timeout = Duration::from_secs(self.waited_secs);
         let short: String = self.head.chars().take(7).collect();
         let who = &self.login;
         match &self.state {

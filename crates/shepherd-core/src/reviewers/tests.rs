@@ -204,9 +204,10 @@ fn a_rate_limit_notice_after_the_push_declines_with_its_wait() {
         login: "coderabbitai[bot]".into(),
         head: HEAD.into(),
         state,
+        waited_secs: 600,
     };
     assert_eq!(
-        on_head.statement(Duration::from_secs(600)).unwrap(),
+        on_head.statement().unwrap(),
         "coderabbitai[bot] did not review 1a2b3c4: rate limited, next review in 32 min (it said: \"Review limit reached\")"
     );
 }
@@ -384,21 +385,21 @@ fn stale_change_requests_are_named() {
 
 #[test]
 fn statements_for_each_unreviewed_state() {
-    let timeout = Duration::from_secs(600);
     let mk = |state| ReviewerOnHead {
         login: "review-bot".into(),
         head: HEAD.into(),
         state,
+        waited_secs: 600,
     };
     assert_eq!(
         mk(ReviewerState::NotSeen { started: false })
-            .statement(timeout)
+            .statement()
             .unwrap(),
         "review-bot did not review 1a2b3c4 within 10 min"
     );
     assert_eq!(
         mk(ReviewerState::NotSeen { started: true })
-            .statement(timeout)
+            .statement()
             .unwrap(),
         "review-bot did not review 1a2b3c4 within 10 min (it had started)"
     );
@@ -406,7 +407,7 @@ fn statements_for_each_unreviewed_state() {
         mk(ReviewerState::Reviewed {
             evidence: Evidence::Note
         })
-        .statement(timeout),
+        .statement(),
         None
     );
 }
@@ -419,6 +420,7 @@ fn the_state_serializes_with_its_name() {
         state: ReviewerState::Pending {
             awaiting: Awaiting::Requested,
         },
+        waited_secs: 0,
     };
     let json = serde_json::to_value(&on_head).unwrap();
     assert_eq!(json["state"], "pending");

@@ -72,6 +72,8 @@ impl Runner {
             new_items: new_items.clone(),
             resolve_pending,
             reply_failures,
+            // Not yet awaited by the engine (issue 27).
+            reviewers: Vec::new(),
         });
         self.artifact(
             round,

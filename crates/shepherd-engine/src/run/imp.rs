@@ -763,6 +763,8 @@ fn empty_input(run: &RunFile, status: &str, reason: Option<String>) -> ReportInp
             .map(|h| h.item.clone())
             .chain(run.untrusted.iter().cloned())
             .collect(),
+        // Not yet awaited by the engine (issue 27).
+        reviewers: Vec::new(),
     }
 }
 
