@@ -416,6 +416,13 @@ fn is_top_level_item(c: &TopLevelComment, viewer: &str) -> bool {
     !c.body.trim().is_empty()
         && c.review_state != Some(ReviewState::Pending)
         && !is_own_reply(c, viewer)
+        // A comment Shepherd posted to ask a bot to review is not feedback.
+        && !crate::reviewers::is_own_trigger(
+            &c.body,
+            c.author.as_ref().map(|a| a.login.as_str()),
+            viewer,
+            None,
+        )
 }
 
 /// Whether a top-level comment is one of Shepherd's replies: the viewer's,

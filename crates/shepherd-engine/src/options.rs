@@ -49,6 +49,9 @@ pub enum Stage {
     Replies,
     /// The CI wait (`ci.json`).
     Ci,
+    /// The wait for the awaited reviewers' review of the head
+    /// (`reviewers.json`).
+    Reviewers,
     /// Post-CI re-fetch and the convergence check (`mergeability.json`).
     Converge,
 }
@@ -71,6 +74,7 @@ impl Stage {
             Stage::Push => "push",
             Stage::Replies => "replies",
             Stage::Ci => "ci",
+            Stage::Reviewers => "reviewers",
             Stage::Converge => "converge",
         }
     }

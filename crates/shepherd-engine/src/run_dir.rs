@@ -123,6 +123,9 @@ pub struct RunFile {
     pub threads_look: Option<shepherd_core::report::ThreadsLook>,
     /// The last CI verdict.
     pub last_ci: Option<CiVerdict>,
+    /// The awaited reviewers' states on the last head waited for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub last_reviewers: Vec<shepherd_core::reviewers::ReviewerOnHead>,
     /// Where each item the run saw lives.
     pub items: BTreeMap<String, ItemInfo>,
     /// The PR's web URL and title, once fetched.

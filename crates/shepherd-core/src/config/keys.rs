@@ -269,8 +269,8 @@ pub(super) static KEYS: &[KeyDoc] = &[
         "reviewers.wait_for",
         Kind::StrList,
         login,
-        "Logins whose review of the pushed head is awaited. Unset: the bot accounts that reviewed an \
-         earlier head of the PR.",
+        "Logins whose review of the pushed head is awaited. Unset: the bots of `[trust] bots` that put a \
+         commit status or check run of their own on the head.",
     ),
     key(
         "reviewers.settle_timeout_secs",

@@ -587,8 +587,9 @@ impl Default for ReviewConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReviewersConfig {
-    /// Logins whose review of the pushed head is awaited. Unset: the bot
-    /// accounts that reviewed an earlier head of the PR.
+    /// Logins whose review of the pushed head is awaited. Unset: the bots
+    /// of `[trust] bots` that put a commit status or check run of their own
+    /// on the head.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_for: Option<Vec<String>>,
     /// How long to wait for each after a push, in seconds.

@@ -215,6 +215,31 @@ impl ReviewerState {
     }
 }
 
+/// What opens the marker of a trigger comment Shepherd posted.
+const TRIGGER_MARKER: &str = "<!-- shepherd:trigger head=";
+
+/// The body of the comment that asks a bot to review `head` again: the
+/// configured `text`, and a marker naming the head, so that the comment is
+/// posted once per head (by this run or a later one) and is never taken for
+/// feedback.
+pub fn trigger_body(text: &str, head: &str) -> String {
+    format!("{}\n\n{TRIGGER_MARKER}{head} -->", text.trim_end())
+}
+
+/// Whether `body`, written by `author`, is Shepherd's trigger comment: the
+/// viewer's comment with the trigger marker (for `head`, when given). A
+/// marker in anyone else's comment is text.
+pub fn is_own_trigger(body: &str, author: Option<&str>, viewer: &str, head: Option<&str>) -> bool {
+    let Some(author) = author else { return false };
+    if !same_login(author, viewer) {
+        return false;
+    }
+    match head {
+        Some(head) => body.contains(&format!("{TRIGGER_MARKER}{head} -->")),
+        None => body.contains(TRIGGER_MARKER),
+    }
+}
+
 /// Whether two logins name one account: case aside, and with or without
 /// the `[bot]` suffix (GitHub's REST API adds it to bot logins, GraphQL
 /// does not).
@@ -337,21 +362,20 @@ fn owned_by(signal: &SignalSeen, login: &str) -> bool {
         .is_some_and(|c| same_login(c, login))
 }
 
-/// The reviewers awaited when `[reviewers] wait_for` is not set: the bot
-/// accounts that submitted a review on an earlier head of this PR. A bot
-/// that reviewed before will review again after a push (CodeRabbit, Codex
-/// and Copilot review each push by default), and people are not waited
-/// for: they are not bound to a schedule.
-pub fn default_wait_for(reviews: &[ReviewSeen], head: &str) -> Vec<String> {
+/// The reviewers awaited when `[reviewers] wait_for` is not set: the
+/// review bots among `known_bots` (`[trust] bots`) that put a commit status
+/// or check run of their own on the head (CodeRabbit's `CodeRabbit`
+/// status). Such a bot says when it is done, so waiting for it costs only
+/// its review's time. A bot that only comments is not awaited unless
+/// listed: its clean pass (Codex posts no review when it finds nothing)
+/// looks the same as not having started, and would cost the whole timeout
+/// on every push.
+pub fn default_wait_for(activity: &Activity, known_bots: &[String]) -> Vec<String> {
     let mut logins: Vec<String> = Vec::new();
-    for r in reviews {
-        let earlier = r.commit.as_deref().is_some_and(|c| c != head);
-        if r.author_is_bot
-            && earlier
-            && r.state != ReviewState::Pending
-            && !logins.iter().any(|l| same_login(l, &r.author))
-        {
-            logins.push(r.author.clone());
+    for creator in activity.signals.iter().filter_map(|s| s.creator.as_deref()) {
+        let known = known_bots.iter().any(|b| same_login(b, creator));
+        if known && !logins.iter().any(|l| same_login(l, creator)) {
+            logins.push(creator.to_owned());
         }
     }
     logins

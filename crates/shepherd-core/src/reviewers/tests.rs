@@ -349,22 +349,34 @@ fn a_quote_is_bounded_and_plain() {
 }
 
 #[test]
-fn by_default_bots_that_reviewed_an_earlier_head_are_awaited() {
-    let reviews = vec![
-        review("coderabbitai[bot]", OLD, ReviewState::Commented),
-        review("alice", OLD, ReviewState::ChangesRequested),
-        review("coderabbitai", OLD, ReviewState::Commented),
-        review(
-            "copilot-pull-request-reviewer[bot]",
-            HEAD,
-            ReviewState::Commented,
-        ),
-        review("chatgpt-codex-connector[bot]", OLD, ReviewState::Pending),
+fn by_default_known_bots_with_a_signal_on_the_head_are_awaited() {
+    let known = vec![
+        "coderabbitai".to_owned(),
+        "copilot-pull-request-reviewer".to_owned(),
     ];
-    assert_eq!(
-        default_wait_for(&reviews, HEAD),
-        vec!["coderabbitai[bot]".to_owned()]
-    );
+    let activity = Activity {
+        reviews_carry_commit: true,
+        reviews: vec![review(
+            "chatgpt-codex-connector[bot]",
+            OLD,
+            ReviewState::Commented,
+        )],
+        signals: vec![
+            signal(
+                "CodeRabbit",
+                Some("coderabbitai[bot]"),
+                CheckOutcome::Pending,
+                "",
+            ),
+            signal("CodeRabbit", Some("coderabbitai"), CheckOutcome::Pass, ""),
+            signal("build", Some("github-actions[bot]"), CheckOutcome::Pass, ""),
+            signal("CodeRabbit", Some("mallory"), CheckOutcome::Pass, ""),
+            signal("legacy", None, CheckOutcome::Pass, ""),
+        ],
+        ..Activity::default()
+    };
+    assert_eq!(default_wait_for(&activity, &known), ["coderabbitai[bot]"]);
+    assert!(default_wait_for(&Activity::default(), &known).is_empty());
 }
 
 #[test]
@@ -425,4 +437,41 @@ fn the_state_serializes_with_its_name() {
     let json = serde_json::to_value(&on_head).unwrap();
     assert_eq!(json["state"], "pending");
     assert_eq!(json["awaiting"]["why"], "requested");
+}
+
+#[test]
+fn a_trigger_comment_is_shepherds_only_when_the_viewer_wrote_it() {
+    let body = trigger_body("@coderabbitai review\n", HEAD);
+    assert!(body.starts_with("@coderabbitai review\n\n<!-- shepherd:trigger head="));
+    assert!(is_own_trigger(
+        &body,
+        Some("shepherd-bot[bot]"),
+        "shepherd-bot",
+        Some(HEAD)
+    ));
+    assert!(is_own_trigger(
+        &body,
+        Some("shepherd-bot"),
+        "shepherd-bot",
+        None
+    ));
+    assert!(!is_own_trigger(
+        &body,
+        Some("shepherd-bot"),
+        "shepherd-bot",
+        Some(OLD)
+    ));
+    assert!(!is_own_trigger(
+        &body,
+        Some("mallory"),
+        "shepherd-bot",
+        None
+    ));
+    assert!(!is_own_trigger(&body, None, "shepherd-bot", None));
+    assert!(!is_own_trigger(
+        "@coderabbitai review",
+        Some("shepherd-bot"),
+        "shepherd-bot",
+        None
+    ));
 }

@@ -9,6 +9,7 @@ use shepherd_core::ci::CiVerdict;
 use shepherd_core::classify::Class;
 use shepherd_core::converge::{check, is_stalled, mergeability, ConvergenceInput, GateState};
 use shepherd_core::model::PrStatus;
+use shepherd_core::reviewers::ReviewerOnHead;
 
 use super::pr_state::{pr_noun, short};
 use super::runner::Runner;
@@ -28,6 +29,7 @@ impl Runner {
         round: &Round,
         ci: &CiVerdict,
         reply_failures: usize,
+        reviewers: &[ReviewerOnHead],
     ) -> Result<(RoundEnd, bool)> {
         let snapshot = match self.forge.snapshot(self.run.target.number).await {
             Ok(s) => s,
@@ -72,8 +74,7 @@ impl Runner {
             new_items: new_items.clone(),
             resolve_pending,
             reply_failures,
-            // Not yet awaited by the engine (issue 27).
-            reviewers: Vec::new(),
+            reviewers: reviewers.to_vec(),
         });
         self.artifact(
             round,

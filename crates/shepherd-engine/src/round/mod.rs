@@ -11,7 +11,7 @@
 //! [`cluster`] → [`approval`] → [`fix`] (with [`parallel`] fixers and
 //! [`metadata`] edits) → [`validate`] → [`review`] → revalidate (in
 //! [`validate`]) → [`gate`] → [`push`] → [`replies`] → [`ci`] →
-//! [`converge`].
+//! [`reviewers`] → [`converge`].
 //!
 //! The worktree stage makes the [`workspace::Workspace`] (the worktree and
 //! the agents): a stage that runs git or an agent takes it, so none can run
@@ -39,6 +39,7 @@ pub(crate) mod pr_state;
 pub(crate) mod push;
 pub(crate) mod replies;
 pub(crate) mod review;
+pub(crate) mod reviewers;
 mod runner;
 pub(crate) mod settle;
 mod state;
@@ -127,7 +128,12 @@ impl Runner {
         let failures = step!(self.stage_replies(round, &synced, &items, &decided, &gated));
         let ci = self.stage_ci(round, &synced, pushed.as_deref()).await?;
         tally.ci = Some(ci.status);
-        let (end, stalled) = self.stage_converge(round, &ci, failures.len()).await?;
+        let reviewers = self
+            .stage_reviewers(round, &synced, &ws, pushed.as_deref(), &ci)
+            .await?;
+        let (end, stalled) = self
+            .stage_converge(round, &ci, failures.len(), &reviewers)
+            .await?;
         tally.stalled = stalled;
         if matches!(end, RoundEnd::Converged | RoundEnd::Next { .. }) {
             // The post-CI re-fetch classified the threads anew.

@@ -239,6 +239,7 @@ impl Engine {
             last_open_items: Vec::new(),
             threads_look: None,
             last_ci: None,
+            last_reviewers: Vec::new(),
             items: Default::default(),
             pr_url: String::new(),
             pr_title: String::new(),
@@ -763,8 +764,7 @@ fn empty_input(run: &RunFile, status: &str, reason: Option<String>) -> ReportInp
             .map(|h| h.item.clone())
             .chain(run.untrusted.iter().cloned())
             .collect(),
-        // Not yet awaited by the engine (issue 27).
-        reviewers: Vec::new(),
+        reviewers: run.last_reviewers.clone(),
     }
 }
 

@@ -545,6 +545,16 @@ impl Worktree {
         Ok(split_nul(&out.stdout))
     }
 
+    /// When commit `sha` was committed (its committer date, RFC 3339 in
+    /// UTC as `git log --date=iso-strict-local` with `TZ=UTC` writes it).
+    pub fn commit_time(&self, sha: &str) -> Result<String> {
+        check_rev(sha)?;
+        let out = self
+            .git
+            .run(&self.dir, &["show", "-s", "--format=%cI", sha], None)?;
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
     /// Modified, deleted and untracked (not ignored) paths of the worktree.
     pub fn changed_paths(&self) -> Result<Vec<String>> {
         self.dirty_paths()

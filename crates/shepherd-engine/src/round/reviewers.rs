@@ -1,0 +1,327 @@
+//! Stage 15b, reviewers: after CI, wait until the reviewers the run waits
+//! for have seen the head (issue 27), so that a bot slower than CI has its
+//! feedback handled instead of arriving after the run said "converged".
+//!
+//! Whom: `[reviewers] wait_for`, else the review bots of `[trust] bots`
+//! that put a status or check run of their own on the head (they say when
+//! they are done: [`default_wait_for`]), never Shepherd's own account. Each one's state on the head comes from the forge's structured
+//! data ([`shepherd_core::reviewers`]): reviewed, pending, declined,
+//! not-seen. The wait polls on the CI wait's schedule
+//! ([`ci_poll_schedule`]) until every one is settled or
+//! `settle_timeout_secs` has passed since the stage began.
+//!
+//! Once per head, and across runs (a stateless CI job asks the forge, not
+//! its memory): with `request = true`, review is re-requested from awaited
+//! reviewers that are not requested and have not reviewed; a configured
+//! trigger comment is posted for a reviewer that has shown nothing after a
+//! grace period (a quarter of the timeout, at most two minutes), never for
+//! one that declined (a retry spends the quota it waits for: CodeRabbit
+//! counts review attempts). The trigger carries a marker naming the head:
+//! the next run sees it was posted, and classification never takes it for
+//! feedback.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use shepherd_core::ci::ci_poll_schedule;
+use shepherd_core::ci::{CiStatus, CiVerdict};
+use shepherd_core::config::ReviewersConfig;
+use shepherd_core::reviewers::{
+    default_wait_for, is_own_trigger, same_login, state_of, trigger_body, Awaiting, ReviewerOnHead,
+    ReviewerState,
+};
+use shepherd_forge::Forge;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+use tokio::time::Instant;
+
+use super::runner::Runner;
+use super::state::{Round, Synced};
+use super::workspace::Workspace;
+use crate::error::Result;
+use crate::options::{ProgressEvent, Stage};
+
+/// What the wait reads and may write.
+pub(crate) struct Wait<'a> {
+    pub(crate) forge: &'a dyn Forge,
+    pub(crate) config: &'a ReviewersConfig,
+    /// The PR.
+    pub(crate) number: u64,
+    /// The head the round ends at.
+    pub(crate) head: &'a str,
+    /// When the head was pushed (as near as known).
+    pub(crate) pushed_at: OffsetDateTime,
+    /// Shepherd's own account.
+    pub(crate) viewer: &'a str,
+    /// The review bots the default `wait_for` is chosen from (`[trust] bots`).
+    pub(crate) known_bots: &'a [String],
+    /// The longest wait between two looks.
+    pub(crate) poll: Duration,
+}
+
+/// What the wait found (`reviewers.json`).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Settled {
+    /// The head.
+    pub(crate) head: String,
+    /// Whom it waited for.
+    pub(crate) wait_for: Vec<String>,
+    /// Whether that list was the default (bots that reviewed earlier heads).
+    pub(crate) by_default: bool,
+    /// Each one's state when the wait ended.
+    pub(crate) reviewers: Vec<ReviewerOnHead>,
+    /// Reviewers a trigger comment was posted for.
+    pub(crate) triggered: Vec<String>,
+    /// Reviewers review was requested from.
+    pub(crate) requested: Vec<String>,
+    /// Looks at the forge.
+    pub(crate) polls: u32,
+    /// How long it waited, in ms.
+    pub(crate) waited_ms: u64,
+    /// Reads or writes that failed (the wait goes on without them).
+    pub(crate) errors: Vec<String>,
+}
+
+/// Wait for the reviewers (see the module docs); `waiting` hears what is
+/// waited for whenever it changes.
+pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settled {
+    let timeout = w.config.settle_timeout();
+    let started = Instant::now();
+    let deadline = started + timeout;
+    let grace = (timeout / 4).min(Duration::from_secs(120));
+    let short: String = w.head.chars().take(7).collect();
+    let configured: Option<Vec<String>> = w.config.wait_for.as_ref().map(|list| {
+        list.iter()
+            .filter(|l| !same_login(l, w.viewer))
+            .cloned()
+            .collect()
+    });
+    let mut settled = Settled {
+        head: w.head.to_owned(),
+        wait_for: configured.clone().unwrap_or_default(),
+        by_default: configured.is_none(),
+        reviewers: Vec::new(),
+        triggered: Vec::new(),
+        requested: Vec::new(),
+        polls: 0,
+        waited_ms: 0,
+        errors: Vec::new(),
+    };
+    let mut wait_for = configured;
+    let mut attempt = 0u32;
+    let mut last_said: Option<String> = None;
+    loop {
+        settled.polls += 1;
+        let over = Instant::now() >= deadline;
+        let activity = match w
+            .forge
+            .reviewer_activity(w.number, w.head, w.pushed_at)
+            .await
+        {
+            Ok(activity) => Some(activity),
+            Err(err) => {
+                settled
+                    .errors
+                    .push(format!("reading the reviews of {short}: {err}"));
+                None
+            }
+        };
+        if let Some(activity) = &activity {
+            let logins = wait_for.get_or_insert_with(|| {
+                default_wait_for(activity, w.known_bots)
+                    .into_iter()
+                    .filter(|l| !same_login(l, w.viewer))
+                    .collect()
+            });
+            settled.wait_for.clone_from(logins);
+            let look = activity.look(w.head, w.pushed_at);
+            settled.reviewers = logins
+                .iter()
+                .map(|login| ReviewerOnHead {
+                    login: login.clone(),
+                    head: w.head.to_owned(),
+                    state: state_of(login, &look, over),
+                    waited_secs: timeout.as_secs(),
+                })
+                .collect();
+            if w.config.request && settled.polls == 1 {
+                let ask: Vec<String> = settled
+                    .reviewers
+                    .iter()
+                    .filter(|r| {
+                        matches!(
+                            r.state,
+                            ReviewerState::Pending {
+                                awaiting: Awaiting::Nothing
+                            }
+                        )
+                    })
+                    .map(|r| r.login.clone())
+                    .collect();
+                if !ask.is_empty() {
+                    match w.forge.request_review(w.number, &ask).await {
+                        Ok(()) => settled.requested = ask,
+                        Err(err) => settled
+                            .errors
+                            .push(format!("requesting review from {}: {err}", ask.join(", "))),
+                    }
+                }
+            }
+            if !over && started.elapsed() >= grace {
+                for r in &settled.reviewers {
+                    let nothing = matches!(
+                        r.state,
+                        ReviewerState::Pending {
+                            awaiting: Awaiting::Nothing
+                        }
+                    );
+                    let Some(text) = w.config.trigger_for(&r.login) else {
+                        continue;
+                    };
+                    let posted = settled.triggered.contains(&r.login)
+                        || activity.notes.iter().any(|n| {
+                            n.body.starts_with(text.trim_end())
+                                && is_own_trigger(&n.body, Some(&n.author), w.viewer, Some(w.head))
+                        });
+                    if !nothing || posted {
+                        continue;
+                    }
+                    match w
+                        .forge
+                        .post_issue_comment(w.number, &trigger_body(text, w.head))
+                        .await
+                    {
+                        Ok(_) => settled.triggered.push(r.login.clone()),
+                        Err(err) => settled
+                            .errors
+                            .push(format!("asking {} to review: {err}", r.login)),
+                    }
+                }
+            }
+        }
+        let all_settled =
+            activity.is_some() && settled.reviewers.iter().all(|r| r.state.is_settled());
+        if over || all_settled {
+            if activity.is_none() {
+                // Nothing could be read: none of them was seen.
+                settled.reviewers = settled
+                    .wait_for
+                    .iter()
+                    .map(|login| ReviewerOnHead {
+                        login: login.clone(),
+                        head: w.head.to_owned(),
+                        state: ReviewerState::NotSeen { started: false },
+                        waited_secs: timeout.as_secs(),
+                    })
+                    .collect();
+            }
+            settled.waited_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            return settled;
+        }
+        let names: Vec<&str> = settled
+            .reviewers
+            .iter()
+            .filter(|r| !r.state.is_settled())
+            .map(|r| r.login.as_str())
+            .collect();
+        let said = if names.is_empty() {
+            format!("reviews of {short}: reading them")
+        } else {
+            format!("reviews of {short}: waiting for {}", names.join(", "))
+        };
+        if last_said.as_deref() != Some(said.as_str()) {
+            waiting(said.clone());
+            last_said = Some(said);
+        }
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let delay = ci_poll_schedule(attempt, w.poll).min(remaining.max(Duration::from_millis(10)));
+        attempt += 1;
+        tokio::time::sleep(delay).await;
+    }
+}
+
+impl Runner {
+    /// Wait for the awaited reviewers' review of the head the round ends
+    /// at, when its CI passed (a run whose CI failed does not converge this
+    /// round anyway, and the next round sees what reviewers said).
+    pub(crate) async fn stage_reviewers(
+        &mut self,
+        round: &Round,
+        synced: &Synced,
+        ws: &Workspace,
+        pushed: Option<&str>,
+        ci: &CiVerdict,
+    ) -> Result<Vec<ReviewerOnHead>> {
+        let head = pushed.map_or_else(|| synced.start_sha.clone(), str::to_owned);
+        let short_head: String = head.chars().take(7).collect();
+        if ci.status != CiStatus::Pass {
+            self.run.last_reviewers.clear();
+            self.stage_done(
+                round,
+                Stage::Reviewers,
+                format!("not waited for: CI is {}", ci.status),
+            )?;
+            return Ok(Vec::new());
+        }
+        // When the head was pushed: its committer date (Shepherd commits
+        // just before it pushes; a person's head is no newer than that).
+        let sha = head.clone();
+        let pushed_at = ws
+            .git(move |wt| wt.commit_time(&sha))
+            .await
+            .ok()
+            .and_then(|t| OffsetDateTime::parse(&t, &Rfc3339).ok())
+            .unwrap_or_else(OffsetDateTime::now_utc);
+        let poll = self
+            .opts
+            .ci_poll
+            .unwrap_or_else(|| self.config.ci.poll_interval());
+        let config = self.config.reviewers.clone();
+        let known_bots = self.config.trust.bots.clone();
+        let forge = std::sync::Arc::clone(&self.forge);
+        let progress = self.opts.progress.clone();
+        let n = round.n;
+        let settled = wait(
+            Wait {
+                forge: forge.as_ref(),
+                config: &config,
+                number: self.run.target.number,
+                head: &head,
+                pushed_at,
+                viewer: &synced.snapshot.viewer,
+                known_bots: &known_bots,
+                poll,
+            },
+            |what| progress.event(&ProgressEvent::Waiting { round: n, what }),
+        )
+        .await;
+        for err in &settled.errors {
+            tracing::warn!(%err, "reviewer wait");
+        }
+        self.artifact(round, "reviewers.json", &settled)?;
+        self.event(
+            Some(round.n),
+            "reviewers",
+            serde_json::json!({
+                "head": settled.head,
+                "states": settled.reviewers.iter().map(|r| (r.login.clone(), r.state.as_str())).collect::<Vec<_>>(),
+                "triggered": settled.triggered,
+                "requested": settled.requested,
+            }),
+        )?;
+        let summary = if settled.reviewers.is_empty() {
+            format!("none awaited on {short_head}")
+        } else {
+            settled
+                .reviewers
+                .iter()
+                .map(|r| format!("{} {}", r.login, r.state.as_str()))
+                .collect::<Vec<_>>()
+                .join(", ")
+                + &format!(" on {short_head}")
+        };
+        self.run.last_reviewers.clone_from(&settled.reviewers);
+        self.stage_done(round, Stage::Reviewers, summary)?;
+        Ok(settled.reviewers)
+    }
+}
