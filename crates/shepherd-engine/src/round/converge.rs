@@ -29,14 +29,14 @@ impl Runner {
         ci: &CiVerdict,
         reply_failures: usize,
     ) -> Result<(RoundEnd, bool)> {
-        let snapshot = match self.forge.snapshot(self.run.target.number).await {
+        let snapshot = match self.forge.snapshot(self.books.run.target.number).await {
             Ok(s) => s,
             Err(err) => {
                 return Ok((
                     RoundEnd::Failed {
                         reason: format!(
                             "cannot re-fetch the {} after CI: {err}",
-                            pr_noun(self.run.target.forge)
+                            pr_noun(self.books.run.target.forge)
                         ),
                     },
                     false,
@@ -73,13 +73,13 @@ impl Runner {
             resolve_pending,
             reply_failures,
         });
-        self.artifact(
+        self.books.artifact(
             round,
             "mergeability.json",
             &mergeability(&snapshot, &classified, ci, &convergence),
         )?;
         for c in &classified {
-            self.run.items.insert(
+            self.books.run.items.insert(
                 c.item_id.clone(),
                 crate::run_dir::ItemInfo {
                     kind: c.kind,
@@ -89,21 +89,21 @@ impl Runner {
                 },
             );
         }
-        self.run.last_open_items = classified.clone();
+        self.books.run.last_open_items = classified.clone();
 
         let state = GateState::from_snapshot(&snapshot, &scoped, ci);
         let stalled = !convergence.converged
             && convergence.ended.is_none()
-            && is_stalled(self.run.last_gate_state.as_ref(), &state);
+            && is_stalled(self.books.run.last_gate_state.as_ref(), &state);
         let state_json = serde_json::to_value(&state).unwrap_or(serde_json::Value::Null);
-        self.store().finish_round(
-            &self.run.run_id,
+        self.books.store().finish_round(
+            &self.books.run.run_id,
             round.n,
             Some(&state.fingerprint()),
             Some(&state_json),
             Timestamp::now(),
         )?;
-        self.run.last_gate_state = Some(state);
+        self.books.run.last_gate_state = Some(state);
         // Feed escalation: the areas of this round's new feedback drew it
         // after the last fix round (filled once, by the next round's items).
         let summary = if convergence.converged {
@@ -118,7 +118,8 @@ impl Runner {
             }
             s
         };
-        self.stage_done(round, Stage::Converge, summary.clone())?;
+        self.books
+            .stage_done(round, Stage::Converge, summary.clone())?;
         let end = if let Some(state) = convergence.ended {
             let word = if state == PrStatus::Merged {
                 "merged"
@@ -128,7 +129,7 @@ impl Runner {
             RoundEnd::Ended {
                 reason: format!(
                     "the {} was {word} during the round (at {}); nothing more to do",
-                    pr_noun(self.run.target.forge),
+                    pr_noun(self.books.run.target.forge),
                     short(&snapshot.pr.head_sha)
                 ),
             }

@@ -52,7 +52,7 @@ pub(crate) mod worktree;
 use shepherd_core::classify::Classified;
 use shepherd_core::report::ThreadsLook;
 
-pub(crate) use runner::Runner;
+pub(crate) use runner::{Books, Runner};
 pub(crate) use state::{Round, RoundEnd, Tally};
 
 use crate::error::Result;
@@ -74,7 +74,7 @@ impl Runner {
                 }
             };
         }
-        let (snapshot, stop) = step!(self.stage_pr_state(round));
+        let (snapshot, stop) = step!(pr_state::stage(&mut self.books, &*self.forge, round));
         // What pr-state fetched is a look at the threads: a stop there (a
         // pending review) or before the threads stage still reports them.
         self.look_at_threads_of_snapshot(round.n, &snapshot)?;
@@ -85,11 +85,19 @@ impl Runner {
         let items = step!(self.stage_threads(round, &synced, &ws));
         tally.items = items.work.len() + items.carried.len();
         self.looked_at_threads(round.n, "threads", items.classified.clone())?;
-        let mut triage = step!(self.stage_triage(round, &synced, &ws, &items));
+        let mut triage = step!(triage::stage(&mut self.books, round, &synced, &ws, &items));
         let earlier_fixes = self
             .adopt_earlier_fixes(round, &synced, &ws, &items, &mut triage)
             .await?;
-        let clusters = self.stage_cluster(round, &ws, &items, &mut triage).await?;
+        let clusters = cluster::stage(
+            &mut self.books,
+            &self.config.cluster,
+            round,
+            &ws,
+            &items,
+            &mut triage,
+        )
+        .await?;
         let triaged = Triaged {
             triage,
             earlier_fixes,
@@ -111,7 +119,14 @@ impl Runner {
         let reviewed = step!(self.stage_review(round, &synced, &ws, validated));
         tally.commits = reviewed.0.commits.len();
         let revalidated = step!(self.stage_revalidate(round, &ws, reviewed));
-        let gated = step!(self.stage_gate(round, &ws, &decided, revalidated));
+        let gated = step!(gate::stage(
+            &mut self.books,
+            &self.config,
+            round,
+            &ws,
+            &decided,
+            revalidated
+        ));
         let pushed = match self.stage_push(round, &synced, &ws, &gated).await? {
             Ok(pushed) => pushed,
             Err(end) => {
@@ -125,13 +140,23 @@ impl Runner {
         };
         tally.pushed.clone_from(&pushed);
         let failures = step!(self.stage_replies(round, &synced, &items, &decided, &gated));
-        let ci = self.stage_ci(round, &synced, pushed.as_deref()).await?;
+        let poll = (self.opts.ci_poll).unwrap_or_else(|| self.config.ci.poll_interval());
+        let ci = ci::stage(
+            &mut self.books,
+            &*self.forge,
+            &self.config.ci,
+            poll,
+            round,
+            &synced,
+            pushed.as_deref(),
+        )
+        .await?;
         tally.ci = Some(ci.status);
         let (end, stalled) = self.stage_converge(round, &ci, failures.len()).await?;
         tally.stalled = stalled;
         if matches!(end, RoundEnd::Converged | RoundEnd::Next { .. }) {
             // The post-CI re-fetch classified the threads anew.
-            let classified = self.run.last_open_items.clone();
+            let classified = self.books.run.last_open_items.clone();
             self.looked_at_threads(round.n, ThreadsLook::CONVERGE, classified)?;
         }
         Ok(end)
@@ -150,15 +175,17 @@ impl Runner {
             if p.result.metadata_applied {
                 continue;
             }
-            self.store().append_ledger(&crate::store::LedgerRecord {
-                run_id: self.run.run_id.clone(),
-                entry: shepherd_core::LedgerEntry::new(&p.result.item_id, round.n),
-                fix_kind: None,
-                reply_body: None,
-                at: now,
-            })?;
+            self.books
+                .store()
+                .append_ledger(&crate::store::LedgerRecord {
+                    run_id: self.books.run.run_id.clone(),
+                    entry: shepherd_core::LedgerEntry::new(&p.result.item_id, round.n),
+                    fix_kind: None,
+                    reply_body: None,
+                    at: now,
+                })?;
         }
-        self.event(
+        self.books.event(
             Some(round.n),
             "attempt-abandoned",
             serde_json::json!({
@@ -177,19 +204,19 @@ impl Runner {
         stage: &str,
         classified: Vec<Classified>,
     ) -> Result<()> {
-        self.run.last_open_items = classified;
-        self.run.threads_look = Some(ThreadsLook {
+        self.books.run.last_open_items = classified;
+        self.books.run.threads_look = Some(ThreadsLook {
             round: n,
             stage: stage.to_owned(),
         });
-        self.save_run()
+        self.books.save_run()
     }
 
     /// Classify the snapshot pr-state fetched.
     fn look_at_threads_of_snapshot(&mut self, n: u32, snapshot: &PrSnapshot) -> Result<()> {
         let (_, classified, _) = self.classify_snapshot(snapshot)?;
         for c in &classified {
-            self.run.items.insert(
+            self.books.run.items.insert(
                 c.item_id.clone(),
                 crate::run_dir::ItemInfo {
                     kind: c.kind,

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::guard;
 use super::pr_state::short;
 use super::runner::Runner;
 use super::state::{Gated, Round, RoundEnd, Step, Synced};
@@ -60,7 +61,7 @@ impl Runner {
         let Gated(changes) = gated;
         let head_ref = synced.snapshot.pr.head_ref.clone();
         if changes.commits.is_empty() {
-            self.artifact(
+            self.books.artifact(
                 round,
                 "push.json",
                 &PushArtifact {
@@ -77,14 +78,19 @@ impl Runner {
         }
         // Only Shepherd's own commits of this round go out: an agent's
         // commit that slipped past the guards stops the round here.
-        if let Err(reason) = self
-            .check_commits_to_push(round, ws, &synced.start_sha, &changes.commits)
-            .await?
+        if let Err(reason) = guard::check_commits_to_push(
+            &mut self.books,
+            ws,
+            round,
+            &synced.start_sha,
+            &changes.commits,
+        )
+        .await?
         {
-            self.emit(ProgressEvent::Note {
+            self.books.emit(ProgressEvent::Note {
                 message: reason.clone(),
             });
-            self.artifact(
+            self.books.artifact(
                 round,
                 "push.json",
                 &PushArtifact {
@@ -101,7 +107,7 @@ impl Runner {
         }
         let local = ws.git(|wt| wt.head_sha()).await?.0;
         let mut retries: Vec<String> = Vec::new();
-        self.event(
+        self.books.event(
             Some(round.n),
             "push-started",
             serde_json::json!({ "sha": local, "head_ref": head_ref }),
@@ -143,10 +149,10 @@ impl Runner {
                 attempt + 1
             );
             tracing::warn!(%error, wait_ms = wait.as_millis() as u64, "push interrupted; retrying");
-            self.emit(ProgressEvent::Note {
+            self.books.emit(ProgressEvent::Note {
                 message: note.clone(),
             });
-            self.event(
+            self.books.event(
                 Some(round.n),
                 "push-retry",
                 serde_json::json!({ "attempt": attempt, "wait_ms": wait.as_millis() as u64, "error": error }),
@@ -162,7 +168,7 @@ impl Runner {
                     "the push to {head_ref} was rejected (someone pushed meanwhile); re-syncing and \
                      re-running the round"
                 );
-                self.emit(ProgressEvent::Note {
+                self.books.emit(ProgressEvent::Note {
                     message: note.clone(),
                 });
                 (
@@ -191,7 +197,7 @@ impl Runner {
                 }
             }
         };
-        self.artifact(
+        self.books.artifact(
             round,
             "push.json",
             &PushArtifact {
@@ -204,7 +210,7 @@ impl Runner {
                 retries: &retries,
             },
         )?;
-        self.event(
+        self.books.event(
             Some(round.n),
             "push-finished",
             serde_json::json!({ "sha": pushed, "outcome": text }),
@@ -218,9 +224,9 @@ impl Runner {
             None => text,
         };
         if let Some(sha) = &pushed {
-            self.run.review_base = Some(sha.clone());
+            self.books.run.review_base = Some(sha.clone());
         }
-        self.stage_done(round, Stage::Push, summary)?;
+        self.books.stage_done(round, Stage::Push, summary)?;
         Ok(match end {
             Some(end) => Err(end),
             None => Ok(pushed),

@@ -176,7 +176,7 @@ impl Runner {
 
     /// Whether an item is in the run's scope (targeted mode: the one thread).
     pub(crate) fn in_scope(&self, snapshot: &PrSnapshot, c: &Classified) -> bool {
-        match self.run.target.mode {
+        match self.books.run.target.mode {
             Mode::Full => true,
             Mode::Targeted(
                 TargetedThread::GitHubDiscussion(id) | TargetedThread::GitLabNote(id),
@@ -192,7 +192,7 @@ impl Runner {
         &self,
         snapshot: &PrSnapshot,
     ) -> Result<(Ledger, Vec<Classified>, usize)> {
-        let store_ledger = self.store().ledger_for_pr(&self.run.pr)?;
+        let store_ledger = self.books.store().ledger_for_pr(&self.books.run.pr)?;
         let (ledger, from_markers) = merged_ledger(&store_ledger, snapshot);
         let classified = classify(snapshot, &ledger);
         Ok((ledger, classified, from_markers))
@@ -218,7 +218,7 @@ impl Runner {
         let mut carried = Vec::new();
         let mut resolve_retry = Vec::new();
         for c in &classified {
-            self.run.items.insert(
+            self.books.run.items.insert(
                 c.item_id.clone(),
                 ItemInfo {
                     kind: c.kind,
@@ -231,8 +231,9 @@ impl Runner {
 
         // This run's latest entry of each item: what an earlier attempt did.
         let mine: BTreeMap<String, LedgerRecord> = self
+            .books
             .store()
-            .latest_entries(&self.run.run_id)?
+            .latest_entries(&self.books.run.run_id)?
             .into_iter()
             .map(|r| (r.entry.item_id.clone(), r))
             .collect();
@@ -291,8 +292,8 @@ impl Runner {
             ledger_from_markers: from_markers,
             excerpts: excerpts(snapshot),
         };
-        self.artifact(round, "threads.json", &artifact)?;
-        self.run.untrusted = untrusted_items;
+        self.books.artifact(round, "threads.json", &artifact)?;
+        self.books.run.untrusted = untrusted_items;
         let mut summary = format!(
             "{} item(s): {} new, {} resolve-retry, {} awaiting reviewer",
             classified.len(),
@@ -326,7 +327,7 @@ impl Runner {
                 ", {from_markers} ledger entries rebuilt from markers"
             ));
         }
-        self.stage_done(round, Stage::Threads, summary)?;
+        self.books.stage_done(round, Stage::Threads, summary)?;
         Ok(Ok(Items {
             ledger,
             classified,
@@ -378,7 +379,7 @@ impl Runner {
             let mut entry = record.entry.clone();
             entry.replied = true;
             entry.reply_id = Some(reply_id);
-            self.store().append_ledger(&LedgerRecord {
+            self.books.store().append_ledger(&LedgerRecord {
                 entry,
                 at: crate::store::Timestamp::now(),
                 ..record.clone()
@@ -416,20 +417,19 @@ impl Runner {
             return Ok(None);
         };
         // The cluster files the result declared, from that round's results.
-        let cluster_files =
-            read_json::<Vec<serde_json::Value>>(&self.dir.round(e.round).join("results.json"))
-                .ok()
-                .and_then(|results| {
-                    results.into_iter().find_map(|r| {
-                        (r["result"]["item_id"] == e.item_id.as_str()).then(|| {
-                            serde_json::from_value::<Vec<String>>(
-                                r["result"]["cluster_files"].clone(),
-                            )
-                            .unwrap_or_default()
-                        })
-                    })
+        let cluster_files = read_json::<Vec<serde_json::Value>>(
+            &self.books.dir.round(e.round).join("results.json"),
+        )
+        .ok()
+        .and_then(|results| {
+            results.into_iter().find_map(|r| {
+                (r["result"]["item_id"] == e.item_id.as_str()).then(|| {
+                    serde_json::from_value::<Vec<String>>(r["result"]["cluster_files"].clone())
+                        .unwrap_or_default()
                 })
-                .unwrap_or_default();
+            })
+        })
+        .unwrap_or_default();
         Ok(Some(Planned {
             result: ItemResult {
                 item_id: e.item_id.clone(),

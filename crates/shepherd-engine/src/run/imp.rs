@@ -14,7 +14,7 @@ use shepherd_forge::Forge;
 use crate::config::{ConfigRecord, RepoConfigSource};
 use crate::error::{EngineError, Result};
 use crate::options::{ApprovalChange, ApprovalRequest, EngineOptions, ProgressEvent};
-use crate::round::{Round, RoundEnd, Runner, Tally};
+use crate::round::{Books, Round, RoundEnd, Runner, Tally};
 use crate::run_dir::{PauseKind, RunDir, RunFile};
 use crate::store::{
     Approval, ApprovalState, LockOutcome, PrKey, RunStatus, StateDir, Store, StoreError, Timestamp,
@@ -253,14 +253,12 @@ impl Engine {
             resumed: false,
         });
         let runner = Runner {
+            books: Books::new(store, run, dir, self.opts.progress.clone()),
             forge: self.forge.clone(),
             agents: None,
             checks: None,
-            store: std::sync::Mutex::new(store),
             config,
             opts: self.opts.clone(),
-            run,
-            dir,
             git: self.git_for_runs(),
             worktree: None,
             config_record: Some(record),
@@ -331,14 +329,12 @@ impl Engine {
             resumed: true,
         });
         let runner = Runner {
+            books: Books::new(store, run, dir, self.opts.progress.clone()),
             forge: self.forge.clone(),
             agents: None,
             checks: None,
-            store: std::sync::Mutex::new(store),
             config,
             opts: self.opts.clone(),
-            run,
-            dir,
             git: self.git_for_runs(),
             worktree: None,
             config_record: record,
@@ -407,7 +403,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
         match one_round(&mut runner, n).await {
             Ok((tally, end)) => {
                 let on_exhaust = runner.config.loop_.on_exhaust;
-                let limit = runner.run.round_limit;
+                let limit = runner.books.run.round_limit;
                 match end {
                     RoundEnd::Converged => {
                         break End {
@@ -466,7 +462,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                                  another round would change nothing; {note}",
                                 n.saturating_sub(1)
                             );
-                            break limit_end(on_exhaust, reason, &runner.run.run_id);
+                            break limit_end(on_exhaust, reason, &runner.books.run.run_id);
                         }
                         match after_round(n, limit, on_exhaust) {
                             LimitAction::Continue => n += 1,
@@ -474,7 +470,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                                 let reason = format!(
                                     "reached the round limit ({limit}) without converging: {note}"
                                 );
-                                break limit_end(on_exhaust, reason, &runner.run.run_id);
+                                break limit_end(on_exhaust, reason, &runner.books.run.run_id);
                             }
                         }
                     }
@@ -517,28 +513,32 @@ fn limit_end(on_exhaust: OnExhaust, reason: String, run_id: &str) -> End {
 
 /// One round: its bookkeeping around the stages.
 async fn one_round(runner: &mut Runner, n: u32) -> Result<(Tally, RoundEnd)> {
-    let run_id = runner.run.run_id.clone();
-    runner.run.round = n;
+    let run_id = runner.books.run.run_id.clone();
+    runner.books.run.round = n;
     // Bound first: a guard in the scrutinee would live through the arms.
     let started = runner
+        .books
         .store()
         .start_round(&run_id, n, "pr-state", Timestamp::now());
     match started {
         Ok(()) => {}
-        Err(StoreError::RoundExists { .. }) => {
-            runner.store().set_round_stage(&run_id, n, "pr-state")?
-        }
+        Err(StoreError::RoundExists { .. }) => runner
+            .books
+            .store()
+            .set_round_stage(&run_id, n, "pr-state")?,
         Err(err) => return Err(err.into()),
     }
     runner
+        .books
         .store()
-        .refresh_lock(&runner.run.pr, &run_id, Timestamp::now())?;
-    runner.save_run()?;
-    runner.emit(ProgressEvent::RoundStarted { round: n });
-    let round = Round::new(n, runner.dir.create_round(n)?);
+        .refresh_lock(&runner.books.run.pr, &run_id, Timestamp::now())?;
+    runner.books.save_run()?;
+    runner.books.emit(ProgressEvent::RoundStarted { round: n });
+    let round = Round::new(n, runner.books.dir.create_round(n)?);
     let mut tally = Tally::default();
     let end = runner.run_round(&round, &mut tally).await?;
     let stored = runner
+        .books
         .store()
         .rounds(&run_id)?
         .into_iter()
@@ -546,7 +546,7 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Tally, RoundEnd)> {
     let started_at = stored.as_ref().map_or(Timestamp::now(), |r| r.started_at);
     let stage = stored.map(|r| r.stage).unwrap_or_default();
     let (stage_times, tail_ms) = stage_times(
-        &runner.store().events(&run_id)?,
+        &runner.books.store().events(&run_id)?,
         n,
         started_at,
         Timestamp::now(),
@@ -581,11 +581,11 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Tally, RoundEnd)> {
         stage_times,
         tail_ms,
     };
-    runner.run.rounds.retain(|r| r.number != n);
-    runner.run.rounds.push(summary);
-    runner.save_run()?;
+    runner.books.run.rounds.retain(|r| r.number != n);
+    runner.books.run.rounds.push(summary);
+    runner.books.save_run()?;
     // A report as of this round, beside its artifacts.
-    if let Ok(report) = build_report(&runner.store(), &runner.run, "running", None) {
+    if let Ok(report) = build_report(&runner.books.store(), &runner.books.run, "running", None) {
         let _ = crate::run_dir::write_json(&round.dir.join("report.json"), &report);
         let _ = crate::run_dir::write_text(&round.dir.join("report.md"), &report.to_markdown());
     }
@@ -621,11 +621,11 @@ fn stage_times(
 }
 
 async fn finish(mut runner: Runner, mut end: End) -> RunOutcome {
-    let run_id = runner.run.run_id.clone();
+    let run_id = runner.books.run.run_id.clone();
     if end.status == RunStatus::Converged {
         hand_off_what_waits(&runner, &mut end);
     }
-    runner.run.pause = end.pause;
+    runner.books.run.pause = end.pause;
     if let Some(wt) = runner.worktree.take() {
         if end.remove_worktree {
             let removed = match Arc::try_unwrap(wt) {
@@ -637,52 +637,60 @@ async fn finish(mut runner: Runner, mut end: End) -> RunOutcome {
             };
             if let Err(err) = removed {
                 tracing::warn!(%err, "cannot remove the worktree");
-                runner.run.worktree_kept = Some(runner.run.worktree_dir.clone());
+                runner.books.run.worktree_kept = Some(runner.books.run.worktree_dir.clone());
             }
         } else {
-            runner.run.worktree_kept = Some(runner.run.worktree_dir.clone());
+            runner.books.run.worktree_kept = Some(runner.books.run.worktree_dir.clone());
         }
-    } else if !end.remove_worktree && runner.run.worktree_dir.exists() {
-        runner.run.worktree_kept = Some(runner.run.worktree_dir.clone());
+    } else if !end.remove_worktree && runner.books.run.worktree_dir.exists() {
+        runner.books.run.worktree_kept = Some(runner.books.run.worktree_dir.clone());
     }
-    if let Err(err) =
-        runner
-            .store()
-            .set_run_status(&run_id, end.status, end.reason.as_deref(), Timestamp::now())
-    {
+    if let Err(err) = runner.books.store().set_run_status(
+        &run_id,
+        end.status,
+        end.reason.as_deref(),
+        Timestamp::now(),
+    ) {
         tracing::error!(%err, "cannot record the run's status");
     }
-    let _ = runner.store().append_event(
+    let _ = runner.books.store().append_event(
         &run_id,
         None,
         "run-finished",
         &serde_json::json!({ "status": end.status.as_str(), "reason": end.reason }),
         Timestamp::now(),
     );
-    if let Err(err) = runner.save_run() {
+    if let Err(err) = runner.books.save_run() {
         tracing::error!(%err, "cannot save run.json");
     }
     let report = build_report(
-        &runner.store(),
-        &runner.run,
+        &runner.books.store(),
+        &runner.books.run,
         end.status.as_str(),
         end.reason.clone(),
     )
     .unwrap_or_else(|err| {
         tracing::error!(%err, "cannot build the report from the ledger");
         build(&empty_input(
-            &runner.run,
+            &runner.books.run,
             end.status.as_str(),
             end.reason.clone(),
         ))
-        .with_cluster_rounds(runner.run.cluster_rounds.iter().cloned())
+        .with_cluster_rounds(runner.books.run.cluster_rounds.iter().cloned())
     });
-    let _ = crate::run_dir::write_json(&runner.dir.root().join("report.json"), &report);
-    let _ = crate::run_dir::write_text(&runner.dir.root().join("report.md"), &report.to_markdown());
-    if let Err(err) = runner.store().release_lock(&runner.run.pr, &run_id) {
+    let _ = crate::run_dir::write_json(&runner.books.dir.root().join("report.json"), &report);
+    let _ = crate::run_dir::write_text(
+        &runner.books.dir.root().join("report.md"),
+        &report.to_markdown(),
+    );
+    if let Err(err) = runner
+        .books
+        .store()
+        .release_lock(&runner.books.run.pr, &run_id)
+    {
         tracing::error!(%err, "cannot release the lock");
     }
-    runner.emit(ProgressEvent::RunFinished {
+    runner.books.emit(ProgressEvent::RunFinished {
         run_id: run_id.clone(),
         status: end.status,
         reason: end.reason.clone(),
@@ -691,9 +699,9 @@ async fn finish(mut runner: Runner, mut end: End) -> RunOutcome {
         run_id,
         status: end.status,
         reason: end.reason,
-        run_dir: runner.dir.root().to_path_buf(),
+        run_dir: runner.books.dir.root().to_path_buf(),
         report,
-        worktree_kept: runner.run.worktree_kept.clone(),
+        worktree_kept: runner.books.run.worktree_kept.clone(),
         invalid_config: end.invalid_config,
         succeed_when_handed_off: runner.config.loop_.succeed_when_handed_off,
     }
@@ -703,8 +711,8 @@ async fn finish(mut runner: Runner, mut end: End) -> RunOutcome {
 /// with those items named: "converged" is said only of a clear PR.
 fn hand_off_what_waits(runner: &Runner, end: &mut End) {
     let report = match build_report(
-        &runner.store(),
-        &runner.run,
+        &runner.books.store(),
+        &runner.books.run,
         RunStatus::Converged.as_str(),
         None,
     ) {
