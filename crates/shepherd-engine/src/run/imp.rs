@@ -13,11 +13,11 @@ use shepherd_forge::Forge;
 
 use crate::config::{ConfigRecord, RepoConfigSource};
 use crate::error::{EngineError, Result};
-use crate::options::{ApprovalChange, ApprovalRequest, EngineOptions, ProgressEvent};
+use crate::options::{EngineOptions, ProgressEvent};
 use crate::round::{Books, Round, RoundEnd, Runner, Tally};
 use crate::run_dir::{PauseKind, RunDir, RunFile};
 use crate::store::{
-    Approval, ApprovalState, LockOutcome, PrKey, RunStatus, StateDir, Store, StoreError, Timestamp,
+    ApprovalState, LockOutcome, PrKey, RunStatus, StateDir, Store, StoreError, Timestamp,
 };
 use crate::worktree::Git;
 
@@ -319,6 +319,18 @@ impl Engine {
         } else {
             run.round.max(1)
         };
+        if start == run.round {
+            // The round it stopped in is re-entered: the time since the pause
+            // is a wait of its own (the user's, for an approval), never the
+            // time of the stage the round runs first (issue 28 point 6).
+            store.append_event(
+                run_id,
+                Some(start),
+                RESUMED,
+                &serde_json::json!({ "wait": wait_name(run.pause) }),
+                Timestamp::now(),
+            )?;
+        }
         run.pause = None;
         run.worktree_kept = None;
         store.set_run_status(run_id, RunStatus::Running, None, Timestamp::now())?;
@@ -592,9 +604,27 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Tally, RoundEnd)> {
     Ok((tally, end))
 }
 
+/// The event of a resume that re-enters the round its run stopped in; its
+/// `wait` names the time since the stop ([`wait_name`]).
+const RESUMED: &str = "resumed";
+
+/// What a round waited for between its stop and the resume: the name its
+/// time has in the round's stage times.
+fn wait_name(pause: Option<PauseKind>) -> &'static str {
+    match pause {
+        Some(PauseKind::Approval) => "approval wait",
+        Some(PauseKind::PendingReview) => "pending-review wait",
+        Some(PauseKind::ReplyFailures) => "reply-failures wait",
+        Some(PauseKind::Exhausted) => "round-limit wait",
+        None => "interrupted",
+    }
+}
+
 /// How long each stage of round `n` took, from the store's `stage` events
 /// (each recorded when its stage completed), the first counted from the
-/// round's start; and the time from the last one to `ended`, in ms.
+/// round's start; and the time from the last one to `ended`, in ms. A
+/// resume that re-entered the round ([`RESUMED`]) ends a wait, named by
+/// what the round waited for: the stage run first after it counts from it.
 fn stage_times(
     events: &[crate::store::Event],
     n: u32,
@@ -606,9 +636,14 @@ fn stage_times(
     let mut times = Vec::new();
     for event in events
         .iter()
-        .filter(|e| e.round == Some(n) && e.kind == "stage")
+        .filter(|e| e.round == Some(n) && (e.kind == "stage" || e.kind == RESUMED))
     {
-        let Some(stage) = event.payload["stage"].as_str() else {
+        let field = if event.kind == RESUMED {
+            "wait"
+        } else {
+            "stage"
+        };
+        let Some(stage) = event.payload[field].as_str() else {
             continue;
         };
         times.push(StageTime {
@@ -838,152 +873,6 @@ pub fn load_run_file(state: &StateDir, run_id: &str) -> Result<RunFile> {
     RunDir::new(state.run_dir(run_id)?).load()
 }
 
-/// Approve the pending approvals of the round run `run_id` paused in,
-/// applying `changes` (a changed decision, an edited reply) first; returns
-/// how many approvals are now approved. Items not named are approved as
-/// triaged.
-pub fn approve_run(
-    state: &StateDir,
-    run_id: &str,
-    changes: &[ApprovalChange],
-    approver: &str,
-) -> Result<usize> {
-    let mut store = Store::open_in(state)?;
-    store.get_run(run_id)?;
-    let file = load_run_file(state, run_id)?;
-    let round = file.round;
-    let existing = store.approvals(run_id, round)?;
-    let triage: Vec<shepherd_agent::TriageDecision> =
-        crate::run_dir::read_json::<shepherd_agent::TriageAnswer>(
-            &RunDir::new(state.run_dir(run_id)?)
-                .round(round)
-                .join("triage.json"),
-        )
-        .map(|a| a.items)
-        .unwrap_or_default();
-    let now = Timestamp::now();
-    for change in changes {
-        let base = existing
-            .iter()
-            .find(|a| a.item_id == change.item_id)
-            .cloned()
-            .or_else(|| {
-                triage
-                    .iter()
-                    .find(|d| d.id == change.item_id)
-                    .map(|d| Approval {
-                        run_id: run_id.to_owned(),
-                        round,
-                        item_id: d.id.clone(),
-                        decision: d.decision,
-                        reply_override: None,
-                        approver: None,
-                        state: ApprovalState::Pending,
-                        updated_at: now,
-                    })
-            })
-            .ok_or_else(|| EngineError::UnknownItem {
-                run: run_id.to_owned(),
-                round,
-                item: change.item_id.clone(),
-            })?;
-        // A changed decision needs a reply written for it: an earlier
-        // override (written for the old decision) does not carry over.
-        let decision = change.decision.unwrap_or(base.decision);
-        let kept_reply = base
-            .reply_override
-            .clone()
-            .filter(|_| decision == base.decision);
-        let reply_override = change.reply.clone().or(kept_reply);
-        let triaged = triage
-            .iter()
-            .find(|d| d.id == change.item_id)
-            .map_or(base.decision, |d| d.decision);
-        if crate::round::approval::changed_decision_needs_reply(triaged, decision)
-            && reply_override
-                .as_deref()
-                .is_none_or(|t| t.trim().is_empty())
-        {
-            return Err(EngineError::ReplyNeeded {
-                item: change.item_id.clone(),
-                triaged: triaged.as_str().to_owned(),
-                decision: decision.as_str().to_owned(),
-            });
-        }
-        store.put_approval(&Approval {
-            decision,
-            reply_override,
-            approver: Some(approver.to_owned()),
-            state: ApprovalState::Approved,
-            updated_at: now,
-            ..base
-        })?;
-    }
-    let decided = store.decide_pending(run_id, round, ApprovalState::Approved, approver, now)?;
-    if decided == 0 && changes.is_empty() {
-        return Err(EngineError::NothingToApprove {
-            run: run_id.to_owned(),
-        });
-    }
-    // The pause's reason said decisions await approval: no longer true.
-    let run = store.get_run(run_id)?;
-    let pending = store
-        .approvals(run_id, round)?
-        .iter()
-        .any(|a| a.state == ApprovalState::Pending);
-    if run.status == RunStatus::Paused && file.pause == Some(PauseKind::Approval) && !pending {
-        store.set_run_status(
-            run_id,
-            RunStatus::Paused,
-            Some(&format!(
-                "round {round}'s decisions are approved (by {approver}); nothing is posted until \
-                 `shepherd resume {run_id}`"
-            )),
-            now,
-        )?;
-    }
-    Ok(store
-        .approvals(run_id, round)?
-        .iter()
-        .filter(|a| a.state == ApprovalState::Approved)
-        .count())
-}
-
-/// What the approval a paused run awaits shows of each item of its round
-/// (path, excerpt, drafted reply, reasoning), as the round saved it; empty
-/// when the round saved none.
-pub fn approval_request(state: &StateDir, run_id: &str) -> Result<Option<ApprovalRequest>> {
-    let file = load_run_file(state, run_id)?;
-    let path = RunDir::new(state.run_dir(run_id)?)
-        .round(file.round)
-        .join(crate::round::approval::APPROVAL_REQUEST);
-    Ok(crate::run_dir::read_json::<ApprovalRequest>(&path).ok())
-}
-
-/// Reject the pending approvals of run `run_id`: nothing is posted, and
-/// the run is marked failed. Returns how many approvals were rejected.
-pub fn reject_run(state: &StateDir, run_id: &str, approver: &str) -> Result<usize> {
-    let mut store = Store::open_in(state)?;
-    let run = store.get_run(run_id)?;
-    let file = load_run_file(state, run_id)?;
-    let now = Timestamp::now();
-    let n = store.decide_pending(run_id, file.round, ApprovalState::Rejected, approver, now)?;
-    if n == 0 && run.status != RunStatus::Paused {
-        return Err(EngineError::NothingToApprove {
-            run: run_id.to_owned(),
-        });
-    }
-    // A run paused for another reason (reply failures, the round limit) is
-    // abandoned: a new run of its PR may then start.
-    let reason = if n == 0 {
-        "abandoned by the approver while paused"
-    } else {
-        "the approver rejected the triage; nothing was posted"
-    };
-    store.set_run_status(run_id, RunStatus::Failed, Some(reason), now)?;
-    Ok(n)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
@@ -1014,6 +903,27 @@ mod tests {
         let got: Vec<(&str, u64)> = times.iter().map(|t| (t.stage.as_str(), t.ms)).collect();
         assert_eq!(got, [("pr-state", 100), ("worktree", 300), ("ci", 6_000)]);
         assert_eq!(tail, 500);
+        // A resume of the round ends a wait, named so: the stage the round
+        // runs first after it counts from the resume.
+        let mut resumed = events.to_vec();
+        resumed.push(Event {
+            kind: RESUMED.into(),
+            payload: serde_json::json!({ "wait": wait_name(Some(PauseKind::Approval)) }),
+            ..event(6, Some(1), "", "", 60_000)
+        });
+        resumed.push(event(7, Some(1), "stage", "pr-state", 60_300));
+        let (times, _) = stage_times(&resumed, 1, Timestamp(1_000), Timestamp(61_000));
+        let got: Vec<(&str, u64)> = times.iter().map(|t| (t.stage.as_str(), t.ms)).collect();
+        assert_eq!(
+            got,
+            [
+                ("pr-state", 100),
+                ("worktree", 300),
+                ("ci", 6_000),
+                ("approval wait", 52_600),
+                ("pr-state", 300)
+            ]
+        );
         // No stage completed: everything is the tail.
         let (times, tail) = stage_times(&events, 3, Timestamp(1_000), Timestamp(1_800));
         assert!(times.is_empty());
