@@ -1,7 +1,7 @@
 //! The agent guard of every stage (SPEC section 7): read-only roles change
 //! nothing, whatever the provider's CLI allows, and agent-made commits never
 //! reach the forge as they are. The state compared is
-//! [`GitState`](crate::worktree::GitState)'s; this module runs the checks
+//! [`GitState`]'s; this module runs the checks
 //! around an agent call and records what they found.
 //!
 //! - [`read_only_call`] (triage, fix-validation, review): the state

@@ -21,8 +21,38 @@
 //! Below the stages, shared by them and read first: `item` (the work items
 //! and decision helpers), `unit` (the fix unit), `state` (what each stage
 //! makes, and how a round ends), `workspace` and `runner` (the [`Runner`]
-//! and its bookkeeping). No stage imports this module; this module holds
-//! the pipeline.
+//! and its bookkeeping, [`Books`]). No stage imports this module; this
+//! module holds the pipeline.
+//!
+//! # A stage's signature says what it reads and writes
+//!
+//! A stage is a function of its module, `stage`, that takes:
+//!
+//! 1. `books: &mut Books`: the one thing every stage writes (the store,
+//!    `run.json`, the round's artifacts, progress, agent usage), first;
+//! 2. shared references to exactly the read-only parts of the run it uses:
+//!    `&dyn Forge`, a section of the configuration (`&CiConfig`,
+//!    `&ClusterConfig`, `&TrustConfig`) or `&Config` when it reads several,
+//!    a value of the options already resolved (ci's poll interval);
+//!    `&mut` of anything else it learns (converge's `&mut Access`);
+//! 3. `round: &Round`, then the products of the stages before it
+//!    (`&Synced`, `&Workspace`, `&Items`, …), and returns its own product
+//!    as a [`Step`](state::Step) (or ends the round).
+//!
+//! [`Runner::run_round`] borrows the parts from the [`Runner`] field by
+//! field (`&mut self.books, &*self.forge, &self.config.ci, …`) and hands
+//! each stage its context. To add a stage (settling reviewers, repairing
+//! CI): write `round/<name>.rs` with its `stage` function and its product
+//! type in `state`, add a [`Stage`](crate::options::Stage) variant, and call
+//! it from [`Runner::run_round`] at its place in the order. Helpers two
+//! stages share are functions too (`threads::learn_access`,
+//! `guard::read_only_call`), taking what they read the same way.
+//!
+//! Converted so far: pr-state, triage, cluster, gate, push, ci, converge
+//! and the agent guard. The others are still `impl Runner` methods
+//! (`stage_worktree`, `stage_threads`, `stage_approval`, `stage_fix`,
+//! `stage_validate`, `stage_review`, `stage_revalidate`, `stage_replies`)
+//! and move to the same shape one at a time.
 
 mod answer;
 pub(crate) mod approval;
@@ -127,7 +157,7 @@ impl Runner {
             &decided,
             revalidated
         ));
-        let pushed = match self.stage_push(round, &synced, &ws, &gated).await? {
+        let pushed = match push::stage(&mut self.books, round, &synced, &ws, &gated).await? {
             Ok(pushed) => pushed,
             Err(end) => {
                 if matches!(end, RoundEnd::Restart { .. }) {
@@ -152,7 +182,16 @@ impl Runner {
         )
         .await?;
         tally.ci = Some(ci.status);
-        let (end, stalled) = self.stage_converge(round, &ci, failures.len()).await?;
+        let (end, stalled) = converge::stage(
+            &mut self.books,
+            &*self.forge,
+            &self.config.trust,
+            &mut self.access,
+            round,
+            &ci,
+            failures.len(),
+        )
+        .await?;
         tally.stalled = stalled;
         if matches!(end, RoundEnd::Converged | RoundEnd::Next { .. }) {
             // The post-CI re-fetch classified the threads anew.
@@ -214,7 +253,7 @@ impl Runner {
 
     /// Classify the snapshot pr-state fetched.
     fn look_at_threads_of_snapshot(&mut self, n: u32, snapshot: &PrSnapshot) -> Result<()> {
-        let (_, classified, _) = self.classify_snapshot(snapshot)?;
+        let (_, classified, _) = threads::classify_snapshot(&self.books, snapshot)?;
         for c in &classified {
             self.books.run.items.insert(
                 c.item_id.clone(),

@@ -38,7 +38,7 @@ use super::runner::Runner;
 use super::state::{Decided, Gated, Items, Round, RoundEnd, Step, Synced};
 use crate::error::Result;
 use crate::options::Stage;
-use crate::run_dir::PauseKind;
+use crate::run_dir::{PauseKind, RunFile};
 use crate::store::{LedgerRecord, Timestamp};
 
 #[derive(Debug, Serialize)]
@@ -455,24 +455,22 @@ impl Runner {
     pub(crate) fn holds_needs_human(&self, decided: &Decided, id: &str) -> bool {
         !self.config.approve.reply_needs_human && !decided.reply_override.contains_key(id)
     }
+}
 
-    /// Whether a new item is still held for the user: held earlier in the
-    /// run, and nobody has commented on it since.
-    pub(crate) fn still_held(&self, snapshot: &PrSnapshot, item_id: &str) -> bool {
-        let last = match snapshot.threads.iter().find(|t| t.id == item_id) {
-            Some(t) => t.comments.last().map(|c| c.id.clone()),
-            None => snapshot
-                .comments
-                .iter()
-                .find(|c| c.id == item_id)
-                .map(|c| c.id.clone()),
-        };
-        self.books
-            .run
-            .held
-            .get(item_id)
-            .is_some_and(|h| last.is_some() && h.last_comment == last)
-    }
+/// Whether a new item is still held for the user: held earlier in the
+/// run, and nobody has commented on it since.
+pub(crate) fn still_held(run: &RunFile, snapshot: &PrSnapshot, item_id: &str) -> bool {
+    let last = match snapshot.threads.iter().find(|t| t.id == item_id) {
+        Some(t) => t.comments.last().map(|c| c.id.clone()),
+        None => snapshot
+            .comments
+            .iter()
+            .find(|c| c.id == item_id)
+            .map(|c| c.id.clone()),
+    };
+    run.held
+        .get(item_id)
+        .is_some_and(|h| last.is_some() && h.last_comment == last)
 }
 
 fn failure(item: &str, action: &str, error: &str) -> PublicFailure {

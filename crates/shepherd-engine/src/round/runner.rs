@@ -42,8 +42,8 @@ pub(crate) struct Runner {
     pub(crate) config_record: Option<crate::config::ConfigRecord>,
     /// What the forge said of each person's access to the repository, asked
     /// once per run for the authors `[trust]` needs it for
-    /// ([`Runner::learn_access`](super::threads)).
-    pub(crate) access: std::collections::BTreeMap<String, shepherd_forge::UserAccess>,
+    /// ([`learn_access`](super::threads::learn_access)).
+    pub(crate) access: super::threads::Access,
 }
 
 /// A run's bookkeeping, what every stage writes to: the state store (stage,
