@@ -87,17 +87,7 @@ pub(crate) async fn stage(
         "mergeability.json",
         &mergeability(&snapshot, &classified, ci, &convergence),
     )?;
-    for c in &classified {
-        books.run.items.insert(
-            c.item_id.clone(),
-            crate::run_dir::ItemInfo {
-                kind: c.kind,
-                path: c.path.clone(),
-                line: c.line,
-                url: c.url.clone(),
-            },
-        );
-    }
+    books.note_items(&classified);
     books.run.last_open_items = classified.clone();
 
     let state = GateState::from_snapshot(&snapshot, &scoped, ci);

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use shepherd_core::gate::{check, CommitFact, CommitFacts, GateItem, GateVerdict};
-use shepherd_core::{Decision, LedgerEntry};
+use shepherd_core::Decision;
 
 use shepherd_core::config::Config;
 
@@ -124,17 +124,7 @@ pub(crate) async fn stage(
         let r = &p.result;
         let record = LedgerRecord {
             run_id: books.run.run_id.clone(),
-            entry: LedgerEntry {
-                item_id: r.item_id.clone(),
-                round: round.n,
-                decision: Some(r.decision),
-                outcome: Some(r.outcome),
-                commit: r.commit.clone(),
-                reply_id: None,
-                resolve_authorized: r.resolve_authorized,
-                replied: false,
-                resolved: false,
-            },
+            entry: p.entry(round.n),
             fix_kind: p.fix_kind.clone(),
             reply_body: Some(r.reply.clone()),
             at: now,

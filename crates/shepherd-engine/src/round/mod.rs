@@ -254,17 +254,7 @@ impl Runner {
     /// Classify the snapshot pr-state fetched.
     fn look_at_threads_of_snapshot(&mut self, n: u32, snapshot: &PrSnapshot) -> Result<()> {
         let (_, classified, _) = threads::classify_snapshot(&self.books, snapshot)?;
-        for c in &classified {
-            self.books.run.items.insert(
-                c.item_id.clone(),
-                crate::run_dir::ItemInfo {
-                    kind: c.kind,
-                    path: c.path.clone(),
-                    line: c.line,
-                    url: c.url.clone(),
-                },
-            );
-        }
+        self.books.note_items(&classified);
         self.looked_at_threads(n, "pr-state", classified)
     }
 }

@@ -156,17 +156,7 @@ impl Runner {
 
         for (item, planned) in changes.planned.clone() {
             let r = &planned.result;
-            let base = LedgerEntry {
-                item_id: r.item_id.clone(),
-                round: round.n,
-                decision: Some(r.decision),
-                outcome: Some(r.outcome),
-                commit: r.commit.clone(),
-                reply_id: None,
-                resolve_authorized: r.resolve_authorized,
-                replied: false,
-                resolved: false,
-            };
+            let base = planned.entry(round.n);
             let known: BTreeSet<String> = match item.classified.kind {
                 ItemKind::ReviewThread => item.comment_ids().into_iter().collect(),
                 _ => top_level_ids.clone(),

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use shepherd_agent::UsageLog;
+use shepherd_core::classify::Classified;
 use shepherd_core::config::Config;
 use shepherd_core::usage::Spent;
 use shepherd_forge::Forge;
@@ -13,7 +14,7 @@ use shepherd_forge::Forge;
 use super::state::Round;
 use crate::error::Result;
 use crate::options::{Agents, CheckAgents, EngineOptions, Progress, ProgressEvent, Stage};
-use crate::run_dir::{write_json, RunDir, RunFile};
+use crate::run_dir::{write_json, ItemInfo, RunDir, RunFile};
 use crate::store::{Store, Timestamp};
 use crate::worktree::{Git, Worktree};
 
@@ -132,6 +133,22 @@ impl Books {
         value: &T,
     ) -> Result<()> {
         write_json(&round.dir.join(name), value)
+    }
+
+    /// Keep where each classified item is (kind, file, line, URL) in
+    /// `run.json`, for the report.
+    pub(crate) fn note_items(&mut self, classified: &[Classified]) {
+        for c in classified {
+            self.run.items.insert(
+                c.item_id.clone(),
+                ItemInfo {
+                    kind: c.kind,
+                    path: c.path.clone(),
+                    line: c.line,
+                    url: c.url.clone(),
+                },
+            );
+        }
     }
 
     /// Save `run.json`.

@@ -25,7 +25,7 @@ use super::state::{Items, Round, RoundEnd, Step, Synced};
 use super::workspace::Workspace;
 use crate::error::Result;
 use crate::options::Stage;
-use crate::run_dir::{read_json, ItemInfo};
+use crate::run_dir::read_json;
 use crate::store::LedgerRecord;
 
 #[derive(Serialize)]
@@ -225,17 +225,7 @@ impl Runner {
         let mut work = Vec::new();
         let mut carried = Vec::new();
         let mut resolve_retry = Vec::new();
-        for c in &classified {
-            self.books.run.items.insert(
-                c.item_id.clone(),
-                ItemInfo {
-                    kind: c.kind,
-                    path: c.path.clone(),
-                    line: c.line,
-                    url: c.url.clone(),
-                },
-            );
-        }
+        self.books.note_items(&classified);
 
         // This run's latest entry of each item: what an earlier attempt did.
         let mine: BTreeMap<String, LedgerRecord> = self
