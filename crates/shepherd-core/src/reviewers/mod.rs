@@ -370,10 +370,14 @@ fn owned_by(signal: &SignalSeen, login: &str) -> bool {
 /// listed: its clean pass (Codex posts no review when it finds nothing)
 /// looks the same as not having started, and would cost the whole timeout
 /// on every push.
+/// The CI's own accounts: their checks are CI's, which the CI wait
+/// already waited for, not reviews.
 pub fn default_wait_for(activity: &Activity, known_bots: &[String]) -> Vec<String> {
+    const CI_ACCOUNTS: &[&str] = &["github-actions", "gitlab-ci"];
     let mut logins: Vec<String> = Vec::new();
     for creator in activity.signals.iter().filter_map(|s| s.creator.as_deref()) {
-        let known = known_bots.iter().any(|b| same_login(b, creator));
+        let known = known_bots.iter().any(|b| same_login(b, creator))
+            && !CI_ACCOUNTS.iter().any(|ci| same_login(ci, creator));
         if known && !logins.iter().any(|l| same_login(l, creator)) {
             logins.push(creator.to_owned());
         }

@@ -300,7 +300,7 @@ impl Runner {
         if items.work.is_empty() {
             return Ok(Ok(decided));
         }
-        let run_id = self.run.run_id.clone();
+        let run_id = self.books.run.run_id.clone();
         let decisions: BTreeMap<String, Decision> = items
             .work
             .iter()
@@ -361,6 +361,7 @@ impl Runner {
 
         if !reply_only.is_empty() && end.is_none() {
             let existing: BTreeMap<String, Approval> = self
+                .books
                 .store()
                 .approvals(&run_id, round.n)?
                 .into_iter()
@@ -397,7 +398,7 @@ impl Runner {
                 match (mode, self.opts.approver.clone()) {
                     (ApproveMode::Auto, _) => {
                         for id in &undecided {
-                            self.store().put_approval(&put(
+                            self.books.store().put_approval(&put(
                                 id,
                                 ApprovalState::Approved,
                                 Some("auto"),
@@ -413,7 +414,7 @@ impl Runner {
                         match verdict {
                             ApprovalVerdict::Approve(changes) => {
                                 for id in &undecided {
-                                    self.store().put_approval(&put(
+                                    self.books.store().put_approval(&put(
                                         id,
                                         ApprovalState::Approved,
                                         Some("tty"),
@@ -423,7 +424,7 @@ impl Runner {
                                     let Some(&decision) = decisions.get(&change.item_id) else {
                                         continue;
                                     };
-                                    self.store().put_approval(&Approval {
+                                    self.books.store().put_approval(&Approval {
                                         decision: change.decision.unwrap_or(decision),
                                         reply_override: change.reply,
                                         ..put(&change.item_id, ApprovalState::Approved, Some("tty"))
@@ -432,7 +433,7 @@ impl Runner {
                             }
                             ApprovalVerdict::Reject => {
                                 for id in &undecided {
-                                    self.store().put_approval(&put(
+                                    self.books.store().put_approval(&put(
                                         id,
                                         ApprovalState::Rejected,
                                         Some("tty"),
@@ -446,9 +447,9 @@ impl Runner {
                             ApprovalVerdict::Defer => {
                                 let request =
                                     self.approval_request(round, items, &decided, &decisions);
-                                self.artifact(round, APPROVAL_REQUEST, &request)?;
+                                self.books.artifact(round, APPROVAL_REQUEST, &request)?;
                                 for id in &undecided {
-                                    self.store().put_approval(&put(
+                                    self.books.store().put_approval(&put(
                                         id,
                                         ApprovalState::Pending,
                                         None,
@@ -487,7 +488,7 @@ impl Runner {
                                         });
                                     match by {
                                         Some(by) => {
-                                            self.store().put_approval(&put(
+                                            self.books.store().put_approval(&put(
                                                 id,
                                                 ApprovalState::Approved,
                                                 Some(&by),
@@ -496,7 +497,7 @@ impl Runner {
                                         None => {
                                             waiting += 1;
                                             if !existing.contains_key(*id) {
-                                                self.store().put_approval(&put(
+                                                self.books.store().put_approval(&put(
                                                     id,
                                                     ApprovalState::Pending,
                                                     None,
@@ -523,10 +524,10 @@ impl Runner {
                         // What `shepherd status` shows the approver: where
                         // each item is, what it says, the reply drafted.
                         let request = self.approval_request(round, items, &decided, &decisions);
-                        self.artifact(round, APPROVAL_REQUEST, &request)?;
+                        self.books.artifact(round, APPROVAL_REQUEST, &request)?;
                         for id in &undecided {
                             if !existing.contains_key(*id) {
-                                self.store().put_approval(&put(
+                                self.books.store().put_approval(&put(
                                     id,
                                     ApprovalState::Pending,
                                     None,
@@ -566,7 +567,7 @@ impl Runner {
         }
 
         // Approved decisions (and replies) override triage's.
-        let approvals = self.store().approvals(&run_id, round.n)?;
+        let approvals = self.books.store().approvals(&run_id, round.n)?;
         decided.approved = decisions;
         for a in &approvals {
             if a.state == ApprovalState::Approved && decided.approved.contains_key(&a.item_id) {
@@ -589,7 +590,7 @@ impl Runner {
                 .iter()
                 .filter(|a| missing.iter().any(|(id, _)| *id == a.item_id))
             {
-                self.store().put_approval(&Approval {
+                self.books.store().put_approval(&Approval {
                     state: ApprovalState::Pending,
                     approver: None,
                     updated_at: now,
@@ -598,8 +599,8 @@ impl Runner {
             }
             end = Some(self.reply_needed_pause(&missing));
         }
-        let approvals = self.store().approvals(&run_id, round.n)?;
-        self.artifact(
+        let approvals = self.books.store().approvals(&run_id, round.n)?;
+        self.books.artifact(
             round,
             "approval.json",
             &ApprovalArtifact {
@@ -661,7 +662,7 @@ impl Runner {
             summary.push_str("; ");
             summary.push_str(why);
         }
-        self.stage_done(round, Stage::Approval, summary)?;
+        self.books.stage_done(round, Stage::Approval, summary)?;
         Ok(match end {
             Some(end) => Err(end),
             None => Ok(decided),
@@ -689,7 +690,7 @@ impl Runner {
         }
         let events = self
             .forge
-            .label_events(self.run.target.number)
+            .label_events(self.books.run.target.number)
             .await
             .map_err(|e| cannot(e.to_string()))?;
         // The latest event adding it (by the forge's times, not the list's
@@ -752,7 +753,7 @@ impl Runner {
         commands: Option<&Commands>,
         label: Option<&LabelSeen>,
     ) -> RoundEnd {
-        let run = &self.run.run_id;
+        let run = &self.books.run.run_id;
         let mut reason = format!(
             "{count} reply-only decision(s) await approval: a maintainer adds the label \
              `{APPROVAL_LABEL}` to the pull request or comments `{APPROVE_COMMAND}`, and the \
@@ -860,7 +861,7 @@ impl Runner {
     }
 
     fn approval_pause(&self, count: usize) -> RoundEnd {
-        let run = &self.run.run_id;
+        let run = &self.books.run.run_id;
         RoundEnd::Paused {
             kind: PauseKind::Approval,
             reason: format!(
@@ -871,7 +872,7 @@ impl Runner {
     }
 
     fn reply_needed_pause(&self, missing: &[(String, Decision)]) -> RoundEnd {
-        let run = &self.run.run_id;
+        let run = &self.books.run.run_id;
         let items: Vec<String> = missing
             .iter()
             .map(|(id, d)| format!("{id} (changed to {})", d.as_str()))
@@ -902,7 +903,7 @@ impl Runner {
         decisions: &BTreeMap<String, Decision>,
     ) -> ApprovalRequest {
         ApprovalRequest {
-            run_id: self.run.run_id.clone(),
+            run_id: self.books.run.run_id.clone(),
             round: round.n,
             items: items
                 .work

@@ -1,7 +1,7 @@
 //! Stage 15, CI: wait for the checks of the head the round ends at.
 //! Required checks come from branch protection, rulesets and `isRequired`;
 //! when discovery fails every check counts (strict). Checks that have not
-//! appeared are waited for (up to `ci.appear_timeout_secs`); failed jobs
+//! appeared are waited for (up to `config.appear_timeout_secs`); failed jobs
 //! are re-run at most once per head SHA; a timeout, a check still pending at
 //! the deadline, or no checks at all is `UNKNOWN`, never `PASS`. Polls start
 //! soon and back off to the configured interval
@@ -20,7 +20,10 @@ use shepherd_core::ci::{
 };
 
 use super::pr_state::short;
-use super::runner::Runner;
+use shepherd_core::config::CiConfig;
+use shepherd_forge::Forge;
+
+use super::runner::Books;
 use super::state::{Round, Synced};
 use crate::error::Result;
 use crate::options::{ProgressEvent, Stage};
@@ -39,175 +42,173 @@ struct CiArtifact<'a> {
     verdict: &'a CiVerdict,
 }
 
-impl Runner {
-    async fn ci_checks(&self, sha: &str) -> std::result::Result<Vec<CheckState>, String> {
-        let runs = self
-            .forge
-            .check_runs(sha)
-            .await
-            .map_err(|e| e.to_string())?;
-        let mut checks: Vec<CheckState> = runs.iter().map(|r| r.to_state()).collect();
-        match self.forge.combined_status(sha).await {
-            Ok(status) => checks.extend(status.statuses.iter().map(|s| s.to_state())),
-            Err(err) => tracing::debug!(%err, "no combined status"),
-        }
-        // `isRequired` from the rollup, when it describes this commit.
-        if let Ok(rollup) = self.forge.status_check_rollup(self.run.target.number).await {
-            if rollup.head_sha == sha {
-                for check in &mut checks {
-                    if let Some(flag) = rollup
-                        .checks
-                        .iter()
-                        .find(|c| c.name == check.name && c.source == check.source)
-                        .and_then(|c| c.required)
-                    {
-                        check.required = Some(flag);
-                    }
-                }
-            }
-        }
-        Ok(checks)
+async fn ci_checks(
+    forge: &dyn Forge,
+    number: u64,
+    sha: &str,
+) -> std::result::Result<Vec<CheckState>, String> {
+    let runs = forge.check_runs(sha).await.map_err(|e| e.to_string())?;
+    let mut checks: Vec<CheckState> = runs.iter().map(|r| r.to_state()).collect();
+    match forge.combined_status(sha).await {
+        Ok(status) => checks.extend(status.statuses.iter().map(|s| s.to_state())),
+        Err(err) => tracing::debug!(%err, "no combined status"),
     }
-
-    /// The CI verdict on what the round pushed (else on its start).
-    pub(crate) async fn stage_ci(
-        &mut self,
-        round: &Round,
-        synced: &Synced,
-        pushed: Option<&str>,
-    ) -> Result<CiVerdict> {
-        let sha = pushed.map_or_else(|| synced.start_sha.clone(), str::to_owned);
-        let number = self.run.target.number;
-        let base_ref = synced.snapshot.pr.base_ref.clone();
-        let (required, discovery) = match self.forge.required_checks(number, &base_ref).await {
-            Ok(found) => (found.required.clone(), found.summary()),
-            Err(err) => (
-                RequiredSet::Unknown,
-                vec![format!(
-                    "required-check discovery failed ({err}): every check counts"
-                )],
-            ),
-        };
-        let ci = &self.config.ci;
-        let interval = self.opts.ci_poll.unwrap_or_else(|| ci.poll_interval());
-        let started = Instant::now();
-        let deadline = started + ci.timeout();
-        let appear_deadline = started + ci.appear_timeout().min(ci.timeout());
-        let rerun_enabled = ci.rerun_failed;
-
-        let mut attempt = 0u32;
-        let mut polls = 0u32;
-        let mut poll_offsets_ms = Vec::new();
-        let mut last_waiting: Option<String> = None;
-        let mut reran = Vec::new();
-        if pushed.is_some() {
-            // A new head: its checks take a moment to be created, and bots
-            // react to the push meanwhile.
-            tokio::time::sleep(ci_poll_schedule(0, interval)).await;
-            attempt = 1;
+    // `isRequired` from the rollup, when it describes this commit.
+    if let Ok(rollup) = forge.status_check_rollup(number).await {
+        if rollup.head_sha == sha {
+            for check in &mut checks {
+                if let Some(flag) = rollup
+                    .checks
+                    .iter()
+                    .find(|c| c.name == check.name && c.source == check.source)
+                    .and_then(|c| c.required)
+                {
+                    check.required = Some(flag);
+                }
+            }
         }
-        let (checks, result) = loop {
-            polls += 1;
-            let now = Instant::now();
-            poll_offsets_ms.push(millis(now.duration_since(started)));
-            let (checks, last_error) = match self.ci_checks(&sha).await {
-                Ok(checks) => (checks, None),
-                Err(err) => (Vec::new(), Some(err)),
-            };
-            let deadline_passed = now >= deadline || (checks.is_empty() && now >= appear_deadline);
-            let mut v = verdict(&checks, &required, &[], deadline_passed);
-            if let Some(err) = &last_error {
-                v.reasons
-                    .push(format!("the checks could not be read: {err}"));
+    }
+    Ok(checks)
+}
+
+/// The CI verdict on what the round pushed (else on its start).
+pub(crate) async fn stage(
+    books: &mut Books,
+    forge: &dyn Forge,
+    config: &CiConfig,
+    poll: Duration,
+    round: &Round,
+    synced: &Synced,
+    pushed: Option<&str>,
+) -> Result<CiVerdict> {
+    let sha = pushed.map_or_else(|| synced.start_sha.clone(), str::to_owned);
+    let number = books.run.target.number;
+    let base_ref = synced.snapshot.pr.base_ref.clone();
+    let (required, discovery) = match forge.required_checks(number, &base_ref).await {
+        Ok(found) => (found.required.clone(), found.summary()),
+        Err(err) => (
+            RequiredSet::Unknown,
+            vec![format!(
+                "required-check discovery failed ({err}): every check counts"
+            )],
+        ),
+    };
+    let started = Instant::now();
+    let deadline = started + config.timeout();
+    let appear_deadline = started + config.appear_timeout().min(config.timeout());
+    let rerun_enabled = config.rerun_failed;
+
+    let mut attempt = 0u32;
+    let mut polls = 0u32;
+    let mut poll_offsets_ms = Vec::new();
+    let mut last_waiting: Option<String> = None;
+    let mut reran = Vec::new();
+    if pushed.is_some() {
+        // A new head: its checks take a moment to be created, and bots
+        // react to the push meanwhile.
+        tokio::time::sleep(ci_poll_schedule(0, poll)).await;
+        attempt = 1;
+    }
+    let (checks, result) = loop {
+        polls += 1;
+        let now = Instant::now();
+        poll_offsets_ms.push(millis(now.duration_since(started)));
+        let (checks, last_error) = match ci_checks(forge, number, &sha).await {
+            Ok(checks) => (checks, None),
+            Err(err) => (Vec::new(), Some(err)),
+        };
+        let deadline_passed = now >= deadline || (checks.is_empty() && now >= appear_deadline);
+        let mut v = verdict(&checks, &required, &[], deadline_passed);
+        if let Some(err) = &last_error {
+            v.reasons
+                .push(format!("the checks could not be read: {err}"));
+        }
+        if rerun_enabled && should_rerun(&v, books.run.rerun_shas.contains(&sha)) {
+            // Recorded before the call: a crash after it must not re-run
+            // a second time.
+            books.run.rerun_shas.push(sha.clone());
+            books.save_run()?;
+            // GitHub re-runs the failed jobs of each completed workflow
+            // run, GitLab retries each failed job (even while its
+            // pipeline still runs): the forge knows which.
+            match forge.rerun_failed_checks(number, &sha).await {
+                Ok(ids) => reran = ids,
+                Err(err) => tracing::warn!(%err, sha = %sha, "cannot re-run the failed jobs"),
             }
-            if rerun_enabled && should_rerun(&v, self.run.rerun_shas.contains(&sha)) {
-                // Recorded before the call: a crash after it must not re-run
-                // a second time.
-                self.run.rerun_shas.push(sha.clone());
-                self.save_run()?;
-                // GitHub re-runs the failed jobs of each completed workflow
-                // run, GitLab retries each failed job (even while its
-                // pipeline still runs): the forge knows which.
-                match self.forge.rerun_failed_checks(number, &sha).await {
-                    Ok(ids) => reran = ids,
-                    Err(err) => tracing::warn!(%err, sha = %sha, "cannot re-run the failed jobs"),
-                }
-                if !reran.is_empty() {
-                    self.emit(ProgressEvent::Note {
-                        message: format!(
-                            "CI failed on {} ({}); re-running the failed jobs once",
-                            short(&sha),
-                            v.failed.join(", ")
-                        ),
-                    });
-                    self.event(
-                        Some(round.n),
-                        "ci-rerun",
-                        serde_json::json!({ "sha": sha, "runs": reran }),
-                    )?;
-                    attempt = 1;
-                    last_waiting = None;
-                    tokio::time::sleep(ci_poll_schedule(0, interval)).await;
-                    continue;
-                }
-            }
-            if v.status.is_final() {
-                break (checks, v);
-            }
-            // One event per change of what is waited for: the terminal's
-            // spinner shows it (with the time waited), a log gets a line.
-            let mut waiting: Vec<String> = v.pending.clone();
-            waiting.extend(v.missing.iter().map(|m| format!("{m} (not yet reported)")));
-            let what = if waiting.is_empty() {
-                format!("CI of {}: waiting for checks to appear", short(&sha))
-            } else {
-                format!("CI of {}: waiting for {}", short(&sha), waiting.join(", "))
-            };
-            if last_waiting.as_deref() != Some(what.as_str()) {
-                self.emit(ProgressEvent::Waiting {
-                    round: round.n,
-                    what: what.clone(),
+            if !reran.is_empty() {
+                books.emit(ProgressEvent::Note {
+                    message: format!(
+                        "CI failed on {} ({}); re-running the failed jobs once",
+                        short(&sha),
+                        v.failed.join(", ")
+                    ),
                 });
-                last_waiting = Some(what);
+                books.event(
+                    Some(round.n),
+                    "ci-rerun",
+                    serde_json::json!({ "sha": sha, "runs": reran }),
+                )?;
+                attempt = 1;
+                last_waiting = None;
+                tokio::time::sleep(ci_poll_schedule(0, poll)).await;
+                continue;
             }
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            let delay =
-                ci_poll_schedule(attempt, interval).min(remaining.max(Duration::from_millis(10)));
-            attempt += 1;
-            tokio::time::sleep(delay).await;
+        }
+        if v.status.is_final() {
+            break (checks, v);
+        }
+        // One event per change of what is waited for: the terminal's
+        // spinner shows it (with the time waited), a log gets a line.
+        let mut waiting: Vec<String> = v.pending.clone();
+        waiting.extend(v.missing.iter().map(|m| format!("{m} (not yet reported)")));
+        let what = if waiting.is_empty() {
+            format!("CI of {}: waiting for checks to appear", short(&sha))
+        } else {
+            format!("CI of {}: waiting for {}", short(&sha), waiting.join(", "))
         };
+        if last_waiting.as_deref() != Some(what.as_str()) {
+            books.emit(ProgressEvent::Waiting {
+                round: round.n,
+                what: what.clone(),
+            });
+            last_waiting = Some(what);
+        }
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let delay = ci_poll_schedule(attempt, poll).min(remaining.max(Duration::from_millis(10)));
+        attempt += 1;
+        tokio::time::sleep(delay).await;
+    };
 
-        self.artifact(
-            round,
-            "ci.json",
-            &CiArtifact {
-                sha: &sha,
-                required: &required,
-                discovery: discovery.clone(),
-                checks: &checks,
-                reran: reran.clone(),
-                polls,
-                poll_offsets_ms,
-                waited_ms: millis(started.elapsed()),
-                verdict: &result,
-            },
-        )?;
-        let mut summary = format!("{} on {}", result.status, short(&sha));
-        if result.status != CiStatus::Pass {
-            if let Some(reason) = result.reasons.first() {
-                summary.push_str(&format!(": {reason}"));
-            }
+    books.artifact(
+        round,
+        "ci.json",
+        &CiArtifact {
+            sha: &sha,
+            required: &required,
+            discovery: discovery.clone(),
+            checks: &checks,
+            reran: reran.clone(),
+            polls,
+            poll_offsets_ms,
+            waited_ms: millis(started.elapsed()),
+            verdict: &result,
+        },
+    )?;
+    let mut summary = format!("{} on {}", result.status, short(&sha));
+    if result.status != CiStatus::Pass {
+        if let Some(reason) = result.reasons.first() {
+            summary.push_str(&format!(": {reason}"));
         }
-        if !reran.is_empty() {
-            summary.push_str(" (failed jobs re-run once)");
-        }
-        if matches!(required, RequiredSet::Unknown) {
-            summary.push_str(" [strict: required checks unknown]");
-        }
-        self.run.last_ci = Some(result.clone());
-        self.stage_done(round, Stage::Ci, summary)?;
-        Ok(result)
     }
+    if !reran.is_empty() {
+        summary.push_str(" (failed jobs re-run once)");
+    }
+    if matches!(required, RequiredSet::Unknown) {
+        summary.push_str(" [strict: required checks unknown]");
+    }
+    books.run.last_ci = Some(result.clone());
+    books.stage_done(round, Stage::Ci, summary)?;
+    Ok(result)
 }
 
 fn millis(d: Duration) -> u64 {

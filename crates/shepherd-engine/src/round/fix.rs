@@ -360,15 +360,15 @@ impl Runner {
         if !changes.commits.is_empty() {
             // A round re-run after a crash replaces its own entry: counted
             // twice, it would fake a re-entry or hasten an escalation.
-            self.run.fix_history.retain(|h| h.round != round.n);
-            self.run.fix_history.push(RoundAreas {
+            self.books.run.fix_history.retain(|h| h.round != round.n);
+            self.books.run.fix_history.push(RoundAreas {
                 round: round.n,
                 fixed: fixed_areas,
                 drew_feedback: Vec::new(),
             });
         }
         let results: Vec<&Planned> = changes.planned.iter().map(|(_, p)| p).collect();
-        self.artifact(round, "results.json", &results)?;
+        self.books.artifact(round, "results.json", &results)?;
         let fixed = results
             .iter()
             .filter(|p| !p.carried && p.result.commit.is_some())
@@ -402,7 +402,7 @@ impl Runner {
         if carried > 0 {
             summary.push_str(&format!(", {carried} carried"));
         }
-        self.stage_done(round, Stage::Fix, summary)?;
+        self.books.stage_done(round, Stage::Fix, summary)?;
         Ok(Fixed(changes))
     }
 
@@ -499,7 +499,7 @@ impl Runner {
         if candidates.is_empty() {
             return Ok(earlier);
         }
-        let git = self.git.clone();
+        let git = ws.git.clone();
         let (commits, email) = ws
             .git(move |wt| {
                 let commits = crate::worktree::trailer_commits(
@@ -542,7 +542,7 @@ impl Runner {
                     d.reasoning
                 );
             }
-            self.event(
+            self.books.event(
                 Some(round.n),
                 "earlier-fix-adopted",
                 serde_json::json!({ "item": item.id(), "commit": sha }),
@@ -573,10 +573,11 @@ impl Runner {
         let (task, _, _) = self.fix_task(fixing, &unit, fixing.ws.path().to_path_buf());
         let agent = BuiltinAgent::new();
         let usage = UsageLog::new();
-        let ctx = Self::agent_ctx(round, &unit.label, &usage);
+        let ctx = round.agent_ctx(&unit.label, &usage);
         let started = Instant::now();
         let answer = shepherd_agent::Agent::fix(&agent, &task, &ctx).await;
-        self.account_agent("fix", agent.name(), started.elapsed(), &usage);
+        self.books
+            .account_agent("fix", agent.name(), started.elapsed(), &usage);
         let answer = match fixing
             .ws
             .keep_checked(answer, |a| check_fix_answer(&task, a))
@@ -621,7 +622,7 @@ impl Runner {
         }
         if let Some(sha) = &commit {
             changes.commits.push(sha.clone());
-            self.event(
+            self.books.event(
                 Some(round.n),
                 "commit",
                 serde_json::json!({ "sha": sha, "items": unit.ids(), "files": changed, "unit": unit.label }),

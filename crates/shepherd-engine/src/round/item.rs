@@ -141,6 +141,25 @@ pub(crate) struct Planned {
     pub(crate) carried: bool,
 }
 
+impl Planned {
+    /// The ledger entry of this result in round `round` as the gate passed
+    /// it: decided, not yet replied or resolved.
+    pub(crate) fn entry(&self, round: u32) -> shepherd_core::LedgerEntry {
+        let r = &self.result;
+        shepherd_core::LedgerEntry {
+            item_id: r.item_id.clone(),
+            round,
+            decision: Some(r.decision),
+            outcome: Some(r.outcome),
+            commit: r.commit.clone(),
+            reply_id: None,
+            resolve_authorized: r.resolve_authorized,
+            replied: false,
+            resolved: false,
+        }
+    }
+}
+
 /// The outcome a reply-only decision states.
 pub(crate) fn reply_only_outcome(decision: Decision) -> Option<shepherd_core::Outcome> {
     use shepherd_core::Outcome;

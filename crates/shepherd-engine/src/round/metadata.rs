@@ -270,7 +270,7 @@ pub(crate) fn is_applied(current: &PrFields, item: &str, edit: &MetadataEdit) ->
 impl Runner {
     /// The PR's title, description and labels, as the forge has them now.
     pub(crate) async fn read_pr_fields(&self) -> std::result::Result<PrFields, String> {
-        let number = self.run.target.number;
+        let number = self.books.run.target.number;
         self.forge
             .pull_request_fields(number)
             .await
@@ -337,8 +337,8 @@ impl Runner {
                     &item.gate_item().kind,
                     &cfg,
                 );
-                self.store().append_ledger(&LedgerRecord {
-                    run_id: self.run.run_id.clone(),
+                self.books.store().append_ledger(&LedgerRecord {
+                    run_id: self.books.run.run_id.clone(),
                     entry: LedgerEntry {
                         item_id: item.id().to_owned(),
                         round: round.n,
@@ -382,9 +382,9 @@ impl Runner {
         item: &WorkItem,
         edit: &MetadataEdit,
     ) -> Result<std::result::Result<bool, String>> {
-        let number = self.run.target.number;
-        self.store().append_ledger(&LedgerRecord {
-            run_id: self.run.run_id.clone(),
+        let number = self.books.run.target.number;
+        self.books.store().append_ledger(&LedgerRecord {
+            run_id: self.books.run.run_id.clone(),
             entry: LedgerEntry {
                 decision: Some(Decision::MetadataChange),
                 ..LedgerEntry::new(item.id(), round.n)
@@ -393,7 +393,7 @@ impl Runner {
             reply_body: None,
             at: Timestamp::now(),
         })?;
-        self.event(
+        self.books.event(
             Some(round.n),
             "metadata-edit-started",
             serde_json::json!({ "item": item.id(), "edit": edit }),
@@ -461,7 +461,7 @@ impl Runner {
             ),
             _ => None,
         };
-        self.event(
+        self.books.event(
             Some(round.n),
             "metadata-edit-finished",
             serde_json::json!({
@@ -516,7 +516,7 @@ impl Runner {
         after: &PrFields,
         sent_body: Option<&str>,
     ) -> Undo {
-        let number = self.run.target.number;
+        let number = self.books.run.target.number;
         let mut errors = Vec::new();
         let title = edit
             .title

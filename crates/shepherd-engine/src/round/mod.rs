@@ -21,8 +21,38 @@
 //! Below the stages, shared by them and read first: `item` (the work items
 //! and decision helpers), `unit` (the fix unit), `state` (what each stage
 //! makes, and how a round ends), `workspace` and `runner` (the [`Runner`]
-//! and its bookkeeping). No stage imports this module; this module holds
-//! the pipeline.
+//! and its bookkeeping, [`Books`]). No stage imports this module; this
+//! module holds the pipeline.
+//!
+//! # A stage's signature says what it reads and writes
+//!
+//! A stage is a function of its module, `stage`, that takes:
+//!
+//! 1. `books: &mut Books`: the one thing every stage writes (the store,
+//!    `run.json`, the round's artifacts, progress, agent usage), first;
+//! 2. shared references to exactly the read-only parts of the run it uses:
+//!    `&dyn Forge`, a section of the configuration (`&CiConfig`,
+//!    `&ClusterConfig`, `&TrustConfig`) or `&Config` when it reads several,
+//!    a value of the options already resolved (ci's poll interval);
+//!    `&mut` of anything else it learns (converge's `&mut Access`);
+//! 3. `round: &Round`, then the products of the stages before it
+//!    (`&Synced`, `&Workspace`, `&Items`, …), and returns its own product
+//!    as a [`Step`](state::Step) (or ends the round).
+//!
+//! [`Runner::run_round`] borrows the parts from the [`Runner`] field by
+//! field (`&mut self.books, &*self.forge, &self.config.ci, …`) and hands
+//! each stage its context. To add a stage (settling reviewers, repairing
+//! CI): write `round/<name>.rs` with its `stage` function and its product
+//! type in `state`, add a [`Stage`](crate::options::Stage) variant, and call
+//! it from [`Runner::run_round`] at its place in the order. Helpers two
+//! stages share are functions too (`threads::learn_access`,
+//! `guard::read_only_call`), taking what they read the same way.
+//!
+//! Converted so far: pr-state, triage, cluster, gate, push, ci, converge
+//! and the agent guard. The others are still `impl Runner` methods
+//! (`stage_worktree`, `stage_threads`, `stage_approval`, `stage_fix`,
+//! `stage_validate`, `stage_review`, `stage_revalidate`, `stage_replies`)
+//! and move to the same shape one at a time.
 
 mod answer;
 pub(crate) mod approval;
@@ -53,7 +83,7 @@ pub(crate) mod worktree;
 use shepherd_core::classify::Classified;
 use shepherd_core::report::ThreadsLook;
 
-pub(crate) use runner::Runner;
+pub(crate) use runner::{Books, Runner};
 pub(crate) use state::{Round, RoundEnd, Tally};
 
 use crate::error::Result;
@@ -75,7 +105,7 @@ impl Runner {
                 }
             };
         }
-        let (snapshot, stop) = step!(self.stage_pr_state(round));
+        let (snapshot, stop) = step!(pr_state::stage(&mut self.books, &*self.forge, round));
         // What pr-state fetched is a look at the threads: a stop there (a
         // pending review) or before the threads stage still reports them.
         self.look_at_threads_of_snapshot(round.n, &snapshot)?;
@@ -86,11 +116,19 @@ impl Runner {
         let items = step!(self.stage_threads(round, &synced, &ws));
         tally.items = items.work.len() + items.carried.len();
         self.looked_at_threads(round.n, "threads", items.classified.clone())?;
-        let mut triage = step!(self.stage_triage(round, &synced, &ws, &items));
+        let mut triage = step!(triage::stage(&mut self.books, round, &synced, &ws, &items));
         let earlier_fixes = self
             .adopt_earlier_fixes(round, &synced, &ws, &items, &mut triage)
             .await?;
-        let clusters = self.stage_cluster(round, &ws, &items, &mut triage).await?;
+        let clusters = cluster::stage(
+            &mut self.books,
+            &self.config.cluster,
+            round,
+            &ws,
+            &items,
+            &mut triage,
+        )
+        .await?;
         let triaged = Triaged {
             triage,
             earlier_fixes,
@@ -112,8 +150,15 @@ impl Runner {
         let reviewed = step!(self.stage_review(round, &synced, &ws, validated));
         tally.commits = reviewed.0.commits.len();
         let revalidated = step!(self.stage_revalidate(round, &ws, reviewed));
-        let gated = step!(self.stage_gate(round, &ws, &decided, revalidated));
-        let pushed = match self.stage_push(round, &synced, &ws, &gated).await? {
+        let gated = step!(gate::stage(
+            &mut self.books,
+            &self.config,
+            round,
+            &ws,
+            &decided,
+            revalidated
+        ));
+        let pushed = match push::stage(&mut self.books, round, &synced, &ws, &gated).await? {
             Ok(pushed) => pushed,
             Err(end) => {
                 if matches!(end, RoundEnd::Restart { .. }) {
@@ -126,18 +171,45 @@ impl Runner {
         };
         tally.pushed.clone_from(&pushed);
         let failures = step!(self.stage_replies(round, &synced, &items, &decided, &gated));
-        let ci = self.stage_ci(round, &synced, pushed.as_deref()).await?;
+        let poll = (self.opts.ci_poll).unwrap_or_else(|| self.config.ci.poll_interval());
+        let ci = ci::stage(
+            &mut self.books,
+            &*self.forge,
+            &self.config.ci,
+            poll,
+            round,
+            &synced,
+            pushed.as_deref(),
+        )
+        .await?;
         tally.ci = Some(ci.status);
-        let reviewers = self
-            .stage_reviewers(round, &synced, &ws, pushed.as_deref(), &ci)
-            .await?;
-        let (end, stalled) = self
-            .stage_converge(round, &ci, failures.len(), &reviewers)
-            .await?;
+        let reviewers = reviewers::stage(
+            &mut self.books,
+            &*self.forge,
+            &self.config,
+            poll,
+            round,
+            &synced,
+            &ws,
+            pushed.as_deref(),
+            &ci,
+        )
+        .await?;
+        let (end, stalled) = converge::stage(
+            &mut self.books,
+            &*self.forge,
+            &self.config.trust,
+            &mut self.access,
+            round,
+            &ci,
+            failures.len(),
+            &reviewers,
+        )
+        .await?;
         tally.stalled = stalled;
         if matches!(end, RoundEnd::Converged | RoundEnd::Next { .. }) {
             // The post-CI re-fetch classified the threads anew.
-            let classified = self.run.last_open_items.clone();
+            let classified = self.books.run.last_open_items.clone();
             self.looked_at_threads(round.n, ThreadsLook::CONVERGE, classified)?;
         }
         Ok(end)
@@ -156,15 +228,17 @@ impl Runner {
             if p.result.metadata_applied {
                 continue;
             }
-            self.store().append_ledger(&crate::store::LedgerRecord {
-                run_id: self.run.run_id.clone(),
-                entry: shepherd_core::LedgerEntry::new(&p.result.item_id, round.n),
-                fix_kind: None,
-                reply_body: None,
-                at: now,
-            })?;
+            self.books
+                .store()
+                .append_ledger(&crate::store::LedgerRecord {
+                    run_id: self.books.run.run_id.clone(),
+                    entry: shepherd_core::LedgerEntry::new(&p.result.item_id, round.n),
+                    fix_kind: None,
+                    reply_body: None,
+                    at: now,
+                })?;
         }
-        self.event(
+        self.books.event(
             Some(round.n),
             "attempt-abandoned",
             serde_json::json!({
@@ -183,28 +257,18 @@ impl Runner {
         stage: &str,
         classified: Vec<Classified>,
     ) -> Result<()> {
-        self.run.last_open_items = classified;
-        self.run.threads_look = Some(ThreadsLook {
+        self.books.run.last_open_items = classified;
+        self.books.run.threads_look = Some(ThreadsLook {
             round: n,
             stage: stage.to_owned(),
         });
-        self.save_run()
+        self.books.save_run()
     }
 
     /// Classify the snapshot pr-state fetched.
     fn look_at_threads_of_snapshot(&mut self, n: u32, snapshot: &PrSnapshot) -> Result<()> {
-        let (_, classified, _) = self.classify_snapshot(snapshot)?;
-        for c in &classified {
-            self.run.items.insert(
-                c.item_id.clone(),
-                crate::run_dir::ItemInfo {
-                    kind: c.kind,
-                    path: c.path.clone(),
-                    line: c.line,
-                    url: c.url.clone(),
-                },
-            );
-        }
+        let (_, classified, _) = threads::classify_snapshot(&self.books, snapshot)?;
+        self.books.note_items(&classified);
         self.looked_at_threads(n, "pr-state", classified)
     }
 }

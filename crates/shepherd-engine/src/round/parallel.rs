@@ -350,7 +350,7 @@ impl Runner {
         }
         // Conflicting units again, one at a time, on the merged result.
         for (i, detail) in deferred {
-            self.event(
+            self.books.event(
                 Some(round.n),
                 "fix-rerun",
                 serde_json::json!({ "unit": units[i].label, "items": units[i].ids(), "conflict": detail }),
@@ -386,7 +386,8 @@ impl Runner {
 
     fn account_calls(&mut self, calls: &[AgentCall]) {
         for c in calls {
-            self.account_agent(c.role, &c.provider, c.elapsed, &c.usage);
+            self.books
+                .account_agent(c.role, &c.provider, c.elapsed, &c.usage);
         }
     }
 
@@ -405,11 +406,11 @@ impl Runner {
         } else {
             unit.label.clone()
         };
-        let dir =
-            self.dir
-                .root()
-                .join("scratch")
-                .join(format!("{}-{}", round.n, path_safe(&label)));
+        let dir = self.books.dir.root().join("scratch").join(format!(
+            "{}-{}",
+            round.n,
+            path_safe(&label)
+        ));
         let (task, agent, role) = self.fix_task(fixing, unit, dir);
         let checks = &fixing.ws.checks;
         let validator = (unit.kind == UnitKind::Code
@@ -421,7 +422,7 @@ impl Runner {
             validator,
             task,
             kind: unit.kind,
-            git: self.git.clone(),
+            git: fixing.ws.git.clone(),
             repo_dir: fixing.ws.repo_dir().to_path_buf(),
             base_sha: base.to_owned(),
             transcripts: round.dir.join("agents"),
@@ -507,7 +508,7 @@ impl Runner {
             return Ok(Merge::Done(blocked_all(unit, &err.to_string())));
         }
         if !refused.is_empty() {
-            self.event(
+            self.books.event(
                 Some(round.n),
                 "protected-refused",
                 serde_json::json!({ "unit": unit.label, "paths": refused }),
@@ -572,12 +573,12 @@ impl Runner {
             return Ok(Merge::Done(results));
         }
 
-        let patch_file = self.dir.root().join("scratch").join(format!(
+        let patch_file = self.books.dir.root().join("scratch").join(format!(
             "{}-{}.diff",
             round.n,
             path_safe(&unit.label)
         ));
-        let git = self.git.clone();
+        let git = ws.git.clone();
         let patch = out.patch;
         let applied = ws
             .git(move |wt| apply_patch(&git, wt.path(), &patch, &patch_file))
@@ -594,7 +595,7 @@ impl Runner {
         let message = commit_message(unit, &kept_outcomes);
         let commit_paths = files.clone();
         let protected = protected.clone();
-        let git = self.git.clone();
+        let git = ws.git.clone();
         let leftover = !refused.is_empty();
         let committed = ws
             .git(move |wt| {
@@ -618,7 +619,7 @@ impl Runner {
             Err(e) => return Err(e.into()),
         };
         changes.commits.push(sha.clone());
-        self.event(
+        self.books.event(
             Some(round.n),
             "commit",
             serde_json::json!({ "sha": sha, "items": keep, "files": files, "unit": unit.label }),

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::guard;
 use super::pr_state::short;
-use super::runner::Runner;
+use super::runner::Books;
 use super::state::{Gated, Round, RoundEnd, Step, Synced};
 use super::workspace::Workspace;
 use crate::error::{EngineError, Result};
@@ -47,183 +48,180 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or(text)
 }
 
-impl Runner {
-    /// Push what the gate passed; the pushed head, `None` when there was
-    /// nothing to push.
-    pub(crate) async fn stage_push(
-        &mut self,
-        round: &Round,
-        synced: &Synced,
-        ws: &Workspace,
-        gated: &Gated,
-    ) -> Result<Step<Option<String>>> {
-        let Gated(changes) = gated;
-        let head_ref = synced.snapshot.pr.head_ref.clone();
-        if changes.commits.is_empty() {
-            self.artifact(
-                round,
-                "push.json",
-                &PushArtifact {
-                    pushed: false,
-                    head_ref: &head_ref,
-                    from: &synced.start_sha,
-                    sha: None,
-                    commits: &changes.commits,
-                    outcome: "nothing to push".to_owned(),
-                    retries: &[],
-                },
-            )?;
-            return Ok(Ok(None));
-        }
-        // Only Shepherd's own commits of this round go out: an agent's
-        // commit that slipped past the guards stops the round here.
-        if let Err(reason) = self
-            .check_commits_to_push(round, ws, &synced.start_sha, &changes.commits)
-            .await?
-        {
-            self.emit(ProgressEvent::Note {
-                message: reason.clone(),
-            });
-            self.artifact(
-                round,
-                "push.json",
-                &PushArtifact {
-                    pushed: false,
-                    head_ref: &head_ref,
-                    from: &synced.start_sha,
-                    sha: None,
-                    commits: &changes.commits,
-                    outcome: reason.clone(),
-                    retries: &[],
-                },
-            )?;
-            return Ok(Err(RoundEnd::Failed { reason }));
-        }
-        let local = ws.git(|wt| wt.head_sha()).await?.0;
-        let mut retries: Vec<String> = Vec::new();
-        self.event(
-            Some(round.n),
-            "push-started",
-            serde_json::json!({ "sha": local, "head_ref": head_ref }),
-        )?;
-        let mut attempt = 1u32;
-        let outcome = loop {
-            let target = head_ref.clone();
-            let outcome = ws.git(move |wt| wt.push(&target)).await;
-            let Err(EngineError::Worktree(WorktreeError::PushInterrupted { retry_after, .. })) =
-                &outcome
-            else {
-                break outcome;
-            };
-            if attempt >= PUSH_ATTEMPTS {
-                break outcome;
-            }
-            // A push that landed with its answer lost is not sent again.
-            let target = head_ref.clone();
-            if let Ok(remote) = ws.git(move |wt| wt.remote_head(&target)).await {
-                if remote.0 == local {
-                    break outcome;
-                }
-            }
-            let computed = PUSH_BACKOFF * 2u32.saturating_pow(attempt - 1);
-            let wait = match retry_after {
-                Some(wait) if *wait > PUSH_MAX_RETRY_AFTER => break outcome,
-                Some(wait) => *wait,
-                None => computed.min(PUSH_MAX_BACKOFF),
-            };
-            let error = outcome
-                .as_ref()
-                .err()
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            let note = format!(
-                "the push to {head_ref} failed on the way ({}); retrying in {} ms (attempt {} of {PUSH_ATTEMPTS})",
-                first_line(&error),
-                wait.as_millis(),
-                attempt + 1
-            );
-            tracing::warn!(%error, wait_ms = wait.as_millis() as u64, "push interrupted; retrying");
-            self.emit(ProgressEvent::Note {
-                message: note.clone(),
-            });
-            self.event(
-                Some(round.n),
-                "push-retry",
-                serde_json::json!({ "attempt": attempt, "wait_ms": wait.as_millis() as u64, "error": error }),
-            )?;
-            retries.push(note);
-            tokio::time::sleep(wait).await;
-            attempt += 1;
-        };
-        let (pushed, text, end) = match outcome {
-            Ok(PushOutcome::Pushed { sha }) => (Some(sha.0), "pushed".to_owned(), None),
-            Ok(PushOutcome::Rejected { stderr }) => {
-                let note = format!(
-                    "the push to {head_ref} was rejected (someone pushed meanwhile); re-syncing and \
-                     re-running the round"
-                );
-                self.emit(ProgressEvent::Note {
-                    message: note.clone(),
-                });
-                (
-                    None,
-                    format!("rejected: {stderr}"),
-                    Some(RoundEnd::Restart { note }),
-                )
-            }
-            Err(err) => {
-                // The push may have landed with its answer lost.
-                let target = head_ref.clone();
-                let remote = ws.git(move |wt| wt.remote_head(&target)).await;
-                match remote {
-                    Ok(remote) if remote.0 == local => (
-                        Some(local.clone()),
-                        format!("the push reported an error but the remote has it: {err}"),
-                        None,
-                    ),
-                    _ => (
-                        None,
-                        format!("failed: {err}"),
-                        Some(RoundEnd::Failed {
-                            reason: format!("cannot push to {head_ref}: {err}"),
-                        }),
-                    ),
-                }
-            }
-        };
-        self.artifact(
+/// Push what the gate passed; the pushed head, `None` when there was
+/// nothing to push.
+pub(crate) async fn stage(
+    books: &mut Books,
+    round: &Round,
+    synced: &Synced,
+    ws: &Workspace,
+    gated: &Gated,
+) -> Result<Step<Option<String>>> {
+    let Gated(changes) = gated;
+    let head_ref = synced.snapshot.pr.head_ref.clone();
+    if changes.commits.is_empty() {
+        books.artifact(
             round,
             "push.json",
             &PushArtifact {
-                pushed: pushed.is_some(),
+                pushed: false,
                 head_ref: &head_ref,
                 from: &synced.start_sha,
-                sha: pushed.clone(),
+                sha: None,
                 commits: &changes.commits,
-                outcome: text.clone(),
-                retries: &retries,
+                outcome: "nothing to push".to_owned(),
+                retries: &[],
             },
         )?;
-        self.event(
-            Some(round.n),
-            "push-finished",
-            serde_json::json!({ "sha": pushed, "outcome": text }),
-        )?;
-        let summary = match &pushed {
-            Some(sha) => format!(
-                "{} commit(s) pushed to {head_ref} at {}",
-                changes.commits.len(),
-                short(sha)
-            ),
-            None => text,
-        };
-        if let Some(sha) = &pushed {
-            self.run.review_base = Some(sha.clone());
-        }
-        self.stage_done(round, Stage::Push, summary)?;
-        Ok(match end {
-            Some(end) => Err(end),
-            None => Ok(pushed),
-        })
+        return Ok(Ok(None));
     }
+    // Only Shepherd's own commits of this round go out: an agent's
+    // commit that slipped past the guards stops the round here.
+    if let Err(reason) =
+        guard::check_commits_to_push(books, ws, round, &synced.start_sha, &changes.commits).await?
+    {
+        books.emit(ProgressEvent::Note {
+            message: reason.clone(),
+        });
+        books.artifact(
+            round,
+            "push.json",
+            &PushArtifact {
+                pushed: false,
+                head_ref: &head_ref,
+                from: &synced.start_sha,
+                sha: None,
+                commits: &changes.commits,
+                outcome: reason.clone(),
+                retries: &[],
+            },
+        )?;
+        return Ok(Err(RoundEnd::Failed { reason }));
+    }
+    let local = ws.git(|wt| wt.head_sha()).await?.0;
+    let mut retries: Vec<String> = Vec::new();
+    books.event(
+        Some(round.n),
+        "push-started",
+        serde_json::json!({ "sha": local, "head_ref": head_ref }),
+    )?;
+    let mut attempt = 1u32;
+    let outcome = loop {
+        let target = head_ref.clone();
+        let outcome = ws.git(move |wt| wt.push(&target)).await;
+        let Err(EngineError::Worktree(WorktreeError::PushInterrupted { retry_after, .. })) =
+            &outcome
+        else {
+            break outcome;
+        };
+        if attempt >= PUSH_ATTEMPTS {
+            break outcome;
+        }
+        // A push that landed with its answer lost is not sent again.
+        let target = head_ref.clone();
+        if let Ok(remote) = ws.git(move |wt| wt.remote_head(&target)).await {
+            if remote.0 == local {
+                break outcome;
+            }
+        }
+        let computed = PUSH_BACKOFF * 2u32.saturating_pow(attempt - 1);
+        let wait = match retry_after {
+            Some(wait) if *wait > PUSH_MAX_RETRY_AFTER => break outcome,
+            Some(wait) => *wait,
+            None => computed.min(PUSH_MAX_BACKOFF),
+        };
+        let error = outcome
+            .as_ref()
+            .err()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let note = format!(
+            "the push to {head_ref} failed on the way ({}); retrying in {} ms (attempt {} of {PUSH_ATTEMPTS})",
+            first_line(&error),
+            wait.as_millis(),
+            attempt + 1
+        );
+        tracing::warn!(%error, wait_ms = wait.as_millis() as u64, "push interrupted; retrying");
+        books.emit(ProgressEvent::Note {
+            message: note.clone(),
+        });
+        books.event(
+            Some(round.n),
+            "push-retry",
+            serde_json::json!({ "attempt": attempt, "wait_ms": wait.as_millis() as u64, "error": error }),
+        )?;
+        retries.push(note);
+        tokio::time::sleep(wait).await;
+        attempt += 1;
+    };
+    let (pushed, text, end) = match outcome {
+        Ok(PushOutcome::Pushed { sha }) => (Some(sha.0), "pushed".to_owned(), None),
+        Ok(PushOutcome::Rejected { stderr }) => {
+            let note = format!(
+                "the push to {head_ref} was rejected (someone pushed meanwhile); re-syncing and \
+                 re-running the round"
+            );
+            books.emit(ProgressEvent::Note {
+                message: note.clone(),
+            });
+            (
+                None,
+                format!("rejected: {stderr}"),
+                Some(RoundEnd::Restart { note }),
+            )
+        }
+        Err(err) => {
+            // The push may have landed with its answer lost.
+            let target = head_ref.clone();
+            let remote = ws.git(move |wt| wt.remote_head(&target)).await;
+            match remote {
+                Ok(remote) if remote.0 == local => (
+                    Some(local.clone()),
+                    format!("the push reported an error but the remote has it: {err}"),
+                    None,
+                ),
+                _ => (
+                    None,
+                    format!("failed: {err}"),
+                    Some(RoundEnd::Failed {
+                        reason: format!("cannot push to {head_ref}: {err}"),
+                    }),
+                ),
+            }
+        }
+    };
+    books.artifact(
+        round,
+        "push.json",
+        &PushArtifact {
+            pushed: pushed.is_some(),
+            head_ref: &head_ref,
+            from: &synced.start_sha,
+            sha: pushed.clone(),
+            commits: &changes.commits,
+            outcome: text.clone(),
+            retries: &retries,
+        },
+    )?;
+    books.event(
+        Some(round.n),
+        "push-finished",
+        serde_json::json!({ "sha": pushed, "outcome": text }),
+    )?;
+    let summary = match &pushed {
+        Some(sha) => format!(
+            "{} commit(s) pushed to {head_ref} at {}",
+            changes.commits.len(),
+            short(sha)
+        ),
+        None => text,
+    };
+    if let Some(sha) = &pushed {
+        books.run.review_base = Some(sha.clone());
+    }
+    books.stage_done(round, Stage::Push, summary)?;
+    Ok(match end {
+        Some(end) => Err(end),
+        None => Ok(pushed),
+    })
 }

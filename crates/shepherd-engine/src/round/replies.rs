@@ -38,7 +38,7 @@ use super::runner::Runner;
 use super::state::{Decided, Gated, Items, Round, RoundEnd, Step, Synced};
 use crate::error::Result;
 use crate::options::Stage;
-use crate::run_dir::PauseKind;
+use crate::run_dir::{PauseKind, RunFile};
 use crate::store::{LedgerRecord, Timestamp};
 
 #[derive(Debug, Serialize)]
@@ -59,13 +59,13 @@ struct ReplyLog {
 impl Runner {
     fn ledger_write(&mut self, entry: LedgerEntry, p: Option<&Planned>) -> Result<()> {
         let record = LedgerRecord {
-            run_id: self.run.run_id.clone(),
+            run_id: self.books.run.run_id.clone(),
             entry,
             fix_kind: p.and_then(|p| p.fix_kind.clone()),
             reply_body: p.map(|p| p.result.reply.clone()),
             at: Timestamp::now(),
         };
-        self.store().append_ledger(&record)?;
+        self.books.store().append_ledger(&record)?;
         Ok(())
     }
 
@@ -86,7 +86,7 @@ impl Runner {
         let viewer = &synced.snapshot.viewer;
         let found = self
             .forge
-            .find_marker_reply(self.run.target.number, &item_ref, viewer)
+            .find_marker_reply(self.books.run.target.number, &item_ref, viewer)
             .await?;
         Ok(found.filter(|c| {
             !known.contains(&c.id)
@@ -105,7 +105,7 @@ impl Runner {
         reply: &str,
         marker: &Marker,
     ) -> std::result::Result<PostedComment, ForgeError> {
-        let number = self.run.target.number;
+        let number = self.books.run.target.number;
         let limit = self.forge.kind().comment_body_limit();
         match &item.feedback {
             Feedback::Thread(thread) => {
@@ -156,17 +156,7 @@ impl Runner {
 
         for (item, planned) in changes.planned.clone() {
             let r = &planned.result;
-            let base = LedgerEntry {
-                item_id: r.item_id.clone(),
-                round: round.n,
-                decision: Some(r.decision),
-                outcome: Some(r.outcome),
-                commit: r.commit.clone(),
-                reply_id: None,
-                resolve_authorized: r.resolve_authorized,
-                replied: false,
-                resolved: false,
-            };
+            let base = planned.entry(round.n);
             let known: BTreeSet<String> = match item.classified.kind {
                 ItemKind::ReviewThread => item.comment_ids().into_iter().collect(),
                 _ => top_level_ids.clone(),
@@ -193,7 +183,7 @@ impl Runner {
                     .map(|t| t.reasoning.lines().next().unwrap_or("").trim().to_owned())
                     .filter(|t| !t.is_empty())
                     .unwrap_or_else(|| planned.summary.clone());
-                self.run.held.insert(
+                self.books.run.held.insert(
                     r.item_id.clone(),
                     crate::run_dir::HeldItem {
                         round: round.n,
@@ -285,7 +275,7 @@ impl Runner {
                 entry_log.error = Some(error);
             }
             if let Some(deleted) = &settled.deleted {
-                self.event(
+                self.books.event(
                     Some(round.n),
                     "reply-double-deleted",
                     serde_json::json!({ "item": r.item_id, "deleted": deleted, "reply": settled.reply.id }),
@@ -307,7 +297,7 @@ impl Runner {
                 ..base
             };
             self.ledger_write(after.clone(), Some(&planned))?;
-            self.event(
+            self.books.event(
                 Some(round.n),
                 "replied",
                 serde_json::json!({ "item": r.item_id, "comment": comment.id, "adopted": entry_log.adopted_existing }),
@@ -324,7 +314,7 @@ impl Runner {
                             },
                             Some(&planned),
                         )?;
-                        self.event(
+                        self.books.event(
                             Some(round.n),
                             "resolved",
                             serde_json::json!({ "item": r.item_id }),
@@ -372,7 +362,7 @@ impl Runner {
                         },
                         None,
                     )?;
-                    self.event(
+                    self.books.event(
                         Some(round.n),
                         "resolved",
                         serde_json::json!({ "item": id, "retry": true }),
@@ -389,7 +379,7 @@ impl Runner {
             log.push(entry_log);
         }
 
-        self.artifact(round, "replies.json", &log)?;
+        self.books.artifact(round, "replies.json", &log)?;
         let mut summary = format!("{replied} replied, {resolved} resolved");
         if held > 0 {
             summary.push_str(&format!(
@@ -410,8 +400,8 @@ impl Runner {
         if !failures.is_empty() {
             summary.push_str(&format!(", {} FAILED", failures.len()));
         }
-        self.run.failures = failures.clone();
-        self.stage_done(round, Stage::Replies, summary)?;
+        self.books.run.failures = failures.clone();
+        self.books.stage_done(round, Stage::Replies, summary)?;
         if !failures.is_empty() {
             let list: Vec<String> = failures
                 .iter()
@@ -431,7 +421,7 @@ impl Runner {
                      `shepherd resume {}`",
                     list.len(),
                     list.join("; "),
-                    self.run.run_id
+                    self.books.run.run_id
                 ),
             }));
         }
@@ -455,23 +445,22 @@ impl Runner {
     pub(crate) fn holds_needs_human(&self, decided: &Decided, id: &str) -> bool {
         !self.config.approve.reply_needs_human && !decided.reply_override.contains_key(id)
     }
+}
 
-    /// Whether a new item is still held for the user: held earlier in the
-    /// run, and nobody has commented on it since.
-    pub(crate) fn still_held(&self, snapshot: &PrSnapshot, item_id: &str) -> bool {
-        let last = match snapshot.threads.iter().find(|t| t.id == item_id) {
-            Some(t) => t.comments.last().map(|c| c.id.clone()),
-            None => snapshot
-                .comments
-                .iter()
-                .find(|c| c.id == item_id)
-                .map(|c| c.id.clone()),
-        };
-        self.run
-            .held
-            .get(item_id)
-            .is_some_and(|h| last.is_some() && h.last_comment == last)
-    }
+/// Whether a new item is still held for the user: held earlier in the
+/// run, and nobody has commented on it since.
+pub(crate) fn still_held(run: &RunFile, snapshot: &PrSnapshot, item_id: &str) -> bool {
+    let last = match snapshot.threads.iter().find(|t| t.id == item_id) {
+        Some(t) => t.comments.last().map(|c| c.id.clone()),
+        None => snapshot
+            .comments
+            .iter()
+            .find(|c| c.id == item_id)
+            .map(|c| c.id.clone()),
+    };
+    run.held
+        .get(item_id)
+        .is_some_and(|h| last.is_some() && h.last_comment == last)
 }
 
 fn failure(item: &str, action: &str, error: &str) -> PublicFailure {

@@ -38,6 +38,7 @@ use shepherd_agent::{
     PrContext, ReviewCommit, ReviewFinding, ReviewTask, UsageLog, REFUTE_MIN_CONFIDENCE,
 };
 
+use super::guard;
 use super::parallel::path_safe;
 use super::runner::Runner;
 use super::state::{Changes, Flow, Reviewed, Round, RoundEnd, Step, Synced, Validated};
@@ -135,12 +136,13 @@ impl Runner {
         label: &str,
     ) -> Result<Repro> {
         let command = finding.reproduction.clone().unwrap_or_default();
-        let dir = self
-            .dir
-            .root()
-            .join("scratch")
-            .join(format!("{}-{}", round.n, path_safe(label)));
-        let git = self.git.clone();
+        let dir =
+            self.books
+                .dir
+                .root()
+                .join("scratch")
+                .join(format!("{}-{}", round.n, path_safe(label)));
+        let git = ws.git.clone();
         let repo = ws.repo_dir().to_path_buf();
         let sha = sha.to_owned();
         let scratch =
@@ -211,12 +213,13 @@ impl Runner {
         if let Some(why) = skipped {
             artifact.skipped = Some(why.clone());
             self.write_review(round, &artifact)?;
-            self.stage_done(round, Stage::Review, format!("skipped: {why}"))?;
+            self.books
+                .stage_done(round, Stage::Review, format!("skipped: {why}"))?;
             return Ok(Ok(()));
         }
 
         let base = synced.start_sha.clone();
-        let git = self.git.clone();
+        let git = ws.git.clone();
         let (b, h) = (base.clone(), head.clone());
         let (commits, (diff, files)) = ws
             .git(move |wt| {
@@ -248,15 +251,22 @@ impl Runner {
             diff,
         };
         let usage = UsageLog::new();
-        let ctx = Self::agent_ctx(round, "review", &usage);
+        let ctx = round.agent_ctx("review", &usage);
         let started = Instant::now();
         // A read-only role: a change to the worktree fails it closed, and
         // the round stops before the push.
         let dir = task.worktree.clone();
-        let guarded = self
-            .read_only_call(round, "review", dir, reviewer.review(&task, &ctx))
-            .await?;
-        self.account_agent("review", reviewer.name(), started.elapsed(), &usage);
+        let guarded = guard::read_only_call(
+            &mut self.books,
+            &ws.git,
+            round,
+            "review",
+            dir,
+            reviewer.review(&task, &ctx),
+        )
+        .await?;
+        self.books
+            .account_agent("review", reviewer.name(), started.elapsed(), &usage);
         let got = match guarded {
             Ok(got) => got,
             Err(reason) => {
@@ -271,7 +281,7 @@ impl Runner {
                 let error = format!("the review failed: {err}");
                 artifact.error = Some(error.clone());
                 self.write_review(round, &artifact)?;
-                self.stage_done(
+                self.books.stage_done(
                     round,
                     Stage::Review,
                     format!("{error}; the push depends on the verify command alone"),
@@ -351,7 +361,7 @@ impl Runner {
                 super::pr_state::short(sha)
             ));
         }
-        self.stage_done(round, Stage::Review, summary)?;
+        self.books.stage_done(round, Stage::Review, summary)?;
         Ok(Ok(()))
     }
 
@@ -370,12 +380,18 @@ impl Runner {
         let agent = ws.checks.apply_review.clone();
         ws.git(|wt| wt.discard_changes()).await?;
         let usage = UsageLog::new();
-        let ctx = Self::agent_ctx(round, "apply-review", &usage);
+        let ctx = round.agent_ctx("apply-review", &usage);
         let started = Instant::now();
-        let got = self
-            .writing_call(round, ws, "apply-review", agent.apply_review(&task, &ctx))
-            .await?;
-        self.account_agent("apply-review", agent.name(), started.elapsed(), &usage);
+        let got = guard::writing_call(
+            &mut self.books,
+            ws,
+            round,
+            "apply-review",
+            agent.apply_review(&task, &ctx),
+        )
+        .await?;
+        self.books
+            .account_agent("apply-review", agent.name(), started.elapsed(), &usage);
         let answer = match ws
             .keep_checked(got, |a| check_apply_review_answer(&task, a))
             .await?
@@ -462,7 +478,7 @@ impl Runner {
             }
         }
         if fixed == 0 {
-            let git = self.git.clone();
+            let git = ws.git.clone();
             let back = head.to_owned();
             ws.git(move |wt| reset_hard(&git, wt.path(), &back)).await?;
             return Ok((
@@ -474,7 +490,7 @@ impl Runner {
             ));
         }
         changes.commits.push(sha.clone());
-        self.event(
+        self.books.event(
             Some(round.n),
             "commit",
             serde_json::json!({ "sha": sha, "findings": ids, "files": changed, "unit": "apply-review" }),
@@ -483,7 +499,8 @@ impl Runner {
     }
 
     fn write_review(&self, round: &Round, artifact: &ReviewArtifact) -> Result<()> {
-        self.artifact(round, "pre-push-review.json", artifact)?;
+        self.books
+            .artifact(round, "pre-push-review.json", artifact)?;
         write_text(
             &round.dir.join("pre-push-review.md"),
             &review_markdown(artifact),

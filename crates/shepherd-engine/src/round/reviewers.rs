@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde::Serialize;
 use shepherd_core::ci::ci_poll_schedule;
 use shepherd_core::ci::{CiStatus, CiVerdict};
-use shepherd_core::config::ReviewersConfig;
+use shepherd_core::config::{Config, ReviewersConfig};
 use shepherd_core::reviewers::{
     default_wait_for, is_own_trigger, same_login, state_of, trigger_body, Awaiting, ReviewerOnHead,
     ReviewerState,
@@ -35,7 +35,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
-use super::runner::Runner;
+use super::runner::Books;
 use super::state::{Round, Synced};
 use super::workspace::Workspace;
 use crate::error::Result;
@@ -240,88 +240,89 @@ pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settle
     }
 }
 
-impl Runner {
-    /// Wait for the awaited reviewers' review of the head the round ends
-    /// at, when its CI passed (a run whose CI failed does not converge this
-    /// round anyway, and the next round sees what reviewers said).
-    pub(crate) async fn stage_reviewers(
-        &mut self,
-        round: &Round,
-        synced: &Synced,
-        ws: &Workspace,
-        pushed: Option<&str>,
-        ci: &CiVerdict,
-    ) -> Result<Vec<ReviewerOnHead>> {
-        let head = pushed.map_or_else(|| synced.start_sha.clone(), str::to_owned);
-        let short_head: String = head.chars().take(7).collect();
-        if ci.status != CiStatus::Pass {
-            self.run.last_reviewers.clear();
-            self.stage_done(
-                round,
-                Stage::Reviewers,
-                format!("not waited for: CI is {}", ci.status),
-            )?;
-            return Ok(Vec::new());
-        }
-        // When the head was pushed: its committer date (Shepherd commits
-        // just before it pushes; a person's head is no newer than that).
-        let sha = head.clone();
-        let pushed_at = ws
-            .git(move |wt| wt.commit_time(&sha))
-            .await
-            .ok()
-            .and_then(|t| OffsetDateTime::parse(&t, &Rfc3339).ok())
-            .unwrap_or_else(OffsetDateTime::now_utc);
-        let poll = self
-            .opts
-            .ci_poll
-            .unwrap_or_else(|| self.config.ci.poll_interval());
-        let config = self.config.reviewers.clone();
-        let known_bots = self.config.trust.bots.clone();
-        let forge = std::sync::Arc::clone(&self.forge);
-        let progress = self.opts.progress.clone();
-        let n = round.n;
-        let settled = wait(
+/// Wait for the awaited reviewers' review of the head the round ends at,
+/// when its CI passed (a run whose CI failed does not converge this round
+/// anyway, and the next round sees what reviewers said).
+#[allow(clippy::too_many_arguments)] // a stage's signature says what it reads
+pub(crate) async fn stage(
+    books: &mut Books,
+    forge: &dyn Forge,
+    config: &Config,
+    poll: Duration,
+    round: &Round,
+    synced: &Synced,
+    ws: &Workspace,
+    pushed: Option<&str>,
+    ci: &CiVerdict,
+) -> Result<Vec<ReviewerOnHead>> {
+    let head = pushed.map_or_else(|| synced.start_sha.clone(), str::to_owned);
+    let short_head: String = head.chars().take(7).collect();
+    if ci.status != CiStatus::Pass {
+        books.run.last_reviewers.clear();
+        books.stage_done(
+            round,
+            Stage::Reviewers,
+            format!("not waited for: CI is {}", ci.status),
+        )?;
+        return Ok(Vec::new());
+    }
+    // When the head was pushed: its committer date (Shepherd commits just
+    // before it pushes; a person's head is no newer than that).
+    let sha = head.clone();
+    let pushed_at = ws
+        .git(move |wt| wt.commit_time(&sha))
+        .await
+        .ok()
+        .and_then(|t| OffsetDateTime::parse(&t, &Rfc3339).ok())
+        .unwrap_or_else(OffsetDateTime::now_utc);
+    let n = round.n;
+    let settled = {
+        let books = &*books;
+        wait(
             Wait {
-                forge: forge.as_ref(),
-                config: &config,
-                number: self.run.target.number,
+                forge,
+                config: &config.reviewers,
+                number: books.run.target.number,
                 head: &head,
                 pushed_at,
                 viewer: &synced.snapshot.viewer,
-                known_bots: &known_bots,
+                known_bots: &config.trust.bots,
                 poll,
             },
-            |what| progress.event(&ProgressEvent::Waiting { round: n, what }),
+            |what| books.emit(ProgressEvent::Waiting { round: n, what }),
         )
-        .await;
-        for err in &settled.errors {
-            tracing::warn!(%err, "reviewer wait");
-        }
-        self.artifact(round, "reviewers.json", &settled)?;
-        self.event(
-            Some(round.n),
-            "reviewers",
-            serde_json::json!({
-                "head": settled.head,
-                "states": settled.reviewers.iter().map(|r| (r.login.clone(), r.state.as_str())).collect::<Vec<_>>(),
-                "triggered": settled.triggered,
-                "requested": settled.requested,
-            }),
-        )?;
-        let summary = if settled.reviewers.is_empty() {
-            format!("none awaited on {short_head}")
-        } else {
-            settled
-                .reviewers
-                .iter()
-                .map(|r| format!("{} {}", r.login, r.state.as_str()))
-                .collect::<Vec<_>>()
-                .join(", ")
-                + &format!(" on {short_head}")
-        };
-        self.run.last_reviewers.clone_from(&settled.reviewers);
-        self.stage_done(round, Stage::Reviewers, summary)?;
-        Ok(settled.reviewers)
+        .await
+    };
+    for err in &settled.errors {
+        tracing::warn!(%err, "reviewer wait");
     }
+    books.artifact(round, "reviewers.json", &settled)?;
+    let states: Vec<(String, &str)> = settled
+        .reviewers
+        .iter()
+        .map(|r| (r.login.clone(), r.state.as_str()))
+        .collect();
+    books.event(
+        Some(round.n),
+        "reviewers",
+        serde_json::json!({
+            "head": settled.head,
+            "states": states,
+            "triggered": settled.triggered,
+            "requested": settled.requested,
+        }),
+    )?;
+    let summary = if settled.reviewers.is_empty() {
+        format!("none awaited on {short_head}")
+    } else {
+        let each: Vec<String> = settled
+            .reviewers
+            .iter()
+            .map(|r| format!("{} {}", r.login, r.state.as_str()))
+            .collect();
+        format!("{} on {short_head}", each.join(", "))
+    };
+    books.run.last_reviewers.clone_from(&settled.reviewers);
+    books.stage_done(round, Stage::Reviewers, summary)?;
+    Ok(settled.reviewers)
 }

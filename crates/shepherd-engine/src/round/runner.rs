@@ -1,37 +1,38 @@
 //! Everything a run's rounds work with ([`Runner`]), and the bookkeeping
-//! every stage shares: events, artifacts, progress, agent usage.
+//! every stage writes ([`Books`]): events, artifacts, progress, agent usage.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use shepherd_agent::{AgentContext, UsageLog};
+use shepherd_agent::UsageLog;
+use shepherd_core::classify::Classified;
 use shepherd_core::config::Config;
 use shepherd_core::usage::Spent;
 use shepherd_forge::Forge;
 
 use super::state::Round;
 use crate::error::Result;
-use crate::options::{Agents, CheckAgents, EngineOptions, ProgressEvent, Stage};
-use crate::run_dir::{write_json, RunDir, RunFile};
+use crate::options::{Agents, CheckAgents, EngineOptions, Progress, ProgressEvent, Stage};
+use crate::run_dir::{write_json, ItemInfo, RunDir, RunFile};
 use crate::store::{Store, Timestamp};
 use crate::worktree::{Git, Worktree};
 
-/// Everything a run's rounds work with.
+/// Everything a run's rounds work with: the bookkeeping every stage
+/// writes ([`Books`]), and what the stages read (the forge, the
+/// configuration, the options, git, the workspace once made).
 pub(crate) struct Runner {
+    /// What the stages write: the store, `run.json`, the run directory,
+    /// progress.
+    pub(crate) books: Books,
     pub(crate) forge: Arc<dyn Forge>,
     /// The agents, once the first worktree stage set them up (the stages
     /// get them in its [`Workspace`](super::workspace::Workspace)).
     pub(crate) agents: Option<Agents>,
     /// The checking agents, likewise.
     pub(crate) checks: Option<CheckAgents>,
-    /// The state store, behind a mutex so that a run's future is `Send`
-    /// (never held across an await).
-    pub(crate) store: std::sync::Mutex<Store>,
     pub(crate) config: Config,
     pub(crate) opts: EngineOptions,
-    pub(crate) run: RunFile,
-    pub(crate) dir: RunDir,
     pub(crate) git: Git,
     /// The run's worktree, once the first worktree stage made it (the
     /// stages get it in its [`Workspace`](super::workspace::Workspace));
@@ -42,11 +43,38 @@ pub(crate) struct Runner {
     pub(crate) config_record: Option<crate::config::ConfigRecord>,
     /// What the forge said of each person's access to the repository, asked
     /// once per run for the authors `[trust]` needs it for
-    /// ([`Runner::learn_access`](super::threads)).
-    pub(crate) access: std::collections::BTreeMap<String, shepherd_forge::UserAccess>,
+    /// ([`learn_access`](super::threads::learn_access)).
+    pub(crate) access: super::threads::Access,
 }
 
-impl Runner {
+/// A run's bookkeeping, what every stage writes to: the state store (stage,
+/// events, approvals, the ledger), `run.json` ([`RunFile`]), the round's
+/// artifacts in the run directory, progress lines and agent usage. A stage
+/// takes it as `&mut Books`; everything else it is given is read-only.
+pub(crate) struct Books {
+    /// The state store, behind a mutex so that a run's future is `Send`
+    /// (never held across an await).
+    store: std::sync::Mutex<Store>,
+    pub(crate) run: RunFile,
+    pub(crate) dir: RunDir,
+    progress: Arc<dyn Progress>,
+}
+
+impl Books {
+    pub(crate) fn new(
+        store: Store,
+        run: RunFile,
+        dir: RunDir,
+        progress: Arc<dyn Progress>,
+    ) -> Self {
+        Books {
+            store: std::sync::Mutex::new(store),
+            run,
+            dir,
+            progress,
+        }
+    }
+
     /// The state store.
     pub(crate) fn store(&self) -> std::sync::MutexGuard<'_, Store> {
         self.store
@@ -56,7 +84,7 @@ impl Runner {
 
     /// Report progress.
     pub(crate) fn emit(&self, event: ProgressEvent) {
-        self.opts.progress.event(&event);
+        self.progress.event(&event);
     }
 
     /// Record that `stage` of round `round` finished: the store's stage and
@@ -107,15 +135,25 @@ impl Runner {
         write_json(&round.dir.join(name), value)
     }
 
+    /// Keep where each classified item is (kind, file, line, URL) in
+    /// `run.json`, for the report.
+    pub(crate) fn note_items(&mut self, classified: &[Classified]) {
+        for c in classified {
+            self.run.items.insert(
+                c.item_id.clone(),
+                ItemInfo {
+                    kind: c.kind,
+                    path: c.path.clone(),
+                    line: c.line,
+                    url: c.url.clone(),
+                },
+            );
+        }
+    }
+
     /// Save `run.json`.
     pub(crate) fn save_run(&self) -> Result<()> {
         self.dir.save(&self.run)
-    }
-
-    /// The context of one agent call of `round`: transcripts in
-    /// `rounds/N/agents/<label>.attempt-K.json`, usage into `usage`.
-    pub(crate) fn agent_ctx(round: &Round, label: &str, usage: &UsageLog) -> AgentContext {
-        AgentContext::new(round.dir.join("agents"), label).with_usage(usage.clone())
     }
 
     /// Count one agent call of `role` on `provider` in the run's usage

@@ -63,7 +63,7 @@ impl Runner {
         sent: bool,
     ) -> Settled {
         let viewer = &synced.snapshot.viewer;
-        let number = self.run.target.number;
+        let number = self.books.run.target.number;
         let at = item_ref(item);
         let found = match self.forge.find_marker_replies(number, &at, viewer).await {
             Ok(found) => found,

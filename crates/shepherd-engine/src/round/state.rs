@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use shepherd_agent::TriageDecision;
+use shepherd_agent::{AgentContext, TriageDecision, UsageLog};
 use shepherd_core::ci::CiStatus;
 use shepherd_core::classify::Classified;
 use shepherd_core::cluster::ClusterReport;
@@ -54,6 +54,12 @@ pub(crate) struct Round {
 impl Round {
     pub(crate) fn new(n: u32, dir: PathBuf) -> Self {
         Round { n, dir }
+    }
+
+    /// The context of one agent call of this round: transcripts in
+    /// `rounds/N/agents/<label>.attempt-K.json`, usage into `usage`.
+    pub(crate) fn agent_ctx(&self, label: &str, usage: &UsageLog) -> AgentContext {
+        AgentContext::new(self.dir.join("agents"), label).with_usage(usage.clone())
     }
 }
 

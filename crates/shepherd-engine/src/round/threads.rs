@@ -10,18 +10,22 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use shepherd_core::classify::{classify, rebuild_ledger_from_markers, Class, Classified};
+use shepherd_core::config::TrustConfig;
 use shepherd_core::gate::ItemResult;
 use shepherd_core::model::PrSnapshot;
-use shepherd_core::target::{Mode, TargetedThread};
+use shepherd_core::target::{Mode, Target, TargetedThread};
 use shepherd_core::Ledger;
 
 use super::item::{Planned, WorkItem};
-use super::runner::Runner;
+use shepherd_forge::Forge;
+
+use super::replies::still_held;
+use super::runner::{Books, Runner};
 use super::state::{Items, Round, RoundEnd, Step, Synced};
 use super::workspace::Workspace;
 use crate::error::Result;
 use crate::options::Stage;
-use crate::run_dir::{read_json, ItemInfo};
+use crate::run_dir::read_json;
 use crate::store::LedgerRecord;
 
 #[derive(Serialize)]
@@ -117,87 +121,89 @@ pub(crate) fn merged_ledger(store_entries: &Ledger, snapshot: &PrSnapshot) -> (L
     (ledger, count)
 }
 
-impl Runner {
-    /// Whether Shepherd acts on an item: its opener is trusted (`[trust]`).
-    /// A person counts as a collaborator only when the forge said they may
-    /// write to the repository ([`Runner::learn_access`]); on a public
-    /// repository anyone can comment, and everyone else is reported.
-    pub(crate) fn trusted(&self, c: &Classified) -> bool {
-        self.config
-            .trust
-            .trusts(c.author.as_ref(), self.may_write(c))
-    }
+/// What the forge said of each person's access to the repository, asked
+/// once per run for the authors `[trust]` needs it for ([`learn_access`]).
+pub(crate) type Access = BTreeMap<String, shepherd_forge::UserAccess>;
 
-    /// Why Shepherd does not act on an item, or `None` when it does.
-    pub(crate) fn untrusted_because(&self, c: &Classified) -> Option<String> {
-        let role = c
-            .author
-            .as_ref()
-            .and_then(|a| self.access.get(&a.login))
-            .map(|a| a.role.as_str());
-        self.config
-            .trust
-            .untrusted_because(c.author.as_ref(), self.may_write(c), role)
-    }
+/// Whether Shepherd acts on an item: its opener is trusted (`[trust]`).
+/// A person counts as a collaborator only when the forge said they may
+/// write to the repository ([`learn_access`]); on a public repository
+/// anyone can comment, and everyone else is reported.
+pub(crate) fn trusted(trust: &TrustConfig, access: &Access, c: &Classified) -> bool {
+    trust.trusts(c.author.as_ref(), may_write(access, c))
+}
 
-    /// Whether the forge said the item's opener may write (unknown: no).
-    fn may_write(&self, c: &Classified) -> bool {
-        c.author
-            .as_ref()
-            .and_then(|a| self.access.get(&a.login))
-            .is_some_and(|a| a.can_write)
-    }
+/// Why Shepherd does not act on an item, or `None` when it does.
+fn untrusted_because(trust: &TrustConfig, access: &Access, c: &Classified) -> Option<String> {
+    let role = c
+        .author
+        .as_ref()
+        .and_then(|a| access.get(&a.login))
+        .map(|a| a.role.as_str());
+    trust.untrusted_because(c.author.as_ref(), may_write(access, c), role)
+}
 
-    /// Asks the forge, once per run and person, whether the openers of the
-    /// new items in `classified` may write to the repository (GitHub's
-    /// collaborator permission API, GitLab's project members), for the
-    /// people whose trust depends on it. A forge that cannot tell fails
-    /// the round closed: the reason is returned.
-    pub(crate) async fn learn_access(
-        &mut self,
-        classified: &[Classified],
-    ) -> std::result::Result<(), String> {
-        let logins: BTreeSet<String> = classified
-            .iter()
-            .filter(|c| c.class == Class::New)
-            .filter(|c| self.config.trust.needs_access(c.author.as_ref()))
-            .filter_map(|c| c.author.as_ref().map(|a| a.login.clone()))
-            .filter(|login| !self.access.contains_key(login))
-            .collect();
-        for login in logins {
-            let access = self.forge.user_access(&login).await.map_err(|e| {
-                format!("cannot tell whether @{login} may write to the repository (`[trust]`): {e}")
-            })?;
-            tracing::debug!(%login, role = %access.role, can_write = access.can_write, "access");
-            self.access.insert(login, access);
-        }
-        Ok(())
-    }
+/// Whether the forge said the item's opener may write (unknown: no).
+fn may_write(access: &Access, c: &Classified) -> bool {
+    c.author
+        .as_ref()
+        .and_then(|a| access.get(&a.login))
+        .is_some_and(|a| a.can_write)
+}
 
-    /// Whether an item is in the run's scope (targeted mode: the one thread).
-    pub(crate) fn in_scope(&self, snapshot: &PrSnapshot, c: &Classified) -> bool {
-        match self.run.target.mode {
-            Mode::Full => true,
-            Mode::Targeted(
-                TargetedThread::GitHubDiscussion(id) | TargetedThread::GitLabNote(id),
-            ) => snapshot
+/// Asks the forge, once per run and person, whether the openers of the
+/// new items in `classified` may write to the repository (GitHub's
+/// collaborator permission API, GitLab's project members), for the
+/// people whose trust depends on it. A forge that cannot tell fails
+/// the round closed: the reason is returned.
+pub(crate) async fn learn_access(
+    forge: &dyn Forge,
+    trust: &TrustConfig,
+    access: &mut Access,
+    classified: &[Classified],
+) -> std::result::Result<(), String> {
+    let logins: BTreeSet<String> = classified
+        .iter()
+        .filter(|c| c.class == Class::New)
+        .filter(|c| trust.needs_access(c.author.as_ref()))
+        .filter_map(|c| c.author.as_ref().map(|a| a.login.clone()))
+        .filter(|login| !access.contains_key(login))
+        .collect();
+    for login in logins {
+        let known = forge.user_access(&login).await.map_err(|e| {
+            format!("cannot tell whether @{login} may write to the repository (`[trust]`): {e}")
+        })?;
+        tracing::debug!(%login, role = %known.role, can_write = known.can_write, "access");
+        access.insert(login, known);
+    }
+    Ok(())
+}
+
+/// Whether an item is in the run's scope (targeted mode: the one thread).
+pub(crate) fn in_scope(target: &Target, snapshot: &PrSnapshot, c: &Classified) -> bool {
+    match target.mode {
+        Mode::Full => true,
+        Mode::Targeted(TargetedThread::GitHubDiscussion(id) | TargetedThread::GitLabNote(id)) => {
+            snapshot
                 .threads
                 .iter()
-                .any(|t| t.id == c.item_id && t.comments.iter().any(|c| c.database_id == Some(id))),
+                .any(|t| t.id == c.item_id && t.comments.iter().any(|c| c.database_id == Some(id)))
         }
     }
+}
 
-    /// Classify `snapshot` against the PR's ledger (store plus markers).
-    pub(crate) fn classify_snapshot(
-        &self,
-        snapshot: &PrSnapshot,
-    ) -> Result<(Ledger, Vec<Classified>, usize)> {
-        let store_ledger = self.store().ledger_for_pr(&self.run.pr)?;
-        let (ledger, from_markers) = merged_ledger(&store_ledger, snapshot);
-        let classified = classify(snapshot, &ledger);
-        Ok((ledger, classified, from_markers))
-    }
+/// Classify `snapshot` against the PR's ledger (store plus markers).
+pub(crate) fn classify_snapshot(
+    books: &Books,
+    snapshot: &PrSnapshot,
+) -> Result<(Ledger, Vec<Classified>, usize)> {
+    let store_ledger = books.store().ledger_for_pr(&books.run.pr)?;
+    let (ledger, from_markers) = merged_ledger(&store_ledger, snapshot);
+    let classified = classify(snapshot, &ledger);
+    Ok((ledger, classified, from_markers))
+}
 
+impl Runner {
     pub(crate) async fn stage_threads(
         &mut self,
         round: &Round,
@@ -205,34 +211,27 @@ impl Runner {
         ws: &Workspace,
     ) -> Result<Step<Items>> {
         let snapshot = &synced.snapshot;
-        let (ledger, classified, from_markers) = self.classify_snapshot(snapshot)?;
+        let (ledger, classified, from_markers) = classify_snapshot(&self.books, snapshot)?;
         let scoped: Vec<Classified> = classified
             .iter()
-            .filter(|c| self.in_scope(snapshot, c))
+            .filter(|c| in_scope(&self.books.run.target, snapshot, c))
             .cloned()
             .collect();
-        if let Err(reason) = self.learn_access(&scoped).await {
+        if let Err(reason) =
+            learn_access(&*self.forge, &self.config.trust, &mut self.access, &scoped).await
+        {
             return Ok(Err(RoundEnd::Failed { reason }));
         }
         let mut work = Vec::new();
         let mut carried = Vec::new();
         let mut resolve_retry = Vec::new();
-        for c in &classified {
-            self.run.items.insert(
-                c.item_id.clone(),
-                ItemInfo {
-                    kind: c.kind,
-                    path: c.path.clone(),
-                    line: c.line,
-                    url: c.url.clone(),
-                },
-            );
-        }
+        self.books.note_items(&classified);
 
         // This run's latest entry of each item: what an earlier attempt did.
         let mine: BTreeMap<String, LedgerRecord> = self
+            .books
             .store()
-            .latest_entries(&self.run.run_id)?
+            .latest_entries(&self.books.run.run_id)?
             .into_iter()
             .map(|r| (r.entry.item_id.clone(), r))
             .collect();
@@ -243,7 +242,7 @@ impl Runner {
         let mut held = Vec::new();
         let mut untrusted_items = Vec::new();
         for c in &classified {
-            if !self.in_scope(snapshot, c) {
+            if !in_scope(&self.books.run.target, snapshot, c) {
                 continue;
             }
             let Some(item) = WorkItem::of(c, snapshot) else {
@@ -253,13 +252,14 @@ impl Runner {
                 continue;
             };
             match c.class {
-                Class::New if !self.trusted(c) => {
-                    let why = self.untrusted_because(c).unwrap_or_default();
+                Class::New if !trusted(&self.config.trust, &self.access, c) => {
+                    let why =
+                        untrusted_because(&self.config.trust, &self.access, c).unwrap_or_default();
                     untrusted_items
                         .push(item.attention(shepherd_core::report::AttentionKind::Untrusted, why));
                     untrusted.push(c.item_id.clone());
                 }
-                Class::New if self.still_held(snapshot, &c.item_id) => {
+                Class::New if still_held(&self.books.run, snapshot, &c.item_id) => {
                     held.push(c.item_id.clone());
                 }
                 Class::New => match mine.get(&c.item_id) {
@@ -280,7 +280,7 @@ impl Runner {
             items: &classified,
             out_of_scope: classified
                 .iter()
-                .filter(|c| !self.in_scope(snapshot, c))
+                .filter(|c| !in_scope(&self.books.run.target, snapshot, c))
                 .map(|c| c.item_id.as_str())
                 .collect(),
             new: work.iter().map(WorkItem::id).collect(),
@@ -291,8 +291,8 @@ impl Runner {
             ledger_from_markers: from_markers,
             excerpts: excerpts(snapshot),
         };
-        self.artifact(round, "threads.json", &artifact)?;
-        self.run.untrusted = untrusted_items;
+        self.books.artifact(round, "threads.json", &artifact)?;
+        self.books.run.untrusted = untrusted_items;
         let mut summary = format!(
             "{} item(s): {} new, {} resolve-retry, {} awaiting reviewer",
             classified.len(),
@@ -326,7 +326,7 @@ impl Runner {
                 ", {from_markers} ledger entries rebuilt from markers"
             ));
         }
-        self.stage_done(round, Stage::Threads, summary)?;
+        self.books.stage_done(round, Stage::Threads, summary)?;
         Ok(Ok(Items {
             ledger,
             classified,
@@ -378,7 +378,7 @@ impl Runner {
             let mut entry = record.entry.clone();
             entry.replied = true;
             entry.reply_id = Some(reply_id);
-            self.store().append_ledger(&LedgerRecord {
+            self.books.store().append_ledger(&LedgerRecord {
                 entry,
                 at: crate::store::Timestamp::now(),
                 ..record.clone()
@@ -416,20 +416,19 @@ impl Runner {
             return Ok(None);
         };
         // The cluster files the result declared, from that round's results.
-        let cluster_files =
-            read_json::<Vec<serde_json::Value>>(&self.dir.round(e.round).join("results.json"))
-                .ok()
-                .and_then(|results| {
-                    results.into_iter().find_map(|r| {
-                        (r["result"]["item_id"] == e.item_id.as_str()).then(|| {
-                            serde_json::from_value::<Vec<String>>(
-                                r["result"]["cluster_files"].clone(),
-                            )
-                            .unwrap_or_default()
-                        })
-                    })
+        let cluster_files = read_json::<Vec<serde_json::Value>>(
+            &self.books.dir.round(e.round).join("results.json"),
+        )
+        .ok()
+        .and_then(|results| {
+            results.into_iter().find_map(|r| {
+                (r["result"]["item_id"] == e.item_id.as_str()).then(|| {
+                    serde_json::from_value::<Vec<String>>(r["result"]["cluster_files"].clone())
+                        .unwrap_or_default()
                 })
-                .unwrap_or_default();
+            })
+        })
+        .unwrap_or_default();
         Ok(Some(Planned {
             result: ItemResult {
                 item_id: e.item_id.clone(),

@@ -13,8 +13,9 @@ use shepherd_agent::{
 use shepherd_core::PrSnapshot;
 
 use super::answer::{checked, Refused};
+use super::guard;
 use super::item::{Feedback, WorkItem};
-use super::runner::Runner;
+use super::runner::Books;
 use super::state::{Items, Round, RoundEnd, Step, Synced, Triage};
 use super::workspace::Workspace;
 use crate::error::Result;
@@ -32,97 +33,100 @@ pub(crate) fn task_item(item: &WorkItem, snapshot: &PrSnapshot) -> TaskItem {
     }
 }
 
-impl Runner {
-    pub(crate) async fn stage_triage(
-        &mut self,
-        round: &Round,
-        synced: &Synced,
-        ws: &Workspace,
-        items: &Items,
-    ) -> Result<Step<Triage>> {
-        let mut triage = Triage::new();
-        if items.work.is_empty() {
-            return Ok(Ok(triage));
-        }
-        let path = round.dir.join("triage.json");
-        let mut reused = 0usize;
-        if let Ok(saved) = read_json::<TriageAnswer>(&path) {
-            for d in saved.items {
-                if items.work.iter().any(|w| w.id() == d.id) {
-                    triage.insert(d.id.clone(), d);
-                    reused += 1;
-                }
-            }
-        }
-        let missing: Vec<&WorkItem> = items
-            .work
-            .iter()
-            .filter(|w| !triage.contains_key(w.id()))
-            .collect();
-        if !missing.is_empty() {
-            let task = TriageTask {
-                pr: PrContext::new(synced.snapshot.forge, &synced.snapshot.pr),
-                worktree: ws.path().to_path_buf(),
-                items: missing
-                    .iter()
-                    .map(|w| task_item(w, &synced.snapshot))
-                    .collect(),
-            };
-            let agent = ws.agents.triage.clone();
-            // The agent validates its answer (schema and the exact set of
-            // ids) and retries once itself, showing its errors; the check
-            // here only guards against a provider that does not.
-            let usage = UsageLog::new();
-            let ctx = Self::agent_ctx(round, "triage", &usage);
-            let started = Instant::now();
-            // A read-only role: a change to the worktree fails it closed.
-            let dir = task.worktree.clone();
-            let guarded = self
-                .read_only_call(round, "triage", dir, agent.triage(&task, &ctx))
-                .await?;
-            self.account_agent("triage", agent.name(), started.elapsed(), &usage);
-            let got = match guarded {
-                Ok(got) => got,
-                Err(reason) => return Ok(Err(RoundEnd::Failed { reason })),
-            };
-            let answer = match checked(got, |a| check_triage_answer(&task, a).map_err(|e| vec![e]))
-            {
-                Ok(answer) => answer,
-                Err(Refused::Failed(error) | Refused::Invalid(error)) => {
-                    tracing::warn!(%error, "triage answer refused");
-                    return Ok(Err(RoundEnd::Failed {
-                        // The agent's error says what was tried ("answer
-                        // invalid after 2 attempts", "stopped: the error is
-                        // not one a retry fixes"): no retry is claimed here.
-                        reason: format!("triage failed: {error}"),
-                    }));
-                }
-            };
-            for d in answer.items {
+pub(crate) async fn stage(
+    books: &mut Books,
+    round: &Round,
+    synced: &Synced,
+    ws: &Workspace,
+    items: &Items,
+) -> Result<Step<Triage>> {
+    let mut triage = Triage::new();
+    if items.work.is_empty() {
+        return Ok(Ok(triage));
+    }
+    let path = round.dir.join("triage.json");
+    let mut reused = 0usize;
+    if let Ok(saved) = read_json::<TriageAnswer>(&path) {
+        for d in saved.items {
+            if items.work.iter().any(|w| w.id() == d.id) {
                 triage.insert(d.id.clone(), d);
+                reused += 1;
             }
         }
-        let all = TriageAnswer {
-            items: items
-                .work
+    }
+    let missing: Vec<&WorkItem> = items
+        .work
+        .iter()
+        .filter(|w| !triage.contains_key(w.id()))
+        .collect();
+    if !missing.is_empty() {
+        let task = TriageTask {
+            pr: PrContext::new(synced.snapshot.forge, &synced.snapshot.pr),
+            worktree: ws.path().to_path_buf(),
+            items: missing
                 .iter()
-                .filter_map(|w| triage.get(w.id()).cloned())
+                .map(|w| task_item(w, &synced.snapshot))
                 .collect(),
         };
-        self.artifact(round, "triage.json", &all)?;
-        let mut counts = std::collections::BTreeMap::<String, usize>::new();
-        for d in &all.items {
-            *counts.entry(d.decision.as_str().to_owned()).or_default() += 1;
+        let agent = ws.agents.triage.clone();
+        // The agent validates its answer (schema and the exact set of
+        // ids) and retries once itself, showing its errors; the check
+        // here only guards against a provider that does not.
+        let usage = UsageLog::new();
+        let ctx = round.agent_ctx("triage", &usage);
+        let started = Instant::now();
+        // A read-only role: a change to the worktree fails it closed.
+        let dir = task.worktree.clone();
+        let guarded = guard::read_only_call(
+            books,
+            &ws.git,
+            round,
+            "triage",
+            dir,
+            agent.triage(&task, &ctx),
+        )
+        .await?;
+        books.account_agent("triage", agent.name(), started.elapsed(), &usage);
+        let got = match guarded {
+            Ok(got) => got,
+            Err(reason) => return Ok(Err(RoundEnd::Failed { reason })),
+        };
+        let answer = match checked(got, |a| check_triage_answer(&task, a).map_err(|e| vec![e])) {
+            Ok(answer) => answer,
+            Err(Refused::Failed(error) | Refused::Invalid(error)) => {
+                tracing::warn!(%error, "triage answer refused");
+                return Ok(Err(RoundEnd::Failed {
+                    // The agent's error says what was tried ("answer
+                    // invalid after 2 attempts", "stopped: the error is
+                    // not one a retry fixes"): no retry is claimed here.
+                    reason: format!("triage failed: {error}"),
+                }));
+            }
+        };
+        for d in answer.items {
+            triage.insert(d.id.clone(), d);
         }
-        let mut summary = counts
-            .iter()
-            .map(|(k, v)| format!("{v} {k}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        if reused > 0 {
-            summary.push_str(&format!(" ({reused} reused from the saved triage)"));
-        }
-        self.stage_done(round, Stage::Triage, summary)?;
-        Ok(Ok(triage))
     }
+    let all = TriageAnswer {
+        items: items
+            .work
+            .iter()
+            .filter_map(|w| triage.get(w.id()).cloned())
+            .collect(),
+    };
+    books.artifact(round, "triage.json", &all)?;
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    for d in &all.items {
+        *counts.entry(d.decision.as_str().to_owned()).or_default() += 1;
+    }
+    let mut summary = counts
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if reused > 0 {
+        summary.push_str(&format!(" ({reused} reused from the saved triage)"));
+    }
+    books.stage_done(round, Stage::Triage, summary)?;
+    Ok(Ok(triage))
 }

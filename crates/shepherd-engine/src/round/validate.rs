@@ -33,6 +33,7 @@ use shepherd_agent::{
 };
 use shepherd_core::config::{CommandSpec, Config};
 
+use super::guard;
 use super::runner::Runner;
 use super::state::{
     Changes, Fixed, Fixing, Flow, Revalidated, Reviewed, Round, RoundEnd, Step, Validated, Verified,
@@ -365,7 +366,7 @@ impl Runner {
         label: &'static str,
         log: &str,
     ) -> Result<(Attempt, CommandRun)> {
-        self.emit(ProgressEvent::Waiting {
+        self.books.emit(ProgressEvent::Waiting {
             round: round.n,
             what: format!("verify: {}", cmd.shown()),
         });
@@ -409,7 +410,7 @@ impl Runner {
 
     async fn validate(&mut self, fixing: Fixing<'_>, changes: &mut Changes) -> Result<Flow> {
         let round = fixing.round;
-        if let Err(reason) = self.check_fix_validations(round, changes)? {
+        if let Err(reason) = guard::check_fix_validations(&mut self.books, round, changes)? {
             return Ok(Err(RoundEnd::Failed { reason }));
         }
         if changes.commits.is_empty() {
@@ -426,7 +427,7 @@ impl Runner {
                 note: None,
                 fix_validation: &changes.fix_validations,
             };
-            self.artifact(round, "validate.json", &artifact)?;
+            self.books.artifact(round, "validate.json", &artifact)?;
             return Ok(Ok(()));
         }
         let root = fixing.ws.path().to_path_buf();
@@ -442,7 +443,7 @@ impl Runner {
                 passed: false,
                 reason: Some(reason.clone()),
             });
-            self.artifact(
+            self.books.artifact(
                 round,
                 "validate.json",
                 &ValidateArtifact {
@@ -459,7 +460,7 @@ impl Runner {
                     fix_validation: &changes.fix_validations,
                 },
             )?;
-            self.stage_done(
+            self.books.stage_done(
                 round,
                 Stage::Validate,
                 "no verify command: the push will be refused".to_owned(),
@@ -572,8 +573,8 @@ impl Runner {
             note,
             fix_validation: &changes.fix_validations,
         };
-        self.artifact(round, "validate.json", &artifact)?;
-        self.stage_done(round, Stage::Validate, summary)?;
+        self.books.artifact(round, "validate.json", &artifact)?;
+        self.books.stage_done(round, Stage::Validate, summary)?;
         Ok(Ok(()))
     }
 
@@ -674,12 +675,18 @@ impl Runner {
         let ids: Vec<String> = items.iter().map(|w| w.id().to_owned()).collect();
         fixing.ws.git(|wt| wt.discard_changes()).await?;
         let usage = UsageLog::new();
-        let ctx = Self::agent_ctx(round, "repair", &usage);
+        let ctx = round.agent_ctx("repair", &usage);
         let started = Instant::now();
-        let got = self
-            .writing_call(round, fixing.ws, "repair", agent.fix(&task, &ctx))
-            .await?;
-        self.account_agent(role, agent.name(), started.elapsed(), &usage);
+        let got = guard::writing_call(
+            &mut self.books,
+            fixing.ws,
+            round,
+            "repair",
+            agent.fix(&task, &ctx),
+        )
+        .await?;
+        self.books
+            .account_agent(role, agent.name(), started.elapsed(), &usage);
         let mut record = Repair {
             provider: agent.name().to_owned(),
             items: ids,
@@ -726,7 +733,7 @@ impl Runner {
         match committed {
             Ok(sha) => {
                 changes.commits.push(sha.0.clone());
-                self.event(
+                self.books.event(
                     Some(round.n),
                     "commit",
                     serde_json::json!({ "sha": sha.0, "items": record.items, "files": changed, "unit": "repair" }),
@@ -775,7 +782,7 @@ impl Runner {
             reason: Option<&'a str>,
         }
         if let Some(v) = changes.verified.clone().filter(|v| v.head == head) {
-            self.artifact(
+            self.books.artifact(
                 round,
                 "revalidate.json",
                 &Revalidate {
@@ -788,14 +795,15 @@ impl Runner {
                 },
             )?;
             if v.passed {
-                self.stage_done(
+                self.books.stage_done(
                     round,
                     Stage::Revalidate,
                     "HEAD unchanged since the verify command passed".to_owned(),
                 )?;
                 return Ok(Ok(()));
             }
-            self.stage_done(round, Stage::Revalidate, "push refused".to_owned())?;
+            self.books
+                .stage_done(round, Stage::Revalidate, "push refused".to_owned())?;
             return Ok(Err(RoundEnd::Failed {
                 reason: v
                     .reason
@@ -805,7 +813,7 @@ impl Runner {
         let root = ws.path().to_path_buf();
         let Some(cmd) = discover(&self.config, &root) else {
             let reason = "no verify command: nothing unverified is pushed, so the push was refused";
-            self.artifact(
+            self.books.artifact(
                 round,
                 "revalidate.json",
                 &Revalidate {
@@ -817,7 +825,8 @@ impl Runner {
                     reason: Some(reason),
                 },
             )?;
-            self.stage_done(round, Stage::Revalidate, "push refused".to_owned())?;
+            self.books
+                .stage_done(round, Stage::Revalidate, "push refused".to_owned())?;
             return Ok(Err(RoundEnd::Failed {
                 reason: reason.to_owned(),
             }));
@@ -834,7 +843,7 @@ impl Runner {
                 round.dir.join("revalidate.log").display()
             )
         });
-        self.artifact(
+        self.books.artifact(
             round,
             "revalidate.json",
             &Revalidate {
@@ -853,7 +862,7 @@ impl Runner {
         });
         match reason {
             None => {
-                self.stage_done(
+                self.books.stage_done(
                     round,
                     Stage::Revalidate,
                     format!("`{}` passed on the commits to push", cmd.shown()),
@@ -861,7 +870,8 @@ impl Runner {
                 Ok(Ok(()))
             }
             Some(reason) => {
-                self.stage_done(round, Stage::Revalidate, "push refused".to_owned())?;
+                self.books
+                    .stage_done(round, Stage::Revalidate, "push refused".to_owned())?;
                 Ok(Err(RoundEnd::Failed { reason }))
             }
         }

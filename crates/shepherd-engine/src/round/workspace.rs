@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::error::{EngineError, Result};
 use crate::options::{Agents, CheckAgents};
-use crate::worktree::{Worktree, WorktreeError};
+use crate::worktree::{Git, Worktree, WorktreeError};
 
 /// The run's worktree and its agents, as the worktree stage left them.
 #[derive(Clone)]
@@ -20,12 +20,19 @@ pub(crate) struct Workspace {
     pub(crate) agents: Agents,
     /// Fix-validation, review and apply-review.
     pub(crate) checks: CheckAgents,
+    /// The git binary the run drives, with its identity and credentials.
+    pub(crate) git: Git,
 }
 
 impl Workspace {
     /// The worktree stage's product.
-    pub(super) fn new(wt: Arc<Worktree>, agents: Agents, checks: CheckAgents) -> Self {
-        Workspace { wt, agents, checks }
+    pub(super) fn new(wt: Arc<Worktree>, agents: Agents, checks: CheckAgents, git: Git) -> Self {
+        Workspace {
+            wt,
+            agents,
+            checks,
+            git,
+        }
     }
 
     /// The worktree's directory (where the agents work).

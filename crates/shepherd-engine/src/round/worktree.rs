@@ -45,9 +45,9 @@ impl Runner {
             Arc::clone(wt)
         } else {
             let git = self.git.clone();
-            let cache = self.run.cache_dir.clone();
-            let dir = self.run.worktree_dir.clone();
-            let url = self.run.git_url.clone();
+            let cache = self.books.run.cache_dir.clone();
+            let dir = self.books.run.worktree_dir.clone();
+            let url = self.books.run.git_url.clone();
             let head = head_ref.clone();
             let made = tokio::task::spawn_blocking(move || -> Result<(Worktree, bool, LockSweep)> {
                 Worktree::init_bare(&git, &cache)?;
@@ -115,7 +115,7 @@ impl Runner {
                 short(&pr_head)
             )
         });
-        self.artifact(
+        self.books.artifact(
             round,
             "worktree.json",
             &WorktreeArtifact {
@@ -137,7 +137,7 @@ impl Runner {
                 sync.abandoned.len()
             ));
         }
-        self.stage_done(round, Stage::Worktree, summary)?;
+        self.books.stage_done(round, Stage::Worktree, summary)?;
         let checks = match self.check_agents() {
             Ok(checks) => checks,
             Err(reason) => return Ok(Err(RoundEnd::Failed { reason })),
@@ -146,7 +146,10 @@ impl Runner {
             snapshot,
             start_sha,
         };
-        Ok(Ok((synced, Workspace::new(wt, agents, checks))))
+        Ok(Ok((
+            synced,
+            Workspace::new(wt, agents, checks, self.git.clone()),
+        )))
     }
 
     /// The agents of triage, fix and cluster-fix: the embedder's, else the
@@ -259,8 +262,8 @@ impl Runner {
                 }),
             ),
         };
-        self.emit(ProgressEvent::Note { message });
-        self.event(Some(round.n), "git-locks", payload)
+        self.books.emit(ProgressEvent::Note { message });
+        self.books.event(Some(round.n), "git-locks", payload)
     }
 
     /// Read the repository files the run's configuration still lacks: the
@@ -344,25 +347,25 @@ impl Runner {
                 }))
             }
         };
-        write_json(&self.dir.config_layers_file(), &record)?;
+        write_json(&self.books.dir.config_layers_file(), &record)?;
         self.config_record = Some(record);
         for note in &effective.notes {
-            self.emit(ProgressEvent::Note {
+            self.books.emit(ProgressEvent::Note {
                 message: note.clone(),
             });
         }
-        self.artifact(
+        self.books.artifact(
             round,
             "config.json",
             &serde_json::json!({ "files": effective.files, "ignored": effective.notes }),
         )?;
         let config = effective.config;
-        self.run.round_limit = if self.run.target.is_targeted() {
+        self.books.run.round_limit = if self.books.run.target.is_targeted() {
             1
         } else {
             config.loop_.max_rounds
         };
-        write_text(&self.dir.config_file(), &config.to_toml())?;
+        write_text(&self.books.dir.config_file(), &config.to_toml())?;
         let approve = self.config.approve.mode;
         self.config = config;
         if self.opts.approve.is_some() {

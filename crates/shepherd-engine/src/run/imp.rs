@@ -13,11 +13,11 @@ use shepherd_forge::Forge;
 
 use crate::config::{ConfigRecord, RepoConfigSource};
 use crate::error::{EngineError, Result};
-use crate::options::{ApprovalChange, ApprovalRequest, EngineOptions, ProgressEvent};
-use crate::round::{Round, RoundEnd, Runner, Tally};
+use crate::options::{EngineOptions, ProgressEvent};
+use crate::round::{Books, Round, RoundEnd, Runner, Tally};
 use crate::run_dir::{PauseKind, RunDir, RunFile};
 use crate::store::{
-    Approval, ApprovalState, LockOutcome, PrKey, RunStatus, StateDir, Store, StoreError, Timestamp,
+    ApprovalState, LockOutcome, PrKey, RunStatus, StateDir, Store, StoreError, Timestamp,
 };
 use crate::worktree::Git;
 
@@ -254,14 +254,12 @@ impl Engine {
             resumed: false,
         });
         let runner = Runner {
+            books: Books::new(store, run, dir, self.opts.progress.clone()),
             forge: self.forge.clone(),
             agents: None,
             checks: None,
-            store: std::sync::Mutex::new(store),
             config,
             opts: self.opts.clone(),
-            run,
-            dir,
             git: self.git_for_runs(),
             worktree: None,
             config_record: Some(record),
@@ -322,6 +320,18 @@ impl Engine {
         } else {
             run.round.max(1)
         };
+        if start == run.round {
+            // The round it stopped in is re-entered: the time since the pause
+            // is a wait of its own (the user's, for an approval), never the
+            // time of the stage the round runs first (issue 28 point 6).
+            store.append_event(
+                run_id,
+                Some(start),
+                RESUMED,
+                &serde_json::json!({ "wait": wait_name(run.pause) }),
+                Timestamp::now(),
+            )?;
+        }
         run.pause = None;
         run.worktree_kept = None;
         store.set_run_status(run_id, RunStatus::Running, None, Timestamp::now())?;
@@ -332,14 +342,12 @@ impl Engine {
             resumed: true,
         });
         let runner = Runner {
+            books: Books::new(store, run, dir, self.opts.progress.clone()),
             forge: self.forge.clone(),
             agents: None,
             checks: None,
-            store: std::sync::Mutex::new(store),
             config,
             opts: self.opts.clone(),
-            run,
-            dir,
             git: self.git_for_runs(),
             worktree: None,
             config_record: record,
@@ -408,7 +416,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
         match one_round(&mut runner, n).await {
             Ok((tally, end)) => {
                 let on_exhaust = runner.config.loop_.on_exhaust;
-                let limit = runner.run.round_limit;
+                let limit = runner.books.run.round_limit;
                 match end {
                     RoundEnd::Converged => {
                         break End {
@@ -467,7 +475,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                                  another round would change nothing; {note}",
                                 n.saturating_sub(1)
                             );
-                            break limit_end(on_exhaust, reason, &runner.run.run_id);
+                            break limit_end(on_exhaust, reason, &runner.books.run.run_id);
                         }
                         match after_round(n, limit, on_exhaust) {
                             LimitAction::Continue => n += 1,
@@ -475,7 +483,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                                 let reason = format!(
                                     "reached the round limit ({limit}) without converging: {note}"
                                 );
-                                break limit_end(on_exhaust, reason, &runner.run.run_id);
+                                break limit_end(on_exhaust, reason, &runner.books.run.run_id);
                             }
                         }
                     }
@@ -518,28 +526,32 @@ fn limit_end(on_exhaust: OnExhaust, reason: String, run_id: &str) -> End {
 
 /// One round: its bookkeeping around the stages.
 async fn one_round(runner: &mut Runner, n: u32) -> Result<(Tally, RoundEnd)> {
-    let run_id = runner.run.run_id.clone();
-    runner.run.round = n;
+    let run_id = runner.books.run.run_id.clone();
+    runner.books.run.round = n;
     // Bound first: a guard in the scrutinee would live through the arms.
     let started = runner
+        .books
         .store()
         .start_round(&run_id, n, "pr-state", Timestamp::now());
     match started {
         Ok(()) => {}
-        Err(StoreError::RoundExists { .. }) => {
-            runner.store().set_round_stage(&run_id, n, "pr-state")?
-        }
+        Err(StoreError::RoundExists { .. }) => runner
+            .books
+            .store()
+            .set_round_stage(&run_id, n, "pr-state")?,
         Err(err) => return Err(err.into()),
     }
     runner
+        .books
         .store()
-        .refresh_lock(&runner.run.pr, &run_id, Timestamp::now())?;
-    runner.save_run()?;
-    runner.emit(ProgressEvent::RoundStarted { round: n });
-    let round = Round::new(n, runner.dir.create_round(n)?);
+        .refresh_lock(&runner.books.run.pr, &run_id, Timestamp::now())?;
+    runner.books.save_run()?;
+    runner.books.emit(ProgressEvent::RoundStarted { round: n });
+    let round = Round::new(n, runner.books.dir.create_round(n)?);
     let mut tally = Tally::default();
     let end = runner.run_round(&round, &mut tally).await?;
     let stored = runner
+        .books
         .store()
         .rounds(&run_id)?
         .into_iter()
@@ -547,7 +559,7 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Tally, RoundEnd)> {
     let started_at = stored.as_ref().map_or(Timestamp::now(), |r| r.started_at);
     let stage = stored.map(|r| r.stage).unwrap_or_default();
     let (stage_times, tail_ms) = stage_times(
-        &runner.store().events(&run_id)?,
+        &runner.books.store().events(&run_id)?,
         n,
         started_at,
         Timestamp::now(),
@@ -582,20 +594,38 @@ async fn one_round(runner: &mut Runner, n: u32) -> Result<(Tally, RoundEnd)> {
         stage_times,
         tail_ms,
     };
-    runner.run.rounds.retain(|r| r.number != n);
-    runner.run.rounds.push(summary);
-    runner.save_run()?;
+    runner.books.run.rounds.retain(|r| r.number != n);
+    runner.books.run.rounds.push(summary);
+    runner.books.save_run()?;
     // A report as of this round, beside its artifacts.
-    if let Ok(report) = build_report(&runner.store(), &runner.run, "running", None) {
+    if let Ok(report) = build_report(&runner.books.store(), &runner.books.run, "running", None) {
         let _ = crate::run_dir::write_json(&round.dir.join("report.json"), &report);
         let _ = crate::run_dir::write_text(&round.dir.join("report.md"), &report.to_markdown());
     }
     Ok((tally, end))
 }
 
+/// The event of a resume that re-enters the round its run stopped in; its
+/// `wait` names the time since the stop ([`wait_name`]).
+const RESUMED: &str = "resumed";
+
+/// What a round waited for between its stop and the resume: the name its
+/// time has in the round's stage times.
+fn wait_name(pause: Option<PauseKind>) -> &'static str {
+    match pause {
+        Some(PauseKind::Approval) => "approval wait",
+        Some(PauseKind::PendingReview) => "pending-review wait",
+        Some(PauseKind::ReplyFailures) => "reply-failures wait",
+        Some(PauseKind::Exhausted) => "round-limit wait",
+        None => "interrupted",
+    }
+}
+
 /// How long each stage of round `n` took, from the store's `stage` events
 /// (each recorded when its stage completed), the first counted from the
-/// round's start; and the time from the last one to `ended`, in ms.
+/// round's start; and the time from the last one to `ended`, in ms. A
+/// resume that re-entered the round ([`RESUMED`]) ends a wait, named by
+/// what the round waited for: the stage run first after it counts from it.
 fn stage_times(
     events: &[crate::store::Event],
     n: u32,
@@ -607,9 +637,14 @@ fn stage_times(
     let mut times = Vec::new();
     for event in events
         .iter()
-        .filter(|e| e.round == Some(n) && e.kind == "stage")
+        .filter(|e| e.round == Some(n) && (e.kind == "stage" || e.kind == RESUMED))
     {
-        let Some(stage) = event.payload["stage"].as_str() else {
+        let field = if event.kind == RESUMED {
+            "wait"
+        } else {
+            "stage"
+        };
+        let Some(stage) = event.payload[field].as_str() else {
             continue;
         };
         times.push(StageTime {
@@ -622,11 +657,11 @@ fn stage_times(
 }
 
 async fn finish(mut runner: Runner, mut end: End) -> RunOutcome {
-    let run_id = runner.run.run_id.clone();
+    let run_id = runner.books.run.run_id.clone();
     if end.status == RunStatus::Converged {
         hand_off_what_waits(&runner, &mut end);
     }
-    runner.run.pause = end.pause;
+    runner.books.run.pause = end.pause;
     if let Some(wt) = runner.worktree.take() {
         if end.remove_worktree {
             let removed = match Arc::try_unwrap(wt) {
@@ -638,52 +673,60 @@ async fn finish(mut runner: Runner, mut end: End) -> RunOutcome {
             };
             if let Err(err) = removed {
                 tracing::warn!(%err, "cannot remove the worktree");
-                runner.run.worktree_kept = Some(runner.run.worktree_dir.clone());
+                runner.books.run.worktree_kept = Some(runner.books.run.worktree_dir.clone());
             }
         } else {
-            runner.run.worktree_kept = Some(runner.run.worktree_dir.clone());
+            runner.books.run.worktree_kept = Some(runner.books.run.worktree_dir.clone());
         }
-    } else if !end.remove_worktree && runner.run.worktree_dir.exists() {
-        runner.run.worktree_kept = Some(runner.run.worktree_dir.clone());
+    } else if !end.remove_worktree && runner.books.run.worktree_dir.exists() {
+        runner.books.run.worktree_kept = Some(runner.books.run.worktree_dir.clone());
     }
-    if let Err(err) =
-        runner
-            .store()
-            .set_run_status(&run_id, end.status, end.reason.as_deref(), Timestamp::now())
-    {
+    if let Err(err) = runner.books.store().set_run_status(
+        &run_id,
+        end.status,
+        end.reason.as_deref(),
+        Timestamp::now(),
+    ) {
         tracing::error!(%err, "cannot record the run's status");
     }
-    let _ = runner.store().append_event(
+    let _ = runner.books.store().append_event(
         &run_id,
         None,
         "run-finished",
         &serde_json::json!({ "status": end.status.as_str(), "reason": end.reason }),
         Timestamp::now(),
     );
-    if let Err(err) = runner.save_run() {
+    if let Err(err) = runner.books.save_run() {
         tracing::error!(%err, "cannot save run.json");
     }
     let report = build_report(
-        &runner.store(),
-        &runner.run,
+        &runner.books.store(),
+        &runner.books.run,
         end.status.as_str(),
         end.reason.clone(),
     )
     .unwrap_or_else(|err| {
         tracing::error!(%err, "cannot build the report from the ledger");
         build(&empty_input(
-            &runner.run,
+            &runner.books.run,
             end.status.as_str(),
             end.reason.clone(),
         ))
-        .with_cluster_rounds(runner.run.cluster_rounds.iter().cloned())
+        .with_cluster_rounds(runner.books.run.cluster_rounds.iter().cloned())
     });
-    let _ = crate::run_dir::write_json(&runner.dir.root().join("report.json"), &report);
-    let _ = crate::run_dir::write_text(&runner.dir.root().join("report.md"), &report.to_markdown());
-    if let Err(err) = runner.store().release_lock(&runner.run.pr, &run_id) {
+    let _ = crate::run_dir::write_json(&runner.books.dir.root().join("report.json"), &report);
+    let _ = crate::run_dir::write_text(
+        &runner.books.dir.root().join("report.md"),
+        &report.to_markdown(),
+    );
+    if let Err(err) = runner
+        .books
+        .store()
+        .release_lock(&runner.books.run.pr, &run_id)
+    {
         tracing::error!(%err, "cannot release the lock");
     }
-    runner.emit(ProgressEvent::RunFinished {
+    runner.books.emit(ProgressEvent::RunFinished {
         run_id: run_id.clone(),
         status: end.status,
         reason: end.reason.clone(),
@@ -692,9 +735,9 @@ async fn finish(mut runner: Runner, mut end: End) -> RunOutcome {
         run_id,
         status: end.status,
         reason: end.reason,
-        run_dir: runner.dir.root().to_path_buf(),
+        run_dir: runner.books.dir.root().to_path_buf(),
         report,
-        worktree_kept: runner.run.worktree_kept.clone(),
+        worktree_kept: runner.books.run.worktree_kept.clone(),
         invalid_config: end.invalid_config,
         succeed_when_handed_off: runner.config.loop_.succeed_when_handed_off,
     }
@@ -704,8 +747,8 @@ async fn finish(mut runner: Runner, mut end: End) -> RunOutcome {
 /// with those items named: "converged" is said only of a clear PR.
 fn hand_off_what_waits(runner: &Runner, end: &mut End) {
     let report = match build_report(
-        &runner.store(),
-        &runner.run,
+        &runner.books.store(),
+        &runner.books.run,
         RunStatus::Converged.as_str(),
         None,
     ) {
@@ -832,152 +875,6 @@ pub fn load_run_file(state: &StateDir, run_id: &str) -> Result<RunFile> {
     RunDir::new(state.run_dir(run_id)?).load()
 }
 
-/// Approve the pending approvals of the round run `run_id` paused in,
-/// applying `changes` (a changed decision, an edited reply) first; returns
-/// how many approvals are now approved. Items not named are approved as
-/// triaged.
-pub fn approve_run(
-    state: &StateDir,
-    run_id: &str,
-    changes: &[ApprovalChange],
-    approver: &str,
-) -> Result<usize> {
-    let mut store = Store::open_in(state)?;
-    store.get_run(run_id)?;
-    let file = load_run_file(state, run_id)?;
-    let round = file.round;
-    let existing = store.approvals(run_id, round)?;
-    let triage: Vec<shepherd_agent::TriageDecision> =
-        crate::run_dir::read_json::<shepherd_agent::TriageAnswer>(
-            &RunDir::new(state.run_dir(run_id)?)
-                .round(round)
-                .join("triage.json"),
-        )
-        .map(|a| a.items)
-        .unwrap_or_default();
-    let now = Timestamp::now();
-    for change in changes {
-        let base = existing
-            .iter()
-            .find(|a| a.item_id == change.item_id)
-            .cloned()
-            .or_else(|| {
-                triage
-                    .iter()
-                    .find(|d| d.id == change.item_id)
-                    .map(|d| Approval {
-                        run_id: run_id.to_owned(),
-                        round,
-                        item_id: d.id.clone(),
-                        decision: d.decision,
-                        reply_override: None,
-                        approver: None,
-                        state: ApprovalState::Pending,
-                        updated_at: now,
-                    })
-            })
-            .ok_or_else(|| EngineError::UnknownItem {
-                run: run_id.to_owned(),
-                round,
-                item: change.item_id.clone(),
-            })?;
-        // A changed decision needs a reply written for it: an earlier
-        // override (written for the old decision) does not carry over.
-        let decision = change.decision.unwrap_or(base.decision);
-        let kept_reply = base
-            .reply_override
-            .clone()
-            .filter(|_| decision == base.decision);
-        let reply_override = change.reply.clone().or(kept_reply);
-        let triaged = triage
-            .iter()
-            .find(|d| d.id == change.item_id)
-            .map_or(base.decision, |d| d.decision);
-        if crate::round::approval::changed_decision_needs_reply(triaged, decision)
-            && reply_override
-                .as_deref()
-                .is_none_or(|t| t.trim().is_empty())
-        {
-            return Err(EngineError::ReplyNeeded {
-                item: change.item_id.clone(),
-                triaged: triaged.as_str().to_owned(),
-                decision: decision.as_str().to_owned(),
-            });
-        }
-        store.put_approval(&Approval {
-            decision,
-            reply_override,
-            approver: Some(approver.to_owned()),
-            state: ApprovalState::Approved,
-            updated_at: now,
-            ..base
-        })?;
-    }
-    let decided = store.decide_pending(run_id, round, ApprovalState::Approved, approver, now)?;
-    if decided == 0 && changes.is_empty() {
-        return Err(EngineError::NothingToApprove {
-            run: run_id.to_owned(),
-        });
-    }
-    // The pause's reason said decisions await approval: no longer true.
-    let run = store.get_run(run_id)?;
-    let pending = store
-        .approvals(run_id, round)?
-        .iter()
-        .any(|a| a.state == ApprovalState::Pending);
-    if run.status == RunStatus::Paused && file.pause == Some(PauseKind::Approval) && !pending {
-        store.set_run_status(
-            run_id,
-            RunStatus::Paused,
-            Some(&format!(
-                "round {round}'s decisions are approved (by {approver}); nothing is posted until \
-                 `shepherd resume {run_id}`"
-            )),
-            now,
-        )?;
-    }
-    Ok(store
-        .approvals(run_id, round)?
-        .iter()
-        .filter(|a| a.state == ApprovalState::Approved)
-        .count())
-}
-
-/// What the approval a paused run awaits shows of each item of its round
-/// (path, excerpt, drafted reply, reasoning), as the round saved it; empty
-/// when the round saved none.
-pub fn approval_request(state: &StateDir, run_id: &str) -> Result<Option<ApprovalRequest>> {
-    let file = load_run_file(state, run_id)?;
-    let path = RunDir::new(state.run_dir(run_id)?)
-        .round(file.round)
-        .join(crate::round::approval::APPROVAL_REQUEST);
-    Ok(crate::run_dir::read_json::<ApprovalRequest>(&path).ok())
-}
-
-/// Reject the pending approvals of run `run_id`: nothing is posted, and
-/// the run is marked failed. Returns how many approvals were rejected.
-pub fn reject_run(state: &StateDir, run_id: &str, approver: &str) -> Result<usize> {
-    let mut store = Store::open_in(state)?;
-    let run = store.get_run(run_id)?;
-    let file = load_run_file(state, run_id)?;
-    let now = Timestamp::now();
-    let n = store.decide_pending(run_id, file.round, ApprovalState::Rejected, approver, now)?;
-    if n == 0 && run.status != RunStatus::Paused {
-        return Err(EngineError::NothingToApprove {
-            run: run_id.to_owned(),
-        });
-    }
-    // A run paused for another reason (reply failures, the round limit) is
-    // abandoned: a new run of its PR may then start.
-    let reason = if n == 0 {
-        "abandoned by the approver while paused"
-    } else {
-        "the approver rejected the triage; nothing was posted"
-    };
-    store.set_run_status(run_id, RunStatus::Failed, Some(reason), now)?;
-    Ok(n)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
@@ -1008,6 +905,27 @@ mod tests {
         let got: Vec<(&str, u64)> = times.iter().map(|t| (t.stage.as_str(), t.ms)).collect();
         assert_eq!(got, [("pr-state", 100), ("worktree", 300), ("ci", 6_000)]);
         assert_eq!(tail, 500);
+        // A resume of the round ends a wait, named so: the stage the round
+        // runs first after it counts from the resume.
+        let mut resumed = events.to_vec();
+        resumed.push(Event {
+            kind: RESUMED.into(),
+            payload: serde_json::json!({ "wait": wait_name(Some(PauseKind::Approval)) }),
+            ..event(6, Some(1), "", "", 60_000)
+        });
+        resumed.push(event(7, Some(1), "stage", "pr-state", 60_300));
+        let (times, _) = stage_times(&resumed, 1, Timestamp(1_000), Timestamp(61_000));
+        let got: Vec<(&str, u64)> = times.iter().map(|t| (t.stage.as_str(), t.ms)).collect();
+        assert_eq!(
+            got,
+            [
+                ("pr-state", 100),
+                ("worktree", 300),
+                ("ci", 6_000),
+                ("approval wait", 52_600),
+                ("pr-state", 300)
+            ]
+        );
         // No stage completed: everything is the tail.
         let (times, tail) = stage_times(&events, 3, Timestamp(1_000), Timestamp(1_800));
         assert!(times.is_empty());

@@ -6,6 +6,7 @@
 //! per PR at a time: the store's lock. Everything a run does is in its
 //! directory ([`RunDir`]) and the store.
 
+mod approve;
 mod imp;
 
 pub use crate::config::{ConfigRecord, Effective, RepoConfigSource, RepoFile};
@@ -16,7 +17,5 @@ pub use crate::options::{
     DEFAULT_PARALLEL_FIXES,
 };
 pub use crate::run_dir::{HeldItem, ItemInfo, PauseKind, RunDir, RunFile};
-pub use imp::{
-    approval_request, approve_run, effective_status, load_run_file, reject_run, run_report, Engine,
-    RunOutcome, RunSpec,
-};
+pub use approve::{approval_request, approve_run, reject_run};
+pub use imp::{effective_status, load_run_file, run_report, Engine, RunOutcome, RunSpec};

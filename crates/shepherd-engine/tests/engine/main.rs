@@ -20,4 +20,5 @@ mod test_markers;
 mod test_readonly;
 mod test_rounds;
 mod test_settle;
+mod test_stage_times;
 mod test_statements;
