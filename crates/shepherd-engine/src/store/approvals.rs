@@ -5,7 +5,7 @@ use shepherd_core::Decision;
 
 use super::error::{Result, SqlContext, StoreError};
 use super::open::{write, Store};
-use super::rows::{enum_from_str, enum_to_str, row};
+use super::rows::{enum_from_str, enum_to_str, query_rows, row};
 use super::runs::require_run;
 use super::timestamp::Timestamp;
 use super::types::{Approval, ApprovalState};
@@ -60,11 +60,13 @@ impl Store {
             "SELECT {APPROVAL_COLUMNS} FROM approvals
              WHERE run_id = ?1 AND round = ?2 ORDER BY rowid"
         );
-        let mut stmt = self.conn.prepare(&sql).ctx("list approvals")?;
-        let raws: Vec<RawApproval> = stmt
-            .query_map(params![run, round], RawApproval::from_row)
-            .and_then(Iterator::collect)
-            .ctx("list approvals")?;
+        let raws = query_rows(
+            &self.conn,
+            "list approvals",
+            &sql,
+            params![run, round],
+            RawApproval::from_row,
+        )?;
         raws.into_iter().map(RawApproval::into_approval).collect()
     }
 

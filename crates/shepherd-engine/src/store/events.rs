@@ -4,7 +4,7 @@ use rusqlite::params;
 
 use super::error::{Result, SqlContext, StoreError};
 use super::open::{write, Store};
-use super::rows::decode_json;
+use super::rows::{decode_json, query_rows, row};
 use super::runs::require_run;
 use super::timestamp::Timestamp;
 use super::types::Event;
@@ -36,38 +36,36 @@ impl Store {
 
     /// The events of `run`, in append order.
     pub fn events(&self, run: &str) -> Result<Vec<Event>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT seq, run_id, round, kind, payload, at FROM events
-                 WHERE run_id = ?1 ORDER BY seq",
-            )
-            .ctx("list events")?;
-        type RawEvent = (i64, String, Option<u32>, String, String, i64);
-        let raws: Vec<RawEvent> = stmt
-            .query_map([run], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            })
-            .and_then(Iterator::collect)
-            .ctx("list events")?;
-        raws.into_iter()
-            .map(|(seq, run_id, round, kind, payload, at)| {
-                Ok(Event {
-                    seq,
-                    run_id,
-                    round,
-                    kind,
-                    payload: decode_json(&payload)?,
-                    at: Timestamp(at),
-                })
-            })
+        let sql = "SELECT seq, run_id, round, kind, payload, at FROM events
+                   WHERE run_id = ?1 ORDER BY seq";
+        query_rows(&self.conn, "list events", sql, [run], RawEvent::from_row)?
+            .into_iter()
+            .map(RawEvent::into_event)
             .collect()
+    }
+}
+
+row! {
+    /// An `events` row as stored.
+    struct RawEvent {
+        seq: i64,
+        run_id: String,
+        round: Option<u32>,
+        kind: String,
+        payload: String,
+        at: i64,
+    }
+}
+
+impl RawEvent {
+    fn into_event(self) -> Result<Event> {
+        Ok(Event {
+            seq: self.seq,
+            run_id: self.run_id,
+            round: self.round,
+            kind: self.kind,
+            payload: decode_json(&self.payload)?,
+            at: Timestamp(self.at),
+        })
     }
 }

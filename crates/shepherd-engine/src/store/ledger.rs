@@ -6,7 +6,7 @@ use shepherd_core::{Ledger, LedgerEntry};
 
 use super::error::{Result, SqlContext};
 use super::open::{write, Store};
-use super::rows::{enum_from_str, enum_to_str, row};
+use super::rows::{enum_from_str, enum_to_str, query_rows, row};
 use super::runs::require_run;
 use super::timestamp::Timestamp;
 use super::types::{LedgerRecord, PrKey};
@@ -94,12 +94,10 @@ impl Store {
     }
 
     fn query_ledger(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<LedgerRecord>> {
-        let mut stmt = self.conn.prepare(sql).ctx("read ledger")?;
-        let raws: Vec<RawLedger> = stmt
-            .query_map(params, RawLedger::from_row)
-            .and_then(Iterator::collect)
-            .ctx("read ledger")?;
-        raws.into_iter().map(RawLedger::into_record).collect()
+        query_rows(&self.conn, "read ledger", sql, params, RawLedger::from_row)?
+            .into_iter()
+            .map(RawLedger::into_record)
+            .collect()
     }
 }
 

@@ -4,7 +4,7 @@ use rusqlite::params;
 
 use super::error::{Result, SqlContext, StoreError};
 use super::open::{write, Store};
-use super::rows::decode_json;
+use super::rows::{decode_json, query_rows, row};
 use super::runs::require_run;
 use super::timestamp::Timestamp;
 use super::types::Round;
@@ -98,50 +98,38 @@ impl Store {
 
     /// The rounds of `run`, in order.
     pub fn rounds(&self, run: &str) -> Result<Vec<Round>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT run_id, number, stage, gate_hash, gate_state, started_at, ended_at
-                 FROM rounds WHERE run_id = ?1 ORDER BY number",
-            )
-            .ctx("list rounds")?;
-        type RawRound = (
-            String,
-            u32,
-            String,
-            Option<String>,
-            Option<String>,
-            i64,
-            Option<i64>,
-        );
-        let raws: Vec<RawRound> = stmt
-            .query_map([run], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                ))
-            })
-            .and_then(Iterator::collect)
-            .ctx("list rounds")?;
-        raws.into_iter()
-            .map(
-                |(run_id, number, stage, gate_hash, gate_state, started, ended)| {
-                    Ok(Round {
-                        run_id,
-                        number,
-                        stage,
-                        gate_hash,
-                        gate_state: gate_state.as_deref().map(decode_json).transpose()?,
-                        started_at: Timestamp(started),
-                        ended_at: ended.map(Timestamp),
-                    })
-                },
-            )
+        let sql = "SELECT run_id, number, stage, gate_hash, gate_state, started_at, ended_at
+                   FROM rounds WHERE run_id = ?1 ORDER BY number";
+        query_rows(&self.conn, "list rounds", sql, [run], RawRound::from_row)?
+            .into_iter()
+            .map(RawRound::into_round)
             .collect()
+    }
+}
+
+row! {
+    /// A `rounds` row as stored.
+    struct RawRound {
+        run_id: String,
+        number: u32,
+        stage: String,
+        gate_hash: Option<String>,
+        gate_state: Option<String>,
+        started_at: i64,
+        ended_at: Option<i64>,
+    }
+}
+
+impl RawRound {
+    fn into_round(self) -> Result<Round> {
+        Ok(Round {
+            run_id: self.run_id,
+            number: self.number,
+            stage: self.stage,
+            gate_hash: self.gate_hash,
+            gate_state: self.gate_state.as_deref().map(decode_json).transpose()?,
+            started_at: Timestamp(self.started_at),
+            ended_at: self.ended_at.map(Timestamp),
+        })
     }
 }

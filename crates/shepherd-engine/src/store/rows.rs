@@ -1,10 +1,27 @@
 //! Reading and writing column values: rows read by name into plain
 //! structs, serde enums stored as their word, JSON columns.
 
+use rusqlite::{Connection, Params, Row};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::error::{Result, StoreError};
+use super::error::{Result, SqlContext, StoreError};
+
+/// Every row `sql` selects, each read by `from_row` (a [`row!`] struct's).
+pub(super) fn query_rows<R>(
+    conn: &Connection,
+    context: &'static str,
+    sql: &str,
+    params: impl Params,
+    from_row: fn(&Row<'_>) -> rusqlite::Result<R>,
+) -> Result<Vec<R>> {
+    let mut stmt = conn.prepare(sql).ctx(context)?;
+    let rows = stmt
+        .query_map(params, from_row)
+        .and_then(Iterator::collect)
+        .ctx(context)?;
+    Ok(rows)
+}
 
 /// Encode a kebab-case serde enum (Decision, Outcome) as its word.
 pub(super) fn enum_to_str<T: Serialize>(value: &T) -> Result<String> {

@@ -5,7 +5,7 @@ use shepherd_core::ForgeKind;
 
 use super::error::{Result, SqlContext, StoreError};
 use super::open::{write, Store};
-use super::rows::row;
+use super::rows::{query_rows, row};
 use super::timestamp::Timestamp;
 use super::types::{validate_run_id, PrKey, Run, RunStatus};
 
@@ -78,12 +78,10 @@ impl Store {
     }
 
     fn query_runs(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<Run>> {
-        let mut stmt = self.conn.prepare(sql).ctx("list runs")?;
-        let raws = stmt
-            .query_map(params, RawRun::from_row)
-            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
-            .ctx("list runs")?;
-        raws.into_iter().map(RawRun::into_run).collect()
+        query_rows(&self.conn, "list runs", sql, params, RawRun::from_row)?
+            .into_iter()
+            .map(RawRun::into_run)
+            .collect()
     }
 
     /// Set a run's status and reason (`None` clears the reason).
