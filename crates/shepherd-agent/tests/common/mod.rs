@@ -24,6 +24,22 @@ pub fn pr() -> PrContext {
 
 pub use shepherd_core::testing::comment;
 
+/// Fails unless less than `limit` passed since `started`.
+#[track_caller]
+pub fn assert_within(started: Instant, limit: Duration) {
+    let took = started.elapsed();
+    assert!(took < limit, "took {took:?}, more than {limit:?}");
+}
+
+/// Fails unless `err` is a timeout of `kind`.
+#[track_caller]
+pub fn assert_timeout(err: &shepherd_agent::AgentError, kind: shepherd_agent::exec::TimeoutKind) {
+    assert!(
+        matches!(err, shepherd_agent::AgentError::Timeout { kind: k, .. } if *k == kind),
+        "{err:?}"
+    );
+}
+
 pub fn thread(
     id: &str,
     path: &str,
