@@ -211,28 +211,7 @@ fn remove_linked(git: &Git, repo_dir: &Path, dir: &Path) -> Result<()> {
 
 /// Modified, deleted and untracked (not ignored) paths of the worktree at `dir`.
 pub(crate) fn changed_paths(git: &Git, dir: &Path) -> Result<Vec<String>> {
-    let out = git.run(
-        dir,
-        &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
-        None,
-    )?;
-    let entries: Vec<String> = out
-        .stdout
-        .split(|b| *b == 0)
-        .filter(|s| !s.is_empty())
-        .map(|s| String::from_utf8_lossy(s).into_owned())
-        .collect();
-    let mut paths = Vec::new();
-    let mut iter = entries.into_iter();
-    while let Some(entry) = iter.next() {
-        let (status, path) = (entry.get(..2).unwrap_or(""), entry.get(3..).unwrap_or(""));
-        paths.push(path.to_string());
-        // A rename or copy is followed by its source path.
-        if status.starts_with('R') || status.starts_with('C') {
-            iter.next();
-        }
-    }
-    Ok(paths)
+    Ok(git.changed_paths(dir)?)
 }
 
 /// Apply `patch` (from [`ScratchWorktree::diff`]) to the clean worktree at
