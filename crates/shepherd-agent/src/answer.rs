@@ -345,6 +345,22 @@ impl JsonSchema for ThemeSchema {
     }
 }
 
+/// A finding `id` of `severity` and `confidence` on `src/a.rs:3`, with a
+/// reproduction: the tests' fixture.
+#[cfg(test)]
+pub(crate) fn finding(id: &str, severity: Severity, confidence: u8) -> ReviewFinding {
+    ReviewFinding {
+        id: id.into(),
+        severity,
+        confidence,
+        title: "t".into(),
+        path: Some("src/a.rs".into()),
+        line: Some(3),
+        explanation: "e".into(),
+        reproduction: Some("cargo test a".into()),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
@@ -433,19 +449,6 @@ mod tests {
             Outcome::FixedDifferently
         );
         assert_eq!(FixStatus::Blocked.outcome(), Outcome::NeedsHuman);
-    }
-
-    fn finding(id: &str, severity: Severity, confidence: u8) -> ReviewFinding {
-        ReviewFinding {
-            id: id.into(),
-            severity,
-            confidence,
-            title: "t".into(),
-            path: Some("src/a.rs".into()),
-            line: Some(3),
-            explanation: "e".into(),
-            reproduction: Some("cargo test a".into()),
-        }
     }
 
     #[test]

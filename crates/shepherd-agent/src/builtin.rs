@@ -617,8 +617,7 @@ mod tests {
     use crate::validate::parse_answer;
     use shepherd_core::cluster::Cluster;
     use shepherd_core::model::{
-        Author, AuthorKind, Comment, ForgeKind, ReviewThread, SubjectType, TopLevelComment,
-        TopLevelKind,
+        ForgeKind, ReviewThread, SubjectType, TopLevelComment, TopLevelKind,
     };
     use shepherd_core::theme::Theme;
     use std::path::Path;
@@ -632,20 +631,11 @@ mod tests {
         shepherd_core::testing::thread(id)
             .path(path)
             .range(start, line)
-            .comment(Comment {
-                id: format!("{id}-c1"),
-                database_id: Some(1),
-                author: Some(Author {
-                    login: "rev".into(),
-                    kind: AuthorKind::User,
-                }),
-                body: body.into(),
-                url: String::new(),
-                created_at: "2024-01-01T00:00:00Z".into(),
-                diff_hunk: Some(HUNK.into()),
-                review_state: None,
-                review_submitted_at: None,
-            })
+            .comment(
+                shepherd_core::testing::comment(format!("{id}-c1"), "rev", body)
+                    .hunk(HUNK)
+                    .build(),
+            )
             .build()
     }
 

@@ -315,7 +315,7 @@ pub fn check_apply_review_answer(
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
     use super::*;
-    use crate::answer::{ReviewFinding, Severity};
+    use crate::answer::{finding, Severity};
 
     #[test]
     fn id_check_lists_missing_extra_and_duplicate() {
@@ -366,19 +366,6 @@ mod tests {
             } else {
                 proptest::prop_assert_eq!(result, Err(want));
             }
-        }
-    }
-
-    fn finding(id: &str, severity: Severity, confidence: u8) -> ReviewFinding {
-        ReviewFinding {
-            id: id.into(),
-            severity,
-            confidence,
-            title: "t".into(),
-            path: Some("src/a.rs".into()),
-            line: Some(3),
-            explanation: "e".into(),
-            reproduction: Some("cargo test a".into()),
         }
     }
 

@@ -506,25 +506,15 @@ pub struct ApplyReviewTask {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
-    use shepherd_core::model::{Author, Comment};
+    use shepherd_core::model::Comment;
 
     use super::*;
 
+    /// A reviewer's comment on the thread's hunk.
     fn comment(id: &str, login: &str, body: &str) -> Comment {
-        Comment {
-            id: id.into(),
-            database_id: Some(1),
-            author: Some(Author {
-                login: login.into(),
-                kind: AuthorKind::User,
-            }),
-            body: body.into(),
-            url: String::new(),
-            created_at: "2024-01-01T00:00:00Z".into(),
-            diff_hunk: Some("@@ -1,2 +1,2 @@\n a\n b".into()),
-            review_state: None,
-            review_submitted_at: None,
-        }
+        shepherd_core::testing::comment(id, login, body)
+            .hunk("@@ -1,2 +1,2 @@\n a\n b")
+            .build()
     }
 
     fn thread(comments: Vec<Comment>) -> ReviewThread {

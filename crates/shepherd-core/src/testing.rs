@@ -4,10 +4,12 @@
 //! never part of a release build).
 //!
 //! `thread("PRRT_1").path("src/a.rs").range(Some(2), 3).build()` is an
-//! unresolved thread on lines 2-3 of `src/a.rs`; every field the test does
-//! not name keeps its default.
+//! unresolved thread on lines 2-3 of `src/a.rs`, and
+//! `comment("c1", "rev", "please rename").hunk("@@ -1 +1 @@").build()` a
+//! reviewer's comment on it; every field the test does not name keeps its
+//! default.
 
-use crate::model::{Comment, DiffSide, ReviewThread, SubjectType};
+use crate::model::{Author, AuthorKind, Comment, DiffSide, ReviewState, ReviewThread, SubjectType};
 
 /// A review thread `id` to build: unresolved, current, on line 1 of
 /// `src/lib.rs` (the head side), repliable and resolvable, with no comments.
@@ -129,6 +131,91 @@ impl From<ThreadBuilder> for ReviewThread {
     }
 }
 
+/// A comment `id` by the person `login` saying `body`, to build: database
+/// id 1, no URL, written 2024-01-01T00:00:00Z, on no diff hunk, in no review.
+pub fn comment(id: impl Into<String>, login: &str, body: impl Into<String>) -> CommentBuilder {
+    CommentBuilder {
+        comment: Comment {
+            id: id.into(),
+            database_id: Some(1),
+            author: Some(Author {
+                login: login.to_owned(),
+                kind: AuthorKind::User,
+            }),
+            body: body.into(),
+            url: String::new(),
+            created_at: "2024-01-01T00:00:00Z".to_owned(),
+            diff_hunk: None,
+            review_state: None,
+            review_submitted_at: None,
+        },
+    }
+}
+
+/// A [`Comment`] under construction; see [`comment`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct CommentBuilder {
+    comment: Comment,
+}
+
+impl CommentBuilder {
+    /// Person or bot (the author stays whoever [`comment`] named).
+    pub fn kind(mut self, kind: AuthorKind) -> Self {
+        if let Some(author) = self.comment.author.as_mut() {
+            author.kind = kind;
+        }
+        self
+    }
+
+    /// Written by a deleted account (GitHub's "ghost"): no author.
+    pub fn ghost(mut self) -> Self {
+        self.comment.author = None;
+        self
+    }
+
+    /// The diff hunk it was made on.
+    pub fn hunk(mut self, hunk: impl AsRef<str>) -> Self {
+        self.comment.diff_hunk = Some(hunk.as_ref().into());
+        self
+    }
+
+    /// The numeric id REST uses (`None`: the forge gave none).
+    pub fn database_id(mut self, id: Option<u64>) -> Self {
+        self.comment.database_id = id;
+        self
+    }
+
+    /// Its web URL.
+    pub fn url(mut self, url: impl Into<String>) -> Self {
+        self.comment.url = url.into();
+        self
+    }
+
+    /// When it was written (RFC 3339).
+    pub fn created_at(mut self, at: impl Into<String>) -> Self {
+        self.comment.created_at = at.into();
+        self
+    }
+
+    /// The state of the review it belongs to.
+    pub fn review(mut self, state: ReviewState) -> Self {
+        self.comment.review_state = Some(state);
+        self
+    }
+
+    /// The comment.
+    pub fn build(self) -> Comment {
+        self.comment
+    }
+}
+
+impl From<CommentBuilder> for Comment {
+    fn from(builder: CommentBuilder) -> Self {
+        builder.build()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +249,34 @@ mod tests {
         );
         let t = thread("T").current(None, None).build();
         assert_eq!((t.line, t.original_line), (None, Some(1)));
+    }
+
+    #[test]
+    fn comment_defaults_and_setters() {
+        let c = comment("c1", "rev", "please").build();
+        assert_eq!((c.id.as_str(), c.body.as_str()), ("c1", "please"));
+        assert_eq!(c.database_id, Some(1));
+        let author = c.author.unwrap_or_else(|| panic!("an author"));
+        assert_eq!(
+            (author.login.as_str(), author.kind),
+            ("rev", AuthorKind::User)
+        );
+        assert_eq!(c.created_at, "2024-01-01T00:00:00Z");
+        assert!(c.diff_hunk.is_none() && c.review_state.is_none() && c.url.is_empty());
+        let c = comment("c2", "bot", "hi")
+            .kind(AuthorKind::Bot)
+            .hunk("@@ -1 +1 @@")
+            .database_id(None)
+            .url("https://x/2")
+            .created_at("2025-01-01T00:00:00Z")
+            .review(ReviewState::Commented)
+            .build();
+        assert_eq!(c.author.map(|a| a.kind), Some(AuthorKind::Bot));
+        assert_eq!(c.diff_hunk.as_deref(), Some("@@ -1 +1 @@"));
+        assert_eq!(c.database_id, None);
+        assert_eq!(c.url, "https://x/2");
+        assert_eq!(c.created_at, "2025-01-01T00:00:00Z");
+        assert_eq!(c.review_state, Some(ReviewState::Commented));
+        assert!(comment("c3", "x", "y").ghost().build().author.is_none());
     }
 }

@@ -8,58 +8,18 @@
 // A benchmark harness: a failed setup is a failed benchmark, so it may panic.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod scenario;
+
 use std::time::{Duration, Instant};
 
 use shepherd_core::classify::classify;
 use shepherd_core::{Ledger, RepoRef};
-use shepherd_emulator::{
-    Emulator, FileSpec, Permission, PullRequestSpec, RepositorySpec, Scenario, ThreadCommentSpec,
-    ThreadSpec, UserKind, UserSpec,
-};
+use shepherd_emulator::Emulator;
 use shepherd_forge::{Forge, GitHubClient, GitHubEndpoints, Token};
 
 const THREADS: usize = 1_000;
 const LONG_THREAD_COMMENTS: usize = 150;
 const ITERATIONS: usize = 10;
-
-fn scenario() -> Scenario {
-    let mut s = Scenario::new(
-        RepositorySpec::new("acme", "bench"),
-        PullRequestSpec::new(1, "Bench", "author", "feature", "main"),
-    );
-    s.users = vec![
-        UserSpec::new("author", "tok-author", UserKind::User, Permission::Write),
-        UserSpec::new(
-            "reviewer",
-            "tok-reviewer",
-            UserKind::User,
-            Permission::Write,
-        ),
-        UserSpec::new("bot", "tok-bot", UserKind::Bot, Permission::Write),
-    ];
-    let lines: String = (1..=500).map(|i| format!("line {i}\n")).collect();
-    s.base.insert("src/lib.rs".into(), FileSpec::text("\n"));
-    s.head.insert("src/lib.rs".into(), FileSpec::text(lines));
-    for t in 0..THREADS {
-        let count = if t == 0 {
-            LONG_THREAD_COMMENTS
-        } else {
-            1 + t % 3
-        };
-        let comments = (0..count)
-            .map(|c| {
-                let author = ["reviewer", "bot", "author"][c % 3];
-                ThreadCommentSpec::new(author, format!("thread {t} comment {c}: please look"))
-            })
-            .collect();
-        s.threads.push(ThreadSpec::new(
-            "src/lib.rs",
-            (t % 500 + 1) as u32,
-            comments,
-        ));
-    }
-    s
-}
 
 fn main() {
     // `cargo test --benches` passes `--bench`-less flags; only run when benchmarking.
@@ -71,7 +31,7 @@ fn main() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let emu = Emulator::start(scenario(), "127.0.0.1:0".parse().expect("addr"))
+        let emu = Emulator::start(scenario::bench(THREADS, &[(0, LONG_THREAD_COMMENTS)]), "127.0.0.1:0".parse().expect("addr"))
             .await
             .expect("emulator");
         let repo = RepoRef {

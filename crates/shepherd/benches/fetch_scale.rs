@@ -26,6 +26,8 @@
 // A benchmark harness: a failed setup is a failed benchmark, so it may panic.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod scenario;
+
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -35,10 +37,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use shepherd_emulator::{
-    Emulator, FileSpec, Permission, PullRequestSpec, RepositorySpec, Scenario, ThreadCommentSpec,
-    ThreadSpec, UserKind, UserSpec,
-};
+use shepherd_emulator::Emulator;
 
 /// The long threads: (place among the threads, comments).
 fn long_threads(threads: usize) -> [(usize, usize); 3] {
@@ -51,45 +50,6 @@ const STEP: Duration = Duration::from_millis(150);
 const RSS_MARK: &str = "FETCH_SCALE_MAXRSS_KIB=";
 /// Set in the wrapper's environment.
 const WRAPPER_ENV: &str = "FETCH_SCALE_WRAP";
-
-fn scenario(threads: usize) -> Scenario {
-    let mut s = Scenario::new(
-        RepositorySpec::new("acme", "bench"),
-        PullRequestSpec::new(1, "Bench", "author", "feature", "main"),
-    );
-    s.users = vec![
-        UserSpec::new("author", "tok-author", UserKind::User, Permission::Write),
-        UserSpec::new(
-            "reviewer",
-            "tok-reviewer",
-            UserKind::User,
-            Permission::Write,
-        ),
-        UserSpec::new("bot", "tok-bot", UserKind::Bot, Permission::Write),
-    ];
-    let lines: String = (1..=500).map(|i| format!("line {i}\n")).collect();
-    s.base.insert("src/lib.rs".into(), FileSpec::text("\n"));
-    s.head.insert("src/lib.rs".into(), FileSpec::text(lines));
-    let long = long_threads(threads);
-    for t in 0..threads {
-        let count = long
-            .iter()
-            .find(|(at, _)| *at == t)
-            .map_or(1 + t % 3, |(_, n)| *n);
-        let comments = (0..count)
-            .map(|c| {
-                let author = ["reviewer", "bot", "author"][c % 3];
-                ThreadCommentSpec::new(author, format!("thread {t} comment {c}: please look"))
-            })
-            .collect();
-        s.threads.push(ThreadSpec::new(
-            "src/lib.rs",
-            (t % 500 + 1) as u32,
-            comments,
-        ));
-    }
-    s
-}
 
 /// The wrapper: runs its arguments as a command, then reports the child's
 /// peak RSS on stderr and exits with its status.
@@ -255,7 +215,7 @@ fn main() {
         "round trips/limit"
     );
     for threads in sizes {
-        let scenario = scenario(threads);
+        let scenario = scenario::bench(threads, &long_threads(threads));
         let comments: usize = scenario.threads.iter().map(|t| t.comments.len()).sum();
         let emu = runtime.block_on(async {
             Emulator::start(scenario, "127.0.0.1:0".parse().expect("addr"))

@@ -22,21 +22,22 @@ pub fn pr() -> PrContext {
     }
 }
 
-pub fn comment(id: &str, login: &str, kind: AuthorKind, body: &str, hunk: Option<&str>) -> Comment {
-    Comment {
-        id: id.into(),
-        database_id: Some(1),
-        author: Some(Author {
-            login: login.into(),
-            kind,
-        }),
-        body: body.into(),
-        url: String::new(),
-        created_at: "2024-05-01T10:00:00Z".into(),
-        diff_hunk: hunk.map(Into::into),
-        review_state: None,
-        review_submitted_at: None,
-    }
+pub use shepherd_core::testing::comment;
+
+/// Fails unless less than `limit` passed since `started`.
+#[track_caller]
+pub fn assert_within(started: Instant, limit: Duration) {
+    let took = started.elapsed();
+    assert!(took < limit, "took {took:?}, more than {limit:?}");
+}
+
+/// Fails unless `err` is a timeout of `kind`.
+#[track_caller]
+pub fn assert_timeout(err: &shepherd_agent::AgentError, kind: shepherd_agent::exec::TimeoutKind) {
+    assert!(
+        matches!(err, shepherd_agent::AgentError::Timeout { kind: k, .. } if *k == kind),
+        "{err:?}"
+    );
 }
 
 pub fn thread(
@@ -78,13 +79,7 @@ pub fn simple_items() -> Vec<TaskItem> {
                 "src/a.rs",
                 None,
                 1,
-                vec![comment(
-                    "C1",
-                    "alice",
-                    AuthorKind::User,
-                    "rename this",
-                    None,
-                )],
+                vec![comment("C1", "alice", "rename this").build()],
             ),
             "shepherd",
         ),
@@ -94,13 +89,9 @@ pub fn simple_items() -> Vec<TaskItem> {
                 "src/b.rs",
                 None,
                 2,
-                vec![comment(
-                    "C2",
-                    "bot",
-                    AuthorKind::Bot,
-                    "check the error",
-                    None,
-                )],
+                vec![comment("C2", "bot", "check the error")
+                    .kind(AuthorKind::Bot)
+                    .build()],
             ),
             "shepherd",
         ),

@@ -6,9 +6,16 @@
 //! is versioned with `PRAGMA user_version`; a database newer than this binary
 //! is refused. Events and the ledger are append-only (enforced by triggers).
 
+mod approvals;
 mod error;
-mod imp;
+mod events;
+mod ledger;
 mod liveness;
+mod locks;
+mod open;
+mod rounds;
+mod rows;
+mod runs;
 mod schema;
 mod state_dir;
 mod timestamp;
@@ -18,8 +25,8 @@ mod types;
 mod tests;
 
 pub use error::{Result, StoreError};
-pub use imp::{Store, DEFAULT_LOCK_TTL};
 pub use liveness::{local_hostname, ProcessProbe, SystemProbe};
+pub use open::{Store, DEFAULT_LOCK_TTL};
 pub use state_dir::{StateDir, DB_FILE, STATE_DIR_ENV};
 pub use timestamp::Timestamp;
 pub use types::{

@@ -293,6 +293,31 @@ impl Git {
         }
     }
 
+    /// Modified, deleted and untracked (not ignored) paths of the worktree
+    /// at `dir` (`git status --porcelain=v1 -z`: a rename or copy names its
+    /// new path, then its source, which is skipped).
+    pub(crate) fn changed_paths(&self, dir: &Path) -> Result<Vec<String>, GitError> {
+        let out = self.run(
+            dir,
+            &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+            None,
+        )?;
+        let mut paths = Vec::new();
+        let mut entries = out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|s| !s.is_empty())
+            .map(String::from_utf8_lossy);
+        while let Some(entry) = entries.next() {
+            let (status, path) = (entry.get(..2).unwrap_or(""), entry.get(3..).unwrap_or(""));
+            paths.push(path.to_string());
+            if status.starts_with('R') || status.starts_with('C') {
+                entries.next();
+            }
+        }
+        Ok(paths)
+    }
+
     /// Run git in `dir` and return its stdout, trimmed.
     pub(crate) fn stdout<S: AsRef<OsStr>>(
         &self,

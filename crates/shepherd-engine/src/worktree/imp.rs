@@ -611,23 +611,7 @@ impl Worktree {
 
     /// Modified, deleted and untracked (not ignored) paths of the worktree.
     fn dirty_paths(&self) -> Result<Vec<String>> {
-        let out = self.git.run(
-            &self.dir,
-            &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
-            None,
-        )?;
-        let entries = split_nul(&out.stdout);
-        let mut paths = Vec::new();
-        let mut iter = entries.into_iter();
-        while let Some(entry) = iter.next() {
-            let (status, path) = (entry.get(..2).unwrap_or(""), entry.get(3..).unwrap_or(""));
-            paths.push(path.to_string());
-            // A rename or copy is followed by its source path.
-            if status.starts_with('R') || status.starts_with('C') {
-                iter.next();
-            }
-        }
-        Ok(paths)
+        Ok(self.git.changed_paths(&self.dir)?)
     }
 }
 

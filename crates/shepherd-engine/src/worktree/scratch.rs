@@ -59,23 +59,7 @@ impl ScratchWorktree {
     pub fn add(git: &Git, repo_dir: &Path, dir: &Path, sha: &str) -> Result<ScratchWorktree> {
         check_rev(sha)?;
         if dir.exists() {
-            let _ = git.output(
-                repo_dir,
-                &[
-                    "worktree".as_ref(),
-                    "remove".as_ref(),
-                    "--force".as_ref(),
-                    dir.as_os_str(),
-                ] as &[&std::ffi::OsStr],
-                None,
-            );
-            if dir.exists() {
-                std::fs::remove_dir_all(dir).map_err(|source| WorktreeError::Scratch {
-                    path: dir.to_path_buf(),
-                    source,
-                })?;
-            }
-            git.run(repo_dir, &["worktree", "prune"], None)?;
+            remove_linked(git, repo_dir, dir)?;
         }
         if let Some(parent) = dir.parent() {
             std::fs::create_dir_all(parent).map_err(|source| WorktreeError::Scratch {
@@ -188,6 +172,8 @@ impl Drop for ScratchWorktree {
     }
 }
 
+/// Remove the worktree at `dir` (with its changes), or the directory alone
+/// when git does not know it as one, and prune git's record of it.
 fn remove_linked(git: &Git, repo_dir: &Path, dir: &Path) -> Result<()> {
     let out = git.output(
         repo_dir,
@@ -211,28 +197,7 @@ fn remove_linked(git: &Git, repo_dir: &Path, dir: &Path) -> Result<()> {
 
 /// Modified, deleted and untracked (not ignored) paths of the worktree at `dir`.
 pub(crate) fn changed_paths(git: &Git, dir: &Path) -> Result<Vec<String>> {
-    let out = git.run(
-        dir,
-        &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
-        None,
-    )?;
-    let entries: Vec<String> = out
-        .stdout
-        .split(|b| *b == 0)
-        .filter(|s| !s.is_empty())
-        .map(|s| String::from_utf8_lossy(s).into_owned())
-        .collect();
-    let mut paths = Vec::new();
-    let mut iter = entries.into_iter();
-    while let Some(entry) = iter.next() {
-        let (status, path) = (entry.get(..2).unwrap_or(""), entry.get(3..).unwrap_or(""));
-        paths.push(path.to_string());
-        // A rename or copy is followed by its source path.
-        if status.starts_with('R') || status.starts_with('C') {
-            iter.next();
-        }
-    }
-    Ok(paths)
+    Ok(git.changed_paths(dir)?)
 }
 
 /// Apply `patch` (from [`ScratchWorktree::diff`]) to the clean worktree at

@@ -19,7 +19,7 @@ use shepherd_core::config::ConfigLayer;
 use shepherd_core::target::{ForgeSource, Mode, RepoSource, Target, TargetedThread};
 pub use shepherd_core::ForgeKind;
 use shepherd_core::{Marker, RepoRef};
-use shepherd_emulator::{EmulatedForge, Emulator, RunningEmulator, Scenario};
+use shepherd_emulator::{Act, ActThread, EmulatedForge, Emulator, RunningEmulator, Scenario};
 use shepherd_engine::{
     Engine, EngineOptions, Git, HttpCredentials, Progress, ProgressEvent, RunOutcome, RunSpec,
     RunStatus, StateDir,
@@ -299,6 +299,12 @@ impl Setup {
         Engine::new(self.forge(), self.state_dir(), self.git(), opts)
     }
 
+    /// An engine with its state in `dir` instead: another machine, or a CI
+    /// job that starts from an empty state directory.
+    pub fn engine_at(&self, dir: &Path) -> Engine {
+        Engine::new(self.forge(), StateDir::at(dir), self.git(), self.options())
+    }
+
     pub fn spec(&self, extra: &str) -> RunSpec {
         RunSpec {
             target: self.target(),
@@ -408,6 +414,29 @@ impl Setup {
 
 /// Every reply carrying Shepherd's marker: the item id it names and where
 /// it is (the thread's state id, or `conversation`), from the emulator's state.
+/// `user`'s review of the demo's PR left pending, with one draft note on
+/// `src/auth/login.sh:2` (on GitLab, a draft note).
+pub fn pending_review(user: &str) -> Act {
+    Act::Review {
+        user: user.into(),
+        pr: Some(PR),
+        event: Some("PENDING".into()),
+        body: None,
+        threads: vec![ActThread::new("src/auth/login.sh", 2, "draft note")],
+    }
+}
+
+/// Whether `thread` (the emulator's JSON) is on `src/auth/` and opens with
+/// a suggestion block: the demo's fixes the builtin agent applies there.
+pub fn is_auth_suggestion(thread: &Value) -> bool {
+    thread["path"]
+        .as_str()
+        .is_some_and(|p| p.starts_with("src/auth/"))
+        && thread["comments"][0]["body"]
+            .as_str()
+            .is_some_and(|b| b.contains("```suggestion"))
+}
+
 pub fn marker_replies(pr: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for thread in pr["threads"].as_array().into_iter().flatten() {

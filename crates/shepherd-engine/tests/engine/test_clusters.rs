@@ -129,14 +129,7 @@ async fn the_demo_auth_threads_form_one_cluster_fixed_by_one_agent_call() {
     let auth_fixes: Vec<String> = sorted(
         threads(&pr)
             .iter()
-            .filter(|t| {
-                t["path"]
-                    .as_str()
-                    .is_some_and(|p| p.starts_with("src/auth/"))
-                    && t["comments"][0]["body"]
-                        .as_str()
-                        .is_some_and(|b| b.contains("```suggestion"))
-            })
+            .filter(|t| is_auth_suggestion(t))
             .map(|t| t["id"].as_str().unwrap().to_owned())
             .collect(),
     );

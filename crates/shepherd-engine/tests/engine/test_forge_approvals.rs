@@ -8,7 +8,7 @@
 
 use serde_json::{json, Value};
 use shepherd_emulator::{Act, ActThread, IssueCommentSpec};
-use shepherd_engine::{Engine, RunOutcome, RunStatus, StateDir};
+use shepherd_engine::{RunOutcome, RunStatus};
 
 use crate::common::*;
 use crate::test_agents::{default_script, project, thread, Lab};
@@ -23,15 +23,11 @@ const VIEWER: &str = "dev";
 async fn job(lab: &Lab) -> RunOutcome {
     let fresh = tempfile::tempdir().unwrap();
     let setup = &lab.setup;
-    Engine::new(
-        setup.forge(),
-        StateDir::at(fresh.path()),
-        setup.git(),
-        setup.options(),
-    )
-    .start(setup.spec(&lab.config(LABEL_MODE)))
-    .await
-    .expect("the run starts")
+    setup
+        .engine_at(fresh.path())
+        .start(setup.spec(&lab.config(LABEL_MODE)))
+        .await
+        .expect("the run starts")
 }
 
 /// The maintainer's thread on `src/a.txt`, as the emulator has it now.

@@ -169,12 +169,7 @@ async fn forged_markers_hide_no_feedback(forge: ForgeKind) {
 
     // A fresh machine rebuilds its ledger from the viewer's markers only.
     let fresh = tempfile::tempdir().unwrap();
-    let engine = shepherd_engine::Engine::new(
-        setup.forge(),
-        shepherd_engine::StateDir::at(fresh.path()),
-        setup.git(),
-        setup.options(),
-    );
+    let engine = setup.engine_at(fresh.path());
     let again = engine.start(setup.spec("")).await.unwrap();
     // What the first run handed to a person still waits, known from the
     // viewer's markers alone.
@@ -407,13 +402,7 @@ impl Progress for PendingReviewAfterPush {
             return;
         }
         *done = true;
-        let act = Act::Review {
-            user: VIEWER.into(),
-            pr: Some(PR),
-            event: Some("PENDING".into()),
-            body: None,
-            threads: vec![ActThread::new("src/auth/login.sh", 2, "draft note")],
-        };
+        let act = pending_review(VIEWER);
         let url = self.control.clone();
         tokio::task::block_in_place(|| {
             tokio::runtime::Handle::current().block_on(async {

@@ -2,7 +2,7 @@
 //! closed PR, a pending review (GitLab: draft notes), a failing verify
 //! command, on both forges; another run's lock (forge-neutral: GitHub only).
 
-use shepherd_emulator::{Act, ActThread, PullRequestStatus, ThreadCommentSpec, ThreadSpec};
+use shepherd_emulator::{PullRequestStatus, ThreadCommentSpec, ThreadSpec};
 use shepherd_engine::{EngineError, PrKey, RunStatus, Store, StoreError, Timestamp};
 
 use crate::common::*;
@@ -63,17 +63,7 @@ both_forges!(a_closed_pr_ends_the_run);
 async fn a_pending_review_of_the_viewer_stops_the_run(forge: ForgeKind) {
     let setup = setup_on(forge, demo()).await;
     let head = setup.emu.head_sha(PR).unwrap();
-    setup
-        .emu
-        .act(Act::Review {
-            user: "dev".into(),
-            pr: Some(PR),
-            event: Some("PENDING".into()),
-            body: None,
-            threads: vec![ActThread::new("src/auth/login.sh", 2, "draft note")],
-        })
-        .await
-        .unwrap();
+    setup.emu.act(pending_review("dev")).await.unwrap();
     let outcome = setup.run("").await;
     assert_eq!(outcome.status, RunStatus::Paused, "{:?}", outcome.reason);
     assert_eq!(outcome.status, shepherd_engine::RunStatus::Paused);

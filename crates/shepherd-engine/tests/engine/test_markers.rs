@@ -1,7 +1,7 @@
 //! State rebuilt from markers, approvals and resume, targeted mode: on
 //! both forges.
 
-use shepherd_engine::{approve_run, ApprovalChange, RunStatus, StateDir};
+use shepherd_engine::{approve_run, ApprovalChange, RunStatus};
 
 use crate::common::*;
 
@@ -16,12 +16,7 @@ async fn a_fresh_state_dir_rebuilds_the_ledger_from_markers(forge: ForgeKind) {
 
     // Another machine: an empty state directory.
     let fresh = tempfile::tempdir().unwrap();
-    let engine = shepherd_engine::Engine::new(
-        setup.forge(),
-        StateDir::at(fresh.path()),
-        setup.git(),
-        setup.options(),
-    );
+    let engine = setup.engine_at(fresh.path());
     let second = engine.start(setup.spec("")).await.unwrap();
     // The loop is done, but the four items the first run handed to a
     // person (the builtin agent judges only suggestions) still wait for

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use shepherd_core::Decision;
-use shepherd_emulator::{Act, ActThread};
 use shepherd_engine::{
     approve_run, reject_run, run_report, ApprovalChange, ApprovalRequest, ApprovalVerdict,
     Approver, EngineOptions, RunStatus,
@@ -73,17 +72,7 @@ both_forges!(a_run_paused_for_approval_says_the_threads_are_not_clear);
 
 async fn a_run_stopped_by_a_pending_review_says_the_threads_are_not_clear(forge: ForgeKind) {
     let setup = setup_on(forge, demo()).await;
-    setup
-        .emu
-        .act(Act::Review {
-            user: "dev".into(),
-            pr: Some(PR),
-            event: Some("PENDING".into()),
-            body: None,
-            threads: vec![ActThread::new("src/auth/login.sh", 2, "draft note")],
-        })
-        .await
-        .unwrap();
+    setup.emu.act(pending_review("dev")).await.unwrap();
     let outcome = setup.run("").await;
     assert_eq!(outcome.status, RunStatus::Paused, "{:?}", outcome.reason);
     assert!(marker_replies(&setup.pr()).is_empty(), "nothing posted");
@@ -302,14 +291,7 @@ async fn a_protected_file_blocks_only_its_own_item_of_a_cluster(forge: ForgeKind
     let suggested: Vec<(String, String)> = setup
         .threads()
         .iter()
-        .filter(|t| {
-            t["path"]
-                .as_str()
-                .is_some_and(|p| p.starts_with("src/auth/"))
-                && t["comments"][0]["body"]
-                    .as_str()
-                    .is_some_and(|b| b.contains("```suggestion"))
-        })
+        .filter(|t| is_auth_suggestion(t))
         .map(|t| (setup.thread_id(t), t["path"].as_str().unwrap().to_owned()))
         .collect();
     assert!(
@@ -492,12 +474,7 @@ async fn a_stateless_rerun_replies_to_a_pushed_fix_instead_of_redoing_it(forge: 
 
     // Another machine: an empty state directory.
     let fresh = tempfile::tempdir().unwrap();
-    let engine = shepherd_engine::Engine::new(
-        setup.forge(),
-        shepherd_engine::StateDir::at(fresh.path()),
-        setup.git(),
-        setup.options(),
-    );
+    let engine = setup.engine_at(fresh.path());
     let second = engine.start(setup.spec("")).await.unwrap();
     assert_ne!(second.status, RunStatus::Failed, "{:?}", second.reason);
     setup.assert_clean();

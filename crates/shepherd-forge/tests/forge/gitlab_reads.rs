@@ -11,7 +11,9 @@ use serde_json::{json, Value};
 use shepherd_core::model::{AuthorKind, DiffSide, ForgeKind, PrStatus, SubjectType};
 use shepherd_forge::{Forge, ForgeError, ProjectId};
 
-use crate::support::{fixture, gap, gitlab_client_at, Reply, Responder, Seen, PROJECT, SECRET};
+use crate::support::{
+    all_text, fixture, gap, gitlab_client_at, Reply, Responder, Seen, PROJECT, SECRET,
+};
 
 const HEAD: &str = "8f1c0e7a9d2b4c6e8f0a1b3c5d7e9f1a2b4c6d8e";
 const OLD: &str = "2be7ddb704c7b6b83732fdd5b9f09d5a397b5f8f";
@@ -321,17 +323,6 @@ async fn a_project_by_numeric_id() {
     assert!(server
         .lines()
         .contains(&"GET /api/v4/projects/4242/merge_requests/17".to_owned()));
-}
-
-/// Display, Debug and the whole source chain of an error, as one text.
-fn all_text(err: &ForgeError) -> String {
-    let mut text = format!("{err}\n{err:?}");
-    let mut source = std::error::Error::source(err);
-    while let Some(s) = source {
-        text.push_str(&format!("\n{s}\n{s:?}"));
-        source = s.source();
-    }
-    text
 }
 
 #[tokio::test]

@@ -225,6 +225,18 @@ fn steps(spans: &[Span]) -> u32 {
     spans.iter().map(|s| s.step).max().unwrap_or(0)
 }
 
+/// Fails unless a snapshot of `threads` threads took exactly ceil(N/100) + 1
+/// sequential round trips, with at most the client's 4 requests in flight.
+#[track_caller]
+fn assert_critical_path(spans: &[Span], threads: usize, ops: &[String]) {
+    assert_eq!(
+        steps(spans) as usize,
+        threads.div_ceil(100) + 1,
+        "sequential round trips = ceil(N/100) + 1: {ops:?}"
+    );
+    assert!(most_in_flight(spans) <= 4, "{}", most_in_flight(spans));
+}
+
 /// The most requests in flight at one time.
 fn most_in_flight(spans: &[Span]) -> usize {
     spans
@@ -295,13 +307,7 @@ async fn a_github_snapshot_takes_its_thread_pages_and_one_step_more() {
     // PR state, 3 thread pages, thread 5's next and last pages, thread 240's
     // next page, 2 pages of conversation comments, 1 of reviews.
     assert_eq!(spans.len(), 10, "{ops:?}");
-    let limit = 250usize.div_ceil(100) + 1;
-    assert_eq!(
-        steps(&spans) as usize,
-        limit,
-        "sequential round trips = ceil(N/100) + 1: {ops:?}"
-    );
-    assert!(most_in_flight(&spans) <= 4, "{}", most_in_flight(&spans));
+    assert_critical_path(&spans, 250, &ops);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -336,13 +342,7 @@ async fn many_reviews_stay_off_the_critical_path_of_a_snapshot() {
         .filter(|s| s.operation == "GET reviews")
         .count();
     assert_eq!(reviews, 30, "{ops:?}");
-    let limit = 1000usize.div_ceil(100) + 1;
-    assert_eq!(
-        steps(&spans) as usize,
-        limit,
-        "sequential round trips = ceil(N/100) + 1: {ops:?}"
-    );
-    assert!(most_in_flight(&spans) <= 4, "{}", most_in_flight(&spans));
+    assert_critical_path(&spans, 1000, &ops);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

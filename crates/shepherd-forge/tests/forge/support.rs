@@ -14,7 +14,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use shepherd_core::model::RepoRef;
 use shepherd_forge::{
-    ClientConfig, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, RetryPolicy, Token,
+    ClientConfig, ForgeError, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints,
+    RetryPolicy, Token,
 };
 
 /// One scripted answer.
@@ -231,4 +232,15 @@ fn to_response(reply: Reply) -> Response {
 /// Waits between two instants, for assertions on backoff.
 pub fn gap(seen: &[Seen], i: usize) -> Duration {
     seen[i + 1].at.duration_since(seen[i].at)
+}
+
+/// Display, Debug and the whole source chain of an error, as one text.
+pub fn all_text(err: &ForgeError) -> String {
+    let mut text = format!("{err}\n{err:?}");
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        text.push_str(&format!("\n{s}\n{s:?}"));
+        source = s.source();
+    }
+    text
 }

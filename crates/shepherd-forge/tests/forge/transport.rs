@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use shepherd_core::model::RepoRef;
 use shepherd_forge::{Forge, ForgeError, GitHubClient, GitHubEndpoints, RetryPolicy, Token};
 
-use crate::support::{client_at, fast_config, gap, Reply, Responder, SECRET};
+use crate::support::{all_text, client_at, fast_config, gap, Reply, Responder, SECRET};
 
 fn pr_state_ok() -> Reply {
     let fixture: Value =
@@ -28,17 +28,6 @@ fn now() -> u64 {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs()
-}
-
-/// Display, Debug and the whole source chain of an error, as one text.
-fn all_text(err: &ForgeError) -> String {
-    let mut text = format!("{err}\n{err:?}");
-    let mut source = std::error::Error::source(err);
-    while let Some(s) = source {
-        text.push_str(&format!("\n{s}\n{s:?}"));
-        source = s.source();
-    }
-    text
 }
 
 #[tokio::test]

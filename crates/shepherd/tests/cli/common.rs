@@ -121,6 +121,19 @@ impl Shepherd {
         }
         cmd.output().expect("shepherd runs")
     }
+
+    /// `shepherd demo ARGS --state-dir HOME/state`: its output, its stdout
+    /// and stderr as text, and that state dir.
+    pub fn demo(&self, args: &[&str]) -> (Output, String, String, PathBuf) {
+        let state = self.home.path().join("state");
+        let mut all = vec!["demo"];
+        all.extend_from_slice(args);
+        let state_arg = state.display().to_string();
+        all.extend(["--state-dir", &state_arg]);
+        let out = self.run(&all, &[]);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        (out, stdout, stderr, state)
+    }
 }
 
 impl Shepherd {
@@ -194,6 +207,15 @@ pub fn examples_dir() -> PathBuf {
 
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Fails (showing both streams) unless `out` exited with `code`; returns
+/// its stdout and stderr as text.
+#[track_caller]
+pub fn exited(out: &Output, code: i32) -> (String, String) {
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(code), "{stdout}\n{stderr}");
+    (stdout, stderr)
 }
 
 // ---------------------------------------------------------------------------

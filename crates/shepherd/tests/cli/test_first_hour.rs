@@ -336,15 +336,7 @@ async fn a_quick_check_is_seen_soon_and_the_report_times_the_stages() {
             .env("GITHUB_API_URL", "https://github.example/api/v3");
         cmd.output().unwrap()
     });
-    let (stdout, stderr) = (
-        crate::common::text(&out.stdout),
-        crate::common::text(&out.stderr),
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(crate::common::HANDED_OFF),
-        "{stdout}\n{stderr}"
-    );
+    let (stdout, stderr) = crate::common::exited(&out, crate::common::HANDED_OFF);
 
     let cis = ci_artifacts(&sh, &api);
     assert_eq!(cis.len(), 2, "two rounds waited for CI");
@@ -606,21 +598,7 @@ async fn no_repair_attempt_is_claimed_when_none_was_made() {
 #[test]
 fn gitlab_runs_use_gitlab_nouns() {
     let sh = Shepherd::new();
-    let state = sh.home.path().join("state");
-    let out = sh.run(
-        &[
-            "demo",
-            "--forge",
-            "gitlab",
-            "--state-dir",
-            state.to_str().unwrap(),
-        ],
-        &[],
-    );
-    let (stdout, stderr) = (
-        crate::common::text(&out.stdout),
-        crate::common::text(&out.stderr),
-    );
+    let (out, stdout, stderr, _) = sh.demo(&["--forge", "gitlab"]);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(
         stdout.starts_with("# Shepherd report: merge request "),

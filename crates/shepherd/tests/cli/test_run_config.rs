@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{text, Demo, Shepherd};
+use crate::common::{Demo, Shepherd};
 
 /// A checkout of the emulator's repository (no clone needed: a repository
 /// whose `origin` is the emulator) with `config` as its `shepherd.toml`.
@@ -37,12 +37,7 @@ fn run_in(sh: &Shepherd, api_url: &str, dir: &Path, env: &[(&str, &str)]) -> (St
         cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(
-        out.status.code(),
-        Some(crate::common::HANDED_OFF),
-        "{stdout}\n{stderr}"
-    );
+    crate::common::exited(&out, crate::common::HANDED_OFF);
     let run = sh.latest_run(api_url);
     let dir = sh.state_dir().join("runs").join(run);
     (

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use shepherd_emulator::{FaultSpec, RunningEmulator};
 
-use crate::common::{assert_honest_end_state, shepherd_replies, text, Demo};
+use crate::common::{assert_honest_end_state, shepherd_replies, Demo};
 
 const REPLY: &str = "POST /repos/{owner}/{repo}/pulls/{number}/comments/{comment_id}/replies";
 const RESOLVE: &str = "graphql:ResolveReviewThread";
@@ -99,12 +99,7 @@ async fn kill_and_resume_with(
     };
 
     let out = tokio::task::block_in_place(|| sh.run_cmd(&api, &["resume", &run]).output().unwrap());
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(
-        out.status.code(),
-        Some(crate::common::HANDED_OFF),
-        "{stdout}\n{stderr}"
-    );
+    let (stdout, stderr) = crate::common::exited(&out, crate::common::HANDED_OFF);
     assert!(stderr.contains("took over the stale lock"), "{stderr}");
     if let Some(entry) = wrecked {
         assert!(
@@ -287,12 +282,7 @@ async fn killed_while_git_holds_the_index_lock_then_resumed() {
 
     let run = sh.latest_run(&api);
     let out = tokio::task::block_in_place(|| sh.run_cmd(&api, &["resume", &run]).output().unwrap());
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(
-        out.status.code(),
-        Some(crate::common::HANDED_OFF),
-        "{stdout}\n{stderr}"
-    );
+    let (_, stderr) = crate::common::exited(&out, crate::common::HANDED_OFF);
     assert!(stderr.contains("took over the stale lock"), "{stderr}");
     assert!(
         stderr.contains("removed 1 stale git lock(s) left by a process that is gone")
