@@ -16,9 +16,10 @@ use shepherd_core::config::TrustConfig;
 use shepherd_forge::Forge;
 
 use super::replies::still_held;
+use super::runner::Access;
 use super::runner::Books;
 use super::state::{Round, RoundEnd};
-use super::threads::{classify_snapshot, in_scope, learn_access, trusted, Access};
+use super::threads::{classify_snapshot, in_scope, learn_access, trusted};
 use crate::error::Result;
 use crate::options::Stage;
 use crate::store::Timestamp;

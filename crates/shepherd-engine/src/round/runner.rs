@@ -18,6 +18,11 @@ use crate::run_dir::{write_json, ItemInfo, RunDir, RunFile};
 use crate::store::{Store, Timestamp};
 use crate::worktree::{Git, Worktree};
 
+/// What the forge said of each person's access to the repository, asked
+/// once per run for the authors `[trust]` needs it for
+/// ([`learn_access`](super::threads::learn_access)).
+pub(crate) type Access = std::collections::BTreeMap<String, shepherd_forge::UserAccess>;
+
 /// Everything a run's rounds work with: the bookkeeping every stage
 /// writes ([`Books`]), and what the stages read (the forge, the
 /// configuration, the options, git, the workspace once made).
@@ -44,7 +49,7 @@ pub(crate) struct Runner {
     /// What the forge said of each person's access to the repository, asked
     /// once per run for the authors `[trust]` needs it for
     /// ([`learn_access`](super::threads::learn_access)).
-    pub(crate) access: super::threads::Access,
+    pub(crate) access: Access,
 }
 
 /// A run's bookkeeping, what every stage writes to: the state store (stage,

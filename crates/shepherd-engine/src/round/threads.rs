@@ -20,7 +20,7 @@ use super::item::{Planned, WorkItem};
 use shepherd_forge::Forge;
 
 use super::replies::still_held;
-use super::runner::{Books, Runner};
+use super::runner::{Access, Books, Runner};
 use super::state::{Items, Round, RoundEnd, Step, Synced};
 use super::workspace::Workspace;
 use crate::error::Result;
@@ -120,10 +120,6 @@ pub(crate) fn merged_ledger(store_entries: &Ledger, snapshot: &PrSnapshot) -> (L
         .collect();
     (ledger, count)
 }
-
-/// What the forge said of each person's access to the repository, asked
-/// once per run for the authors `[trust]` needs it for ([`learn_access`]).
-pub(crate) type Access = BTreeMap<String, shepherd_forge::UserAccess>;
 
 /// Whether Shepherd acts on an item: its opener is trusted (`[trust]`).
 /// A person counts as a collaborator only when the forge said they may
