@@ -271,6 +271,9 @@ pub struct Mergeability {
     pub open_threads: Vec<OpenThread>,
     /// Why (not) converged.
     pub reasons: Vec<String>,
+    /// What is true of awaited reviewers that did not review the head.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreviewed: Vec<String>,
     /// That convergence is not mergeability.
     pub note: String,
 }
@@ -322,6 +325,7 @@ pub fn mergeability(
         draft: snapshot.pr.is_draft,
         open_threads,
         reasons: convergence.reasons.clone(),
+        unreviewed: convergence.unreviewed.clone(),
         note: MERGEABILITY_NOTE.to_owned(),
     }
 }

@@ -26,7 +26,7 @@ pub enum FailureClass {
     /// Shepherd's to fix.
     Regression,
     /// It failed on the head before Shepherd's push too: reported, fixed
-    /// only when `ci.repair_pre_existing` says so.
+    /// only when the user opts in.
     PreExisting,
     /// Its one re-run passed.
     Flaky,

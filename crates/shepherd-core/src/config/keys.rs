@@ -222,18 +222,6 @@ pub(super) static KEYS: &[KeyDoc] = &[
         "Seconds to wait for checks to appear on a new head (within `ci.timeout_secs`).",
     ),
     key("ci.rerun_failed", Kind::Bool, "Whether failed jobs are re-run, at most once per head commit."),
-    key(
-        "ci.repair_attempts",
-        Kind::Int { min: 0, max: 10 },
-        "Fix attempts per failing check per run for a check Shepherd's own push turned red; 0 turns CI \
-         repair off.",
-    ),
-    key(
-        "ci.repair_pre_existing",
-        Kind::Bool,
-        "Whether checks that failed before Shepherd's push are repaired too (by default they are reported \
-         and left alone).",
-    ),
     key("trust.collaborators", Kind::Bool, "Whether comments of the repository's collaborators are acted on."),
     checked(
         "trust.bots",

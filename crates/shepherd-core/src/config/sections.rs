@@ -351,12 +351,6 @@ pub struct CiConfig {
     pub appear_timeout_secs: u64,
     /// Whether failed jobs are re-run, at most once per head commit.
     pub rerun_failed: bool,
-    /// Fix attempts per failing check per run for a check Shepherd's own
-    /// push turned red; 0 turns CI repair off.
-    pub repair_attempts: u32,
-    /// Whether checks that failed before Shepherd's push are repaired too
-    /// (by default they are reported and left alone).
-    pub repair_pre_existing: bool,
 }
 
 impl Default for CiConfig {
@@ -366,8 +360,6 @@ impl Default for CiConfig {
             poll_interval_secs: 15,
             appear_timeout_secs: 180,
             rerun_failed: true,
-            repair_attempts: 2,
-            repair_pre_existing: false,
         }
     }
 }

@@ -191,6 +191,20 @@ impl CiJob {
                 let report_path = report_path.display().to_string();
                 let reason = outcome.reason.clone().unwrap_or_default();
                 let status = outcome.status.as_str();
+                // One line per awaited reviewer of the final head: what is
+                // true of it (issue 27).
+                let reviewers: Vec<String> = outcome
+                    .report
+                    .reviewers
+                    .iter()
+                    .map(|r| {
+                        r.statement().unwrap_or_else(|| {
+                            let short: String = r.head.chars().take(7).collect();
+                            format!("{} reviewed {short}", r.login)
+                        })
+                    })
+                    .collect();
+                let reviewers = reviewers.join("\n");
                 self.write(
                     &[
                         ("status", status),
@@ -198,6 +212,7 @@ impl CiJob {
                         ("report-path", &report_path),
                         ("run-dir", &run_dir),
                         ("reason", &reason),
+                        ("reviewers", &reviewers),
                     ],
                     &summary_markdown(outcome),
                 )
