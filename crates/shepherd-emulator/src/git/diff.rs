@@ -14,21 +14,8 @@ pub(crate) fn diff(
     from: &str,
     to: &str,
 ) -> Result<BTreeMap<String, Vec<Hunk>>, GitError> {
-    let out = git.run(
-        git_dir,
-        &[
-            "-c",
-            "core.quotePath=false",
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-renames",
-            "-U3",
-            from,
-            to,
-        ],
-    )?;
-    Ok(parse_diff(&out))
+    // Three lines of context, git's default.
+    Ok(parse_diff(&diff_text(git, git_dir, from, to)?))
 }
 
 /// One hunk of a unified diff.
