@@ -307,13 +307,23 @@ impl Params {
         (!out.is_empty()).then_some(out)
     }
 
-    /// A list parameter: comma-separated text, or a JSON array.
+    /// A list parameter: comma-separated text, or a JSON array (of
+    /// strings or numbers: `reviewer_ids`), or the form keys `key[]`.
     pub(crate) fn list(&self, key: &str) -> Option<Vec<String>> {
-        let items: Vec<String> = match self.0.get(key)? {
+        let value = self
+            .0
+            .get(key)
+            .or_else(|| self.0.get(&format!("{key}[]")))?;
+        let items: Vec<String> = match value {
             Value::Array(items) => items
                 .iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Number(n) => Some(n.to_string()),
+                    _ => None,
+                })
                 .collect(),
+            Value::Number(n) => vec![n.to_string()],
             Value::String(s) => s.split(',').map(str::to_owned).collect(),
             _ => return None,
         };

@@ -21,7 +21,7 @@ use super::json::{
 use super::view::{self, Note};
 use crate::scenario::PullRequestStatus;
 use crate::shared::Shared;
-use crate::state::PullRequestEdit;
+use crate::state::{PullRequestEdit, State as EmulatorState};
 
 /// `GET /user`.
 pub(crate) async fn get_user(
@@ -98,8 +98,9 @@ pub(crate) async fn get_merge_request(
 }
 
 /// `PUT /projects/:id/merge_requests/:iid`: `title`, `description`,
-/// `labels` (all of them), `add_labels`, `remove_labels` (comma-separated)
-/// and `state_event` (`close`, `reopen`); the author or a writer.
+/// `labels` (all of them), `add_labels`, `remove_labels` (comma-separated),
+/// `state_event` (`close`, `reopen`) and `reviewer_ids` (all of them, user
+/// ids; a bot newly among them reviews the head); the author or a writer.
 pub(crate) async fn put_merge_request(
     State(shared): State<Arc<Shared>>,
     GlViewer(viewer): GlViewer,
@@ -114,6 +115,7 @@ pub(crate) async fn put_merge_request(
     let labels = params.list("labels");
     let add = params.list("add_labels");
     let remove = params.list("remove_labels");
+    let reviewer_ids = params.list("reviewer_ids");
     let state_change = match params.text("state_event").as_deref() {
         None => None,
         Some("close") => Some(PullRequestStatus::Closed),
@@ -130,10 +132,11 @@ pub(crate) async fn put_merge_request(
         && add.is_none()
         && remove.is_none()
         && state_change.is_none()
+        && reviewer_ids.is_none()
     {
         return Err(GlError::parameter(
-            "title, description, labels, add_labels, remove_labels, state_event are missing, \
-             at least one parameter must be provided",
+            "title, description, labels, add_labels, remove_labels, state_event, reviewer_ids \
+             are missing, at least one parameter must be provided",
         ));
     }
     let mut state = shared.write();
@@ -163,9 +166,51 @@ pub(crate) async fn put_merge_request(
             Err(err) => return Err(err.into()),
         }
     }
+    let asked = match reviewer_ids {
+        Some(ids) => set_reviewers(&mut state, number, &ids)?,
+        None => Vec::new(),
+    };
     let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
-    Ok(Json(merge_request_json(&cx, pr)))
+    let value = merge_request_json(&cx, pr);
+    drop(state);
+    crate::bots::on_review_request(&shared, number, &asked);
+    Ok(Json(value))
+}
+
+/// Makes the users of `ids` the merge request's reviewers (GitLab's
+/// `reviewer_ids` replaces the list; `0` or nothing clears it). Answers
+/// the logins newly asked.
+fn set_reviewers(
+    state: &mut EmulatorState,
+    number: u64,
+    ids: &[String],
+) -> Result<Vec<String>, GlError> {
+    let mut wanted = Vec::new();
+    for id in ids.iter().filter(|id| id.as_str() != "0") {
+        let user = id
+            .parse::<u64>()
+            .ok()
+            .and_then(|id| state.users.iter().find(|u| u.database_id == id))
+            .ok_or_else(|| GlError::parameter("reviewer_ids is invalid"))?;
+        wanted.push(user.login.clone());
+    }
+    let current = state
+        .pull_request(number)
+        .map(|pr| pr.requested_reviewers.clone())
+        .unwrap_or_default();
+    let gone: Vec<String> = current
+        .iter()
+        .filter(|l| !wanted.contains(l))
+        .cloned()
+        .collect();
+    let asked: Vec<String> = wanted
+        .into_iter()
+        .filter(|l| !current.contains(l))
+        .collect();
+    state.apply_review_request(number, &gone, false)?;
+    state.apply_review_request(number, &asked, true)?;
+    Ok(asked)
 }
 
 /// `GET /projects/:id/merge_requests/:iid/resource_label_events`, oldest
@@ -235,6 +280,8 @@ pub(crate) async fn post_note(
         .ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
     let value = note_json(&cx, pr, &Note::Comment(comment));
+    drop(state);
+    crate::bots::on_comment(&shared, number, &viewer.login, &text);
     Ok(respond_created(value))
 }
 

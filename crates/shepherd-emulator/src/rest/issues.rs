@@ -78,6 +78,8 @@ pub(crate) async fn post_issue_comment(
         .find(|c| c.database_id == id)
         .ok_or(ApiError::NotFound)?;
     let value = issue_comment_json(&state, pr, comment, &api);
+    drop(state);
+    crate::bots::on_comment(&shared, number, &viewer.login, &text);
     Ok((StatusCode::CREATED, Json(value)).into_response())
 }
 

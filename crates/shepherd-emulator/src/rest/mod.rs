@@ -14,6 +14,7 @@ mod meta;
 mod middleware;
 mod pulls;
 mod repos;
+mod review_requests;
 mod routes;
 mod user;
 

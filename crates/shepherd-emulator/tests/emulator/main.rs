@@ -6,6 +6,7 @@
 mod common;
 
 mod test_auth;
+mod test_bot_profiles;
 mod test_ci;
 mod test_concurrency;
 mod test_control;
