@@ -53,6 +53,8 @@ pub fn scenario(forge: EmulatedForge) -> Scenario {
     }
     let mut tests = CheckSpec::new("tests", "true");
     tests.required = true;
+    // On GitLab, a commit status too (the commit statuses API has one).
+    tests.status_context = forge == EmulatedForge::GitLab;
     // A failing check gives `rerun-failed-jobs` something to re-run.
     s.checks = vec![tests, CheckSpec::new("lint", "exit 1")];
     s

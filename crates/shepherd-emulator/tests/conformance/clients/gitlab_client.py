@@ -150,6 +150,16 @@ check("include_retried=True counts the retried job", len(retried) == len(jobs) +
 pipeline.retry()
 after = pipeline.jobs.list(get_all=True, include_retried=True)
 check("pipeline retry retries the failed job", len([j for j in after if j.name == "lint"]) == 2, [j.name for j in after])
+bob = project.members_all.list(query="bob")[0]
+mr = project.mergerequests.get(1)
+mr.reviewer_ids = [bob.id]
+mr.save()
+check("reviewers", [r["username"] for r in project.mergerequests.get(1).reviewers] == ["bob"])
+mr.reviewer_ids = []
+mr.save()
+check("reviewers cleared", project.mergerequests.get(1).reviewers == [])
+statuses = project.commits.get(mr.sha, lazy=True).statuses.list(get_all=True)
+check("commit statuses", [(s.name, s.status) for s in statuses] == [("tests", "success")], statuses)
 compare = project.repository_compare("main", "feature/widgets")
 check("compare", any(d["new_path"] == "src/lib.rs" for d in compare["diffs"]), compare)
 
