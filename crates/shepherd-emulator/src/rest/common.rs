@@ -137,6 +137,27 @@ impl FromRequestParts<Arc<Shared>> for Api {
     }
 }
 
+/// What nearly every REST handler takes, as `Req(shared, viewer, api)`:
+/// the shared state, the authenticated viewer ([`Authed`]) and the API
+/// root the request used ([`Api`]), extracted in that order (so a missing
+/// token is a 401 before anything else is looked at).
+pub(crate) struct Req(pub(crate) Arc<Shared>, pub(crate) Viewer, pub(crate) String);
+
+impl FromRequestParts<Arc<Shared>> for Req {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, Self::Rejection> {
+        let Authed(viewer) = Authed::from_request_parts(parts, shared).await?;
+        let Api(api) = Api::from_request_parts(parts, shared)
+            .await
+            .unwrap_or_else(|never| match never {});
+        Ok(Req(Arc::clone(shared), viewer, api))
+    }
+}
+
 /// A 404 unless `owner/repo` is the repository and the viewer may see it.
 pub(crate) fn visible_repository<'s>(
     state: &'s EmulatorState,

@@ -1,20 +1,17 @@
 //! `DELETE …/pulls/comments/{id}` and `DELETE …/issues/comments/{id}`:
 //! 204 once deleted; 404 for a comment that is not there (or gone).
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 
-use super::common::{parse_id, require_write, visible_repository, ApiError, Authed};
+use super::common::{parse_id, require_write, visible_repository, ApiError, Req};
 use crate::comment_deletes::DeleteTarget;
 use crate::scenario::Permission;
 use crate::shared::Shared;
 
 /// `DELETE …/pulls/comments/{comment_id}`: a review comment.
 pub(crate) async fn delete_review_comment(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
+    Req(shared, viewer, _): Req,
     Path((owner, repo, comment_id)): Path<(String, String, String)>,
 ) -> Result<StatusCode, ApiError> {
     delete(
@@ -29,8 +26,7 @@ pub(crate) async fn delete_review_comment(
 
 /// `DELETE …/issues/comments/{comment_id}`: a conversation comment.
 pub(crate) async fn delete_issue_comment(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
+    Req(shared, viewer, _): Req,
     Path((owner, repo, comment_id)): Path<(String, String, String)>,
 ) -> Result<StatusCode, ApiError> {
     delete(

@@ -6,23 +6,21 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::common::{parse_body, require_write, visible_pull_request, Api, ApiError, Authed};
+use super::common::{parse_body, require_write, visible_pull_request, ApiError, Req};
 use super::json::{author_json, pull_request_json};
 use crate::shared::Shared;
 use crate::state::WriteError;
 
 /// `GET …/pulls/{number}/requested_reviewers`: `{"users", "teams"}`.
 pub(crate) async fn list_requested_reviewers(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -49,14 +47,12 @@ struct ReviewersBody {
 /// request.
 pub(crate) async fn change_requested_reviewers(
     method: Method,
-    state: State<Arc<Shared>>,
-    viewer: Authed,
-    api: Api,
+    req: Req,
     path: Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let add = method == Method::POST;
-    let (shared, number, logins, value) = change(state, viewer, api, path, &body, add)?;
+    let (shared, number, logins, value) = change(req, path, &body, add)?;
     if !add {
         return Ok(Json(value).into_response());
     }
@@ -68,9 +64,7 @@ pub(crate) async fn change_requested_reviewers(
 /// with or without REST's `[bot]` suffix. Answers the shared state, the
 /// pull request's number, the logins and the pull request's JSON.
 fn change(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: &Bytes,
     add: bool,
