@@ -127,6 +127,22 @@ impl FromRequestParts<Arc<Shared>> for GlViewer {
     }
 }
 
+/// What nearly every GitLab handler takes, as `GlReq(shared, viewer)`: the
+/// shared state and the authenticated user ([`GlViewer`]).
+pub(crate) struct GlReq(pub(crate) Arc<Shared>, pub(crate) Viewer);
+
+impl FromRequestParts<Arc<Shared>> for GlReq {
+    type Rejection = GlError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, Self::Rejection> {
+        let GlViewer(viewer) = GlViewer::from_request_parts(parts, shared).await?;
+        Ok(GlReq(Arc::clone(shared), viewer))
+    }
+}
+
 /// The project named by `id` (its numeric id, or its full path, which
 /// arrives URL-decoded), if the viewer may see it; else GitLab's 404.
 pub(crate) fn project<'s>(

@@ -1,10 +1,8 @@
 //! `/user`, the project, merge requests (read and edit), their notes, the
 //! viewer's draft notes and the merge request's pipelines.
 
-use std::sync::Arc;
-
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::Json;
@@ -12,7 +10,7 @@ use serde_json::Value;
 
 use super::common::{
     commentable, merge_request, parse_id, read_merge_request, read_project, require_write,
-    respond_created, GlError, GlPaging, GlViewer, Params, QueryMap,
+    respond_created, GlError, GlPaging, GlReq, Params, QueryMap,
 };
 use super::json::{
     draft_note_json, label_event_json, merge_request_json, note_json, pipeline_json, project_json,
@@ -20,14 +18,10 @@ use super::json::{
 };
 use super::view::{self, Note};
 use crate::scenario::PullRequestStatus;
-use crate::shared::Shared;
 use crate::state::{PullRequestEdit, State as EmulatorState};
 
 /// `GET /user`.
-pub(crate) async fn get_user(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
-) -> Result<Json<Value>, GlError> {
+pub(crate) async fn get_user(GlReq(shared, viewer): GlReq) -> Result<Json<Value>, GlError> {
     let state = shared.read();
     let user = state
         .user(&viewer.login)
@@ -37,8 +31,7 @@ pub(crate) async fn get_user(
 
 /// `GET /projects/:id`.
 pub(crate) async fn get_project(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, GlError> {
     read_project(&shared, &viewer, &id, |cx| {
@@ -49,8 +42,7 @@ pub(crate) async fn get_project(
 /// `GET /projects/:id/merge_requests`: `state` (`opened`, `closed`,
 /// `merged`, `all`), `source_branch`, `target_branch`.
 pub(crate) async fn list_merge_requests(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path(id): Path<String>,
 ) -> Result<Response, GlError> {
@@ -88,8 +80,7 @@ pub(crate) async fn list_merge_requests(
 
 /// `GET /projects/:id/merge_requests/:iid`.
 pub(crate) async fn get_merge_request(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
     read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
@@ -102,8 +93,7 @@ pub(crate) async fn get_merge_request(
 /// `state_event` (`close`, `reopen`) and `reviewer_ids` (all of them, user
 /// ids; a bot newly among them reviews the head); the author or a writer.
 pub(crate) async fn put_merge_request(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
     QueryMap(query): QueryMap,
     headers: HeaderMap,
@@ -216,8 +206,7 @@ fn set_reviewers(
 /// `GET /projects/:id/merge_requests/:iid/resource_label_events`, oldest
 /// first: who added or removed which label, and when.
 pub(crate) async fn list_resource_label_events(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
@@ -234,8 +223,7 @@ pub(crate) async fn list_resource_label_events(
 /// `GET /projects/:id/merge_requests/:iid/notes`: `sort` (`asc`, `desc`,
 /// the default) and `order_by` (`created_at`, `updated_at`: the same here).
 pub(crate) async fn list_notes(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
@@ -260,8 +248,7 @@ pub(crate) async fn list_notes(
 /// `POST /projects/:id/merge_requests/:iid/notes` with `body`: a note on
 /// the merge request (201).
 pub(crate) async fn post_note(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
     QueryMap(query): QueryMap,
     headers: HeaderMap,
@@ -287,8 +274,7 @@ pub(crate) async fn post_note(
 
 /// `GET /projects/:id/merge_requests/:iid/notes/:note_id`.
 pub(crate) async fn get_note(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid, note_id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, GlError> {
     let note_id = parse_id(&note_id)?;
@@ -305,8 +291,7 @@ pub(crate) async fn get_note(
 /// `GET /projects/:id/merge_requests/:iid/draft_notes`: the viewer's own
 /// (the comments of their pending review), never anyone else's.
 pub(crate) async fn list_draft_notes(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
@@ -322,8 +307,7 @@ pub(crate) async fn list_draft_notes(
 /// `GET /projects/:id/merge_requests/:iid/pipelines`: the pipelines of the
 /// merge request's commits, newest first.
 pub(crate) async fn list_merge_request_pipelines(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {

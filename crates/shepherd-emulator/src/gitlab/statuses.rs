@@ -3,23 +3,19 @@
 //! `CodeRabbit` status, a check's `status_context`), as GitLab lists the
 //! external statuses of a commit.
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
 use serde_json::{json, Value};
 
-use super::common::{parse_bool, read_project, GlError, GlPaging, GlViewer};
+use super::common::{parse_bool, read_project, GlError, GlPaging, GlReq};
 use super::json::Cx;
 use super::view;
 use crate::ci_state::{StatusRecord, StatusState};
-use crate::shared::Shared;
 
 /// `GET /projects/:id/repository/commits/:sha/statuses`: the latest status
 /// of each name (`all=true`: every one), oldest first; `name` filters.
 pub(crate) async fn list_commit_statuses(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, sha)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
