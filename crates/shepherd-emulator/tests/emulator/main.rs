@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "../support/widgets.rs"]
+mod widgets;
 
 mod test_auth;
 mod test_bot_profiles;

@@ -12,6 +12,8 @@ import github
 import requests
 from github import Auth, Github
 
+from checking import check, expect_error
+
 API = os.environ["SHEPHERD_API"]
 FULL_NAME = f"{os.environ['SHEPHERD_OWNER']}/{os.environ['SHEPHERD_REPO']}"
 
@@ -20,20 +22,10 @@ def client(token, per_page=30):
     return Github(auth=Auth.Token(token), base_url=API, per_page=per_page, retry=None)
 
 
-def check(what, ok, detail=""):
-    if not ok:
-        raise AssertionError(f"{what}: {detail}")
-    print(f"ok: {what}")
-
-
 def raises(what, status, call):
-    try:
-        call()
-    except github.GithubException as err:
-        check(what, err.status == status, f"status {err.status}, wanted {status}: {err.data}")
-        check(f"{what} has a message", isinstance(err.data, dict) and "message" in err.data, err.data)
-        return err
-    raise AssertionError(f"{what}: no error, wanted {status}")
+    err = expect_error(what, status, call, github.GithubException, lambda e: e.status)
+    check(f"{what} has a message", isinstance(err.data, dict) and "message" in err.data, err.data)
+    return err
 
 
 g = client(os.environ["SHEPHERD_TOKEN"])

@@ -10,6 +10,8 @@ import os
 
 import gitlab
 
+from checking import check, expect_error
+
 URL = os.environ["SHEPHERD_URL"]
 PROJECT = os.environ["SHEPHERD_PROJECT"]
 
@@ -18,19 +20,8 @@ def client(token, per_page=None):
     return gitlab.Gitlab(URL, private_token=token, per_page=per_page, retry_transient_errors=False)
 
 
-def check(what, ok, detail=""):
-    if not ok:
-        raise AssertionError(f"{what}: {detail}")
-    print(f"ok: {what}")
-
-
 def raises(what, status, call):
-    try:
-        call()
-    except gitlab.exceptions.GitlabError as err:
-        check(what, err.response_code == status, f"status {err.response_code}, wanted {status}: {err}")
-        return err
-    raise AssertionError(f"{what}: no error, wanted {status}")
+    return expect_error(what, status, call, gitlab.exceptions.GitlabError, lambda e: e.response_code)
 
 
 gl = client(os.environ["SHEPHERD_TOKEN"])
