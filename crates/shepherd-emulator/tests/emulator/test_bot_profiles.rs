@@ -133,6 +133,30 @@ async fn coderabbit_settles_on_its_commit_status_and_edits_its_walkthrough() {
         &("success".to_owned(), "Review completed".to_owned())
     );
     assert_eq!(bot_reviews(&emu).await.len(), 1);
+    // GraphQL names the status's creator: the bot, so a status of that
+    // context by another account can be told apart.
+    let body = graphql(
+        &emu,
+        ALICE,
+        r#"{ repository(owner: "acme", name: "widgets") { pullRequest(number: 1) {
+            commits(last: 1) { nodes { commit { oid statusCheckRollup { contexts(first: 20) {
+              nodes { ... on StatusContext { context state description creator { login } } }
+            } } } } } } } }"#,
+        json!({}),
+    )
+    .await;
+    let commit = &body["data"]["repository"]["pullRequest"]["commits"]["nodes"][0]["commit"];
+    assert_eq!(commit["oid"], second.as_str(), "{body}");
+    let contexts = commit["statusCheckRollup"]["contexts"]["nodes"]
+        .as_array()
+        .unwrap();
+    let rabbit = contexts
+        .iter()
+        .find(|c| c["context"] == "CodeRabbit")
+        .unwrap_or_else(|| panic!("{body}"));
+    assert_eq!(rabbit["state"], "SUCCESS");
+    assert_eq!(rabbit["description"], "Review completed");
+    assert_eq!(rabbit["creator"]["login"], "review-bot");
     let edited = bot_comments(&emu).await;
     assert_eq!(edited.len(), 1);
     assert_eq!(edited[0]["id"], walkthrough[0]["id"]);
