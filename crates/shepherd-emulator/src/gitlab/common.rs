@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 use super::json::Cx;
 use crate::auth::{self, AuthFailure, Viewer};
 use crate::faults::ApiFlavor;
-use crate::rest::{original_uri, page_of, PageUrl};
+use crate::rest::{page_of, ListFlavor, Lists};
 use crate::scenario::Permission;
 use crate::shared::Shared;
 use crate::state::{PullRequestRecord, RepositoryRecord, State as EmulatorState, WriteError};
@@ -387,48 +387,27 @@ impl FromRequestParts<Arc<Shared>> for QueryMap {
     }
 }
 
-/// `page` and `per_page` of a list (GitLab: 20 by default, at most 100),
-/// and the URL its `Link` header points to.
-pub(crate) struct GlPaging {
-    page: usize,
-    per_page: usize,
-    /// The request's path as sent (the project's path stays encoded), and
-    /// its query without `page`.
-    url: PageUrl,
-    /// Every query parameter, decoded.
-    pub(crate) params: BTreeMap<String, String>,
-}
+/// GitLab's lists: 20 a page; a `page` or `per_page` that is no number is
+/// refused (`400 {"error": "page is invalid"}`).
+pub(crate) enum GitLabLists {}
 
-impl FromRequestParts<Arc<Shared>> for GlPaging {
-    type Rejection = GlError;
+impl ListFlavor for GitLabLists {
+    const PER_PAGE: usize = 20;
+    type Error = GlError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        _shared: &Arc<Shared>,
-    ) -> Result<Self, Self::Rejection> {
-        let uri = original_uri(parts);
-        let Query(params) = Query::<BTreeMap<String, String>>::try_from_uri(&uri)
-            .map_err(|_| GlError::bad_request("invalid query string"))?;
-        let number = |name: &str, default: usize| -> Result<usize, GlError> {
-            match params.get(name) {
-                None => Ok(default),
-                Some(v) => v
-                    .parse()
-                    .map_err(|_| GlError::parameter(&format!("{name} is invalid"))),
-            }
-        };
-        let page = number("page", 1)?.max(1);
-        let per_page = number("per_page", 20)?.clamp(1, 100);
-        Ok(GlPaging {
-            page,
-            per_page,
-            url: PageUrl::new(&uri),
-            params,
-        })
+    fn bad_query() -> GlError {
+        GlError::bad_request("invalid query string")
+    }
+
+    fn bad_number(name: &str) -> Option<GlError> {
+        Some(GlError::parameter(&format!("{name} is invalid")))
     }
 }
 
-impl GlPaging {
+/// A GitLab list request's paging.
+pub(crate) type GlPaging = Lists<GitLabLists>;
+
+impl Lists<GitLabLists> {
     /// A query parameter.
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.params.get(name).map(String::as_str)
@@ -516,18 +495,15 @@ fn add_rate_limit_headers(shared: &Shared, response: &mut Response) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rest::PageUrl;
 
     fn paging(page: usize, per_page: usize) -> GlPaging {
-        GlPaging {
-            page,
-            per_page,
-            url: PageUrl::new(
-                &format!("/api/v4/projects/g%2Fp/merge_requests/1/discussions?per_page={per_page}")
-                    .parse()
-                    .unwrap(),
-            ),
-            params: BTreeMap::new(),
-        }
+        let url = PageUrl::new(
+            &format!("/api/v4/projects/g%2Fp/merge_requests/1/discussions?per_page={per_page}")
+                .parse()
+                .unwrap(),
+        );
+        GlPaging::new(page, per_page, url, BTreeMap::new())
     }
 
     #[test]

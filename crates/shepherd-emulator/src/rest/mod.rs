@@ -18,7 +18,9 @@ mod review_requests;
 mod routes;
 mod user;
 
-pub(crate) use common::{original_uri, page_of, ApiError, PageUrl};
+#[cfg(test)]
+pub(crate) use common::PageUrl;
+pub(crate) use common::{page_of, ApiError, ListFlavor, Lists};
 pub(crate) use downloads::routes as download_routes;
 pub(crate) use meta::root;
 pub(crate) use middleware::{
