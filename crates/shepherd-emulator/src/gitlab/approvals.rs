@@ -8,14 +8,12 @@ use std::collections::BTreeSet;
 
 use axum::body::Bytes;
 use axum::extract::Path;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
 
 use super::common::{
     merge_request, read_merge_request, require_write, respond_created, GlError, GlReq, Params,
-    QueryMap,
 };
 use super::json::{mr_state, Cx};
 use super::view::{self, Note};
@@ -84,11 +82,8 @@ pub(crate) async fn get_approvals(
 pub(crate) async fn approve(
     GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
-    QueryMap(query): QueryMap,
-    headers: HeaderMap,
-    body: Bytes,
+    params: Params,
 ) -> Result<Response, GlError> {
-    let params = Params::read(&query, &headers, &body)?;
     change_approval(&shared, &viewer, (&id, &iid), params.text("sha"), true)
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, Query, Request, State};
+use axum::extract::{FromRequest, FromRequestParts, Query, Request, State};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
@@ -245,6 +245,24 @@ pub(crate) fn parse_id(segment: &str) -> Result<u64, GlError> {
 /// A request's parameters, as GitLab takes them: the query string, then a
 /// JSON object or a form body on top.
 pub(crate) struct Params(Map<String, Value>);
+
+impl FromRequest<Arc<Shared>> for Params {
+    type Rejection = Response;
+
+    /// The query, then the body (with axum's body limit, as `Bytes` reads
+    /// it).
+    async fn from_request(request: Request, shared: &Arc<Shared>) -> Result<Self, Response> {
+        let (mut parts, body) = request.into_parts();
+        let QueryMap(query) = QueryMap::from_request_parts(&mut parts, shared)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let headers = parts.headers.clone();
+        let body = Bytes::from_request(Request::from_parts(parts, body), shared)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        Params::read(&query, &headers, &body).map_err(IntoResponse::into_response)
+    }
+}
 
 impl Params {
     /// Reads the query and the body.

@@ -1,16 +1,14 @@
 //! A merge request's discussions: the list, one discussion, a reply (a new
 //! note in the discussion) and resolving.
 
-use axum::body::Bytes;
 use axum::extract::Path;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::Json;
 use serde_json::Value;
 
 use super::common::{
     commentable, merge_request, parse_id, read_merge_request, require_comment, require_write,
-    respond_created, GlError, GlPaging, GlReq, Params, QueryMap,
+    respond_created, GlError, GlPaging, GlReq, Params,
 };
 use super::json::{discussion_json, note_json, Cx};
 use super::position;
@@ -39,11 +37,8 @@ pub(crate) async fn list_discussions(
 pub(crate) async fn post_discussion(
     GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
-    QueryMap(query): QueryMap,
-    headers: HeaderMap,
-    body: Bytes,
+    params: Params,
 ) -> Result<Response, GlError> {
-    let params = Params::read(&query, &headers, &body)?;
     let text = params.required_text("body")?;
     let mut state = shared.write();
     let number = commentable(&state, &viewer, (&id, &iid))?;
@@ -95,11 +90,8 @@ pub(crate) async fn get_discussion_note(
 pub(crate) async fn post_discussion_note(
     GlReq(shared, viewer): GlReq,
     Path((id, iid, discussion_id)): Path<(String, String, String)>,
-    QueryMap(query): QueryMap,
-    headers: HeaderMap,
-    body: Bytes,
+    params: Params,
 ) -> Result<Response, GlError> {
-    let params = Params::read(&query, &headers, &body)?;
     let text = params.required_text("body")?;
     let mut state = shared.write();
     let pr = merge_request(&state, &viewer, &id, &iid)?;
@@ -147,11 +139,8 @@ pub(crate) async fn post_discussion_note(
 pub(crate) async fn put_discussion(
     GlReq(shared, viewer): GlReq,
     Path((id, iid, discussion_id)): Path<(String, String, String)>,
-    QueryMap(query): QueryMap,
-    headers: HeaderMap,
-    body: Bytes,
+    params: Params,
 ) -> Result<Json<Value>, GlError> {
-    let params = Params::read(&query, &headers, &body)?;
     let resolved = params
         .flag("resolved")?
         .ok_or_else(|| GlError::parameter("resolved is missing"))?;

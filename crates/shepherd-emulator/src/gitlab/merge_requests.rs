@@ -1,16 +1,14 @@
 //! `/user`, the project, merge requests (read and edit), their notes, the
 //! viewer's draft notes and the merge request's pipelines.
 
-use axum::body::Bytes;
 use axum::extract::Path;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::Json;
 use serde_json::Value;
 
 use super::common::{
     commentable, merge_request, parse_id, read_merge_request, read_project, require_write,
-    respond_created, GlError, GlPaging, GlReq, Params, QueryMap,
+    respond_created, GlError, GlPaging, GlReq, Params,
 };
 use super::json::{
     draft_note_json, label_event_json, merge_request_json, note_json, pipeline_json, project_json,
@@ -95,11 +93,8 @@ pub(crate) async fn get_merge_request(
 pub(crate) async fn put_merge_request(
     GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
-    QueryMap(query): QueryMap,
-    headers: HeaderMap,
-    body: Bytes,
+    params: Params,
 ) -> Result<Json<Value>, GlError> {
-    let params = Params::read(&query, &headers, &body)?;
     let title = params.text("title");
     let description = params.text("description");
     let labels = params.list("labels");
@@ -250,11 +245,8 @@ pub(crate) async fn list_notes(
 pub(crate) async fn post_note(
     GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
-    QueryMap(query): QueryMap,
-    headers: HeaderMap,
-    body: Bytes,
+    params: Params,
 ) -> Result<Response, GlError> {
-    let params = Params::read(&query, &headers, &body)?;
     let text = params.required_text("body")?;
     let mut state = shared.write();
     let number = commentable(&state, &viewer, (&id, &iid))?;
