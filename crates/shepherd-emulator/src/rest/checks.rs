@@ -17,7 +17,7 @@ use super::json::{
     check_run_json, check_suite_json, job_json, short_repository_json, status_json,
     workflow_run_json,
 };
-use super::lookup::{commit_details, resolve_ref};
+use super::lookup::{commit_details, resolve_ref, visible_commit};
 use crate::automation::EndpointAccess;
 use crate::ci_state::StatusState;
 use crate::job_log;
@@ -28,10 +28,9 @@ use crate::shared::Shared;
 pub(crate) async fn list_check_runs(
     Req(shared, viewer, api): Req,
     paging: Paging,
-    Path((owner, repo, reference)): Path<(String, String, String)>,
+    Path(path): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
-    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
-    let sha = resolve_ref(&shared, &reference).await?;
+    let sha = visible_commit(&shared, &viewer, &path).await?;
     let state = shared.read();
     let all = paging.params.get("filter").map(String::as_str) == Some("all");
     let runs: Vec<_> = if all {
@@ -71,10 +70,9 @@ pub(crate) async fn get_check_run(
 pub(crate) async fn combined_status(
     Req(shared, viewer, api): Req,
     paging: Paging,
-    Path((owner, repo, reference)): Path<(String, String, String)>,
+    Path(path): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
-    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
-    let sha = resolve_ref(&shared, &reference).await?;
+    let sha = visible_commit(&shared, &viewer, &path).await?;
     let state = shared.read();
     let statuses: Vec<Value> = state
         .ci
@@ -105,10 +103,9 @@ pub(crate) async fn combined_status(
 pub(crate) async fn list_statuses(
     Req(shared, viewer, api): Req,
     paging: Paging,
-    Path((owner, repo, reference)): Path<(String, String, String)>,
+    Path(path): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
-    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
-    let sha = resolve_ref(&shared, &reference).await?;
+    let sha = visible_commit(&shared, &viewer, &path).await?;
     let state = shared.read();
     let items: Vec<Value> = state
         .ci

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::common::{visible_repository, ApiError, Paging, Req};
 use super::json::{commit_json, label_json, repository_json};
-use super::lookup::resolve_ref;
+use super::lookup::visible_commit;
 use crate::git::{self, CommitDetail, Hunk};
 use crate::shared::Shared;
 
@@ -63,10 +63,9 @@ pub(crate) async fn get_repository(
 /// `GET …/commits/{ref}`: the commit with its files and stats.
 pub(crate) async fn get_commit(
     Req(shared, viewer, api): Req,
-    Path((owner, repo, reference)): Path<(String, String, String)>,
+    Path(path): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
-    let sha = resolve_ref(&shared, &reference).await?;
+    let sha = visible_commit(&shared, &viewer, &path).await?;
     let (detail, diff) = commit_with_diff(&shared, sha).await?;
     let state = shared.read();
     Ok(Json(commit_json(&state, &detail, Some(&diff), &api)))
