@@ -127,6 +127,68 @@ pub struct BotSpec {
     /// Also review the PR's own diff when the emulator starts (or resets).
     #[serde(default)]
     pub on_start: bool,
+    /// Which real reviewer it behaves as (`rules`, the default: a thread per
+    /// matching line and nothing else).
+    #[serde(default)]
+    pub profile: BotProfile,
+    /// Reviews it makes before refusing the next one (CodeRabbit's rate
+    /// limit, Copilot's quota); after a refusal it counts again from zero,
+    /// so `0` refuses every time. Never refuses when omitted. Profiles
+    /// `coderabbit` and `copilot` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit_after: Option<u32>,
+    /// The wait a rate-limit notice names ("Next review available in: N
+    /// minutes"). Default 30.
+    #[serde(default = "default_rate_limit_minutes")]
+    pub rate_limit_minutes: u32,
+    /// Whether a review finds anything: `false` makes every review a clean
+    /// pass whatever the pattern matches. Default `true`.
+    #[serde(default = "yes")]
+    pub findings: bool,
+    /// The comment that makes it review the head again; default by profile
+    /// (`@coderabbitai review`, `@codex review`, `/gemini review`; none for
+    /// `rules` and `copilot`, which is asked again by a review request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+}
+
+fn default_rate_limit_minutes() -> u32 {
+    30
+}
+
+/// The real reviewer a bot behaves as (`[[bots]] profile`). Each profile's
+/// behaviour, and where it comes from, is in `bots/profiles.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BotProfile {
+    /// The emulator's own rule bot: one review thread per matching added
+    /// line after each push, and no other sign of having looked.
+    #[default]
+    Rules,
+    /// CodeRabbit: a `CodeRabbit` commit status (pending, then success), a
+    /// walkthrough comment edited in place, incremental reviews, a rate
+    /// limit with its notice, `@coderabbitai review`.
+    Coderabbit,
+    /// Codex's reviewer: a review on the reviewed head ("Reviewed commit")
+    /// when it has findings, nothing on a clean pass.
+    Codex,
+    /// Copilot's code review: a requested reviewer that submits a review on
+    /// the head (also on a clean pass), or a comment that the quota is used.
+    Copilot,
+    /// A bot that reviews only when a comment asks (`/gemini review`).
+    AskOnly,
+}
+
+impl BotProfile {
+    /// The trigger comment when the scenario names none.
+    pub(crate) fn default_trigger(self) -> Option<&'static str> {
+        match self {
+            BotProfile::Rules | BotProfile::Copilot => None,
+            BotProfile::Coderabbit => Some("@coderabbitai review"),
+            BotProfile::Codex => Some("@codex review"),
+            BotProfile::AskOnly => Some("/gemini review"),
+        }
+    }
 }
 
 impl BotSpec {
@@ -143,7 +205,25 @@ impl BotSpec {
             body: body.into(),
             delay_ms: 0,
             on_start: false,
+            profile: BotProfile::Rules,
+            rate_limit_after: None,
+            rate_limit_minutes: default_rate_limit_minutes(),
+            findings: true,
+            trigger: None,
         }
+    }
+
+    /// The same rule, behaving as `profile`.
+    pub fn with_profile(mut self, profile: BotProfile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// The trigger comment: the scenario's, else the profile's.
+    pub(crate) fn trigger(&self) -> Option<&str> {
+        self.trigger
+            .as_deref()
+            .or_else(|| self.profile.default_trigger())
     }
 }
 

@@ -308,9 +308,9 @@ pub(crate) async fn act(shared: &Arc<Shared>, act: Act) -> Result<ActOutcome, Ac
             })
         }
         Act::Comment { pr, body, .. } => {
-            let id = shared
-                .write()
-                .apply_issue_comment(pr.unwrap_or(default_pr), &user, &body)?;
+            let number = pr.unwrap_or(default_pr);
+            let id = shared.write().apply_issue_comment(number, &user, &body)?;
+            crate::bots::on_comment(shared, number, &user, &body);
             Ok(ActOutcome {
                 comment_id: Some(id),
                 ..ActOutcome::default()

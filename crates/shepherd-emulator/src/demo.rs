@@ -149,4 +149,16 @@ impl Scenario {
     pub fn demo_gitlab() -> Result<Scenario, ScenarioError> {
         Scenario::demo()?.into_gitlab()
     }
+
+    /// The same scenario with every bot answering `delay` after a push
+    /// (`[[bots]] delay_ms`). `Scenario::demo()?.with_bot_delay(8 s)` is
+    /// the demo whose review bot comments 8 s after a push while CI takes
+    /// 0.5 s: a bot slower than CI (issue 27).
+    pub fn with_bot_delay(mut self, delay: std::time::Duration) -> Scenario {
+        let millis = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        for bot in &mut self.bots {
+            bot.delay_ms = millis;
+        }
+        self
+    }
 }

@@ -18,7 +18,6 @@ use futures::StreamExt as _;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::auth::{self, AuthFailure};
-use crate::automation::FaultEffect;
 use crate::faults::{self, ApiFlavor};
 use crate::git::GitEnv;
 use crate::push;
@@ -67,20 +66,11 @@ pub(crate) async fn fallback(State(shared): State<Arc<Shared>>, request: Request
     }
     let method = request.method().clone();
     let key = format!("{method} /{{owner}}/{{repo}}.git/{service}");
-    shared.count(&key);
     // Faults apply to git as to the API: a delay, an error instead of the
     // service, or `commit_then_fail` (the push lands, the client sees a 502).
-    let decision = shared.fault_decision(&key);
-    if !decision.delay.is_zero() {
-        tokio::time::sleep(decision.delay).await;
-    }
-    let commit_then_fail = match decision.answer {
-        None => None,
-        Some(spec) if spec.effect == FaultEffect::CommitThenFail => Some(spec),
-        Some(spec) => {
-            tracing::info!(%key, effect = ?spec.effect, "fault fired on git");
-            return faults::response(&spec, ApiFlavor::Rest);
-        }
+    let commit_then_fail = match shared.enter(&key, ApiFlavor::Rest).await {
+        Ok(commit_then_fail) => commit_then_fail,
+        Err(answer) => return answer,
     };
 
     let query = request.uri().query().unwrap_or_default().to_owned();

@@ -65,7 +65,9 @@ mod shared;
 mod state;
 mod tasks;
 
-pub use automation::{BotSpec, CheckSpec, CiSpec, EndpointAccess, FaultEffect, FaultSpec};
+pub use automation::{
+    BotProfile, BotSpec, CheckSpec, CiSpec, EndpointAccess, FaultEffect, FaultSpec,
+};
 pub use control::{Act, ActError, ActOutcome, ActThread, ActThreadRef};
 pub use git::GitError;
 pub use rest::route_table as rest_route_table;

@@ -20,10 +20,15 @@ where
 {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|join| GitError::Spawn {
-            what: what.to_owned(),
-            source: std::io::Error::other(join),
-        })?
+        .map_err(|join| panicked(what, join))?
+}
+
+/// A task that panicked (or was cancelled), as a git error.
+fn panicked(what: &str, join: tokio::task::JoinError) -> GitError {
+    GitError::Spawn {
+        what: what.to_owned(),
+        source: std::io::Error::other(join),
+    }
 }
 
 /// Reads the repository's branches after a successful `git-receive-pack`
@@ -160,12 +165,7 @@ pub(crate) async fn push_files(
     let (author, branch, message) = (author.to_owned(), branch.to_owned(), message.to_owned());
     tokio::spawn(async move { commit_and_push(&shared, &author, &branch, changes, &message).await })
         .await
-        .map_err(|join| {
-            ActPushError::Git(GitError::Spawn {
-                what: "push".into(),
-                source: std::io::Error::other(join),
-            })
-        })?
+        .map_err(|join| ActPushError::Git(panicked("push", join)))?
 }
 
 /// [`push_files`], in the task that runs it.
@@ -209,12 +209,7 @@ async fn commit_and_push(
         Ok(sha)
     })
     .await
-    .map_err(|join| {
-        ActPushError::Git(GitError::Spawn {
-            what: "commit".into(),
-            source: std::io::Error::other(join),
-        })
-    })??;
+    .map_err(|join| ActPushError::Git(panicked("commit", join)))??;
     let moved = shared.write().move_branch(branch, &sha);
     process_moves(shared, &moved, author).await?;
     Ok(sha)

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::automation::{BotSpec, CheckSpec, CiSpec, FaultSpec};
+use crate::automation::{BotProfile, BotSpec, CheckSpec, CiSpec, FaultSpec};
 
 /// Errors from loading or validating a scenario.
 #[derive(Debug, thiserror::Error)]
@@ -794,6 +794,17 @@ impl Scenario {
             }
             if bot.body.trim().is_empty() {
                 return invalid(format!("bots[{i}] (`{}`): empty body", bot.login));
+            }
+            if bot.rate_limit_after.is_some()
+                && !matches!(bot.profile, BotProfile::Coderabbit | BotProfile::Copilot)
+            {
+                return invalid(format!(
+                    "bots[{i}] (`{}`): rate_limit_after needs profile \"coderabbit\" or \"copilot\"",
+                    bot.login
+                ));
+            }
+            if bot.trigger.as_deref().is_some_and(|t| t.trim().is_empty()) {
+                return invalid(format!("bots[{i}] (`{}`): empty trigger", bot.login));
             }
             if let Some(glob) = &bot.path {
                 if glob.trim().is_empty() {

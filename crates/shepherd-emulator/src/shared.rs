@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::automation::FaultSpec;
+use axum::response::Response;
+
+use crate::automation::{FaultEffect, FaultSpec};
 use crate::bot_rules::CompiledBot;
-use crate::faults::{Decision, FaultRegistry};
+use crate::faults::{self, ApiFlavor, Decision, FaultRegistry};
 use crate::git::{CreatedRepository, GitEnv, Hunk};
 use crate::scenario::Scenario;
 use crate::state::State;
@@ -118,6 +120,31 @@ impl Shared {
     /// Counts a call against the faults of `key` and decides its fate.
     pub(crate) fn fault_decision(&self, key: &str) -> Decision {
         self.faults().on_call(key)
+    }
+
+    /// What every API does before serving a call (REST, GraphQL, git):
+    /// counts it under `key`, waits out a `delay` fault, and answers
+    /// `Err(response)` for a fault that replaces the call (in `flavor`'s
+    /// error shape), `Ok(Some(spec))` for a `commit_then_fail` (serve it,
+    /// then answer `spec`), `Ok(None)` to serve it.
+    pub(crate) async fn enter(
+        &self,
+        key: &str,
+        flavor: ApiFlavor,
+    ) -> Result<Option<FaultSpec>, Response> {
+        self.count(key);
+        let decision = self.fault_decision(key);
+        if !decision.delay.is_zero() {
+            tokio::time::sleep(decision.delay).await;
+        }
+        match decision.answer {
+            None => Ok(None),
+            Some(spec) if spec.effect == FaultEffect::CommitThenFail => Ok(Some(spec)),
+            Some(spec) => {
+                tracing::info!(%key, effect = ?spec.effect, "fault fired");
+                Err(faults::response(&spec, flavor))
+            }
+        }
     }
 
     /// Sets a fault; returns its id.

@@ -5,18 +5,15 @@
 //! so none is ever required.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::HeaderMap;
+use axum::extract::Path;
 use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
 
 use super::common::{
-    merge_request, read_merge_request, require_write, respond_created, GlError, GlViewer, Params,
-    QueryMap,
+    merge_request, read_merge_request, require_write, respond_created, GlError, GlReq, Params,
 };
 use super::json::{mr_state, Cx};
 use super::view::{self, Note};
@@ -70,8 +67,7 @@ fn approvals_json(cx: &Cx<'_>, pr: &PullRequestRecord, viewer: &Viewer) -> Value
 
 /// `GET /projects/:id/merge_requests/:iid/approvals`.
 pub(crate) async fn get_approvals(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
     read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
@@ -84,14 +80,10 @@ pub(crate) async fn get_approvals(
 /// state. A user who may not approve, or has approved already, gets GitLab's
 /// `401 Unauthorized`.
 pub(crate) async fn approve(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
-    QueryMap(query): QueryMap,
-    headers: HeaderMap,
-    body: Bytes,
+    params: Params,
 ) -> Result<Response, GlError> {
-    let params = Params::read(&query, &headers, &body)?;
     change_approval(&shared, &viewer, (&id, &iid), params.text("sha"), true)
 }
 
@@ -99,8 +91,7 @@ pub(crate) async fn approve(
 /// viewer's approval (404 when there is none); 201 with the approval
 /// state.
 pub(crate) async fn unapprove(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
     _body: Bytes,
 ) -> Result<Response, GlError> {
@@ -140,8 +131,7 @@ fn change_approval(
 /// everyone who wrote a note others see, in the order they joined (system
 /// notes do not count); each a user as GitLab embeds them.
 pub(crate) async fn list_participants(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
     read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {

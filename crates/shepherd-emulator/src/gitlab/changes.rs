@@ -2,14 +2,12 @@
 //! `changes` (the merge request with its diff), `diffs`, `commits`, and its
 //! diff `versions` (one per push), as GitLab's merge request API gives them.
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{merge_request, parse_id, read_merge_request, GlError, GlPaging, GlViewer};
+use super::common::{merge_request, parse_id, read_merge_request, GlError, GlPaging, GlReq};
 use super::json::merge_request_json;
 use super::repository::{blocking, commit_json, diff_json};
 use super::view;
@@ -53,8 +51,7 @@ async fn read_current_diff(
 /// `changes` (each changed file) and `overflow: false` (GitLab's "Get
 /// single merge request changes", deprecated for `diffs` but served).
 pub(crate) async fn get_changes(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
     let (changes, _) = read_current_diff(&shared, &viewer, (&id, &iid)).await?;
@@ -69,8 +66,7 @@ pub(crate) async fn get_changes(
 /// `GET /projects/:id/merge_requests/:iid/diffs`: the changed files,
 /// paginated (GitLab's "List merge request diffs").
 pub(crate) async fn list_diffs(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
@@ -82,8 +78,7 @@ pub(crate) async fn list_diffs(
 /// `GET /projects/:id/merge_requests/:iid/commits`: the merge request's
 /// commits, newest first as GitLab lists them; paginated.
 pub(crate) async fn list_commits(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
@@ -111,8 +106,7 @@ fn version_json(pr: &PullRequestRecord, version: &DiffVersionRecord) -> Value {
 /// `GET /projects/:id/merge_requests/:iid/versions`: every diff version,
 /// newest first (GitLab's "Get merge request diff versions").
 pub(crate) async fn list_versions(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
@@ -131,8 +125,7 @@ pub(crate) async fn list_versions(
 /// version with its `commits` (newest first) and `diffs` (GitLab's "Get a
 /// single merge request diff version").
 pub(crate) async fn get_version(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid, version_id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, GlError> {
     let version_id = parse_id(&version_id)?;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, Query, Request, State};
+use axum::extract::{FromRequest, FromRequestParts, Query, Request, State};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 use super::json::Cx;
 use crate::auth::{self, AuthFailure, Viewer};
 use crate::faults::ApiFlavor;
-use crate::rest::{original_uri, page_of, PageUrl};
+use crate::rest::{page_of, ListFlavor, Lists};
 use crate::scenario::Permission;
 use crate::shared::Shared;
 use crate::state::{PullRequestRecord, RepositoryRecord, State as EmulatorState, WriteError};
@@ -127,6 +127,22 @@ impl FromRequestParts<Arc<Shared>> for GlViewer {
     }
 }
 
+/// What nearly every GitLab handler takes, as `GlReq(shared, viewer)`: the
+/// shared state and the authenticated user ([`GlViewer`]).
+pub(crate) struct GlReq(pub(crate) Arc<Shared>, pub(crate) Viewer);
+
+impl FromRequestParts<Arc<Shared>> for GlReq {
+    type Rejection = GlError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, Self::Rejection> {
+        let GlViewer(viewer) = GlViewer::from_request_parts(parts, shared).await?;
+        Ok(GlReq(Arc::clone(shared), viewer))
+    }
+}
+
 /// The project named by `id` (its numeric id, or its full path, which
 /// arrives URL-decoded), if the viewer may see it; else GitLab's 404.
 pub(crate) fn project<'s>(
@@ -230,6 +246,24 @@ pub(crate) fn parse_id(segment: &str) -> Result<u64, GlError> {
 /// JSON object or a form body on top.
 pub(crate) struct Params(Map<String, Value>);
 
+impl FromRequest<Arc<Shared>> for Params {
+    type Rejection = Response;
+
+    /// The query, then the body (with axum's body limit, as `Bytes` reads
+    /// it).
+    async fn from_request(request: Request, shared: &Arc<Shared>) -> Result<Self, Response> {
+        let (mut parts, body) = request.into_parts();
+        let QueryMap(query) = QueryMap::from_request_parts(&mut parts, shared)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let headers = parts.headers.clone();
+        let body = Bytes::from_request(Request::from_parts(parts, body), shared)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        Params::read(&query, &headers, &body).map_err(IntoResponse::into_response)
+    }
+}
+
 impl Params {
     /// Reads the query and the body.
     pub(crate) fn read(
@@ -307,13 +341,23 @@ impl Params {
         (!out.is_empty()).then_some(out)
     }
 
-    /// A list parameter: comma-separated text, or a JSON array.
+    /// A list parameter: comma-separated text, or a JSON array (of
+    /// strings or numbers: `reviewer_ids`), or the form keys `key[]`.
     pub(crate) fn list(&self, key: &str) -> Option<Vec<String>> {
-        let items: Vec<String> = match self.0.get(key)? {
+        let value = self
+            .0
+            .get(key)
+            .or_else(|| self.0.get(&format!("{key}[]")))?;
+        let items: Vec<String> = match value {
             Value::Array(items) => items
                 .iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Number(n) => Some(n.to_string()),
+                    _ => None,
+                })
                 .collect(),
+            Value::Number(n) => vec![n.to_string()],
             Value::String(s) => s.split(',').map(str::to_owned).collect(),
             _ => return None,
         };
@@ -361,48 +405,27 @@ impl FromRequestParts<Arc<Shared>> for QueryMap {
     }
 }
 
-/// `page` and `per_page` of a list (GitLab: 20 by default, at most 100),
-/// and the URL its `Link` header points to.
-pub(crate) struct GlPaging {
-    page: usize,
-    per_page: usize,
-    /// The request's path as sent (the project's path stays encoded), and
-    /// its query without `page`.
-    url: PageUrl,
-    /// Every query parameter, decoded.
-    pub(crate) params: BTreeMap<String, String>,
-}
+/// GitLab's lists: 20 a page; a `page` or `per_page` that is no number is
+/// refused (`400 {"error": "page is invalid"}`).
+pub(crate) enum GitLabLists {}
 
-impl FromRequestParts<Arc<Shared>> for GlPaging {
-    type Rejection = GlError;
+impl ListFlavor for GitLabLists {
+    const PER_PAGE: usize = 20;
+    type Error = GlError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        _shared: &Arc<Shared>,
-    ) -> Result<Self, Self::Rejection> {
-        let uri = original_uri(parts);
-        let Query(params) = Query::<BTreeMap<String, String>>::try_from_uri(&uri)
-            .map_err(|_| GlError::bad_request("invalid query string"))?;
-        let number = |name: &str, default: usize| -> Result<usize, GlError> {
-            match params.get(name) {
-                None => Ok(default),
-                Some(v) => v
-                    .parse()
-                    .map_err(|_| GlError::parameter(&format!("{name} is invalid"))),
-            }
-        };
-        let page = number("page", 1)?.max(1);
-        let per_page = number("per_page", 20)?.clamp(1, 100);
-        Ok(GlPaging {
-            page,
-            per_page,
-            url: PageUrl::new(&uri),
-            params,
-        })
+    fn bad_query() -> GlError {
+        GlError::bad_request("invalid query string")
+    }
+
+    fn bad_number(name: &str) -> Option<GlError> {
+        Some(GlError::parameter(&format!("{name} is invalid")))
     }
 }
 
-impl GlPaging {
+/// A GitLab list request's paging.
+pub(crate) type GlPaging = Lists<GitLabLists>;
+
+impl Lists<GitLabLists> {
     /// A query parameter.
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.params.get(name).map(String::as_str)
@@ -490,18 +513,15 @@ fn add_rate_limit_headers(shared: &Shared, response: &mut Response) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rest::PageUrl;
 
     fn paging(page: usize, per_page: usize) -> GlPaging {
-        GlPaging {
-            page,
-            per_page,
-            url: PageUrl::new(
-                &format!("/api/v4/projects/g%2Fp/merge_requests/1/discussions?per_page={per_page}")
-                    .parse()
-                    .unwrap(),
-            ),
-            params: BTreeMap::new(),
-        }
+        let url = PageUrl::new(
+            &format!("/api/v4/projects/g%2Fp/merge_requests/1/discussions?per_page={per_page}")
+                .parse()
+                .unwrap(),
+        );
+        GlPaging::new(page, per_page, url, BTreeMap::new())
     }
 
     #[test]

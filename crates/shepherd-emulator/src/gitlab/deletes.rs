@@ -3,20 +3,17 @@
 //! 404 for a note that is not there (or gone). Only a comment or a reply
 //! is deleted: review bodies and system notes are not emulated (404).
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 
-use super::common::{merge_request, parse_id, require_write, GlError, GlViewer};
+use super::common::{merge_request, parse_id, require_write, GlError, GlReq};
 use crate::comment_deletes::DeleteTarget;
 use crate::scenario::Permission;
 use crate::shared::Shared;
 
 /// `DELETE …/merge_requests/:iid/notes/:note_id`.
 pub(crate) async fn delete_note(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid, note_id)): Path<(String, String, String)>,
 ) -> Result<StatusCode, GlError> {
     delete(&shared, &viewer, &id, &iid, None, &note_id)
@@ -24,8 +21,7 @@ pub(crate) async fn delete_note(
 
 /// `DELETE …/merge_requests/:iid/discussions/:discussion_id/notes/:note_id`.
 pub(crate) async fn delete_discussion_note(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid, discussion_id, note_id)): Path<(String, String, String, String)>,
 ) -> Result<StatusCode, GlError> {
     delete(&shared, &viewer, &id, &iid, Some(&discussion_id), &note_id)

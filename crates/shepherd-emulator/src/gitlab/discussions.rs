@@ -1,29 +1,23 @@
 //! A merge request's discussions: the list, one discussion, a reply (a new
 //! note in the discussion) and resolving.
 
-use std::sync::Arc;
-
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::HeaderMap;
+use axum::extract::Path;
 use axum::response::Response;
 use axum::Json;
 use serde_json::Value;
 
 use super::common::{
     commentable, merge_request, parse_id, read_merge_request, require_comment, require_write,
-    respond_created, GlError, GlPaging, GlViewer, Params, QueryMap,
+    respond_created, GlError, GlPaging, GlReq, Params,
 };
 use super::json::{discussion_json, note_json, Cx};
 use super::position;
 use super::view::{self, Discussion, Note};
 use crate::scenario::Permission;
-use crate::shared::Shared;
 
 /// `GET /projects/:id/merge_requests/:iid/discussions`, paginated.
 pub(crate) async fn list_discussions(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
@@ -41,14 +35,10 @@ pub(crate) async fn list_discussions(
 /// thread, posted at once; 201 with the discussion. Without a position it
 /// is a resolvable discussion of the merge request (`DiscussionNote`).
 pub(crate) async fn post_discussion(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
-    QueryMap(query): QueryMap,
-    headers: HeaderMap,
-    body: Bytes,
+    params: Params,
 ) -> Result<Response, GlError> {
-    let params = Params::read(&query, &headers, &body)?;
     let text = params.required_text("body")?;
     let mut state = shared.write();
     let number = commentable(&state, &viewer, (&id, &iid))?;
@@ -68,8 +58,7 @@ pub(crate) async fn post_discussion(
 
 /// `GET /projects/:id/merge_requests/:iid/discussions/:discussion_id`.
 pub(crate) async fn get_discussion(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid, discussion_id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, GlError> {
     read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
@@ -81,8 +70,7 @@ pub(crate) async fn get_discussion(
 /// `GET …/discussions/:discussion_id/notes/:note_id`: one note of the
 /// discussion.
 pub(crate) async fn get_discussion_note(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid, discussion_id, note_id)): Path<(String, String, String, String)>,
 ) -> Result<Json<Value>, GlError> {
     let note_id = parse_id(&note_id)?;
@@ -100,14 +88,10 @@ pub(crate) async fn get_discussion_note(
 /// `POST …/discussions/:discussion_id/notes` with `body`: a reply in a
 /// thread, posted at once (201 with the note).
 pub(crate) async fn post_discussion_note(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid, discussion_id)): Path<(String, String, String)>,
-    QueryMap(query): QueryMap,
-    headers: HeaderMap,
-    body: Bytes,
+    params: Params,
 ) -> Result<Response, GlError> {
-    let params = Params::read(&query, &headers, &body)?;
     let text = params.required_text("body")?;
     let mut state = shared.write();
     let pr = merge_request(&state, &viewer, &id, &iid)?;
@@ -153,14 +137,10 @@ pub(crate) async fn post_discussion_note(
 /// unresolves a thread and answers the discussion. Resolving a resolved
 /// thread posts a duplicate system note, as GitLab does.
 pub(crate) async fn put_discussion(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid, discussion_id)): Path<(String, String, String)>,
-    QueryMap(query): QueryMap,
-    headers: HeaderMap,
-    body: Bytes,
+    params: Params,
 ) -> Result<Json<Value>, GlError> {
-    let params = Params::read(&query, &headers, &body)?;
     let resolved = params
         .flag("resolved")?
         .ok_or_else(|| GlError::parameter("resolved is missing"))?;

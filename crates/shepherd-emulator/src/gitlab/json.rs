@@ -172,7 +172,11 @@ pub(crate) fn merge_request_json(cx: &Cx<'_>, pr: &PullRequestRecord) -> Value {
         "author": cx.user(&pr.author),
         "assignees": [],
         "assignee": null,
-        "reviewers": [],
+        "reviewers": pr
+            .requested_reviewers
+            .iter()
+            .map(|login| cx.user(login))
+            .collect::<Vec<_>>(),
         "source_project_id": source_project_id,
         "target_project_id": project_id,
         "labels": pr.labels,
@@ -268,7 +272,7 @@ pub(crate) fn note_json(cx: &Cx<'_>, pr: &PullRequestRecord, note: &Note<'_>) ->
         "type": null,
         "attachment": null,
         "created_at": view::time(note.created_at()),
-        "updated_at": view::time(note.created_at()),
+        "updated_at": view::time(note.updated_at()),
         "system": false,
         "noteable_id": pr.database_id,
         "noteable_type": "MergeRequest",

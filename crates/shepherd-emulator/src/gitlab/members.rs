@@ -1,22 +1,18 @@
 //! `GET /projects/:id/members/all`: the project's members with their access
 //! level (what Shepherd asks before honouring a `/shepherd approve`).
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
 use serde_json::Value;
 
-use super::common::{read_project, GlError, GlPaging, GlViewer};
+use super::common::{read_project, GlError, GlPaging, GlReq};
 use super::json::{access_level, user_json};
 use crate::scenario::Permission;
-use crate::shared::Shared;
 
 /// Every user with access, `query` matching the username (as a substring,
 /// case-insensitive, as GitLab's search does), each with `access_level`.
 pub(crate) async fn list_all_members(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path(id): Path<String>,
 ) -> Result<Response, GlError> {

@@ -1,18 +1,14 @@
 //! `/user`, the project, merge requests (read and edit), their notes, the
 //! viewer's draft notes and the merge request's pipelines.
 
-use std::sync::Arc;
-
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::HeaderMap;
+use axum::extract::Path;
 use axum::response::Response;
 use axum::Json;
 use serde_json::Value;
 
 use super::common::{
     commentable, merge_request, parse_id, read_merge_request, read_project, require_write,
-    respond_created, GlError, GlPaging, GlViewer, Params, QueryMap,
+    respond_created, GlError, GlPaging, GlReq, Params,
 };
 use super::json::{
     draft_note_json, label_event_json, merge_request_json, note_json, pipeline_json, project_json,
@@ -20,14 +16,10 @@ use super::json::{
 };
 use super::view::{self, Note};
 use crate::scenario::PullRequestStatus;
-use crate::shared::Shared;
-use crate::state::PullRequestEdit;
+use crate::state::{PullRequestEdit, State as EmulatorState};
 
 /// `GET /user`.
-pub(crate) async fn get_user(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
-) -> Result<Json<Value>, GlError> {
+pub(crate) async fn get_user(GlReq(shared, viewer): GlReq) -> Result<Json<Value>, GlError> {
     let state = shared.read();
     let user = state
         .user(&viewer.login)
@@ -37,8 +29,7 @@ pub(crate) async fn get_user(
 
 /// `GET /projects/:id`.
 pub(crate) async fn get_project(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, GlError> {
     read_project(&shared, &viewer, &id, |cx| {
@@ -49,8 +40,7 @@ pub(crate) async fn get_project(
 /// `GET /projects/:id/merge_requests`: `state` (`opened`, `closed`,
 /// `merged`, `all`), `source_branch`, `target_branch`.
 pub(crate) async fn list_merge_requests(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path(id): Path<String>,
 ) -> Result<Response, GlError> {
@@ -88,8 +78,7 @@ pub(crate) async fn list_merge_requests(
 
 /// `GET /projects/:id/merge_requests/:iid`.
 pub(crate) async fn get_merge_request(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
     read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
@@ -98,22 +87,20 @@ pub(crate) async fn get_merge_request(
 }
 
 /// `PUT /projects/:id/merge_requests/:iid`: `title`, `description`,
-/// `labels` (all of them), `add_labels`, `remove_labels` (comma-separated)
-/// and `state_event` (`close`, `reopen`); the author or a writer.
+/// `labels` (all of them), `add_labels`, `remove_labels` (comma-separated),
+/// `state_event` (`close`, `reopen`) and `reviewer_ids` (all of them, user
+/// ids; a bot newly among them reviews the head); the author or a writer.
 pub(crate) async fn put_merge_request(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
-    QueryMap(query): QueryMap,
-    headers: HeaderMap,
-    body: Bytes,
+    params: Params,
 ) -> Result<Json<Value>, GlError> {
-    let params = Params::read(&query, &headers, &body)?;
     let title = params.text("title");
     let description = params.text("description");
     let labels = params.list("labels");
     let add = params.list("add_labels");
     let remove = params.list("remove_labels");
+    let reviewer_ids = params.list("reviewer_ids");
     let state_change = match params.text("state_event").as_deref() {
         None => None,
         Some("close") => Some(PullRequestStatus::Closed),
@@ -130,10 +117,11 @@ pub(crate) async fn put_merge_request(
         && add.is_none()
         && remove.is_none()
         && state_change.is_none()
+        && reviewer_ids.is_none()
     {
         return Err(GlError::parameter(
-            "title, description, labels, add_labels, remove_labels, state_event are missing, \
-             at least one parameter must be provided",
+            "title, description, labels, add_labels, remove_labels, state_event, reviewer_ids \
+             are missing, at least one parameter must be provided",
         ));
     }
     let mut state = shared.write();
@@ -163,16 +151,57 @@ pub(crate) async fn put_merge_request(
             Err(err) => return Err(err.into()),
         }
     }
+    let asked = match reviewer_ids {
+        Some(ids) => set_reviewers(&mut state, number, &ids)?,
+        None => Vec::new(),
+    };
     let pr = state.pull_request(number).ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
-    Ok(Json(merge_request_json(&cx, pr)))
+    let value = merge_request_json(&cx, pr);
+    drop(state);
+    crate::bots::on_review_request(&shared, number, &asked);
+    Ok(Json(value))
+}
+
+/// Makes the users of `ids` the merge request's reviewers (GitLab's
+/// `reviewer_ids` replaces the list; `0` or nothing clears it). Answers
+/// the logins newly asked.
+fn set_reviewers(
+    state: &mut EmulatorState,
+    number: u64,
+    ids: &[String],
+) -> Result<Vec<String>, GlError> {
+    let mut wanted = Vec::new();
+    for id in ids.iter().filter(|id| id.as_str() != "0") {
+        let user = id
+            .parse::<u64>()
+            .ok()
+            .and_then(|id| state.users.iter().find(|u| u.database_id == id))
+            .ok_or_else(|| GlError::parameter("reviewer_ids is invalid"))?;
+        wanted.push(user.login.clone());
+    }
+    let current = state
+        .pull_request(number)
+        .map(|pr| pr.requested_reviewers.clone())
+        .unwrap_or_default();
+    let gone: Vec<String> = current
+        .iter()
+        .filter(|l| !wanted.contains(l))
+        .cloned()
+        .collect();
+    let asked: Vec<String> = wanted
+        .into_iter()
+        .filter(|l| !current.contains(l))
+        .collect();
+    state.apply_review_request(number, &gone, false)?;
+    state.apply_review_request(number, &asked, true)?;
+    Ok(asked)
 }
 
 /// `GET /projects/:id/merge_requests/:iid/resource_label_events`, oldest
 /// first: who added or removed which label, and when.
 pub(crate) async fn list_resource_label_events(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
@@ -189,8 +218,7 @@ pub(crate) async fn list_resource_label_events(
 /// `GET /projects/:id/merge_requests/:iid/notes`: `sort` (`asc`, `desc`,
 /// the default) and `order_by` (`created_at`, `updated_at`: the same here).
 pub(crate) async fn list_notes(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
@@ -215,14 +243,10 @@ pub(crate) async fn list_notes(
 /// `POST /projects/:id/merge_requests/:iid/notes` with `body`: a note on
 /// the merge request (201).
 pub(crate) async fn post_note(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
-    QueryMap(query): QueryMap,
-    headers: HeaderMap,
-    body: Bytes,
+    params: Params,
 ) -> Result<Response, GlError> {
-    let params = Params::read(&query, &headers, &body)?;
     let text = params.required_text("body")?;
     let mut state = shared.write();
     let number = commentable(&state, &viewer, (&id, &iid))?;
@@ -235,13 +259,14 @@ pub(crate) async fn post_note(
         .ok_or_else(GlError::not_found)?;
     let cx = Cx::new(&state, &shared.base_url);
     let value = note_json(&cx, pr, &Note::Comment(comment));
+    drop(state);
+    crate::bots::on_comment(&shared, number, &viewer.login, &text);
     Ok(respond_created(value))
 }
 
 /// `GET /projects/:id/merge_requests/:iid/notes/:note_id`.
 pub(crate) async fn get_note(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, iid, note_id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, GlError> {
     let note_id = parse_id(&note_id)?;
@@ -258,8 +283,7 @@ pub(crate) async fn get_note(
 /// `GET /projects/:id/merge_requests/:iid/draft_notes`: the viewer's own
 /// (the comments of their pending review), never anyone else's.
 pub(crate) async fn list_draft_notes(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
@@ -275,8 +299,7 @@ pub(crate) async fn list_draft_notes(
 /// `GET /projects/:id/merge_requests/:iid/pipelines`: the pipelines of the
 /// merge request's commits, newest first.
 pub(crate) async fn list_merge_request_pipelines(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Response, GlError> {

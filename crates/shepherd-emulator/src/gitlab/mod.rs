@@ -14,6 +14,7 @@ mod pipelines;
 mod position;
 mod repository;
 mod routes;
+mod statuses;
 mod view;
 
 pub(crate) use common::{conditional_get, count_and_fault};

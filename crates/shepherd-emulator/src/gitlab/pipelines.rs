@@ -2,27 +2,23 @@
 //! the control API starts) and their jobs (one per scenario check), and the
 //! retry of a job.
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::Value;
 
 use super::common::{
-    parse_bool, parse_id, project, read_project, require_write, GlError, GlPaging, GlViewer,
+    parse_bool, parse_id, project, read_project, require_write, GlError, GlPaging, GlReq,
 };
 use super::json::{job_json, pipeline_json, Cx};
 use super::view;
 use crate::job_log;
-use crate::shared::Shared;
 
 /// `GET /projects/:id/pipelines`: `sha`, `ref`, `status`, `order_by` (`id`,
 /// the default, or `updated_at`), `sort` (`desc`, the default, or `asc`).
 pub(crate) async fn list_pipelines(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path(id): Path<String>,
 ) -> Result<Response, GlError> {
@@ -63,8 +59,7 @@ pub(crate) async fn list_pipelines(
 
 /// `GET /projects/:id/pipelines/:pipeline_id`.
 pub(crate) async fn get_pipeline(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, pipeline_id)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
     let pipeline_id = parse_id(&pipeline_id)?;
@@ -83,8 +78,7 @@ pub(crate) async fn get_pipeline(
 /// in a pipeline": a pipeline with none failed is left as it is); 201
 /// with the pipeline.
 pub(crate) async fn retry_pipeline(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, pipeline_id)): Path<(String, String)>,
     // Read (and ignored) so that hyper keeps the connection alive.
     _body: axum::body::Bytes,
@@ -113,8 +107,7 @@ pub(crate) async fn retry_pipeline(
 /// each job (`include_retried=true`: every attempt); `scope` (or
 /// `scope[]`) filters by status.
 pub(crate) async fn list_jobs(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     paging: GlPaging,
     Path((id, pipeline_id)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
@@ -148,8 +141,7 @@ pub(crate) async fn list_jobs(
 
 /// `GET /projects/:id/jobs/:job_id`.
 pub(crate) async fn get_job(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, job_id)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
     let job_id = parse_id(&job_id)?;
@@ -162,8 +154,7 @@ pub(crate) async fn get_job(
 /// `GET /projects/:id/jobs/:job_id/trace`: the job's log as plain text
 /// (GitLab's "Get a log file"; see `job_log.rs`).
 pub(crate) async fn get_trace(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, job_id)): Path<(String, String)>,
 ) -> Result<Response, GlError> {
     let job_id = parse_id(&job_id)?;
@@ -182,8 +173,7 @@ pub(crate) async fn get_trace(
 /// job (the same commit); 201 with the new job. A job still running, or
 /// one retried already, is not retryable (403).
 pub(crate) async fn retry_job(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path((id, job_id)): Path<(String, String)>,
     // Read (and ignored) so that hyper keeps the connection alive: an
     // unread body makes it close the connection after the answer.

@@ -1,15 +1,12 @@
 //! `GET /projects/:id/repository/compare`: the real `git diff` between two
 //! commits, in GitLab's shape.
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{parse_bool, project, GlError, GlViewer, QueryMap};
+use super::common::{parse_bool, project, GlError, GlReq, QueryMap};
 use crate::git::{self, CommitInfo, FileChange};
-use crate::shared::Shared;
 
 /// Runs blocking git work off the async runtime; a failure is GitLab's 500.
 pub(crate) async fn blocking<T, F>(work: F) -> Result<T, GlError>
@@ -33,8 +30,7 @@ where
 /// `from`, `to` (SHAs, branches or tags) and `straight` (`true`: the diff
 /// from `from` to `to`; `false`, the default: from their merge base).
 pub(crate) async fn compare(
-    State(shared): State<Arc<Shared>>,
-    GlViewer(viewer): GlViewer,
+    GlReq(shared, viewer): GlReq,
     Path(id): Path<String>,
     QueryMap(query): QueryMap,
 ) -> Result<Json<Value>, GlError> {

@@ -8,6 +8,7 @@ use axum::Router;
 
 use super::{
     approvals, changes, deletes, discussions, members, merge_requests, pipelines, repository,
+    statuses,
 };
 use crate::shared::Shared;
 
@@ -72,6 +73,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             get(merge_requests::list_merge_request_pipelines),
         )
         .route(&at("/repository/compare"), get(repository::compare))
+        .route(
+            &at("/repository/commits/{sha}/statuses"),
+            get(statuses::list_commit_statuses),
+        )
         .route(&at("/pipelines"), get(pipelines::list_pipelines))
         .route(
             &at("/pipelines/{pipeline_id}"),

@@ -94,6 +94,15 @@ impl Note<'_> {
             Note::System(note) => &note.created_at,
         }
     }
+
+    /// When it last changed: a comment edited in place (a bot's
+    /// walkthrough) moves; every other note is never edited.
+    pub(crate) fn updated_at(&self) -> &str {
+        match self {
+            Note::Comment(comment) => &comment.updated_at,
+            _ => self.created_at(),
+        }
+    }
 }
 
 /// A submitted review's time.

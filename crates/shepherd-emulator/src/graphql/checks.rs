@@ -7,6 +7,7 @@ use async_graphql::{Context, Enum, Object, Result, SimpleObject, Union, ID};
 
 use super::commit_detail::{self, GitActorConnection};
 
+use super::actor::Actor;
 use super::connection::{paginate, PageArgs, PageInfo};
 use super::errors::not_found;
 use super::objects::{
@@ -14,7 +15,7 @@ use super::objects::{
     StatusContext, Workflow, WorkflowRun, ACTIONS_APP_ID,
 };
 use super::scalars::{DateTime, GitObjectId, Uri};
-use super::view::PrView;
+use super::view::{ActorInfo, PrView, RequestContext};
 use crate::ci_state::{Conclusion, RunStatus, StatusState as CiStatusState};
 use crate::ids::{self, CommitKind, NodeKind};
 
@@ -665,6 +666,18 @@ impl StatusContext {
     /// Identifies the date and time when the object was created.
     async fn created_at(&self) -> DateTime {
         DateTime(self.record.created_at.clone())
+    }
+
+    /// The actor who created this status context: the account that
+    /// posted it (a review bot's `CodeRabbit` status is the bot's), `null`
+    /// for CI's own statuses (the Actions app is no account here).
+    async fn creator(&self, ctx: &Context<'_>) -> Result<Option<Actor>> {
+        let rc = ctx.data::<RequestContext>()?;
+        let state = rc.shared.read();
+        Ok(state.user(&self.record.creator).map(|u| {
+            let info = ActorInfo::new(&u.login, u.kind, u.database_id, &u.id, &rc.shared.base_url);
+            Actor::from_info(info)
+        }))
     }
 
     /// This commit this status context is attached to.

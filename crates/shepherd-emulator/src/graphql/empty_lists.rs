@@ -1,6 +1,6 @@
 //! What `gh` asks of a pull request that the emulator has no such thing
-//! for: reactions, assignees, classic project cards, milestones and
-//! review requests. Each is GitHub's type (a subset of its fields) and
+//! for: reactions, assignees, classic project cards and milestones; and
+//! review requests, which it has (the requested reviewers, never teams). Each is GitHub's type (a subset of its fields) and
 //! always answers what GitHub answers when there is none: every reaction
 //! group with no one in it, empty connections, `milestone: null`. The
 //! object types of the empty lists are never built; they are in the schema
@@ -12,6 +12,8 @@ use super::actor::{Bot, User};
 use super::connection::{connection, paginate, Page, PageArgs, PageInfo};
 use super::owner::Organization;
 use super::scalars::DateTime;
+use super::view::ActorInfo;
+use crate::scenario::UserKind;
 
 /// Emojis that can be attached to Issues, Pull Requests and Comments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
@@ -241,13 +243,18 @@ pub(crate) enum RequestedReviewer {
 
 /// A request for a user to review a pull request.
 #[derive(Clone)]
-pub(crate) struct ReviewRequest;
+pub(crate) struct ReviewRequest(pub(crate) Option<ActorInfo>);
 
 #[Object]
 impl ReviewRequest {
-    /// The reviewer that is requested.
+    /// The reviewer that is requested (a user or a bot of the scenario;
+    /// `null` for a deleted account).
     async fn requested_reviewer(&self) -> Option<RequestedReviewer> {
-        None
+        let info = self.0.clone()?;
+        Some(match info.kind {
+            UserKind::User => RequestedReviewer::User(User(info)),
+            UserKind::Bot => RequestedReviewer::Bot(Bot(info)),
+        })
     }
 }
 

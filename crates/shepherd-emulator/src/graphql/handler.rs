@@ -17,7 +17,6 @@ use super::types::TypeIndex;
 use super::view::RequestContext;
 use super::{json, partial, schema, validate};
 use crate::auth::{self, AuthFailure};
-use crate::automation::FaultEffect;
 use crate::faults;
 use crate::shared::Shared;
 
@@ -56,18 +55,9 @@ async fn graphql(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
         "graphql:{}",
         operation_name(parsed.as_ref().map(|p| &p.document), named.as_deref())
     );
-    shared.count(&key);
-    let decision = shared.fault_decision(&key);
-    if !decision.delay.is_zero() {
-        tokio::time::sleep(decision.delay).await;
-    }
-    let commit_then_fail = match decision.answer {
-        None => None,
-        Some(spec) if spec.effect == FaultEffect::CommitThenFail => Some(spec),
-        Some(spec) => {
-            tracing::info!(%key, effect = ?spec.effect, "fault fired");
-            return faults::response(&spec, faults::ApiFlavor::Graphql);
-        }
+    let commit_then_fail = match shared.enter(&key, faults::ApiFlavor::Graphql).await {
+        Ok(commit_then_fail) => commit_then_fail,
+        Err(answer) => return answer,
     };
 
     let viewer = match auth::authenticate(&shared.read(), &headers) {

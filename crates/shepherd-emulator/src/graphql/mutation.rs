@@ -319,6 +319,7 @@ impl Mutation {
             .write()
             .apply_issue_comment(number, &rc.viewer.login, &input.body)
             .map_err(|err| write_error(err, id))?;
+        crate::bots::on_comment(&rc.shared, number, &rc.viewer.login, &input.body);
         let state = rc.shared.read();
         let view = PrView::new(&state, number, &rc.viewer, &rc.shared.base_url)
             .ok_or_else(|| unresolvable(id))?;

@@ -1,10 +1,8 @@
 //! CI over REST: check runs, commit statuses, required checks (branch
 //! protection and rulesets), workflow runs and their jobs, re-runs.
 
-use std::sync::Arc;
-
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -12,15 +10,14 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    parse_body, parse_id, require_write, visible_repository, with_link, Api, ApiError, Authed,
-    Paging,
+    parse_body, parse_id, require_write, visible_repository, with_link, ApiError, Paging, Req,
 };
 use super::downloads::job_log_download_url;
 use super::json::{
     check_run_json, check_suite_json, job_json, short_repository_json, status_json,
     workflow_run_json,
 };
-use super::lookup::{commit_details, resolve_ref};
+use super::lookup::{commit_details, resolve_ref, visible_commit};
 use crate::automation::EndpointAccess;
 use crate::ci_state::StatusState;
 use crate::job_log;
@@ -29,14 +26,11 @@ use crate::shared::Shared;
 /// `GET …/commits/{ref}/check-runs` (`check_name`, `status`,
 /// `filter=latest|all`).
 pub(crate) async fn list_check_runs(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
-    Path((owner, repo, reference)): Path<(String, String, String)>,
+    Path(path): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
-    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
-    let sha = resolve_ref(&shared, &reference).await?;
+    let sha = visible_commit(&shared, &viewer, &path).await?;
     let state = shared.read();
     let all = paging.params.get("filter").map(String::as_str) == Some("all");
     let runs: Vec<_> = if all {
@@ -62,9 +56,7 @@ pub(crate) async fn list_check_runs(
 
 /// `GET …/check-runs/{check_run_id}`.
 pub(crate) async fn get_check_run(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -76,14 +68,11 @@ pub(crate) async fn get_check_run(
 
 /// `GET …/commits/{ref}/status`: the combined status.
 pub(crate) async fn combined_status(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
-    Path((owner, repo, reference)): Path<(String, String, String)>,
+    Path(path): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
-    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
-    let sha = resolve_ref(&shared, &reference).await?;
+    let sha = visible_commit(&shared, &viewer, &path).await?;
     let state = shared.read();
     let statuses: Vec<Value> = state
         .ci
@@ -112,14 +101,11 @@ pub(crate) async fn combined_status(
 
 /// `GET …/commits/{ref}/statuses`: every status, newest first.
 pub(crate) async fn list_statuses(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
-    Path((owner, repo, reference)): Path<(String, String, String)>,
+    Path(path): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
-    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
-    let sha = resolve_ref(&shared, &reference).await?;
+    let sha = visible_commit(&shared, &viewer, &path).await?;
     let state = shared.read();
     let items: Vec<Value> = state
         .ci
@@ -142,9 +128,7 @@ struct NewStatus {
 
 /// `POST …/statuses/{sha}`: an external CI reports a status.
 pub(crate) async fn create_status(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, sha)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -198,9 +182,7 @@ fn app_id(shared: &Shared, context: &str) -> Value {
 
 /// `GET …/branches/{branch}/protection/required_status_checks`.
 pub(crate) async fn required_status_checks(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, branch)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -236,8 +218,7 @@ pub(crate) async fn required_status_checks(
 /// `GET …/rules/branches/{branch}`: one `required_status_checks` rule when
 /// the branch has required checks.
 pub(crate) async fn branch_rules(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
+    Req(shared, viewer, _): Req,
     paging: Paging,
     Path((owner, repo, branch)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -274,9 +255,7 @@ pub(crate) async fn branch_rules(
 
 /// `GET …/actions/runs` (`head_sha`, `branch`, `event`, `status`), newest first.
 pub(crate) async fn list_workflow_runs(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
     Path((owner, repo)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
@@ -340,9 +319,7 @@ fn run_head(
 }
 
 pub(crate) async fn get_workflow_run(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, run_id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let (run_id, sha) = run_head(&shared, &viewer, &owner, &repo, &run_id)?;
@@ -361,9 +338,7 @@ pub(crate) async fn get_workflow_run(
 /// attempt. The emulator keeps one record per run: an earlier attempt is
 /// answered with the run's current fields and that `run_attempt`.
 pub(crate) async fn get_workflow_run_attempt(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, run_id, attempt)): Path<(String, String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let (run_id, sha) = run_head(&shared, &viewer, &owner, &repo, &run_id)?;
@@ -391,9 +366,7 @@ pub(crate) async fn get_workflow_run_attempt(
 
 /// `GET …/check-suites/{check_suite_id}`.
 pub(crate) async fn get_check_suite(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let sha = {
@@ -423,9 +396,7 @@ pub(crate) async fn get_check_suite(
 
 /// `GET …/actions/jobs/{job_id}`.
 pub(crate) async fn get_job(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -440,8 +411,7 @@ pub(crate) async fn get_job(
 /// run"); the emulator's is [`job_log_download_url`]. A job that has not
 /// completed has no log yet: 404.
 pub(crate) async fn get_job_logs(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
+    Req(shared, viewer, _): Req,
     Path((owner, repo, id)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
     let state = shared.read();
@@ -458,8 +428,7 @@ pub(crate) async fn get_job_logs(
 
 /// `POST …/actions/runs/{run_id}/rerun`: a new attempt of every job.
 pub(crate) async fn rerun_workflow_run(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
+    Req(shared, viewer, _): Req,
     Path((owner, repo, run_id)): Path<(String, String, String)>,
     // Read (and ignored) so that hyper keeps the connection alive: an
     // unread body makes it close the connection after the answer.
@@ -473,9 +442,7 @@ pub(crate) async fn rerun_workflow_run(
 }
 
 pub(crate) async fn list_jobs(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
     Path((owner, repo, run_id)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -498,8 +465,7 @@ pub(crate) async fn list_jobs(
 
 /// `POST …/actions/runs/{run_id}/rerun-failed-jobs`: 201 `{}`.
 pub(crate) async fn rerun_failed_jobs(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
+    Req(shared, viewer, _): Req,
     Path((owner, repo, run_id)): Path<(String, String, String)>,
     // Read (and ignored) so that hyper keeps the connection alive: an
     // unread body makes it close the connection after the answer.

@@ -1,25 +1,20 @@
 //! `GET …/collaborators/{username}/permission`: what a user may do in the
 //! repository (what Shepherd asks before honouring a `/shepherd approve`).
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{visible_repository, Api, ApiError, Authed};
+use super::common::{visible_repository, ApiError, Req};
 use super::json::user_json;
 use crate::scenario::{Permission, Visibility};
-use crate::shared::Shared;
 
 /// GitHub's answer (to a caller with push access): `permission` (`admin`, `write`, `read`, `none`: maintain
 /// folded into write, triage into read), `role_name`, and the user; 404 for
 /// a login that is no user.
 pub(crate) async fn get_permission(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, username)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();

@@ -2,6 +2,7 @@
 //! access checks, JSON bodies and Link-header pagination.
 
 use std::collections::BTreeMap;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -137,6 +138,27 @@ impl FromRequestParts<Arc<Shared>> for Api {
     }
 }
 
+/// What nearly every REST handler takes, as `Req(shared, viewer, api)`:
+/// the shared state, the authenticated viewer ([`Authed`]) and the API
+/// root the request used ([`Api`]), extracted in that order (so a missing
+/// token is a 401 before anything else is looked at).
+pub(crate) struct Req(pub(crate) Arc<Shared>, pub(crate) Viewer, pub(crate) String);
+
+impl FromRequestParts<Arc<Shared>> for Req {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, Self::Rejection> {
+        let Authed(viewer) = Authed::from_request_parts(parts, shared).await?;
+        let Api(api) = Api::from_request_parts(parts, shared)
+            .await
+            .unwrap_or_else(|never| match never {});
+        Ok(Req(Arc::clone(shared), viewer, api))
+    }
+}
+
 /// A 404 unless `owner/repo` is the repository and the viewer may see it.
 pub(crate) fn visible_repository<'s>(
     state: &'s EmulatorState,
@@ -215,45 +237,96 @@ pub(crate) fn parse_id(segment: &str) -> Result<u64, ApiError> {
     segment.parse().map_err(|_| ApiError::NotFound)
 }
 
-/// `page` and `per_page` of a list request, and the URL to link from.
-pub(crate) struct Paging {
-    pub(crate) page: usize,
-    pub(crate) per_page: usize,
-    /// The request's path, as the client sent it (either path style), and
-    /// its query without `page`.
-    url: PageUrl,
-    /// The other query parameters, decoded.
-    pub(crate) params: BTreeMap<String, String>,
+/// How an API reads a list request's paging: its default page size, and
+/// what it makes of a query that does not decode or a `page`/`per_page`
+/// that is no number.
+pub(crate) trait ListFlavor {
+    /// `per_page` when the request names none.
+    const PER_PAGE: usize;
+    /// The API's error.
+    type Error: IntoResponse;
+    /// The answer to a query string that does not decode.
+    fn bad_query() -> Self::Error;
+    /// The answer to a `page` or `per_page` that is no number: `None` takes
+    /// the default instead.
+    fn bad_number(name: &str) -> Option<Self::Error>;
 }
 
-impl FromRequestParts<Arc<Shared>> for Paging {
-    type Rejection = ApiError;
+/// `page` (from 1) and `per_page` (1 to 100) of a list request, the URL its
+/// links point to, and every query parameter, as API `F` reads them
+/// ([`Paging`] for GitHub, GitLab's `GlPaging`).
+pub(crate) struct Lists<F> {
+    pub(crate) page: usize,
+    pub(crate) per_page: usize,
+    /// The request's path, as the client sent it (either path style; a
+    /// GitLab project's path stays encoded), and its query without `page`.
+    pub(crate) url: PageUrl,
+    /// The query parameters, decoded.
+    pub(crate) params: BTreeMap<String, String>,
+    flavor: PhantomData<F>,
+}
+
+impl<F> Lists<F> {
+    /// A page of `per_page` items linked from `url`, with `params`.
+    pub(crate) fn new(
+        page: usize,
+        per_page: usize,
+        url: PageUrl,
+        params: BTreeMap<String, String>,
+    ) -> Self {
+        Lists {
+            page,
+            per_page,
+            url,
+            params,
+            flavor: PhantomData,
+        }
+    }
+}
+
+impl<F: ListFlavor> FromRequestParts<Arc<Shared>> for Lists<F> {
+    type Rejection = F::Error;
 
     async fn from_request_parts(
         parts: &mut Parts,
         _shared: &Arc<Shared>,
     ) -> Result<Self, Self::Rejection> {
         let uri = original_uri(parts);
-        let Query(params) = Query::<BTreeMap<String, String>>::try_from_uri(&uri)
-            .map_err(|_| ApiError::Validation("invalid query string".into()))?;
-        let number = |name: &str, default: usize| -> usize {
-            params
-                .get(name)
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(default)
+        let Query(params) =
+            Query::<BTreeMap<String, String>>::try_from_uri(&uri).map_err(|_| F::bad_query())?;
+        let number = |name: &str, default: usize| -> Result<usize, F::Error> {
+            match params.get(name).map(|v| v.parse::<usize>()) {
+                None => Ok(default),
+                Some(Ok(n)) => Ok(n),
+                Some(Err(_)) => F::bad_number(name).map_or(Ok(default), Err),
+            }
         };
-        let page = number("page", 1).max(1);
-        let per_page = number("per_page", 30).clamp(1, 100);
-        Ok(Paging {
-            page,
-            per_page,
-            url: PageUrl::new(&uri),
-            params,
-        })
+        let page = number("page", 1)?.max(1);
+        let per_page = number("per_page", F::PER_PAGE)?.clamp(1, 100);
+        Ok(Lists::new(page, per_page, PageUrl::new(&uri), params))
     }
 }
 
-impl Paging {
+/// GitHub's lists: 30 a page; a `page` that is no number is page 1.
+pub(crate) enum GitHubLists {}
+
+impl ListFlavor for GitHubLists {
+    const PER_PAGE: usize = 30;
+    type Error = ApiError;
+
+    fn bad_query() -> ApiError {
+        ApiError::Validation("invalid query string".into())
+    }
+
+    fn bad_number(_name: &str) -> Option<ApiError> {
+        None
+    }
+}
+
+/// A GitHub list request's paging.
+pub(crate) type Paging = Lists<GitHubLists>;
+
+impl Lists<GitHubLists> {
     /// The page of `items`, and the `Link` header when there are others.
     pub(crate) fn slice<T>(&self, base_url: &str, items: Vec<T>) -> (Vec<T>, Option<String>) {
         let last = items.len().div_ceil(self.per_page).max(1);
@@ -372,15 +445,11 @@ mod tests {
     use super::*;
 
     fn paging(page: usize, per_page: usize, query: &[&str]) -> Paging {
-        Paging {
-            page,
-            per_page,
-            url: PageUrl {
-                path: "/api/v3/repos/o/r/issues/1/comments".into(),
-                other_params: query.iter().map(|s| (*s).to_owned()).collect(),
-            },
-            params: BTreeMap::new(),
-        }
+        let url = PageUrl {
+            path: "/api/v3/repos/o/r/issues/1/comments".into(),
+            other_params: query.iter().map(|s| (*s).to_owned()).collect(),
+        };
+        Paging::new(page, per_page, url, BTreeMap::new())
     }
 
     #[test]

@@ -1,60 +1,38 @@
 //! `DELETE …/pulls/comments/{id}` and `DELETE …/issues/comments/{id}`:
 //! 204 once deleted; 404 for a comment that is not there (or gone).
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 
-use super::common::{parse_id, require_write, visible_repository, ApiError, Authed};
+use super::common::{parse_id, require_write, visible_repository, ApiError, Req};
 use crate::comment_deletes::DeleteTarget;
 use crate::scenario::Permission;
-use crate::shared::Shared;
 
 /// `DELETE …/pulls/comments/{comment_id}`: a review comment.
 pub(crate) async fn delete_review_comment(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Path((owner, repo, comment_id)): Path<(String, String, String)>,
+    req: Req,
+    path: Path<(String, String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    delete(
-        &shared,
-        &viewer,
-        &owner,
-        &repo,
-        &comment_id,
-        DeleteTarget::ReviewComment,
-    )
+    delete(req, path, DeleteTarget::ReviewComment)
 }
 
 /// `DELETE …/issues/comments/{comment_id}`: a conversation comment.
 pub(crate) async fn delete_issue_comment(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Path((owner, repo, comment_id)): Path<(String, String, String)>,
+    req: Req,
+    path: Path<(String, String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    delete(
-        &shared,
-        &viewer,
-        &owner,
-        &repo,
-        &comment_id,
-        DeleteTarget::IssueComment,
-    )
+    delete(req, path, DeleteTarget::IssueComment)
 }
 
 fn delete(
-    shared: &Shared,
-    viewer: &crate::auth::Viewer,
-    owner: &str,
-    repo: &str,
-    comment_id: &str,
+    Req(shared, viewer, _): Req,
+    Path((owner, repo, comment_id)): Path<(String, String, String)>,
     target: DeleteTarget<'_>,
 ) -> Result<StatusCode, ApiError> {
-    let id = parse_id(comment_id)?;
+    let id = parse_id(&comment_id)?;
     let mut state = shared.write();
-    visible_repository(&state, viewer, owner, repo)?;
-    require_write(viewer)?;
+    visible_repository(&state, &viewer, &owner, &repo)?;
+    require_write(&viewer)?;
     let moderator = viewer.permission >= Permission::Write;
     state.apply_delete_comment(target, id, &viewer.login, moderator)?;
     Ok(StatusCode::NO_CONTENT)

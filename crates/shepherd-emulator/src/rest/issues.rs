@@ -1,10 +1,8 @@
 //! The pull request as an issue: the issue itself, conversation comments,
 //! events and labels.
 
-use std::sync::Arc;
-
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -13,7 +11,7 @@ use serde_json::Value;
 
 use super::common::{
     commentable_pull_request, parse_body, parse_id, require_write, required_body,
-    visible_pull_request, visible_repository, Api, ApiError, Authed, Paging,
+    visible_pull_request, visible_repository, ApiError, Paging, Req,
 };
 use super::json::{issue_comment_json, issue_json, label_event_json, labels_json};
 use crate::auth::Viewer;
@@ -21,9 +19,7 @@ use crate::shared::Shared;
 
 /// `GET …/issues/{number}`: the pull request as an issue.
 pub(crate) async fn get_issue(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -33,9 +29,7 @@ pub(crate) async fn get_issue(
 
 /// `GET …/issues/{number}/comments`, oldest first, `since` honoured.
 pub(crate) async fn list_issue_comments(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -60,9 +54,7 @@ struct CommentBody {
 
 /// `POST …/issues/{number}/comments`: 201 with the comment.
 pub(crate) async fn post_issue_comment(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -78,14 +70,14 @@ pub(crate) async fn post_issue_comment(
         .find(|c| c.database_id == id)
         .ok_or(ApiError::NotFound)?;
     let value = issue_comment_json(&state, pr, comment, &api);
+    drop(state);
+    crate::bots::on_comment(&shared, number, &viewer.login, &text);
     Ok((StatusCode::CREATED, Json(value)).into_response())
 }
 
 /// `GET …/issues/comments/{comment_id}`.
 pub(crate) async fn get_issue_comment(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, comment_id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -106,9 +98,7 @@ pub(crate) async fn get_issue_comment(
 /// `labeled` and `unlabeled` events, with their actor (the only issue
 /// events the emulator records).
 pub(crate) async fn list_issue_events(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -122,9 +112,7 @@ pub(crate) async fn list_issue_events(
 
 /// `GET …/issues/{number}/labels`.
 pub(crate) async fn list_labels(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -181,9 +169,7 @@ enum LabelsChange {
 /// `POST …/issues/{number}/labels`: adds the labels, answers every label
 /// of the issue.
 pub(crate) async fn add_labels(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
@@ -201,9 +187,7 @@ pub(crate) async fn add_labels(
 /// given (GitHub's "Set labels for an issue"; `[]` removes every label),
 /// each one removed or added with its event; answers every label.
 pub(crate) async fn set_labels(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
@@ -241,9 +225,7 @@ fn change_labels(
 /// `DELETE …/issues/{number}/labels/{name}`: answers the labels left; 404
 /// `Label does not exist` when it is not on the issue.
 pub(crate) async fn remove_label(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number, name)): Path<(String, String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let mut state = shared.write();

@@ -394,7 +394,11 @@ pub(crate) fn pull_request_json(
         "milestone": null,
         "assignee": null,
         "assignees": [],
-        "requested_reviewers": [],
+        "requested_reviewers": pr
+            .requested_reviewers
+            .iter()
+            .map(|login| author_json(state, login, api_url))
+            .collect::<Vec<_>>(),
         "requested_teams": [],
         "created_at": pr.created_at,
         "updated_at": pr.updated_at,
@@ -638,7 +642,7 @@ pub(crate) fn issue_comment_json(
         "body": comment.body,
         "user": author_json(state, &comment.author, api_url),
         "created_at": comment.created_at,
-        "updated_at": comment.created_at,
+        "updated_at": comment.updated_at,
         "issue_url": format!("{api_url}/repos/{}/issues/{}", repo.full_name(), pr.number),
         "author_association": author_association(state, repo, &comment.author),
         "performed_via_github_app": null,

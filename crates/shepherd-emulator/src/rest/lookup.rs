@@ -6,9 +6,22 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 
-use super::common::ApiError;
+use super::common::{visible_repository, ApiError};
+use crate::auth::Viewer;
 use crate::git::{self, CommitDetail};
 use crate::shared::Shared;
+
+/// The commit `reference` names in repository `owner/repo`, which the
+/// viewer must see (404 otherwise): the path `(owner, repo, reference)` of
+/// the `commits/{ref}/…` routes.
+pub(crate) async fn visible_commit(
+    shared: &Arc<Shared>,
+    viewer: &Viewer,
+    (owner, repo, reference): &(String, String, String),
+) -> Result<String, ApiError> {
+    visible_repository(&shared.read(), viewer, owner, repo)?;
+    resolve_ref(shared, reference).await
+}
 
 /// The commit `reference` names (a SHA, a branch or a tag); 422 as on
 /// GitHub when there is none.

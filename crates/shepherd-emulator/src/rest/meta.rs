@@ -3,16 +3,13 @@
 //! (`GET …/actions/workflows`, `…/actions/workflows/{workflow_id}`: the
 //! scenario's one workflow, id 1, `.github/workflows/ci.yml`).
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{visible_repository, Api, ApiError, Authed, Paging};
+use super::common::{visible_repository, Api, ApiError, Authed, Paging, Req};
 use super::json::web_root;
-use crate::shared::Shared;
 use crate::state::RepositoryRecord;
 
 /// `GET /`: GitHub's root, every URL under the root the request used. No
@@ -79,9 +76,7 @@ fn workflow_json(repo: &RepositoryRecord, name: &str, api: &str) -> Value {
 
 /// `GET …/actions/workflows`: the one workflow.
 pub(crate) async fn list_workflows(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
     Path((owner, repo)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
@@ -94,9 +89,7 @@ pub(crate) async fn list_workflows(
 /// `GET …/actions/workflows/{workflow_id}`: the workflow by id (`1`) or
 /// file name (`ci.yml`); 404 otherwise.
 pub(crate) async fn get_workflow(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, workflow_id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();

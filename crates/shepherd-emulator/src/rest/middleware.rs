@@ -12,7 +12,6 @@ use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::automation::FaultEffect;
 use crate::faults::{self, ApiFlavor};
 use crate::shared::Shared;
 
@@ -47,20 +46,12 @@ pub(crate) async fn count_and_fault_as(
         _ => template.strip_prefix("/api/v3").unwrap_or(template),
     };
     let key = format!("{} {template}", request.method());
-    shared.count(&key);
-    let decision = shared.fault_decision(&key);
-    if !decision.delay.is_zero() {
-        tokio::time::sleep(decision.delay).await;
-    }
-    match decision.answer {
-        None => next.run(request).await,
-        Some(spec) if spec.effect == FaultEffect::CommitThenFail => {
+    match shared.enter(&key, flavor).await {
+        Err(answer) => answer,
+        Ok(None) => next.run(request).await,
+        Ok(Some(spec)) => {
             let served = next.run(request).await;
             tracing::info!(%key, status = %served.status(), "fault: served, answering 502");
-            faults::response(&spec, flavor)
-        }
-        Some(spec) => {
-            tracing::info!(%key, effect = ?spec.effect, "fault fired");
             faults::response(&spec, flavor)
         }
     }

@@ -14,10 +14,13 @@ mod meta;
 mod middleware;
 mod pulls;
 mod repos;
+mod review_requests;
 mod routes;
 mod user;
 
-pub(crate) use common::{original_uri, page_of, ApiError, PageUrl};
+#[cfg(test)]
+pub(crate) use common::PageUrl;
+pub(crate) use common::{page_of, ApiError, ListFlavor, Lists};
 pub(crate) use downloads::routes as download_routes;
 pub(crate) use meta::root;
 pub(crate) use middleware::{

@@ -2,10 +2,8 @@
 //! as text), its commits and files, edits, its review comments (with
 //! replies) and reviews.
 
-use std::sync::Arc;
-
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -14,20 +12,17 @@ use serde_json::Value;
 
 use super::common::{
     commentable_pull_request, parse_body, parse_id, require_write, required_body,
-    visible_pull_request, visible_repository, Api, ApiError, Authed, Paging,
+    visible_pull_request, visible_repository, ApiError, Paging, Req,
 };
 use super::json::{commit_json, file_json, pull_request_json, review_comment_json, review_json};
 use super::lookup::commit_details;
 use super::repos::blocking;
 use crate::git;
 use crate::scenario::{PullRequestStatus, ReviewStateSpec, Side};
-use crate::shared::Shared;
 use crate::state::{NewThread, PullRequestEdit, PullRequestRecord, State as EmulatorState};
 
 pub(crate) async fn list_pull_requests(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
     Path((owner, repo)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
@@ -57,9 +52,7 @@ struct PullRequestPatch {
 /// `GET …/pulls/{number}` with `Accept: application/vnd.github.diff` (or
 /// `.patch`): the PR's diff as text; otherwise the PR object.
 pub(crate) async fn get_pull_request(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     headers: HeaderMap,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -101,9 +94,7 @@ pub(crate) async fn get_pull_request(
 
 /// `GET …/pulls/{number}/commits`, oldest first.
 pub(crate) async fn list_pull_request_commits(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -125,9 +116,7 @@ pub(crate) async fn list_pull_request_commits(
 
 /// `GET …/pulls/{number}/files`: the PR's diff, file by file.
 pub(crate) async fn list_pull_request_files(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -144,9 +133,7 @@ pub(crate) async fn list_pull_request_files(
 
 /// `PATCH …/pulls/{number}`: title, body, `state` open or closed.
 pub(crate) async fn patch_pull_request(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
@@ -198,9 +185,7 @@ fn comment_json(
 /// `GET …/pulls/{number}/comments`: the review comments the viewer sees,
 /// oldest first.
 pub(crate) async fn list_review_comments(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -220,9 +205,7 @@ pub(crate) async fn list_review_comments(
 
 /// `GET …/pulls/comments/{comment_id}`.
 pub(crate) async fn get_review_comment(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, comment_id)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -249,9 +232,7 @@ struct ReplyBody {
 /// comment. A user with a pending review gets the reply in that review,
 /// where nobody else sees it, as on GitHub.
 pub(crate) async fn post_reply(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number, comment_id)): Path<(String, String, String, String)>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -343,9 +324,7 @@ fn new_thread(
 /// `POST …/pulls/{number}/comments`: a new thread, or a reply with
 /// `in_reply_to`.
 pub(crate) async fn post_review_comment(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Response, ApiError> {
@@ -382,9 +361,7 @@ pub(crate) async fn post_review_comment(
 
 /// `GET …/pulls/{number}/reviews`.
 pub(crate) async fn list_reviews(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
     Path((owner, repo, number)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -404,9 +381,7 @@ pub(crate) async fn list_reviews(
 /// `GET …/pulls/{number}/reviews/{review_id}`; another user's pending
 /// review is a 404.
 pub(crate) async fn get_review(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number, review_id)): Path<(String, String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -421,9 +396,7 @@ pub(crate) async fn get_review(
 
 /// `GET …/pulls/{number}/reviews/{review_id}/comments`.
 pub(crate) async fn list_review_comments_of_review(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
     Path((owner, repo, number, review_id)): Path<(String, String, String, String)>,
 ) -> Result<Response, ApiError> {
@@ -482,9 +455,7 @@ pub(crate) fn parse_event(event: Option<&str>) -> Result<ReviewStateSpec, String
 
 /// `POST …/pulls/{number}/reviews`: a review, pending when `event` is omitted.
 pub(crate) async fn post_review(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
@@ -531,9 +502,7 @@ struct SubmitBody {
 
 /// `POST …/pulls/{number}/reviews/{review_id}/events`: submits a pending review.
 pub(crate) async fn submit_review(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, number, review_id)): Path<(String, String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {

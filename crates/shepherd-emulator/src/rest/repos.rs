@@ -4,15 +4,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{visible_repository, Api, ApiError, Authed, Paging};
+use super::common::{visible_repository, ApiError, Paging, Req};
 use super::json::{commit_json, label_json, repository_json};
-use super::lookup::resolve_ref;
+use super::lookup::visible_commit;
 use crate::git::{self, CommitDetail, Hunk};
 use crate::shared::Shared;
 
@@ -52,9 +52,7 @@ async fn commit_with_diff(
 
 /// `GET /repos/{owner}/{repo}`: the repository as the viewer sees it.
 pub(crate) async fn get_repository(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
@@ -64,13 +62,10 @@ pub(crate) async fn get_repository(
 
 /// `GET …/commits/{ref}`: the commit with its files and stats.
 pub(crate) async fn get_commit(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
-    Path((owner, repo, reference)): Path<(String, String, String)>,
+    Req(shared, viewer, api): Req,
+    Path(path): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    visible_repository(&shared.read(), &viewer, &owner, &repo)?;
-    let sha = resolve_ref(&shared, &reference).await?;
+    let sha = visible_commit(&shared, &viewer, &path).await?;
     let (detail, diff) = commit_with_diff(&shared, sha).await?;
     let state = shared.read();
     Ok(Json(commit_json(&state, &detail, Some(&diff), &api)))
@@ -79,9 +74,7 @@ pub(crate) async fn get_commit(
 /// `GET …/branches/{branch}`: the branch, its head commit and its
 /// protection (the required checks).
 pub(crate) async fn get_branch(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, branch)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let full_name = visible_repository(&shared.read(), &viewer, &owner, &repo)?.full_name();
@@ -124,9 +117,7 @@ pub(crate) async fn get_branch(
 
 /// `GET …/labels`: the repository's labels.
 pub(crate) async fn list_repository_labels(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     paging: Paging,
     Path((owner, repo)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
@@ -142,9 +133,7 @@ pub(crate) async fn list_repository_labels(
 
 /// `GET …/labels/{name}`.
 pub(crate) async fn get_repository_label(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
+    Req(shared, viewer, api): Req,
     Path((owner, repo, name)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::routing::{delete, get, post, MethodRouter};
 use axum::Router;
 
-use super::{checks, collaborators, deletes, issues, meta, pulls, repos, user};
+use super::{checks, collaborators, deletes, issues, meta, pulls, repos, review_requests, user};
 use crate::shared::Shared;
 
 /// The router and, beside it, every `METHOD /template` it serves.
@@ -49,6 +49,13 @@ fn table() -> Table {
         &["GET", "PATCH"],
         &at("/pulls/{number}"),
         get(pulls::get_pull_request).patch(pulls::patch_pull_request),
+    )
+    .route(
+        &["GET", "POST", "DELETE"],
+        &at("/pulls/{number}/requested_reviewers"),
+        get(review_requests::list_requested_reviewers)
+            .post(review_requests::change_requested_reviewers)
+            .delete(review_requests::change_requested_reviewers),
     )
     .route(
         &["GET"],

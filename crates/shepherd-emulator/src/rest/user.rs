@@ -8,16 +8,12 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{Api, ApiError, Authed};
+use super::common::{ApiError, Req};
 use super::json::user_json;
 use crate::shared::Shared;
 
 /// `GET /user`: the viewer (`private-user`).
-pub(crate) async fn get_user(
-    State(shared): State<Arc<Shared>>,
-    Authed(viewer): Authed,
-    Api(api): Api,
-) -> Response {
+pub(crate) async fn get_user(Req(shared, viewer, api): Req) -> Response {
     let state = shared.read();
     match state.user(&viewer.login) {
         Some(user) => {

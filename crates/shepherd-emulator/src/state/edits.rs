@@ -3,7 +3,6 @@
 
 use super::records::{IssueCommentRecord, LabelEventRecord, PullRequestEdit, WriteError};
 use super::store::{gitlab_draft_title, State};
-use crate::ids::{self, NodeKind};
 use crate::scenario::{EmulatedForge, PullRequestStatus};
 
 impl State {
@@ -37,14 +36,12 @@ impl State {
         let database_id = self.next_id();
         let created_at = self.tick();
         let pr = self.pr_mut(p);
-        pr.issue_comments.push(IssueCommentRecord {
+        pr.issue_comments.push(IssueCommentRecord::new(
             database_id,
-            id: ids::node_id(NodeKind::IssueComment, database_id),
-            discussion_id: ids::discussion_id(database_id),
-            author: author.to_owned(),
-            body: body.to_owned(),
-            created_at: created_at.clone(),
-        });
+            author,
+            body,
+            created_at.clone(),
+        ));
         pr.updated_at = created_at;
         Ok(database_id)
     }

@@ -10,6 +10,7 @@
 mod edits;
 mod push;
 mod records;
+mod reviewers;
 mod store;
 mod threads;
 

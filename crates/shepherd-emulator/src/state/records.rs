@@ -99,6 +99,9 @@ pub(crate) struct PullRequestRecord {
     /// The diff versions GitLab records for a merge request: one at its
     /// creation and one for each push that moved its head, oldest first.
     pub(crate) versions: Vec<DiffVersionRecord>,
+    /// Logins asked to review and not done yet (GitHub's requested
+    /// reviewers, GitLab's `reviewers`), in the order they were asked.
+    pub(crate) requested_reviewers: Vec<String>,
     /// The PR's diff (`base..head`), for `diffHunk`s of new threads.
     #[serde(skip)]
     pub(crate) diff: BTreeMap<String, Vec<Hunk>>,
@@ -302,6 +305,24 @@ pub(crate) struct IssueCommentRecord {
     pub(crate) author: String,
     pub(crate) body: String,
     pub(crate) created_at: String,
+    /// When its body last changed: `created_at` until it is edited (a
+    /// walkthrough comment edited in place keeps its `created_at`).
+    pub(crate) updated_at: String,
+}
+
+impl IssueCommentRecord {
+    /// A new comment, never edited.
+    pub(crate) fn new(database_id: u64, author: &str, body: &str, at: String) -> Self {
+        IssueCommentRecord {
+            database_id,
+            id: ids::node_id(NodeKind::IssueComment, database_id),
+            discussion_id: ids::discussion_id(database_id),
+            author: author.to_owned(),
+            body: body.to_owned(),
+            updated_at: at.clone(),
+            created_at: at,
+        }
+    }
 }
 
 /// A GitLab system note of a merge request.
@@ -444,4 +465,24 @@ pub(crate) struct BotPost {
     pub(crate) path: String,
     pub(crate) line: u32,
     pub(crate) body: String,
+}
+
+/// What a profiled reviewer bot (CodeRabbit, Codex, Copilot, ask-only) has
+/// done on one pull request: the heads it reviewed, how many reviews it
+/// made, its walkthrough comment.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct BotProgress {
+    pub(crate) login: String,
+    pub(crate) number: u64,
+    /// Heads it reviewed (CodeRabbit reviews incrementally: never twice).
+    pub(crate) reviewed: Vec<String>,
+    /// Heads whose review it refused (rate limit, quota).
+    pub(crate) declined: Vec<String>,
+    /// Heads it is reviewing now (so a second ask does not start a second
+    /// review of the same head).
+    pub(crate) running: Vec<String>,
+    /// Reviews made since its last refusal, against its rate limit.
+    pub(crate) reviews: u32,
+    /// Its walkthrough comment (CodeRabbit), edited in place.
+    pub(crate) walkthrough: Option<u64>,
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::records::{
-    BotPost, DiffVersionRecord, IssueCommentRecord, LabelEventRecord, LabelRecord,
+    BotPost, BotProgress, DiffVersionRecord, IssueCommentRecord, LabelEventRecord, LabelRecord,
     PullRequestRecord, RepositoryRecord, ReviewCommentRecord, ReviewRecord, ThreadRecord,
     UserRecord,
 };
@@ -37,6 +37,8 @@ pub(crate) struct State {
     pub(crate) ci: Arc<CiState>,
     /// What the reviewer bots posted.
     pub(crate) bot_posts: BTreeSet<BotPost>,
+    /// What each profiled bot did on each pull request.
+    pub(crate) bot_progress: Vec<BotProgress>,
     /// Bumped by every reset: background work of an older epoch is dropped.
     pub(crate) epoch: u64,
     /// Next database id; shared by all kinds, as ids only need to be unique.
@@ -78,6 +80,7 @@ impl State {
             labels: Vec::new(),
             ci: Arc::new(CiState::from_scenario(scenario)),
             bot_posts: BTreeSet::new(),
+            bot_progress: Vec::new(),
             epoch: 0,
             next_database_id: 1001,
             clock: git::BASE_EPOCH + 2 * 3600,
@@ -139,6 +142,7 @@ impl State {
             system_notes: Vec::new(),
             labels: Vec::new(),
             label_events: Vec::new(),
+            requested_reviewers: Vec::new(),
             commits: vec![repo.head_sha.clone()],
             versions: Vec::new(),
             diff: diff.clone(),
@@ -240,14 +244,13 @@ impl State {
 
         for comment in &scenario.comments {
             let database_id = state.next_id();
-            pr.issue_comments.push(IssueCommentRecord {
+            let at = state.tick();
+            pr.issue_comments.push(IssueCommentRecord::new(
                 database_id,
-                id: ids::node_id(NodeKind::IssueComment, database_id),
-                discussion_id: ids::discussion_id(database_id),
-                author: comment.author.clone(),
-                body: comment.body.clone(),
-                created_at: state.tick(),
-            });
+                &comment.author,
+                &comment.body,
+                at,
+            ));
         }
         state.pull_requests.push(Arc::new(pr));
         state

@@ -418,7 +418,12 @@ impl State {
         for thread in threads {
             created.extend(self.push_thread(p, author, thread, review_id).threads);
         }
-        self.pr_mut(p).updated_at = created_at;
+        let pr = self.pr_mut(p);
+        pr.updated_at = created_at;
+        // A submitted review answers its author's review request.
+        if state != ReviewStateSpec::Pending {
+            pr.requested_reviewers.retain(|r| r != author);
+        }
         Ok(CreatedReview {
             review_id,
             threads: created,

@@ -14,6 +14,8 @@ mod test_openapi;
 mod test_python_clients;
 mod test_rest_text;
 mod tools;
+#[path = "../support/widgets.rs"]
+mod widgets;
 
 // The private CA and HTTPS front of the forge crate's TLS tests (the `gh`
 // test reaches the emulator through it); not every helper is used here.

@@ -4,39 +4,22 @@
 
 use serde_json::Value;
 use shepherd_emulator::{
-    CheckSpec, EmulatedForge, Emulator, FileSpec, IssueCommentSpec, Permission, PullRequestSpec,
-    RepositorySpec, RunningEmulator, Scenario, ThreadCommentSpec, ThreadSpec, UserKind, UserSpec,
+    CheckSpec, EmulatedForge, Emulator, IssueCommentSpec, RunningEmulator, Scenario,
+    ThreadCommentSpec, ThreadSpec,
 };
 
-pub const ALICE: &str = "tok-alice";
-pub const READER: &str = "tok-reader";
+pub use crate::widgets::{ALICE, READER};
 
-/// The scenario, for GitHub (`owner` `acme`) or GitLab (`acme/tools`).
+/// The scenario, for GitHub (`owner` `acme`) or GitLab (`acme/tools`): the
+/// widgets repository (`tests/support/widgets.rs`), its README changed too.
 pub fn scenario(forge: EmulatedForge) -> Scenario {
     let owner = match forge {
         EmulatedForge::GitHub => "acme",
         EmulatedForge::GitLab => "acme/tools",
     };
-    let mut pr = PullRequestSpec::new(1, "Add widgets", "alice", "feature/widgets", "main");
-    pr.labels = vec!["enhancement".into()];
-    let mut s = Scenario::new(RepositorySpec::new(owner, "widgets"), pr);
+    let mut s = crate::widgets::widgets(owner, "# widgets, more\n");
+    s.pull_request.labels = vec!["enhancement".into()];
     s.forge = forge;
-    s.users = vec![
-        UserSpec::new("alice", ALICE, UserKind::User, Permission::Write),
-        UserSpec::new("bob", "tok-bob", UserKind::User, Permission::Admin),
-        UserSpec::new("review-bot", "tok-bot", UserKind::Bot, Permission::Write),
-        UserSpec::new("reader", READER, UserKind::User, Permission::Read),
-    ];
-    let lines: String = (1..=300).map(|i| format!("line {i}\n")).collect();
-    s.base.insert(
-        "src/lib.rs".into(),
-        FileSpec::text(lines.replace("line 5\n", "")),
-    );
-    s.head.insert("src/lib.rs".into(), FileSpec::text(lines));
-    s.base
-        .insert("README.md".into(), FileSpec::text("# widgets\n"));
-    s.head
-        .insert("README.md".into(), FileSpec::text("# widgets, more\n"));
     for t in 0..5u32 {
         s.threads.push(ThreadSpec::new(
             "src/lib.rs",
@@ -53,6 +36,8 @@ pub fn scenario(forge: EmulatedForge) -> Scenario {
     }
     let mut tests = CheckSpec::new("tests", "true");
     tests.required = true;
+    // On GitLab, a commit status too (the commit statuses API has one).
+    tests.status_context = forge == EmulatedForge::GitLab;
     // A failing check gives `rerun-failed-jobs` something to re-run.
     s.checks = vec![tests, CheckSpec::new("lint", "exit 1")];
     s

@@ -535,7 +535,7 @@ async fn gh_pr_view_of_a_missing_pull_request_fails_with_githubs_message() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gh_api_sets_labels_reads_a_job_log_and_gets_githubs_node_error() {
+async fn gh_api_sets_labels_requests_a_review_reads_a_job_log_and_gets_githubs_node_error() {
     let w = GhWorld::start().await;
     // `PUT …/issues/1/labels`: the labels become the ones given.
     let labels = w
@@ -555,6 +555,22 @@ async fn gh_api_sets_labels_reads_a_job_log_and_gets_githubs_node_error() {
         w.pr_state()["labels"],
         serde_json::json!(["enhancement", "triaged"])
     );
+
+    // A review request (REST), then seen by `gh pr view --json`'s
+    // `reviewRequests` (GraphQL).
+    w.ok(&[
+        "api",
+        "-X",
+        "POST",
+        "repos/acme/widgets/pulls/1/requested_reviewers",
+        "-f",
+        "reviewers[]=bob",
+    ])
+    .await;
+    let pr = w
+        .json(&["pr", "view", "1", "--json", "reviewRequests"])
+        .await;
+    assert_eq!(names(&pr["reviewRequests"], "/login"), ["bob"], "{pr}");
 
     // A job's log: `gh api` follows GitHub's redirect to the download URL.
     let lint = w.emu.state_json()["ci"]["check_runs"]

@@ -176,6 +176,23 @@ const COMMIT: &[&str] = &[
     "web_url",
 ];
 
+/// A commit status (GitLab's "Commits API", list the statuses of a commit).
+const COMMIT_STATUS: &[&str] = &[
+    "id",
+    "sha",
+    "ref",
+    "status",
+    "name",
+    "target_url",
+    "description",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "allow_failure",
+    "coverage",
+    "author",
+];
+
 #[tokio::test]
 async fn gitlab_bodies_carry_the_documented_fields() {
     let emu = start(EmulatedForge::GitLab).await;
@@ -254,6 +271,14 @@ async fn gitlab_bodies_carry_the_documented_fields() {
     )
     .await;
     check("job", &jobs[0], JOB);
+    let sha = pipeline["sha"].as_str().unwrap();
+    let statuses = get(
+        &emu,
+        &format!("/projects/{PROJECT}/repository/commits/{sha}/statuses"),
+    )
+    .await;
+    check("commit status", &statuses[0], COMMIT_STATUS);
+    check("commit status author", &statuses[0]["author"], USER);
     assert!(gaps.is_empty(), "{}", gaps.join("\n"));
 }
 

@@ -488,6 +488,36 @@ async fn validate_every_route(enterprise: bool) {
     )
     .await;
 
+    // Review requests: asked, listed (the PR shows them too), withdrawn.
+    let requested = r("/pulls/{number}/requested_reviewers");
+    let asked = c
+        .call(
+            &format!("POST {requested}"),
+            &p("/pulls/1/requested_reviewers"),
+            Some(json!({ "reviewers": ["bob"] })),
+            201,
+        )
+        .await;
+    assert_eq!(asked["requested_reviewers"][0]["login"], "bob", "{asked}");
+    let listed = c
+        .call(
+            &format!("GET {requested}"),
+            &p("/pulls/1/requested_reviewers"),
+            None,
+            200,
+        )
+        .await;
+    assert_eq!(listed["users"][0]["login"], "bob", "{listed}");
+    let withdrawn = c
+        .call(
+            &format!("DELETE {requested}"),
+            &p("/pulls/1/requested_reviewers"),
+            Some(json!({ "reviewers": ["bob"] })),
+            200,
+        )
+        .await;
+    assert_eq!(withdrawn["requested_reviewers"], json!([]), "{withdrawn}");
+
     // Conversation comments and labels.
     let issue_comments = c
         .call(

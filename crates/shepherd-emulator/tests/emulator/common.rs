@@ -7,40 +7,24 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 use shepherd_emulator::{
-    EmulatedForge, Emulator, FileSpec, IssueCommentSpec, Permission, PullRequestSpec,
-    RepositorySpec, RunningEmulator, Scenario, ThreadCommentSpec, ThreadSpec, UserKind, UserSpec,
+    EmulatedForge, Emulator, IssueCommentSpec, Permission, RunningEmulator, Scenario,
+    ThreadCommentSpec, ThreadSpec, UserKind, UserSpec,
 };
 
-pub const ALICE: &str = "tok-alice";
-pub const BOB: &str = "tok-bob";
-pub const BOT: &str = "tok-bot";
-pub const READER: &str = "tok-reader";
+pub use crate::widgets::{ALICE, BOB, BOT, READER};
 pub const STRANGER: &str = "tok-stranger";
 
 /// A scenario with `threads` threads on `src/lib.rs`; thread 0 has
 /// `first_thread_comments` comments, the others two (bob, then the bot).
+/// The widgets repository (`tests/support/widgets.rs`) and a stranger.
 pub fn scenario(threads: usize, first_thread_comments: usize) -> Scenario {
-    let mut s = Scenario::new(
-        RepositorySpec::new("acme", "widgets"),
-        PullRequestSpec::new(1, "Add widgets", "alice", "feature/widgets", "main"),
-    );
-    s.users = vec![
-        UserSpec::new("alice", ALICE, UserKind::User, Permission::Write),
-        UserSpec::new("bob", BOB, UserKind::User, Permission::Admin),
-        UserSpec::new("review-bot", BOT, UserKind::Bot, Permission::Write),
-        UserSpec::new("reader", READER, UserKind::User, Permission::Read),
-        UserSpec::new("stranger", STRANGER, UserKind::User, Permission::None),
-    ];
-    let lines: String = (1..=300).map(|i| format!("line {i}\n")).collect();
-    s.base.insert(
-        "src/lib.rs".into(),
-        FileSpec::text(lines.replace("line 5\n", "")),
-    );
-    s.head.insert("src/lib.rs".into(), FileSpec::text(lines));
-    s.base
-        .insert("README.md".into(), FileSpec::text("# widgets\n"));
-    s.head
-        .insert("README.md".into(), FileSpec::text("# widgets\n"));
+    let mut s = crate::widgets::widgets("acme", "# widgets\n");
+    s.users.push(UserSpec::new(
+        "stranger",
+        STRANGER,
+        UserKind::User,
+        Permission::None,
+    ));
     for t in 0..threads {
         let count = if t == 0 { first_thread_comments } else { 2 };
         let comments = (0..count)

@@ -4,8 +4,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "../support/widgets.rs"]
+mod widgets;
 
 mod test_auth;
+mod test_bot_profiles;
 mod test_ci;
 mod test_concurrency;
 mod test_control;

@@ -24,36 +24,48 @@ use crate::graphql::view::ActorInfo;
 use crate::hunk::DiffHunk;
 use crate::scenario::{Permission, Side, UserKind};
 
-impl OutputType for ThreadNode {
-    fn type_name() -> Cow<'static, str> {
-        <PullRequestReviewThread as OutputType>::type_name()
-    }
+/// A node written straight to JSON when its selection allows (`json`),
+/// else resolved by async-graphql as the object it wraps: the type name
+/// and schema are that object's.
+macro_rules! fast_output_type {
+    ($node:ty, $object:ty) => {
+        impl OutputType for $node {
+            fn type_name() -> Cow<'static, str> {
+                <$object as OutputType>::type_name()
+            }
 
-    fn create_type_info(registry: &mut Registry) -> String {
-        <PullRequestReviewThread as OutputType>::create_type_info(registry)
-    }
+            fn create_type_info(registry: &mut Registry) -> String {
+                <$object as OutputType>::create_type_info(registry)
+            }
 
-    async fn resolve(
-        &self,
-        ctx: &ContextSelectionSet<'_>,
-        field: &Positioned<Field>,
-    ) -> ServerResult<Value> {
-        if let Some(strings) = ctx.data_opt::<JsonStrings>() {
-            let mut out = Vec::with_capacity(1024);
-            let mut hunks = Vec::new();
-            if self
-                .0
-                .write_json(ctx.query_env, ctx.item, &mut out, &mut hunks)
-                .is_some()
-            {
-                return Ok(strings.text(JsonText::new(out, hunks)));
+            async fn resolve(
+                &self,
+                ctx: &ContextSelectionSet<'_>,
+                field: &Positioned<Field>,
+            ) -> ServerResult<Value> {
+                if let Some(strings) = ctx.data_opt::<JsonStrings>() {
+                    if let Some(json) = self.0.json(ctx.query_env, ctx.item) {
+                        return Ok(strings.text(json));
+                    }
+                }
+                OutputType::resolve(&self.0, ctx, field).await
             }
         }
-        OutputType::resolve(&self.0, ctx, field).await
-    }
+    };
 }
 
+fast_output_type!(ThreadNode, PullRequestReviewThread);
+fast_output_type!(CommentNode, PullRequestReviewComment);
+
 impl PullRequestReviewThread {
+    /// This thread as JSON text (see [`Self::write_json`]).
+    pub(super) fn json(&self, env: &QueryEnv, set: &Positioned<SelectionSet>) -> Option<JsonText> {
+        let mut out = Vec::with_capacity(1024);
+        let mut hunks = Vec::new();
+        self.write_json(env, set, &mut out, &mut hunks)?;
+        Some(JsonText::new(out, hunks))
+    }
+
     /// Writes this thread as JSON, when `set` asks only for fields written
     /// here (those of a page of review threads), with the values the
     /// resolvers above give; its comments' hunks' places go into `hunks`.
@@ -192,29 +204,6 @@ pub(super) fn page_info_json(
         }
         Some(())
     })
-}
-
-impl OutputType for CommentNode {
-    fn type_name() -> Cow<'static, str> {
-        <PullRequestReviewComment as OutputType>::type_name()
-    }
-
-    fn create_type_info(registry: &mut Registry) -> String {
-        <PullRequestReviewComment as OutputType>::create_type_info(registry)
-    }
-
-    async fn resolve(
-        &self,
-        ctx: &ContextSelectionSet<'_>,
-        field: &Positioned<Field>,
-    ) -> ServerResult<Value> {
-        if let Some(strings) = ctx.data_opt::<JsonStrings>() {
-            if let Some(json) = self.0.json(ctx.query_env, ctx.item) {
-                return Ok(strings.text(json));
-            }
-        }
-        OutputType::resolve(&self.0, ctx, field).await
-    }
 }
 
 impl PullRequestReviewComment {

@@ -47,6 +47,19 @@ impl IssueComment {
         DateTime(self.record().created_at.clone())
     }
 
+    /// Identifies the date and time when the object was last updated (a
+    /// bot's walkthrough comment, edited in place, moves; its `createdAt`
+    /// does not).
+    async fn updated_at(&self) -> DateTime {
+        DateTime(self.record().updated_at.clone())
+    }
+
+    /// The moment the editor made the last edit, `null` when never edited.
+    async fn last_edited_at(&self) -> Option<DateTime> {
+        let record = self.record();
+        (record.updated_at != record.created_at).then(|| DateTime(record.updated_at.clone()))
+    }
+
     /// The actor who authored the comment.
     async fn author(&self) -> Option<Actor> {
         actor(&self.view, &self.record().author)

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use async_graphql::{Context, Object, Result, ID};
 
-use super::common::{actor, diff_totals, small_int};
+use super::common::{actor, actor_info, diff_totals, small_int};
 use super::enums::{
     MergeableState, PullRequestReviewDecision, PullRequestReviewState, PullRequestState,
 };
@@ -16,7 +16,7 @@ use crate::graphql::connection::{
     PullRequestReviewConnection, PullRequestReviewThreadConnection,
 };
 use crate::graphql::empty_lists::{
-    empty_page, reaction_groups, Milestone, ProjectCardConnection, ReactionGroup,
+    empty_page, reaction_groups, Milestone, ProjectCardConnection, ReactionGroup, ReviewRequest,
     ReviewRequestConnection, UserConnection,
 };
 use crate::graphql::label::Label;
@@ -326,8 +326,9 @@ impl PullRequest {
         self.review_page("latestReviews", latest, &args)
     }
 
-    /// A list of review requests associated with the pull request: none
-    /// (the emulator has no review requests).
+    /// A list of review requests associated with the pull request: its
+    /// requested reviewers (REST's `requested_reviewers`), in the order
+    /// they were asked.
     async fn review_requests(
         &self,
         ctx: &Context<'_>,
@@ -336,7 +337,13 @@ impl PullRequest {
         first: Option<i32>,
         last: Option<i32>,
     ) -> Result<Option<ReviewRequestConnection>> {
-        empty_page(ctx, "reviewRequests", first, last, after, before).map(|p| Some(p.into()))
+        let logins = &self.view.pr.requested_reviewers;
+        let args = PageArgs::new(first, last, after, before).counting_only(ctx);
+        // A request's cursor is its position (requests have no database id).
+        let position =
+            |login: &String| logins.iter().position(|l| l == login).unwrap_or_default() as u64 + 1;
+        let node = |i: usize| ReviewRequest(actor_info(&self.view, &logins[i]).cloned());
+        paginate_slice("reviewRequests", logins, position, &args, node).map(|p| Some(p.into()))
     }
 
     /// A list of Users assigned to this object: none (no assignees here).

@@ -12,6 +12,8 @@ import github
 import requests
 from github import Auth, Github
 
+from checking import check, expect_error
+
 API = os.environ["SHEPHERD_API"]
 FULL_NAME = f"{os.environ['SHEPHERD_OWNER']}/{os.environ['SHEPHERD_REPO']}"
 
@@ -20,20 +22,10 @@ def client(token, per_page=30):
     return Github(auth=Auth.Token(token), base_url=API, per_page=per_page, retry=None)
 
 
-def check(what, ok, detail=""):
-    if not ok:
-        raise AssertionError(f"{what}: {detail}")
-    print(f"ok: {what}")
-
-
 def raises(what, status, call):
-    try:
-        call()
-    except github.GithubException as err:
-        check(what, err.status == status, f"status {err.status}, wanted {status}: {err.data}")
-        check(f"{what} has a message", isinstance(err.data, dict) and "message" in err.data, err.data)
-        return err
-    raise AssertionError(f"{what}: no error, wanted {status}")
+    err = expect_error(what, status, call, github.GithubException, lambda e: e.status)
+    check(f"{what} has a message", isinstance(err.data, dict) and "message" in err.data, err.data)
+    return err
 
 
 g = client(os.environ["SHEPHERD_TOKEN"])
@@ -111,6 +103,12 @@ pr.set_labels("triaged", "enhancement")
 check("set labels", sorted(label.name for label in repo.get_pull(1).labels) == ["enhancement", "triaged"])
 events = [(e.event, e.label.name, e.actor.login) for e in repo.get_issue(1).get_events()]
 check("set labels' events", events[-1] == ("labeled", "triaged", "alice"), events)
+pr.create_review_request(reviewers=["bob"])
+users, teams = pr.get_review_requests()
+check("review requests", [u.login for u in users] == ["bob"] and list(teams) == [], list(users))
+check("pull requested_reviewers after a request", [u.login for u in repo.get_pull(1).requested_reviewers] == ["bob"])
+pr.delete_review_request(reviewers=["bob"])
+check("review request withdrawn", list(pr.get_review_requests()[0]) == [])
 pr.edit(title="Add widgets, edited")
 check("edit title", repo.get_pull(1).title == "Add widgets, edited")
 pr.edit(title="Add widgets")

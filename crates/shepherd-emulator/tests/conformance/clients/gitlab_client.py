@@ -10,6 +10,8 @@ import os
 
 import gitlab
 
+from checking import check, expect_error
+
 URL = os.environ["SHEPHERD_URL"]
 PROJECT = os.environ["SHEPHERD_PROJECT"]
 
@@ -18,19 +20,8 @@ def client(token, per_page=None):
     return gitlab.Gitlab(URL, private_token=token, per_page=per_page, retry_transient_errors=False)
 
 
-def check(what, ok, detail=""):
-    if not ok:
-        raise AssertionError(f"{what}: {detail}")
-    print(f"ok: {what}")
-
-
 def raises(what, status, call):
-    try:
-        call()
-    except gitlab.exceptions.GitlabError as err:
-        check(what, err.response_code == status, f"status {err.response_code}, wanted {status}: {err}")
-        return err
-    raise AssertionError(f"{what}: no error, wanted {status}")
+    return expect_error(what, status, call, gitlab.exceptions.GitlabError, lambda e: e.response_code)
 
 
 gl = client(os.environ["SHEPHERD_TOKEN"])
@@ -150,6 +141,16 @@ check("include_retried=True counts the retried job", len(retried) == len(jobs) +
 pipeline.retry()
 after = pipeline.jobs.list(get_all=True, include_retried=True)
 check("pipeline retry retries the failed job", len([j for j in after if j.name == "lint"]) == 2, [j.name for j in after])
+bob = project.members_all.list(query="bob")[0]
+mr = project.mergerequests.get(1)
+mr.reviewer_ids = [bob.id]
+mr.save()
+check("reviewers", [r["username"] for r in project.mergerequests.get(1).reviewers] == ["bob"])
+mr.reviewer_ids = []
+mr.save()
+check("reviewers cleared", project.mergerequests.get(1).reviewers == [])
+statuses = project.commits.get(mr.sha, lazy=True).statuses.list(get_all=True)
+check("commit statuses", [(s.name, s.status) for s in statuses] == [("tests", "success")], statuses)
 compare = project.repository_compare("main", "feature/widgets")
 check("compare", any(d["new_path"] == "src/lib.rs" for d in compare["diffs"]), compare)
 

@@ -1,49 +1,54 @@
-//! Reviewer bots: after a push to a PR's head, each rule looks at the added
-//! lines and, after its delay, posts a COMMENTED review with one thread per
-//! matching line (right side, with the PR diff's `diffHunk`). A bot never
-//! posts the same path, line and body twice.
+//! The emulator's own rule bots (profile `rules`): after a push to a PR's
+//! head, each rule looks at the added lines and, after its delay, posts a
+//! COMMENTED review with one thread per matching line (right side, with the
+//! PR diff's `diffHunk`). A bot never posts the same path, line and body
+//! twice.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::bot_rules::CompiledBot;
 use crate::git::{self, AddedLine};
 use crate::scenario::{ReviewStateSpec, Side};
 use crate::shared::Shared;
 use crate::state::{BotPost, NewThread};
 
-/// Wakes the bots for the lines `added` to PR `number` at commit `sha`;
-/// `start` selects the rules that run at start instead of after pushes.
-pub(crate) fn wake(shared: &Arc<Shared>, number: u64, sha: &str, added: &[AddedLine], start: bool) {
-    for bot in shared.bots.iter().filter(|b| !start || b.spec.on_start) {
-        for line in added {
-            let Some(body) = bot.comment_for(line) else {
+/// Wakes rule bot `bot` for the lines `added` to PR `number` at `sha`.
+pub(super) fn wake(
+    shared: &Arc<Shared>,
+    bot: &CompiledBot,
+    number: u64,
+    sha: &str,
+    added: &[AddedLine],
+) {
+    for line in added {
+        let Some(body) = bot.comment_for(line) else {
+            continue;
+        };
+        let post = BotPost {
+            login: bot.spec.login.clone(),
+            path: line.path.clone(),
+            line: line.line,
+            body,
+        };
+        // Reserved now, so that two quick pushes cannot both post it.
+        let epoch = {
+            let mut state = shared.write();
+            if !state.bot_posts.insert(post.clone()) {
                 continue;
-            };
-            let post = BotPost {
-                login: bot.spec.login.clone(),
-                path: line.path.clone(),
-                line: line.line,
-                body,
-            };
-            // Reserved now, so that two quick pushes cannot both post it.
-            let epoch = {
-                let mut state = shared.write();
-                if !state.bot_posts.insert(post.clone()) {
-                    continue;
-                }
-                state.epoch
-            };
-            let (task_shared, sha, delay) = (
-                shared.clone(),
-                sha.to_owned(),
-                Duration::from_millis(bot.spec.delay_ms),
-            );
-            let text = line.text.clone();
-            shared.tasks.spawn(async move {
-                tokio::time::sleep(delay).await;
-                post_comment(&task_shared, epoch, number, &sha, post, &text).await;
-            });
-        }
+            }
+            state.epoch
+        };
+        let (task_shared, sha, delay) = (
+            shared.clone(),
+            sha.to_owned(),
+            Duration::from_millis(bot.spec.delay_ms),
+        );
+        let text = line.text.clone();
+        shared.tasks.spawn(async move {
+            tokio::time::sleep(delay).await;
+            post_comment(&task_shared, epoch, number, &sha, post, &text).await;
+        });
     }
 }
 

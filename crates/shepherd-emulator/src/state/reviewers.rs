@@ -1,0 +1,107 @@
+//! Writes about who reviews: requested reviewers (GitHub's
+//! `requested_reviewers`, GitLab's `reviewers`), what each profiled bot has
+//! done on a pull request, and a comment edited in place.
+
+use super::records::{BotProgress, WriteError};
+use super::store::State;
+use crate::scenario::Permission;
+
+impl State {
+    /// What bot `login` has done on pull request `number` (nothing yet when
+    /// it never looked).
+    pub(crate) fn bot_progress(&self, login: &str, number: u64) -> BotProgress {
+        self.bot_progress
+            .iter()
+            .find(|p| p.login == login && p.number == number)
+            .cloned()
+            .unwrap_or_else(|| BotProgress {
+                login: login.to_owned(),
+                number,
+                ..BotProgress::default()
+            })
+    }
+
+    /// Bot `login`'s record on pull request `number`, made on first use.
+    pub(crate) fn bot_progress_mut(&mut self, login: &str, number: u64) -> &mut BotProgress {
+        let at = match self
+            .bot_progress
+            .iter()
+            .position(|p| p.login == login && p.number == number)
+        {
+            Some(at) => at,
+            None => {
+                self.bot_progress.push(self.bot_progress(login, number));
+                self.bot_progress.len() - 1
+            }
+        };
+        &mut self.bot_progress[at]
+    }
+
+    /// Asks `logins` to review pull request `number` (`add`), or withdraws
+    /// the request. GitHub's rules (`POST …/pulls/{n}/requested_reviewers`):
+    /// a reviewer must have access to the repository (422 "Reviews may only
+    /// be requested from collaborators…") and may not be the author (422
+    /// "Review cannot be requested from pull request author."). Asking
+    /// again someone already asked changes nothing.
+    pub(crate) fn apply_review_request(
+        &mut self,
+        number: u64,
+        logins: &[String],
+        add: bool,
+    ) -> Result<(), WriteError> {
+        let p = self.pr_index(number)?;
+        if add {
+            for login in logins {
+                let known = self
+                    .user(login)
+                    .filter(|u| u.permission != Permission::None);
+                if known.is_none() {
+                    return Err(WriteError::Unprocessable(format!(
+                        "Reviews may only be requested from collaborators. One or more of the \
+                         users or teams you specified is not a collaborator of the {} \
+                         repository.",
+                        self.repository.full_name()
+                    )));
+                }
+                if *login == self.pull_requests[p].author {
+                    return Err(WriteError::Unprocessable(
+                        "Review cannot be requested from pull request author.".into(),
+                    ));
+                }
+            }
+        }
+        let now = self.tick();
+        let pr = self.pr_mut(p);
+        for login in logins {
+            pr.requested_reviewers.retain(|r| r != login);
+            if add {
+                pr.requested_reviewers.push(login.clone());
+            }
+        }
+        pr.updated_at = now;
+        Ok(())
+    }
+
+    /// Replaces the body of conversation comment `id` (a bot's walkthrough
+    /// edited in place): `updated_at` moves, `created_at` stays.
+    pub(crate) fn apply_issue_comment_edit(
+        &mut self,
+        number: u64,
+        id: u64,
+        body: &str,
+    ) -> Result<(), WriteError> {
+        let p = self.pr_index(number)?;
+        self.check_body(body)?;
+        let now = self.tick();
+        let pr = self.pr_mut(p);
+        let comment = pr
+            .issue_comments
+            .iter_mut()
+            .find(|c| c.database_id == id)
+            .ok_or_else(|| WriteError::NotFound("Not Found".into()))?;
+        comment.body = body.to_owned();
+        comment.updated_at = now.clone();
+        pr.updated_at = now;
+        Ok(())
+    }
+}
