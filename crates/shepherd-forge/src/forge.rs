@@ -301,15 +301,14 @@ pub trait Forge: Send + Sync {
     /// What the forge shows of the reviews of PR `number` on commit `head`
     /// (issue 27: the reviewers a run waits for): its reviews with their
     /// commit, the head's statuses and check runs with who made them, whom
-    /// review is requested from, and the conversation's comments made or
-    /// edited since `since`.
+    /// review is requested from, and the conversation's comments, each with
+    /// the forge's own times.
     async fn reviewer_activity(
         &self,
         number: u64,
         head: &str,
-        since: time::OffsetDateTime,
     ) -> Result<shepherd_core::reviewers::Activity> {
-        let _ = (number, head, since);
+        let _ = (number, head);
         unsupported("reviewer_activity")
     }
 

@@ -12,8 +12,3 @@ pub(crate) fn forge_time(request: &str, text: &str) -> Result<OffsetDateTime> {
         message: format!("`{text}` is not an RFC 3339 time: {e}"),
     })
 }
-
-/// `time` as the forges write it (`2026-12-05T10:00:00Z`).
-pub(crate) fn forge_time_text(time: OffsetDateTime) -> String {
-    time.format(&Rfc3339).unwrap_or_default()
-}

@@ -95,14 +95,20 @@ pub struct Activity {
     pub notes: Vec<NoteSeen>,
     /// Approvals with their time (GitLab's "approved this merge request").
     pub approvals: Vec<(String, OffsetDateTime)>,
+    /// When the forge saw the head arrive, by its own clock (GitLab's
+    /// "added N commits" note; on GitHub the first status of the head), when
+    /// it shows it. Times of comments are compared with this rather than
+    /// with the local clock.
+    pub pushed_at: Option<OffsetDateTime>,
 }
 
 impl Activity {
-    /// The look at `head`, pushed at `pushed_at`.
+    /// The look at `head`, pushed at the forge's [`Activity::pushed_at`],
+    /// else at `pushed_at`.
     pub fn look<'a>(&'a self, head: &'a str, pushed_at: OffsetDateTime) -> HeadLook<'a> {
         HeadLook {
             head,
-            pushed_at,
+            pushed_at: self.pushed_at.unwrap_or(pushed_at),
             reviews_carry_commit: self.reviews_carry_commit,
             reviews: &self.reviews,
             signals: &self.signals,
@@ -335,7 +341,11 @@ fn declined(login: &str, look: &HeadLook<'_>) -> Option<Notice> {
         // The latest first: it says where things stand.
         .max_by_key(|n| n.updated_at.unwrap_or(n.created_at).max(n.created_at))
         .and_then(|n| find_notice(&n.body));
-    from_status.or(from_review).or(from_note)
+    // The notice that names its wait says the most (CodeRabbit's status
+    // says "Review rate limited", its comment when the next review is).
+    let found = [from_note, from_review, from_status];
+    let with_wait = found.iter().flatten().find(|n| n.wait.is_some()).cloned();
+    with_wait.or_else(|| found.into_iter().flatten().next())
 }
 
 /// Why `login` is awaited, as far as the forge shows.

@@ -49,7 +49,8 @@ pub(crate) struct Wait<'a> {
     pub(crate) number: u64,
     /// The head the round ends at.
     pub(crate) head: &'a str,
-    /// When the head was pushed (as near as known).
+    /// When the head was pushed, by the local clock: used only when the
+    /// forge does not say ([`Activity::pushed_at`](shepherd_core::reviewers::Activity)).
     pub(crate) pushed_at: OffsetDateTime,
     /// Shepherd's own account.
     pub(crate) viewer: &'a str,
@@ -113,11 +114,7 @@ pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settle
     loop {
         settled.polls += 1;
         let over = Instant::now() >= deadline;
-        let activity = match w
-            .forge
-            .reviewer_activity(w.number, w.head, w.pushed_at)
-            .await
-        {
+        let activity = match w.forge.reviewer_activity(w.number, w.head).await {
             Ok(activity) => Some(activity),
             Err(err) => {
                 settled

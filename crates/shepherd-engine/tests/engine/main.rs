@@ -18,6 +18,7 @@ mod test_guards;
 mod test_limits;
 mod test_markers;
 mod test_readonly;
+mod test_reviewers;
 mod test_rounds;
 mod test_settle;
 mod test_stage_times;

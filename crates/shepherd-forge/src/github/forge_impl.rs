@@ -185,9 +185,8 @@ impl Forge for GitHubClient {
         &self,
         number: u64,
         head: &str,
-        since: time::OffsetDateTime,
     ) -> Result<shepherd_core::reviewers::Activity> {
-        super::reviewers::activity(&self.transport, &self.repo, number, head, since).await
+        super::reviewers::activity(&self.transport, &self.repo, number, head).await
     }
 
     async fn request_review(&self, number: u64, logins: &[String]) -> Result<()> {

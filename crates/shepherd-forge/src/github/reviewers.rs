@@ -14,9 +14,10 @@
 //! - `GET /repos/{o}/{r}/pulls/{n}/requested_reviewers`: the users review
 //!   is still requested from (GitHub drops a reviewer from it once they
 //!   review).
-//! - `GET /repos/{o}/{r}/issues/{n}/comments?since=…`: the conversation's
-//!   comments updated since the push (a bot's notice that it did not
-//!   review, or its summary comment edited in place to say so).
+//! - `GET /repos/{o}/{r}/issues/{n}/comments`: the conversation's comments
+//!   (a bot's notice that it did not review, or its summary comment edited
+//!   in place to say so), each with the forge's times; the head's first
+//!   status says, by the same clock, when the head arrived.
 
 use serde::Deserialize;
 use serde_json::json;
@@ -28,7 +29,7 @@ use time::OffsetDateTime;
 use super::client::repo_url;
 use super::rest_wire::UserRest;
 use crate::error::Result;
-use crate::times::{forge_time, forge_time_text};
+use crate::times::forge_time;
 use crate::transport::{Conditional, Transport};
 
 #[derive(Debug, Deserialize)]
@@ -43,6 +44,8 @@ struct ReviewRest {
 
 #[derive(Debug, Deserialize)]
 struct StatusRest {
+    #[serde(default)]
+    created_at: Option<String>,
     context: String,
     state: String,
     #[serde(default)]
@@ -67,14 +70,12 @@ struct IssueCommentRest {
     updated_at: Option<String>,
 }
 
-/// What GitHub shows of the reviews of PR `number` on `head`, with the
-/// conversation's comments updated since `since`.
+/// What GitHub shows of the reviews of PR `number` on `head`.
 pub(crate) async fn activity(
     transport: &Transport,
     repo: &RepoRef,
     number: u64,
     head: &str,
-    since: OffsetDateTime,
 ) -> Result<Activity> {
     let n = number.to_string();
     let url = repo_url(transport, repo, &["pulls", &n, "reviews"])?;
@@ -97,8 +98,14 @@ pub(crate) async fn activity(
     let url = repo_url(transport, repo, &["commits", head, "statuses"])?;
     let pages: Vec<Vec<StatusRest>> = transport.get_pages(&url, &[], Conditional::Yes).await?;
     let mut signals: Vec<SignalSeen> = Vec::new();
+    let mut first_status: Option<OffsetDateTime> = None;
+    let statuses_request = format!("GET {}", url.path());
     // Newest first: the first of each context and creator is its state.
     for status in pages.into_iter().flatten() {
+        if let Some(at) = status.created_at.as_deref() {
+            let at = forge_time(&statuses_request, at)?;
+            first_status = Some(first_status.map_or(at, |f| f.min(at)));
+        }
         let creator = status.creator.map(|c| c.login);
         let seen = signals
             .iter()
@@ -132,12 +139,11 @@ pub(crate) async fn activity(
     let requested: RequestedRest = transport.get(&url, &[], Conditional::Yes).await?;
     let requested = requested.users.into_iter().map(|u| u.login).collect();
 
+    // Every comment: their times are the forge's, compared with the
+    // head's first status, never with the local clock.
     let url = repo_url(transport, repo, &["issues", &n, "comments"])?;
     let request = format!("GET {}", url.path());
-    let since_text = forge_time_text(since);
-    let pages: Vec<Vec<IssueCommentRest>> = transport
-        .get_pages(&url, &[("since", since_text.as_str())], Conditional::No)
-        .await?;
+    let pages: Vec<Vec<IssueCommentRest>> = transport.get_pages(&url, &[], Conditional::No).await?;
     let mut notes = Vec::new();
     for c in pages.into_iter().flatten() {
         let Some(user) = c.user else { continue };
@@ -159,6 +165,8 @@ pub(crate) async fn activity(
         requested,
         notes,
         approvals: Vec::new(),
+        // The head's first status came right after its push.
+        pushed_at: first_status,
     })
 }
 

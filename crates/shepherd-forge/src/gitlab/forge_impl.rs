@@ -191,9 +191,8 @@ impl Forge for GitLabClient {
         &self,
         number: u64,
         head: &str,
-        since: time::OffsetDateTime,
     ) -> Result<shepherd_core::reviewers::Activity> {
-        super::reviewers::activity(self, number, head, since).await
+        super::reviewers::activity(self, number, head).await
     }
 
     async fn request_review(&self, number: u64, logins: &[String]) -> Result<()> {

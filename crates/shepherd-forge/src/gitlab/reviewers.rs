@@ -4,8 +4,9 @@
 //! GitLab's merge request notes carry no commit, so a reviewer's review of
 //! a head is what it wrote or approved after the push (GitLab's REST API):
 //! - `GET …/merge_requests/:iid/notes?sort=desc&order_by=updated_at`: the
-//!   notes, newest change first, read until one older than the push; a
-//!   system note "approved this merge request" is an approval with its time.
+//!   notes, newest change first; a system note "approved this merge
+//!   request" is an approval with its time, and the latest "added N
+//!   commits" says when the head arrived, by the forge's clock.
 //! - `GET …/repository/commits/:sha/statuses`: the head's commit statuses
 //!   (the latest of each name), each with its `author`.
 //! - the merge request's `reviewers`: whom review is requested from.
@@ -75,13 +76,8 @@ fn status_state(status: &str) -> &str {
     }
 }
 
-/// What GitLab shows of the reviews of MR `iid` on `head` since `since`.
-pub(crate) async fn activity(
-    client: &GitLabClient,
-    iid: u64,
-    head: &str,
-    since: OffsetDateTime,
-) -> Result<Activity> {
+/// What GitLab shows of the reviews of MR `iid` on `head`.
+pub(crate) async fn activity(client: &GitLabClient, iid: u64, head: &str) -> Result<Activity> {
     let url = client.mr_url(iid, &["notes"])?;
     let request = format!("GET {}", url.path());
     let pages: Vec<Vec<NoteWire>> = client
@@ -94,6 +90,7 @@ pub(crate) async fn activity(
         .await?;
     let mut notes = Vec::new();
     let mut approvals = Vec::new();
+    let mut pushed_at: Option<OffsetDateTime> = None;
     for note in pages.into_iter().flatten() {
         let Some(author) = note.author else { continue };
         let created_at = forge_time(&request, &note.created_at)?;
@@ -102,12 +99,13 @@ pub(crate) async fn activity(
             .as_deref()
             .map(|t| forge_time(&request, t))
             .transpose()?;
-        if updated_at.unwrap_or(created_at).max(created_at) < since {
-            continue;
-        }
         if note.system {
             if note.body.trim() == APPROVED {
                 approvals.push((author.username, created_at));
+            } else if note.body.starts_with("added ") && note.body.contains(" commit") {
+                // GitLab notes every push ("added 1 commit"): the latest is
+                // when the head arrived, by the forge's clock.
+                pushed_at = Some(pushed_at.map_or(created_at, |p| p.max(created_at)));
             }
             continue;
         }
@@ -145,6 +143,7 @@ pub(crate) async fn activity(
         requested: mr.reviewers.into_iter().map(|u| u.username).collect(),
         notes,
         approvals,
+        pushed_at,
     })
 }
 

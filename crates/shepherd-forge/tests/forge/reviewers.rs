@@ -37,10 +37,12 @@ fn github(seen: &Seen) -> Reply {
             200,
             json!([
                 { "id": 12, "context": "CodeRabbit", "state": "success", "description": "Review completed",
+                  "created_at": "2026-12-05T10:03:00Z",
                   "creator": { "login": "mallory", "type": "User" } },
                 { "id": 11, "context": "CodeRabbit", "state": "pending", "description": "Review in progress",
                   "creator": { "login": "coderabbitai[bot]", "type": "Bot" } },
                 { "id": 10, "context": "CodeRabbit", "state": "error", "description": "older",
+                  "created_at": "2026-12-05T10:00:00Z",
                   "creator": { "login": "coderabbitai[bot]", "type": "Bot" } },
             ]),
         ),
@@ -72,7 +74,9 @@ async fn github_reviews_statuses_checks_requests_and_notices_make_the_states() {
     let server = Responder::start_fn(github).await;
     let client = client_at(&server.url());
     let pushed = pushed();
-    let activity = client.reviewer_activity(7, HEAD, pushed).await.unwrap();
+    // The local clock says nothing: the forge's times are compared.
+    let local = OffsetDateTime::parse("2030-01-01T00:00:00Z", &Rfc3339).unwrap();
+    let activity = client.reviewer_activity(7, HEAD).await.unwrap();
     assert!(activity.reviews_carry_commit);
     assert_eq!(activity.reviews.len(), 3);
     assert!(activity.reviews[0].author_is_bot && !activity.reviews[2].author_is_bot);
@@ -100,27 +104,9 @@ async fn github_reviews_statuses_checks_requests_and_notices_make_the_states() {
         ]
     );
     assert_eq!(activity.requested, ["gemini-code-assist[bot]"]);
-    let comments = server
-        .seen()
-        .into_iter()
-        .find(|s| s.uri.path().ends_with("/issues/7/comments"))
-        .unwrap();
-    assert!(
-        comments
-            .uri
-            .query()
-            .unwrap()
-            .contains("since=2026-12-05T10%3A00%3A00Z")
-            || comments
-                .uri
-                .query()
-                .unwrap()
-                .contains("since=2026-12-05T10:00:00Z"),
-        "{:?}",
-        comments.uri
-    );
-
-    let look = activity.look(HEAD, pushed);
+    // The head's first status, by the forge's clock, is when it arrived.
+    assert_eq!(activity.pushed_at, Some(pushed));
+    let look = activity.look(HEAD, local);
     assert_eq!(
         state_of("chatgpt-codex-connector[bot]", &look, false),
         ReviewerState::Reviewed {
@@ -176,7 +162,9 @@ fn gitlab(seen: &Seen) -> Reply {
                   "system": false, "created_at": "2026-12-05T10:02:00Z", "updated_at": "2026-12-05T10:02:00Z" },
                 { "id": 2, "author": { "id": 51, "username": "approver-bot" }, "body": "approved this merge request",
                   "system": true, "created_at": "2026-12-05T10:01:00Z", "updated_at": "2026-12-05T10:01:00Z" },
-                { "id": 1, "author": { "id": 50, "username": "review-bot" }, "body": "older",
+                { "id": 1, "author": { "id": 54, "username": "dev" }, "body": "added 1 commit\n\n* 4b825dc - Fix",
+                  "system": true, "created_at": "2026-12-05T10:00:00Z", "updated_at": "2026-12-05T10:00:00Z" },
+                { "id": 0, "author": { "id": 50, "username": "review-bot" }, "body": "older",
                   "system": false, "created_at": "2026-12-05T09:00:00Z", "updated_at": "2026-12-05T09:00:00Z" },
             ]),
         ),
@@ -206,16 +194,15 @@ async fn gitlab_notes_approvals_statuses_and_reviewers_make_the_states() {
     let server = Responder::start_fn(gitlab).await;
     let client = gitlab_client_at(&server.url());
     let pushed = pushed();
-    let activity = client.reviewer_activity(17, HEAD, pushed).await.unwrap();
+    // The local clock says nothing: GitLab's push note is when the head came.
+    let local = OffsetDateTime::parse("2030-01-01T00:00:00Z", &Rfc3339).unwrap();
+    let activity = client.reviewer_activity(17, HEAD).await.unwrap();
     assert!(!activity.reviews_carry_commit);
-    assert_eq!(
-        activity.notes.len(),
-        1,
-        "the note from before the push is not read"
-    );
+    assert_eq!(activity.pushed_at, Some(pushed));
+    assert_eq!(activity.notes.len(), 2, "every note is read; time decides");
     assert_eq!(activity.approvals.len(), 1);
     assert_eq!(activity.requested, ["duo-bot"]);
-    let look = activity.look(HEAD, pushed);
+    let look = activity.look(HEAD, local);
     assert_eq!(
         state_of("review-bot", &look, false),
         ReviewerState::Reviewed {

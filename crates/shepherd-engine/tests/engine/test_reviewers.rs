@@ -1,0 +1,181 @@
+//! Reviewers settle (issue 27): a run waits after CI for the reviewers it
+//! waits for to review the head it pushed, on both forges, against the
+//! emulator's bot profiles (CodeRabbit's status, a rate limit with its
+//! notice, a bot that only reviews when asked, one that never shows).
+
+use serde_json::Value;
+use shepherd_emulator::BotProfile;
+
+use crate::common::*;
+
+/// The demo with its review bot behaving as CodeRabbit, reviewing each push
+/// `delay_ms` after it (longer than the demo's CI).
+fn slow_coderabbit(delay_ms: u64) -> shepherd_emulator::Scenario {
+    let mut s = demo();
+    let bot = &mut s.bots[0];
+    bot.profile = BotProfile::Coderabbit;
+    bot.delay_ms = delay_ms;
+    s
+}
+
+/// The threads the review bot opened on the PR.
+fn bot_threads(pr: &Value) -> Vec<&Value> {
+    pr["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| {
+            t["comments"][0]["author"]
+                .as_str()
+                .is_some_and(|a| a.starts_with("review-bot"))
+        })
+        .collect()
+}
+
+fn reviewers_json(outcome: &shepherd_engine::RunOutcome, round: usize) -> Value {
+    read_json(
+        &outcome
+            .run_dir
+            .join("rounds")
+            .join(round.to_string())
+            .join("reviewers.json"),
+    )
+}
+
+/// The bot reviews Shepherd's push 3 s after it, long after CI passed: the
+/// run waits for its status, and its TODO thread is handled (fixed, replied
+/// to) by the next round before the run ends.
+async fn a_bot_slower_than_ci_has_its_feedback_handled(forge: ForgeKind) {
+    let setup = setup_on(forge, slow_coderabbit(3000)).await;
+    let outcome = setup
+        .run("[reviewers]\nwait_for = [\"review-bot\"]\nsettle_timeout_secs = 60\n")
+        .await;
+    let round1 = reviewers_json(&outcome, 1);
+    assert_eq!(round1["wait_for"][0], "review-bot", "{round1}");
+    assert_eq!(round1["reviewers"][0]["state"], "reviewed", "{round1}");
+    assert!(
+        round1["waited_ms"].as_u64().unwrap() >= 1000,
+        "it waited: {round1}"
+    );
+    let pr = setup.pr();
+    let threads = bot_threads(&pr);
+    assert!(!threads.is_empty(), "the bot found the TODO: {pr}");
+    for thread in threads {
+        let last = thread["comments"].as_array().unwrap().last().unwrap();
+        assert!(
+            shepherd_core::Marker::find(last["body"].as_str().unwrap()).is_some(),
+            "the bot's late thread was answered before the run ended: {thread}"
+        );
+    }
+    let last = outcome.report.reviewers.last().expect("reviewers reported");
+    assert!(last.reviewed(), "{last:?}");
+    assert!(
+        !outcome
+            .report
+            .review_threads
+            .summary
+            .contains("did not review"),
+        "{}",
+        outcome.report.review_threads.summary
+    );
+    setup.assert_clean();
+}
+both_forges!(a_bot_slower_than_ci_has_its_feedback_handled);
+
+/// A rate-limited bot declines: the run does not wait out the timeout, and
+/// ends saying so, never "Review threads clear: yes".
+async fn a_rate_limited_bot_ends_the_run_with_the_statement(forge: ForgeKind) {
+    let mut s = slow_coderabbit(300);
+    s.bots[0].rate_limit_after = Some(0);
+    let setup = setup_on(forge, s).await;
+    let outcome = setup
+        .run("[reviewers]\nwait_for = [\"review-bot\"]\nsettle_timeout_secs = 60\n")
+        .await;
+    let round1 = reviewers_json(&outcome, 1);
+    assert_eq!(round1["reviewers"][0]["state"], "declined", "{round1}");
+    assert!(round1["waited_ms"].as_u64().unwrap() < 50_000, "{round1}");
+    let summary = &outcome.report.review_threads.summary;
+    assert!(summary.contains("review-bot did not review"), "{summary}");
+    assert!(
+        summary.contains("rate limited, next review in 30 min"),
+        "{summary}"
+    );
+    let md = outcome.report.to_markdown();
+    assert!(!md.contains("Review threads clear: yes"), "{md}");
+}
+both_forges!(a_rate_limited_bot_ends_the_run_with_the_statement);
+
+/// A reviewer that never shows is not-seen after the timeout, said in words.
+async fn a_reviewer_that_never_shows_is_not_seen(forge: ForgeKind) {
+    let setup = setup_on(forge, demo()).await;
+    let outcome = setup
+        .run("[loop]\nmax_rounds = 1\non_exhaust = \"fail\"\n[reviewers]\nwait_for = [\"ghost-bot\"]\nsettle_timeout_secs = 2\n")
+        .await;
+    let round1 = reviewers_json(&outcome, 1);
+    assert_eq!(round1["reviewers"][0]["login"], "ghost-bot", "{round1}");
+    assert_eq!(round1["reviewers"][0]["state"], "not-seen", "{round1}");
+    let summary = &outcome.report.review_threads.summary;
+    assert!(summary.contains("ghost-bot did not review"), "{summary}");
+    assert!(summary.contains("within 2 s"), "{summary}");
+}
+both_forges!(a_reviewer_that_never_shows_is_not_seen);
+
+/// A bot that reviews only when asked gets the trigger comment once per
+/// head, after the grace period, and then reviews; the trigger is never
+/// taken for feedback.
+async fn a_trigger_is_posted_once_per_head(forge: ForgeKind) {
+    let mut s = demo();
+    s.bots[0].profile = BotProfile::AskOnly;
+    s.bots[0].trigger = Some("/gemini review".into());
+    s.bots[0].delay_ms = 200;
+    let setup = setup_on(forge, s).await;
+    let outcome = setup
+        .run(
+            "[reviewers]\nwait_for = [\"review-bot\"]\nsettle_timeout_secs = 8\n\
+             [reviewers.trigger]\n\"review-bot\" = \"/gemini review\"\n",
+        )
+        .await;
+    let pr = setup.pr();
+    let triggers: Vec<&str> = pr["issue_comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["body"].as_str())
+        .filter(|b| b.starts_with("/gemini review"))
+        .collect();
+    let heads: std::collections::BTreeSet<&str> = triggers
+        .iter()
+        .filter_map(|b| b.split("shepherd:trigger head=").nth(1))
+        .collect();
+    assert!(!triggers.is_empty(), "{pr}");
+    assert_eq!(
+        triggers.len(),
+        heads.len(),
+        "one trigger per head: {triggers:?}"
+    );
+    let round1 = reviewers_json(&outcome, 1);
+    assert_eq!(round1["triggered"][0], "review-bot", "{round1}");
+    assert_eq!(round1["reviewers"][0]["state"], "reviewed", "{round1}");
+    // No round took Shepherd's own trigger for feedback: nothing replied
+    // to it, nothing reported about it.
+    let trigger_ids: Vec<&str> = pr["issue_comments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["body"]
+                .as_str()
+                .is_some_and(|b| b.starts_with("/gemini review"))
+        })
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    for (item, _) in marker_replies(&pr) {
+        assert!(
+            !trigger_ids.contains(&item.as_str()),
+            "replied to a trigger: {item}"
+        );
+    }
+    let md = outcome.report.to_markdown();
+    assert!(!md.contains("/gemini review"), "{md}");
+}
+both_forges!(a_trigger_is_posted_once_per_head);
