@@ -28,10 +28,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use shepherd_emulator::{
-    Emulator, FileSpec, Permission, PullRequestSpec, RepositorySpec, Scenario, ThreadCommentSpec,
-    ThreadSpec, UserKind, UserSpec,
-};
+use shepherd_emulator::{Emulator, Scenario};
 use shepherd_forge::github::queries::REVIEW_THREADS;
 
 const SIZES: [usize; 3] = [100, 1_000, 10_000];
@@ -72,39 +69,10 @@ query ThreadComments($id: ID!, $cursor: String) {
   }
 }"#;
 
+/// The scale scenario with its three long threads first.
 fn scenario(threads: usize) -> Scenario {
-    let mut s = Scenario::new(
-        RepositorySpec::new("acme", "bench"),
-        PullRequestSpec::new(1, "Bench", "author", "feature", "main"),
-    );
-    s.users = vec![
-        UserSpec::new("author", "tok-author", UserKind::User, Permission::Write),
-        UserSpec::new(
-            "reviewer",
-            "tok-reviewer",
-            UserKind::User,
-            Permission::Write,
-        ),
-        UserSpec::new("bot", "tok-bot", UserKind::Bot, Permission::Write),
-    ];
-    let lines: String = (1..=500).map(|i| format!("line {i}\n")).collect();
-    s.base.insert("src/lib.rs".into(), FileSpec::text("\n"));
-    s.head.insert("src/lib.rs".into(), FileSpec::text(lines));
-    for t in 0..threads {
-        let count = LONG.get(t).copied().unwrap_or(1 + t % 3);
-        let comments = (0..count)
-            .map(|c| {
-                let author = ["reviewer", "bot", "author"][c % 3];
-                ThreadCommentSpec::new(author, format!("thread {t} comment {c}: please look"))
-            })
-            .collect();
-        s.threads.push(ThreadSpec::new(
-            "src/lib.rs",
-            (t % 500 + 1) as u32,
-            comments,
-        ));
-    }
-    s
+    let long: Vec<(usize, usize)> = LONG.iter().copied().enumerate().collect();
+    Scenario::bench(threads, &long)
 }
 
 fn summary(name: &str, mut times: Vec<Duration>) {

@@ -39,6 +39,7 @@
 
 mod auth;
 mod automation;
+mod bench;
 mod bot_rules;
 mod bots;
 mod ci;

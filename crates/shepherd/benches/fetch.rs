@@ -8,13 +8,11 @@
 // A benchmark harness: a failed setup is a failed benchmark, so it may panic.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-mod scenario;
-
 use std::time::{Duration, Instant};
 
 use shepherd_core::classify::classify;
 use shepherd_core::{Ledger, RepoRef};
-use shepherd_emulator::Emulator;
+use shepherd_emulator::{Emulator, Scenario};
 use shepherd_forge::{Forge, GitHubClient, GitHubEndpoints, Token};
 
 const THREADS: usize = 1_000;
@@ -31,7 +29,7 @@ fn main() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let emu = Emulator::start(scenario::bench(THREADS, &[(0, LONG_THREAD_COMMENTS)]), "127.0.0.1:0".parse().expect("addr"))
+        let emu = Emulator::start(Scenario::bench(THREADS, &[(0, LONG_THREAD_COMMENTS)]), "127.0.0.1:0".parse().expect("addr"))
             .await
             .expect("emulator");
         let repo = RepoRef {

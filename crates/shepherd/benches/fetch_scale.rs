@@ -26,8 +26,6 @@
 // A benchmark harness: a failed setup is a failed benchmark, so it may panic.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-mod scenario;
-
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -37,7 +35,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use shepherd_emulator::Emulator;
+use shepherd_emulator::{Emulator, Scenario};
 
 /// The long threads: (place among the threads, comments).
 fn long_threads(threads: usize) -> [(usize, usize); 3] {
@@ -215,7 +213,7 @@ fn main() {
         "round trips/limit"
     );
     for threads in sizes {
-        let scenario = scenario::bench(threads, &long_threads(threads));
+        let scenario = Scenario::bench(threads, &long_threads(threads));
         let comments: usize = scenario.threads.iter().map(|t| t.comments.len()).sum();
         let emu = runtime.block_on(async {
             Emulator::start(scenario, "127.0.0.1:0".parse().expect("addr"))
