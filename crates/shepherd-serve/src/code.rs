@@ -221,15 +221,13 @@ mod tests {
     fn git(dir: &Path, args: &[&str]) -> String {
         let out = Command::new("git")
             .current_dir(dir)
-            .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
+            .envs([("GIT_AUTHOR_NAME", "T"), ("GIT_COMMITTER_NAME", "T")])
+            .envs([("EMAIL", "t@example.invalid")])
             .args(args)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "git {args:?}: {stderr}");
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 

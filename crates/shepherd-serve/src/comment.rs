@@ -132,7 +132,7 @@ fn suggestion(s: &Suggestion, item: &ItemView, forge: ForgeKind) -> Option<Marku
             @if removed.is_none() {
                 p.muted.note { "The lines it replaces are not shown (the file at the run's commit is not at hand)." }
             } @else if forge == ForgeKind::GitHub {
-                p.muted.note { "On a comment that spans several lines it replaces them all, up to this one: the run records only the comment's last line." }
+                p.muted.note { "On a comment on several lines it replaces the lines above too: the run records only the last." }
             }
         }
     })
@@ -251,10 +251,7 @@ mod tests {
         );
         assert!(out.contains("<td class=\"src\">new 4b</td>"), "{out}");
         assert_eq!(out.matches("class=\"del\"").count(), 1, "{out}");
-        assert!(
-            out.contains("records only the comment's last line"),
-            "{out}"
-        );
+        assert!(out.contains("the run records only the last"), "{out}");
         assert!(!out.contains("```"), "{out}");
 
         // GitLab's relative form: the lines it names, no caveat.
@@ -262,7 +259,7 @@ mod tests {
         let out = cell(&thread(4, file(), body), ForgeKind::GitLab).into_string();
         assert!(out.contains("Suggested change to lines 3–5"), "{out}");
         assert_eq!(out.matches("class=\"del\"").count(), 3, "{out}");
-        assert!(!out.contains("records only"), "{out}");
+        assert!(!out.contains("records only the last"), "{out}");
         // The same block on GitHub is plain code, as GitHub shows it.
         let out = cell(&thread(4, file(), body), ForgeKind::GitHub).into_string();
         assert!(!out.contains("Suggested change"), "{out}");

@@ -237,39 +237,37 @@ fn actions(run: &RunView, secret: &str) -> Markup {
     }
 }
 
-/// The approval rows, those that wait for the approver first (each keeps
-/// its form index).
-fn approval_order(run: &RunView) -> Vec<(usize, &ApprovalRow)> {
+/// The approval table: its rows, those that wait for the approver first
+/// (each keeps its form index), editable when `open`.
+fn approval_rows(run: &RunView, open: bool) -> Markup {
     let mut rows: Vec<(usize, &ApprovalRow)> = run.approvals.iter().enumerate().collect();
     rows.sort_by_key(|(_, row)| !row.pending());
-    rows
-}
-
-fn approval_head() -> Markup {
-    html! { thead { tr { th { "Item" } th { "Comment" } th { "Triage" } th { "Decision" } th { "Reply" } } } }
+    let forge = run.run.pr.forge;
+    html! {
+        div.wide {
+            table.approval.stack {
+                thead { tr { th { "Item" } th { "Comment" } th { "Triage" } th { "Decision" } th { "Reply" } } }
+                tbody {
+                    @for (i, row) in rows {
+                        (approval_row(i, row, open, forge))
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The approval form of a run that awaits it (above the live part: an
 /// update never touches what the approver types).
 fn approval_table(run: &RunView, secret: &str) -> Markup {
     let id = &run.run.id;
-    let forge = run.run.pr.forge;
     html! {
         section #approval {
             h2 { "Approval" @if let Some(n) = run.approval_round { " (round " (n) ")" } }
             p { "Reply-only decisions wait for you. Change a decision or edit a reply, then approve; items you leave as they are are approved as triaged. The honesty gate checks the approved decisions before anything is posted." }
             form method="post" action={ "/runs/" (id) "/approve" } {
                 input type="hidden" name="csrf" value=(secret);
-                div.wide {
-                    table.approval.stack {
-                        (approval_head())
-                        tbody {
-                            @for (i, row) in approval_order(run) {
-                                (approval_row(i, row, true, forge))
-                            }
-                        }
-                    }
-                }
+                (approval_rows(run, true))
                 div.actions {
                     button #approve-resume type="submit" name="action" value="approve-resume" { "Approve and resume" }
                     button #approve type="submit" name="action" value="approve" { "Approve only" }
@@ -281,21 +279,11 @@ fn approval_table(run: &RunView, secret: &str) -> Markup {
 
 /// The approvals of a run that no longer waits for them, folded.
 fn decided_approvals(run: &RunView) -> Markup {
-    let forge = run.run.pr.forge;
     html! {
         @if !run.approvals.is_empty() && !run.awaits_approval() {
             details #approval data-key="approval" {
                 summary { "Approval" @if let Some(n) = run.approval_round { " (round " (n) ")" } ": decided" }
-                div.wide {
-                    table.approval.stack {
-                        (approval_head())
-                        tbody {
-                            @for (i, row) in approval_order(run) {
-                                (approval_row(i, row, false, forge))
-                            }
-                        }
-                    }
-                }
+                (approval_rows(run, false))
             }
         }
     }
