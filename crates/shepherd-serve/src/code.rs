@@ -9,7 +9,7 @@
 //! looked up as `COMMIT:PATH` in git's object database (never opened on the
 //! file system), and the pages escape the text.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -75,16 +75,12 @@ pub fn read_files(
     wanted: &[(String, String)],
 ) -> BTreeMap<(String, String), Result<Arc<FileAt>, String>> {
     let mut out = BTreeMap::new();
-    let mut asked: Vec<&(String, String)> = Vec::new();
-    for w in wanted {
-        if out.contains_key(w) || asked.contains(&w) {
-            continue;
-        }
-        if !is_commit_id(&w.0) || !is_tree_path(&w.1) {
-            out.insert(w.clone(), Err("not a path in the repository".to_owned()));
-        } else {
-            asked.push(w);
-        }
+    let unique: BTreeSet<&(String, String)> = wanted.iter().collect();
+    let (asked, refused): (Vec<_>, Vec<_>) = unique
+        .into_iter()
+        .partition(|(commit, path)| is_commit_id(commit) && is_tree_path(path));
+    for w in refused {
+        out.insert(w.clone(), Err("not a path in the repository".to_owned()));
     }
     if asked.is_empty() {
         return out;
@@ -167,6 +163,8 @@ fn read_answer(reader: &mut impl BufRead, commit: &str) -> Result<Result<FileAt,
         .map_err(|e| format!("reading git's answer: {e}"))?;
     let fields: Vec<&str> = header.split_whitespace().collect();
     let bytes = match fields.as_slice() {
+        // Git stopped before answering (not a repository, say).
+        [] => return Err("git could not read the repository".to_owned()),
         [_, kind, size] => {
             let size: u64 = size
                 .parse()
@@ -311,6 +309,12 @@ mod tests {
         assert_eq!(
             got[&wanted[0]].as_ref().unwrap_err(),
             "the repository the run cloned is gone"
+        );
+        // A directory that is not a repository.
+        let got = read_files(dir.path(), &wanted);
+        assert_eq!(
+            got[&wanted[0]].as_ref().unwrap_err(),
+            "git could not read the repository"
         );
     }
 }

@@ -25,7 +25,7 @@ pub fn to_html_with(
     // A fenced block being read: its info string, the index of its start
     // event, and its text.
     let mut fence: Option<(CowStr<'_>, usize, String)> = None;
-    for event in parser {
+    for (event, range) in parser.into_offset_iter() {
         let event = match event {
             Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
             Event::Start(Tag::Image { .. }) => {
@@ -71,7 +71,11 @@ pub fn to_html_with(
             content.push_str(t);
         } else if matches!(event, Event::End(TagEnd::CodeBlock)) {
             if let Some((info, start, content)) = fence.take() {
-                if let Some(html) = as_suggestion(&info, &content).and_then(|s| suggestion(&s)) {
+                let block = text.get(range).unwrap_or_default();
+                if let Some(html) = as_suggestion(&info, &content)
+                    .filter(|_| closed(block))
+                    .and_then(|s| suggestion(&s))
+                {
                     events.truncate(start);
                     events.push(Event::Html(CowStr::from(html)));
                     continue;
@@ -83,6 +87,29 @@ pub fn to_html_with(
     let mut out = String::new();
     html::push_html(&mut out, events.into_iter());
     out
+}
+
+/// Whether the fenced block whose source is `block` ends with its closing
+/// fence: one left open runs to the end of the text in CommonMark (a body
+/// the run cut short, say), and Shepherd does not apply such a suggestion
+/// ([`shepherd_core::suggestion`]), so the page does not draw it as one.
+fn closed(block: &str) -> bool {
+    let fence = |line: &str| {
+        let line = line.trim();
+        let ch = line.chars().next().filter(|c| matches!(c, '`' | '~'))?;
+        let run = line.chars().take_while(|c| *c == ch).count();
+        Some((ch, run, line.chars().count()))
+    };
+    let mut lines = block.trim_end().lines();
+    let (Some(first), Some(last)) = (lines.next(), lines.next_back()) else {
+        return false;
+    };
+    match (fence(first), fence(last)) {
+        (Some((ch, open, _)), Some((close_ch, close, len))) => {
+            ch == close_ch && close >= open && close == len
+        }
+        _ => false,
+    }
 }
 
 /// The suggestion a fenced code block is, read by Shepherd's own fence
@@ -156,6 +183,13 @@ mod tests {
         assert!(!out.contains("return 1"), "the block was replaced: {out}");
         assert!(out.contains("<code class=\"language-sh\">ls"), "{out}");
         assert!(out.contains("<p>Stop on failure:</p>"), "{out}");
+        // A block the text leaves open (a body cut short) is code, not a
+        // suggestion.
+        let out = super::to_html_with("```suggestion\nhalf", |_| Some("diff".into()));
+        assert!(!out.contains("diff"), "{out}");
+        assert!(out.contains("half"), "{out}");
+        let out = super::to_html_with("````suggestion\na\n```\n", |_| Some("diff".into()));
+        assert!(!out.contains("diff"), "{out}");
         // Declined: the block stays a code block, its text escaped.
         let out = super::to_html_with("```suggestion\n<b>x</b>\n```\n", |_| None);
         assert!(out.contains("&lt;b&gt;x&lt;/b&gt;"), "{out}");
