@@ -556,3 +556,39 @@ async fn decisions_come_first_and_items_are_named_as_people_name_them() {
         "{list}"
     );
 }
+
+/// Issue 28.8 and 28.9 on GitLab: top-level notes are "MR comment"s, and
+/// GitLab's `suggestion:-N+M` (the demo's two-line suggestion, as
+/// `Scenario::into_gitlab` writes it) is drawn over the lines it names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitlab_run_names_mr_comments_and_draws_gitlab_suggestions() {
+    let p = paused_on(shepherd_core::ForgeKind::GitLab).await;
+    let (status, page) = p.page(&format!("/runs/{}", p.run_id)).await;
+    assert_eq!(status, 200);
+    assert!(page.contains(">MR comment<"), "{page}");
+    assert!(!page.contains(">PR comment<"), "{page}");
+    // Its row of the approval table (GitLab's ids are discussion ids: by place).
+    let approval = &page[..page.find("id=\"live\"").unwrap()];
+    let row = &approval[approval
+        .find(">src/auth/password.sh:6<")
+        .expect("the thread")..];
+    let row = &row[..row.find("<tr class=\"item\"").unwrap_or(row.len())];
+    assert!(row.contains("Suggested change to lines 5–6"), "{row}");
+    for (n, text) in [
+        (
+            5,
+            "    expected=$(grep &quot;^$1:&quot; &quot;$AUTH_DB&quot; | cut -d: -f2)",
+        ),
+        (6, "    [ &quot;$2&quot; = &quot;$expected&quot; ]"),
+    ] {
+        assert!(
+            row.contains(&format!(
+                "<tr class=\"del\"><td class=\"ln\">{n}</td><td class=\"sign\">-</td>\
+                 <td class=\"src\">{text}</td></tr>"
+            )),
+            "line {n}: {row}"
+        );
+    }
+    assert_eq!(row.matches("class=\"add\"").count(), 3, "{row}");
+    assert!(!row.contains("records only the last"), "{row}");
+}
