@@ -142,23 +142,23 @@ fn runs_table(rows: &[RunRow]) -> Markup {
         @if rows.is_empty() {
             p.muted { "No runs." }
         } @else {
-            div.wide { table.runs {
+            div.wide { table.runs.stack {
                 thead { tr { th { "Run" } th { "Pull request" } th { "Status" } th { "Rounds" } th { "CI" } th { "Started" } th { "Ended" } th { "Why" } } }
                 tbody {
                     @for row in rows {
                         @let ended = row.status != RunStatus::Running;
                         tr data-run=(row.run.id) {
-                            td { a href={ "/runs/" (row.run.id) } { code { (row.run.id) } } }
-                            td {
+                            td data-label="Run" { a href={ "/runs/" (row.run.id) } { code { (row.run.id) } } }
+                            td data-label="Pull request" {
                                 (pr_link(&row.run.pr.to_string(), row.file.as_ref().map(|f| f.pr_url.as_str())))
                                 @if let Some(f) = &row.file { @if !f.pr_title.is_empty() { br; span.muted { (f.pr_title) } } }
                             }
-                            td { (status_badge(row.status)) }
-                            td { (row.rounds) }
-                            td { (row.file.as_ref().and_then(|f| f.last_ci.as_ref()).map_or("-", |c| c.status.as_str())) }
-                            td { (time(row.run.created_at)) }
-                            td { @if ended { (time(row.run.updated_at)) } @else { "-" } }
-                            td.reason { (comment::inline_code(row.run.reason.as_deref().unwrap_or(""))) }
+                            td data-label="Status" { (status_badge(row.status)) }
+                            td data-label="Rounds" { (row.rounds) }
+                            td data-label="CI" { (row.file.as_ref().and_then(|f| f.last_ci.as_ref()).map_or("-", |c| c.status.as_str())) }
+                            td data-label="Started" { (time(row.run.created_at)) }
+                            td data-label="Ended" { @if ended { (time(row.run.updated_at)) } @else { "-" } }
+                            td.reason data-label="Why" { (comment::inline_code(row.run.reason.as_deref().unwrap_or(""))) }
                         }
                     }
                 } }

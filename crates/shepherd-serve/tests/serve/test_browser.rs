@@ -6,9 +6,9 @@
 //! emulator's final state then shows the edited reply posted and the
 //! changed decision is what the honesty gate checked.
 //!
-//! The paused and the finished page are each laid out at a laptop's width
-//! (1366×768) and a phone's (390×844), checked for horizontal overflow and
-//! kept as screenshots (their paths are printed).
+//! The runs list, the paused and the finished page are each laid out at a
+//! laptop's width (1366×768) and a phone's (390×844), checked for
+//! horizontal overflow and kept as screenshots (their paths are printed).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -107,7 +107,7 @@ async fn an_approver_edits_changes_and_approves_in_a_real_browser() {
     let row = format!("tr[data-run=\"{run_id}\"]");
     s.wait_for(&row, 10).await;
     assert_eq!(s.text(&format!("{row} [data-status]")).await, "paused");
-    s.screenshot(&shots, "runs.png").await;
+    at_each_width(&s, &shots, "runs").await;
 
     c.find(Locator::Css(&format!("{row} a")))
         .await

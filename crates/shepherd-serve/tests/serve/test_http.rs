@@ -472,6 +472,12 @@ async fn each_thread_shows_its_code_and_its_suggestion_as_a_diff() {
 async fn decisions_come_first_and_items_are_named_as_people_name_them() {
     let p = paused().await;
     let (_, page) = p.page(&format!("/runs/{}", p.run_id)).await;
+    // The engine's reason names the commands in backticks: code.
+    let approve = format!("<code>shepherd approve {}</code>", p.run_id);
+    assert!(page.contains(&approve), "{page}");
+    let (_, list) = p.page("/").await;
+    assert!(list.contains(&approve), "{list}");
+    assert!(!list.contains("`shepherd approve"), "{list}");
     assert!(page.contains(">review summary<"), "{page}");
     assert!(page.contains(">PR comment<"), "{page}");
     assert!(!page.contains(">review-body<"), "{page}");
@@ -552,7 +558,9 @@ async fn decisions_come_first_and_items_are_named_as_people_name_them() {
     );
     let (_, list) = p.page("/").await;
     assert!(
-        list.contains(&format!("<td class=\"reason\">{shown}</td>")),
+        list.contains(&format!(
+            "<td class=\"reason\" data-label=\"Why\">{shown}</td>"
+        )),
         "{list}"
     );
 }
