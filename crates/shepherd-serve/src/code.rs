@@ -169,21 +169,29 @@ fn read_answer(reader: &mut impl BufRead, commit: &str) -> Result<Result<FileAt,
             let size: u64 = size
                 .parse()
                 .map_err(|_| format!("git answered {header:?}"))?;
+            // The object's bytes and the newline after them: kept for a
+            // text file, skipped (never held) for anything else.
+            let mut object = reader.take(size + 1);
+            let skip = if *kind != "blob" {
+                Some(format!("a {kind}, not a file"))
+            } else if size > MAX_FILE_BYTES {
+                Some(format!(
+                    "the file is larger than {} KiB",
+                    MAX_FILE_BYTES / 1024
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = skip {
+                std::io::copy(&mut object, &mut std::io::sink())
+                    .map_err(|e| format!("reading git's answer: {e}"))?;
+                return Ok(Err(why));
+            }
             let mut bytes = Vec::new();
-            reader
-                .take(size + 1)
+            object
                 .read_to_end(&mut bytes)
                 .map_err(|e| format!("reading git's answer: {e}"))?;
             bytes.pop();
-            if *kind != "blob" {
-                return Ok(Err(format!("a {kind}, not a file")));
-            }
-            if size > MAX_FILE_BYTES {
-                return Ok(Err(format!(
-                    "the file is larger than {} KiB",
-                    MAX_FILE_BYTES / 1024
-                )));
-            }
             bytes
         }
         [_, "missing"] | [_, "ambiguous"] => {
@@ -229,14 +237,17 @@ mod tests {
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 
-    /// A real repository: `a.sh` (text with markup), `bin` (a NUL), a
-    /// directory; then `a.sh` changed in a second commit.
+    /// A real repository: `a.sh` (text with markup), `bin` (a NUL), `big`
+    /// (over [`MAX_FILE_BYTES`]), a directory; then `a.sh` changed in a
+    /// second commit.
     fn repo() -> (tempfile::TempDir, String, String) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         git(root, &["init", "-q", "-b", "main"]);
         std::fs::write(root.join("a.sh"), "one\r\n<script>two</script>\nthree").unwrap();
         std::fs::write(root.join("bin"), b"x\0y").unwrap();
+        let big = "a line of text\n".repeat((MAX_FILE_BYTES / 15 + 1) as usize);
+        std::fs::write(root.join("big"), big).unwrap();
         std::fs::create_dir(root.join("d")).unwrap();
         std::fs::write(root.join("d/f"), "f\n").unwrap();
         git(root, &["add", "."]);
@@ -265,6 +276,7 @@ mod tests {
             w(&first, "a.sh\nHEAD:bin"),
             w("HEAD", "a.sh"),
             w(&first, "d/f"),
+            w(&first, "big"),
         ];
         let got = read_files(&git_dir, &wanted);
         assert_eq!(got.len(), wanted.len());
@@ -282,6 +294,11 @@ mod tests {
         assert_eq!(
             got[&w(&first, "bin")].as_ref().unwrap_err(),
             "a binary file"
+        );
+        // Skipped, and the answers after it still read right ("bin", "d").
+        assert_eq!(
+            got[&w(&first, "big")].as_ref().unwrap_err(),
+            "the file is larger than 1024 KiB"
         );
         assert_eq!(
             got[&w(&first, "d")].as_ref().unwrap_err(),
