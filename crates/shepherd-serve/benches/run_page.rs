@@ -1,5 +1,6 @@
 //! The page of a run with 1,000 items: read from a real state directory
-//! (SQLite store, `run.json`, `threads.json`, `triage.json`) and rendered,
+//! (SQLite store, `run.json`, `threads.json`, `triage.json`, and the code
+//! around each item from a real git repository) and rendered,
 //! as a request for `/runs/ID` does it.
 //!
 //! `cargo bench -p shepherd-serve --bench run_page`
@@ -18,8 +19,39 @@ fn id(i: usize) -> String {
     format!("PRRT_item{i:04}")
 }
 
+/// The repository the run cloned: the 100 files the items are on, 400
+/// lines each, in one commit; its git directory and the commit.
+fn repository(root: &std::path::Path) -> (std::path::PathBuf, String) {
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(root)
+            .envs([("GIT_AUTHOR_NAME", "B"), ("GIT_COMMITTER_NAME", "B")])
+            .envs([("EMAIL", "b@example.invalid")])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    git(&["init", "-q"]);
+    let text: String = (1..=400)
+        .map(|n| format!("    let value_{n} = compute({n})?; // line {n}\n"))
+        .collect();
+    for i in 0..100 {
+        let path = root.join(format!("src/mod{}/file{}.rs", i % 20, i % 50));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, &text).unwrap();
+    }
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "head"]);
+    (root.join(".git"), git(&["rev-parse", "HEAD"]))
+}
+
 fn setup() -> (tempfile::TempDir, StateDir) {
     let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let (git_dir, head) = repository(&repo);
     let state = StateDir::at(dir.path());
     let mut store = Store::open_in(&state).unwrap();
     let pr = PrKey::new(ForgeKind::GitHub, "github.com", "acme/widgets", 42);
@@ -103,6 +135,7 @@ fn setup() -> (tempfile::TempDir, StateDir) {
         json!({ "items": items, "untrusted": [], "excerpts": excerpts }),
     );
     write("triage.json", json!({ "items": triage }));
+    write("pr-state.json", json!({ "pr": { "head_sha": head } }));
     let run_file = json!({
         "version": 1, "run_id": RUN,
         "target": { "forge": "github", "forge_source": "flag",
@@ -110,7 +143,7 @@ fn setup() -> (tempfile::TempDir, StateDir) {
             "repo_source": "flag", "number": 42, "mode": "full", "anchor": null },
         "pr": { "forge": "github", "host": "github.com", "repo": "acme/widgets", "number": 42 },
         "git_url": "https://github.com/acme/widgets.git", "api_url": null,
-        "cache_dir": "/nonexistent", "worktree_dir": "/nonexistent",
+        "cache_dir": git_dir, "worktree_dir": "/nonexistent",
         "round": 1, "round_limit": 8, "head_ref": "feature", "review_base": null,
         "rerun_shas": [], "fix_history": [], "pause": "approval",
         "agent": { "providers": ["builtin"], "calls": 1, "millis": 10, "tokens": null,
@@ -146,6 +179,8 @@ fn check_page(page: &str) {
     // (The run is not paused in this store, so the rows are read-only.)
     assert!(count("<pre class=\"reply\">") >= ITEMS, "replies");
     assert!(count("Please handle the error here") >= ITEMS, "excerpts");
+    // The code around each item's line, in both tables.
+    assert_eq!(count("<div class=\"code\">"), 2 * ITEMS, "code");
     for i in [0, ITEMS / 2, ITEMS - 1] {
         assert!(page.contains(&format!("id=\"item-{}\"", id(i))), "item {i}");
     }

@@ -24,6 +24,8 @@
 #![warn(missing_docs)]
 
 mod auth;
+pub mod code;
+mod comment;
 mod error;
 mod handlers;
 pub mod markdown;

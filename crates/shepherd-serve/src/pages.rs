@@ -8,10 +8,12 @@ use std::path::Path;
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde::Serialize;
-use shepherd_core::Decision;
+use shepherd_core::classify::Class;
+use shepherd_core::{Decision, ForgeKind};
 use shepherd_engine::{RunStatus, Timestamp};
 
-use crate::view::{decision_word, ApprovalRow, Excerpt, ItemView, RunRow, RunView};
+use crate::comment;
+use crate::view::{decision_word, ApprovalRow, ItemView, RunRow, RunView};
 
 /// Every decision, in the order the approver picks from.
 const DECISIONS: [Decision; 7] = [
@@ -140,26 +142,26 @@ fn runs_table(rows: &[RunRow]) -> Markup {
         @if rows.is_empty() {
             p.muted { "No runs." }
         } @else {
-            table.runs {
+            div.wide { table.runs.stack {
                 thead { tr { th { "Run" } th { "Pull request" } th { "Status" } th { "Rounds" } th { "CI" } th { "Started" } th { "Ended" } th { "Why" } } }
                 tbody {
                     @for row in rows {
                         @let ended = row.status != RunStatus::Running;
                         tr data-run=(row.run.id) {
-                            td { a href={ "/runs/" (row.run.id) } { code { (row.run.id) } } }
-                            td {
+                            td data-label="Run" { a href={ "/runs/" (row.run.id) } { code { (row.run.id) } } }
+                            td data-label="Pull request" {
                                 (pr_link(&row.run.pr.to_string(), row.file.as_ref().map(|f| f.pr_url.as_str())))
                                 @if let Some(f) = &row.file { @if !f.pr_title.is_empty() { br; span.muted { (f.pr_title) } } }
                             }
-                            td { (status_badge(row.status)) }
-                            td { (row.rounds) }
-                            td { (row.file.as_ref().and_then(|f| f.last_ci.as_ref()).map_or("-", |c| c.status.as_str())) }
-                            td { (time(row.run.created_at)) }
-                            td { @if ended { (time(row.run.updated_at)) } @else { "-" } }
-                            td.reason { (row.run.reason.as_deref().unwrap_or("")) }
+                            td data-label="Status" { (status_badge(row.status)) }
+                            td data-label="Rounds" { (row.rounds) }
+                            td data-label="CI" { (row.file.as_ref().and_then(|f| f.last_ci.as_ref()).map_or("-", |c| c.status.as_str())) }
+                            td data-label="Started" { (time(row.run.created_at)) }
+                            td data-label="Ended" { @if ended { (time(row.run.updated_at)) } @else { "-" } }
+                            td.reason data-label="Why" { (comment::inline_code(row.run.reason.as_deref().unwrap_or(""))) }
                         }
                     }
-                }
+                } }
             }
         }
     }
@@ -203,7 +205,7 @@ pub fn run_page(run: &RunView, secret: &str, message: Option<&str>) -> String {
                 (pr_link(&run.run.pr.to_string(), file.map(|f| f.pr_url.as_str())))
                 @if let Some(f) = file { " " span.title { (f.pr_title) } }
             }
-            @if !run.approvals.is_empty() { (approval_table(run, secret)) }
+            @if run.awaits_approval() { (approval_table(run, secret)) }
             div #live data-live-src={ "/runs/" (id) "/live" } data-events={ "/runs/" (id) "/events" } {
                 (live_body(run, secret))
             }
@@ -235,31 +237,19 @@ fn actions(run: &RunView, secret: &str) -> Markup {
     }
 }
 
-fn approval_table(run: &RunView, secret: &str) -> Markup {
-    let id = &run.run.id;
-    let open = run.awaits_approval();
+/// The approval table: its rows, those that wait for the approver first
+/// (each keeps its form index), editable when `open`.
+fn approval_rows(run: &RunView, open: bool) -> Markup {
+    let mut rows: Vec<(usize, &ApprovalRow)> = run.approvals.iter().enumerate().collect();
+    rows.sort_by_key(|(_, row)| !row.pending());
+    let forge = run.run.pr.forge;
     html! {
-        section #approval {
-            h2 { "Approval" @if let Some(f) = &run.file { " (round " (f.round) ")" } }
-            @if open {
-                p { "Reply-only decisions wait for you. Change a decision or edit a reply, then approve; items you leave as they are are approved as triaged. The honesty gate checks the approved decisions before anything is posted." }
-            } @else {
-                p.muted { "Decided." }
-            }
-            form method="post" action={ "/runs/" (id) "/approve" } {
-                input type="hidden" name="csrf" value=(secret);
-                table.approval {
-                    thead { tr { th { "Item" } th { "Comment" } th { "Triage" } th { "Decision" } th { "Reply" } } }
-                    tbody {
-                        @for (i, row) in run.approvals.iter().enumerate() {
-                            (approval_row(i, row, open))
-                        }
-                    }
-                }
-                @if open {
-                    div.actions {
-                        button #approve-resume type="submit" name="action" value="approve-resume" { "Approve and resume" }
-                        button #approve type="submit" name="action" value="approve" { "Approve only" }
+        div.wide {
+            table.approval.stack {
+                thead { tr { th { "Item" } th { "Comment" } th { "Triage" } th { "Decision" } th { "Reply" } } }
+                tbody {
+                    @for (i, row) in rows {
+                        (approval_row(i, row, open, forge))
                     }
                 }
             }
@@ -267,24 +257,56 @@ fn approval_table(run: &RunView, secret: &str) -> Markup {
     }
 }
 
-fn approval_row(i: usize, row: &ApprovalRow, open: bool) -> Markup {
+/// The approval form of a run that awaits it (above the live part: an
+/// update never touches what the approver types).
+fn approval_table(run: &RunView, secret: &str) -> Markup {
+    let id = &run.run.id;
+    html! {
+        section #approval {
+            h2 { "Approval" @if let Some(n) = run.approval_round { " (round " (n) ")" } }
+            p { "Reply-only decisions wait for you. Change a decision or edit a reply, then approve; items you leave as they are are approved as triaged. The honesty gate checks the approved decisions before anything is posted." }
+            form method="post" action={ "/runs/" (id) "/approve" } {
+                input type="hidden" name="csrf" value=(secret);
+                (approval_rows(run, true))
+                div.actions {
+                    button #approve-resume type="submit" name="action" value="approve-resume" { "Approve and resume" }
+                    button #approve type="submit" name="action" value="approve" { "Approve only" }
+                }
+            }
+        }
+    }
+}
+
+/// The approvals of a run that no longer waits for them, folded.
+fn decided_approvals(run: &RunView) -> Markup {
+    html! {
+        @if !run.approvals.is_empty() && !run.awaits_approval() {
+            details #approval data-key="approval" {
+                summary { "Approval" @if let Some(n) = run.approval_round { " (round " (n) ")" } ": decided" }
+                (approval_rows(run, false))
+            }
+        }
+    }
+}
+
+fn approval_row(i: usize, row: &ApprovalRow, open: bool, forge: ForgeKind) -> Markup {
     let editable = open && row.pending();
     let state = row
         .approval
         .as_ref()
         .map_or("not reply-only".to_owned(), |a| a.state.as_str().to_owned());
     html! {
-        tr.item data-item=(row.item_id) {
-            td {
-                @if let Some(item) = &row.item { (location(item)) } @else { code { (row.item_id) } }
+        tr.item data-item=(row.item_id) data-pending[row.pending()] {
+            td data-label="Item" {
+                @if let Some(item) = &row.item { (location(item, forge)) } @else { code { (row.item_id) } }
                 br; span.muted { (state) }
             }
-            td.excerpt { @if let Some(e) = row.item.as_ref().and_then(|i| i.excerpt.as_ref()) { (excerpt(e)) } }
-            td {
+            td.excerpt data-label="Comment" { @if let Some(item) = &row.item { (comment::cell(item, forge)) } }
+            td data-label="Triage" {
                 strong { (decision_word(row.triage.decision)) }
-                p.reasoning { (row.triage.reasoning) }
+                p.reasoning { (comment::inline_code(&row.triage.reasoning)) }
             }
-            td {
+            td data-label="Decision" {
                 @if editable {
                     input type="hidden" name={ "item-" (i) } value=(row.item_id);
                     input type="hidden" name={ "orig-decision-" (i) } value=(decision_word(row.decision));
@@ -297,7 +319,7 @@ fn approval_row(i: usize, row: &ApprovalRow, open: bool) -> Markup {
                     (decision_word(row.decision))
                 }
             }
-            td {
+            td data-label="Reply" {
                 @if editable {
                     input type="hidden" name={ "orig-reply-" (i) } value=(row.reply);
                     textarea name={ "reply-" (i) } rows="4" aria-label="reply" { (row.reply) }
@@ -311,12 +333,12 @@ fn approval_row(i: usize, row: &ApprovalRow, open: bool) -> Markup {
     }
 }
 
-fn location(item: &ItemView) -> Markup {
+fn location(item: &ItemView, forge: ForgeKind) -> Markup {
     let c = &item.classified;
     let place = match (&c.path, c.line) {
         (Some(p), Some(l)) => format!("{p}:{l}"),
         (Some(p), None) => p.clone(),
-        _ => word(&c.kind),
+        _ => comment::kind_label(c.kind, forge),
     };
     html! {
         @match c.url.as_deref().and_then(web_link) {
@@ -328,23 +350,10 @@ fn location(item: &ItemView) -> Markup {
     }
 }
 
-fn excerpt(e: &Excerpt) -> Markup {
-    html! {
-        div.comment {
-            span.author { "@" (e.first.author.as_deref().unwrap_or("ghost")) }
-            pre.body { (e.first.body) }
-        }
-        @if let Some(last) = &e.last {
-            div.comment.last {
-                span.author { "… " (e.comments.saturating_sub(1)) " more; last @" (last.author.as_deref().unwrap_or("ghost")) }
-                pre.body { (last.body) }
-            }
-        }
-    }
-}
-
 /// The live part of a run's page (what live updates replace): its
-/// status, resume and reject buttons, rounds, threads, clusters, report.
+/// status, resume and reject buttons, rounds, threads, clusters, decided
+/// approvals, report. A run that is neither running nor waiting for its
+/// approval opens on its outcome: the report comes right after the status.
 pub fn run_live(run: &RunView, secret: &str) -> Markup {
     html! { div #live { (live_body(run, secret)) } }
 }
@@ -352,11 +361,12 @@ pub fn run_live(run: &RunView, secret: &str) -> Markup {
 fn live_body(run: &RunView, secret: &str) -> Markup {
     let id = &run.run.id;
     let file = run.file.as_ref();
+    let outcome_first = run.status != RunStatus::Running && !run.awaits_approval();
     html! {
         (actions(run, secret))
         dl.summary {
             dt { "Status" } dd #status { (status_badge(run.status)) }
-            @if let Some(r) = &run.run.reason { dt { "Why" } dd #reason { (r) } }
+            @if let Some(r) = &run.run.reason { dt { "Why" } dd #reason { (comment::inline_code(r)) } }
             @if let Some(p) = file.and_then(|f| f.pause) { dt { "Paused for" } dd { (word(&p)) } }
             dt { "Rounds" } dd { (run.rounds.len()) @if let Some(f) = file { " of at most " (f.round_limit) } }
             dt { "CI" } dd { (file.and_then(|f| f.last_ci.as_ref()).map_or("-", |c| c.status.as_str())) }
@@ -373,6 +383,7 @@ fn live_body(run: &RunView, secret: &str) -> Markup {
                 ul { @for x in &f.failures { li { (x.action) @if let Some(i) = &x.item_id { " " code { (i) } } ": " (x.error) } } }
             }
         } }
+        @if outcome_first { (report(run)) }
         section #timeline {
             h2 { "Rounds" }
             @for r in &run.rounds {
@@ -385,7 +396,7 @@ fn live_body(run: &RunView, secret: &str) -> Markup {
                             None => { " · in progress" },
                         }
                     }
-                    table.stages {
+                    div.wide { table.stages {
                         thead { tr { th { "Stage" } th { "Took" } th { "Summary" } } }
                         tbody {
                             @for s in &r.stages {
@@ -399,7 +410,7 @@ fn live_body(run: &RunView, secret: &str) -> Markup {
                                 }
                             }
                         }
-                    }
+                    } }
                     @if !r.events.is_empty() {
                         ul.events { @for e in &r.events { li { (time(e.at)) " " (e.kind) " " code { (e.payload.to_string()) } } } }
                     }
@@ -428,12 +439,8 @@ fn live_body(run: &RunView, secret: &str) -> Markup {
                 }
             }
         }
-        @if let Some(md) = &run.report_md {
-            section #report {
-                h2 { "Report" }
-                div.report { (PreEscaped(crate::markdown::to_html(md))) }
-            }
-        }
+        (decided_approvals(run))
+        @if !outcome_first { (report(run)) }
         section #files {
             h2 { "Run directory" }
             p { @for f in &run.files { a href={ "/runs/" (id) "/files/" (f) } { (f) } " " } }
@@ -441,27 +448,82 @@ fn live_body(run: &RunView, secret: &str) -> Markup {
     }
 }
 
+fn report(run: &RunView) -> Markup {
+    html! {
+        @if let Some(md) = &run.report_md {
+            section #report {
+                h2 { "Report" }
+                div.report { (PreEscaped(crate::markdown::to_html(md))) }
+            }
+        }
+    }
+}
+
+/// Where an item stands, for the order of the threads table: waiting for
+/// the approver's decision, still open (not answered, or held for a
+/// person), or done (replied or resolved, or waiting for the reviewer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Standing {
+    Decision,
+    Open,
+    Done,
+}
+
+impl Standing {
+    fn of(run: &RunView, item: &ItemView) -> Standing {
+        let pending = run
+            .approvals
+            .iter()
+            .any(|a| a.item_id == item.id && a.pending());
+        let latest = item.latest().map(|r| &r.entry);
+        if pending {
+            Standing::Decision
+        } else if latest.is_some_and(|e| e.replied || e.resolved)
+            || item.classified.class == Class::AwaitingReviewer
+        {
+            Standing::Done
+        } else {
+            Standing::Open
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Standing::Decision => "decision",
+            Standing::Open => "open",
+            Standing::Done => "done",
+        }
+    }
+}
+
 fn threads_table(run: &RunView) -> Markup {
+    let mut items: Vec<(Standing, &ItemView)> = run
+        .items
+        .iter()
+        .map(|item| (Standing::of(run, item), item))
+        .collect();
+    items.sort_by_key(|(standing, _)| *standing);
     html! {
         section #threads {
             h2 { "Threads" }
             @if run.items.is_empty() {
                 p.muted { "No threads seen yet." }
             } @else {
-                table.threads {
+                div.wide { table.threads.stack {
                     thead { tr { th { "Item" } th { "Comment" } th { "Decision" } th { "Reply" } th { "Outcome" } th { "Commit" } th { "State" } } }
                     tbody {
-                        @for item in &run.items {
-                            (thread_row(run, item))
+                        @for (standing, item) in items {
+                            (thread_row(run, item, standing))
                         }
                     }
-                }
+                } }
             }
         }
     }
 }
 
-fn thread_row(run: &RunView, item: &ItemView) -> Markup {
+fn thread_row(run: &RunView, item: &ItemView, standing: Standing) -> Markup {
+    let forge = run.run.pr.forge;
     let latest = item.latest();
     let approval = run.approvals.iter().find(|a| a.item_id == item.id);
     let decision = latest
@@ -485,11 +547,11 @@ fn thread_row(run: &RunView, item: &ItemView) -> Markup {
         }
     }
     html! {
-        tr.item id={ "item-" (item.id) } data-item=(item.id) {
-            td { (location(item)) }
-            td.excerpt { @if let Some(e) = &item.excerpt { (excerpt(e)) } }
-            td { (decision.map(decision_word).unwrap_or_else(|| "-".into())) }
-            td {
+        tr.item id={ "item-" (item.id) } data-item=(item.id) data-standing=(standing.as_str()) {
+            td data-label="Item" { (location(item, forge)) }
+            td.excerpt data-label="Comment" { (comment::cell(item, forge)) }
+            td data-label="Decision" { (decision.map(decision_word).unwrap_or_else(|| "-".into())) }
+            td data-label="Reply" {
                 @if let Some(text) = &reply {
                     pre.reply { (text) }
                     span.muted {
@@ -497,14 +559,14 @@ fn thread_row(run: &RunView, item: &ItemView) -> Markup {
                     }
                 }
             }
-            td { (latest.and_then(|r| r.entry.outcome).map(|o| word(&o)).unwrap_or_else(|| "-".into())) }
-            td { @if let Some(c) = latest.and_then(|r| r.entry.commit.as_deref()) { code { (c.get(..10).unwrap_or(c)) } } }
-            td {
+            td data-label="Outcome" { (latest.and_then(|r| r.entry.outcome).map(|o| word(&o)).unwrap_or_else(|| "-".into())) }
+            td data-label="Commit" { @if let Some(c) = latest.and_then(|r| r.entry.commit.as_deref()) { code { (c.get(..10).unwrap_or(c)) } } }
+            td data-label="State" {
                 (state.join(", "))
                 @if !item.history.is_empty() {
                     details.history data-key={ "ledger-" (item.id) } {
                         summary { "ledger (" (item.history.len()) ")" }
-                        table {
+                        div.wide { table {
                             tr { th { "When" } th { "Run" } th { "Round" } th { "Decision" } th { "Outcome" } th { "Replied" } th { "Resolved" } }
                             @for h in &item.history {
                                 tr {
@@ -517,7 +579,7 @@ fn thread_row(run: &RunView, item: &ItemView) -> Markup {
                                     td { (if h.entry.resolved { "yes" } else if h.entry.resolve_authorized { "authorized" } else { "no" }) }
                                 }
                             }
-                        }
+                        } }
                     }
                 }
             }

@@ -17,6 +17,7 @@ use shepherd_engine::{
     StateDir, Store,
 };
 
+use crate::code::{read_files, Code};
 use crate::error::ServeError;
 
 /// One row of the runs list.
@@ -82,6 +83,17 @@ pub struct Excerpt {
     pub last: Option<CommentExcerpt>,
 }
 
+/// What the dashboard reads of `pr-state.json`: the PR head the round saw.
+#[derive(Debug, Deserialize)]
+struct PrStateFile {
+    pr: PrHead,
+}
+
+#[derive(Debug, Deserialize)]
+struct PrHead {
+    head_sha: String,
+}
+
 #[derive(Debug, Default, Deserialize)]
 struct ThreadsFile {
     #[serde(default)]
@@ -134,6 +146,8 @@ pub struct ItemView {
     pub triage: Option<TriageDecision>,
     /// The ledger's entries of it (this PR, every run), oldest first.
     pub history: Vec<LedgerRecord>,
+    /// The file it is on, at the PR head the run last saw it on.
+    pub code: Code,
 }
 
 impl ItemView {
@@ -186,9 +200,11 @@ pub struct RunView {
     pub rounds: Vec<RoundView>,
     /// Every item the run saw, in the order of its threads' files.
     pub items: Vec<ItemView>,
-    /// The approval table of the round the run paused in, when it awaits
-    /// approval (or has approvals recorded for that round).
+    /// The approval table of the latest round with approvals recorded:
+    /// the round the run waits in for them, or the one they were given in.
     pub approvals: Vec<ApprovalRow>,
+    /// That round.
+    pub approval_round: Option<u32>,
     /// `report.md`, when written.
     pub report_md: Option<String>,
     /// Files at the top of the run directory.
@@ -270,6 +286,8 @@ pub fn run(state: &StateDir, run_id: &str) -> Result<RunView, ServeError> {
 
     let mut rounds = Vec::new();
     let mut classified: BTreeMap<String, Classified> = BTreeMap::new();
+    // The PR head of the round each item was last classified in.
+    let mut seen_at: BTreeMap<String, String> = BTreeMap::new();
     let mut excerpts: BTreeMap<String, Excerpt> = BTreeMap::new();
     let mut untrusted: Vec<String> = Vec::new();
     let mut triage: BTreeMap<String, TriageDecision> = BTreeMap::new();
@@ -277,7 +295,12 @@ pub fn run(state: &StateDir, run_id: &str) -> Result<RunView, ServeError> {
         let rdir = dir.join("rounds").join(round.number.to_string());
         let files = file_names(&rdir);
         if let Some(t) = read_json::<ThreadsFile>(&rdir.join("threads.json")) {
+            let head = read_json::<PrStateFile>(&rdir.join("pr-state.json")).map(|p| p.pr.head_sha);
             for c in t.items {
+                match &head {
+                    Some(sha) => seen_at.insert(c.item_id.clone(), sha.clone()),
+                    None => seen_at.remove(&c.item_id),
+                };
                 classified.insert(c.item_id.clone(), c);
             }
             excerpts.extend(t.excerpts);
@@ -328,9 +351,13 @@ pub fn run(state: &StateDir, run_id: &str) -> Result<RunView, ServeError> {
             untrusted: untrusted.contains(&c.item_id),
             triage: triage.get(&c.item_id).cloned(),
             history: history.get(c.item_id.as_str()).cloned().unwrap_or_default(),
+            code: Code::NoPlace,
             classified: c,
         })
         .collect();
+    if let Some(f) = &file {
+        add_code(&mut items, &seen_at, &f.cache_dir);
+    }
     items.sort_by(|a, b| {
         (&a.classified.path, a.classified.line, &a.id).cmp(&(
             &b.classified.path,
@@ -340,9 +367,21 @@ pub fn run(state: &StateDir, run_id: &str) -> Result<RunView, ServeError> {
     });
 
     let mut approvals = Vec::new();
+    let mut approval_round = None;
     if let Some(f) = &file {
-        let records = store.approvals(run_id, f.round)?;
-        let rdir = dir.join("rounds").join(f.round.to_string());
+        // The latest round with approvals: the one the run waits in, or,
+        // after it, the one a person decided.
+        let mut records = Vec::new();
+        for n in (1..=f.round).rev() {
+            records = store.approvals(run_id, n)?;
+            if !records.is_empty() {
+                approval_round = Some(n);
+                break;
+            }
+        }
+        let rdir = dir
+            .join("rounds")
+            .join(approval_round.unwrap_or(f.round).to_string());
         let round_triage = read_json::<TriageAnswer>(&rdir.join("triage.json"))
             .map(|t| t.items)
             .unwrap_or_default();
@@ -387,7 +426,47 @@ pub fn run(state: &StateDir, run_id: &str) -> Result<RunView, ServeError> {
         rounds,
         items,
         approvals,
+        approval_round,
     })
+}
+
+/// The file of each review thread with a line, read at the PR head the
+/// run last saw it on ([`crate::code`]).
+fn add_code(items: &mut [ItemView], seen_at: &BTreeMap<String, String>, git_dir: &Path) {
+    let mut wanted = Vec::new();
+    for item in items.iter_mut() {
+        let c = &item.classified;
+        let (Some(path), Some(_)) = (&c.path, c.line) else {
+            continue;
+        };
+        item.code = if c.outdated {
+            // Its line is on the commit it was written on; the forge's diff
+            // hunk of it is not in the run's artifacts.
+            Code::Unavailable("outdated: the lines it was written on are not recorded".to_owned())
+        } else if let Some(sha) = seen_at.get(&item.id) {
+            wanted.push((sha.clone(), path.clone()));
+            Code::NoPlace
+        } else {
+            Code::Unavailable("the run did not record the commit it saw".to_owned())
+        };
+    }
+    if wanted.is_empty() {
+        return;
+    }
+    let files = read_files(git_dir, &wanted);
+    for item in items.iter_mut() {
+        let c = &item.classified;
+        let (Some(path), Some(sha)) = (&c.path, seen_at.get(&item.id)) else {
+            continue;
+        };
+        if let (Code::NoPlace, Some(found)) = (&item.code, files.get(&(sha.clone(), path.clone())))
+        {
+            item.code = match found {
+                Ok(file) => Code::File(file.clone()),
+                Err(why) => Code::Unavailable(why.clone()),
+            };
+        }
+    }
 }
 
 /// A fingerprint of what a page of run `run_id` (or, with `None`, the runs

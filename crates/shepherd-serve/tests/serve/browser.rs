@@ -185,6 +185,25 @@ impl Session {
         }
     }
 
+    /// Lays the page out for a `width`×`height` viewport, as Chrome
+    /// DevTools' device mode does (`Emulation.setDeviceMetricsOverride`;
+    /// `mobile` also applies the page's `<meta name="viewport">`).
+    pub async fn viewport(&self, width: u32, height: u32, mobile: bool) {
+        let params = json!({
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile,
+        });
+        self.cdp("Emulation.setDeviceMetricsOverride", params).await;
+    }
+
+    /// The page's width and the viewport's: the page overflows
+    /// horizontally when the first is larger.
+    pub async fn widths(&self) -> (u64, u64) {
+        let w = self
+            .js("return [document.documentElement.scrollWidth, window.innerWidth];")
+            .await;
+        (w[0].as_u64().unwrap(), w[1].as_u64().unwrap())
+    }
+
     /// A PNG of the whole page (beyond the window) into `dir/name`.
     pub async fn screenshot(&self, dir: &Path, name: &str) {
         self.capture(
@@ -223,7 +242,9 @@ impl Session {
             .decode(data)
             .unwrap();
         assert!(png.starts_with(b"\x89PNG"), "a PNG");
-        std::fs::write(dir.join(name), png).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, png).unwrap();
+        eprintln!("screenshot: {}", path.display());
     }
 
     /// A Chrome DevTools command, through chromedriver's

@@ -16,7 +16,10 @@ use shepherd_engine::{
     Engine, EngineError, EngineOptions, Git, HttpCredentials, RunOutcome, RunSpec, RunStatus,
     StateDir,
 };
-use shepherd_forge::{ClientConfig, Forge, GitHubClient, GitHubEndpoints, RetryPolicy, Token};
+use shepherd_forge::{
+    ClientConfig, Forge, GitHubClient, GitHubEndpoints, GitLabClient, GitLabEndpoints, RetryPolicy,
+    Token,
+};
 use shepherd_serve::{Resumer, ServeConfig, Server};
 use tokio::task::JoinHandle;
 
@@ -41,6 +44,7 @@ appear_timeout_secs = 10
 /// `run.json` and the environment).
 #[derive(Clone)]
 pub struct EngineFactory {
+    kind: ForgeKind,
     api_url: String,
     state: StateDir,
     home: std::path::PathBuf,
@@ -48,21 +52,33 @@ pub struct EngineFactory {
 
 impl EngineFactory {
     pub fn forge(&self) -> Arc<dyn Forge> {
-        let endpoints = GitHubEndpoints::from_api_url(&self.api_url).unwrap();
         let config = ClientConfig {
             retry: RetryPolicy::none(),
             ..ClientConfig::default()
         };
-        Arc::new(
-            GitHubClient::with_config(repo(), endpoints, Token::new(DEV_TOKEN), config).unwrap(),
-        )
+        let repo = repo_on(self.kind);
+        let token = Token::new(DEV_TOKEN);
+        match self.kind {
+            ForgeKind::GitHub => {
+                let endpoints = GitHubEndpoints::from_api_url(&self.api_url).unwrap();
+                Arc::new(GitHubClient::with_config(repo, endpoints, token, config).unwrap())
+            }
+            ForgeKind::GitLab => {
+                let endpoints = GitLabEndpoints::from_api_url(&self.api_url).unwrap();
+                Arc::new(
+                    GitLabClient::with_config(repo, endpoints, token, config)
+                        .unwrap()
+                        .with_merge_request(PR),
+                )
+            }
+        }
     }
 
     pub fn engine(&self) -> Engine {
         let git = Git::new()
             .with_env("HOME", &self.home)
             .with_env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .with_credentials(HttpCredentials::github(DEV_TOKEN));
+            .with_credentials(HttpCredentials::for_forge(self.kind, DEV_TOKEN));
         let opts = EngineOptions {
             ci_poll: Some(Duration::from_millis(150)),
             identity: Some(("Shepherd Test".into(), "shepherd@example.invalid".into())),
@@ -111,8 +127,13 @@ impl InProcess {
 }
 
 pub fn repo() -> RepoRef {
+    repo_on(ForgeKind::GitHub)
+}
+
+/// The demo's repository on `forge`.
+pub fn repo_on(forge: ForgeKind) -> RepoRef {
     RepoRef {
-        host: "github.com".into(),
+        host: forge.spec().default_host.into(),
         owner: "demo".into(),
         name: "authkit".into(),
     }
@@ -142,7 +163,17 @@ fn demo() -> Scenario {
 /// The demo PR with one more thread, whose comment is [`MARKUP`], run
 /// until it pauses for approval; the dashboard serving its state.
 pub async fn paused() -> Paused {
-    let emu = Emulator::start(demo(), "127.0.0.1:0".parse().unwrap())
+    paused_on(ForgeKind::GitHub).await
+}
+
+/// [`paused`] with the demo served as `forge` (on GitLab with GitLab's
+/// suggestion syntax, `Scenario::into_gitlab`).
+pub async fn paused_on(forge: ForgeKind) -> Paused {
+    let scenario = match forge {
+        ForgeKind::GitHub => demo(),
+        ForgeKind::GitLab => demo().into_gitlab().expect("the demo on GitLab"),
+    };
+    let emu = Emulator::start(scenario, "127.0.0.1:0".parse().unwrap())
         .await
         .expect("emulator starts");
     emu.wait_idle(Duration::from_secs(20)).await;
@@ -157,23 +188,28 @@ pub async fn paused() -> Paused {
     .unwrap();
     let state = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
+    let api_url = match forge {
+        ForgeKind::GitHub => emu.api_url(),
+        ForgeKind::GitLab => emu.gitlab_api_url(),
+    };
     let factory = EngineFactory {
-        api_url: emu.api_url(),
+        kind: forge,
+        api_url: api_url.clone(),
         state: StateDir::at(state.path()),
         home: home.path().to_owned(),
     };
     let spec = RunSpec {
         target: Target {
-            forge: ForgeKind::GitHub,
+            forge,
             forge_source: ForgeSource::Flag,
-            repo: repo(),
+            repo: repo_on(forge),
             repo_source: RepoSource::Flag,
             number: PR,
             mode: Mode::Full,
             anchor: None,
         },
         git_url: emu.git_url("demo", "authkit"),
-        api_url: Some(emu.api_url()),
+        api_url: Some(api_url),
         layers: vec![ConfigLayer::user("test config", CONFIG)],
         repo_config: shepherd_engine::RepoConfigSource::BaseBranch,
     };

@@ -5,8 +5,12 @@
 //! resumed from the page, and the page follows it to convergence. The
 //! emulator's final state then shows the edited reply posted and the
 //! changed decision is what the honesty gate checked.
+//!
+//! The runs list, the paused and the finished page are each laid out at a
+//! laptop's width (1366×768) and a phone's (390×844), checked for
+//! horizontal overflow and kept as screenshots (their paths are printed).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use fantoccini::Locator;
@@ -24,6 +28,38 @@ fn screenshots() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-screenshots"));
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// The widths the pages are checked at: a laptop's and a phone's.
+const WIDTHS: [(&str, u32, u32, bool); 2] =
+    [("laptop", 1366, 768, false), ("phone", 390, 844, true)];
+
+/// The elements wider than the viewport, innermost first (to say what
+/// overflows when the page does).
+const OVERFLOWING: &str = "const w = document.documentElement.clientWidth; \
+    return Array.from(document.querySelectorAll('main *')) \
+    .filter(e => e.getBoundingClientRect().right > w + 1) \
+    .reverse().slice(0, 8) \
+    .map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)) \
+    .join('\\n');";
+
+/// At each of [`WIDTHS`]: the page does not overflow horizontally, and a
+/// full-page screenshot `NAME-WIDTH.png`; then back to the laptop's.
+async fn at_each_width(s: &Session, shots: &Path, name: &str) {
+    for (label, width, height, mobile) in WIDTHS {
+        s.viewport(width, height, mobile).await;
+        s.screenshot(shots, &format!("{name}-{label}.png")).await;
+        // A phone's browser widens its layout viewport (`innerWidth`) to
+        // a page that overflows: compare with the device's width too.
+        let (page, view) = s.widths().await;
+        assert!(
+            page <= view && page <= u64::from(width),
+            "{name} at {label} width: the page is {page} px wide in a {view} px viewport \
+             ({width} px device)\n{}",
+            s.js(OVERFLOWING).await
+        );
+    }
+    s.viewport(1366, 768, false).await;
 }
 
 /// `window.__pwned`, which the comment's markup would set if it ran.
@@ -71,7 +107,7 @@ async fn an_approver_edits_changes_and_approves_in_a_real_browser() {
     let row = format!("tr[data-run=\"{run_id}\"]");
     s.wait_for(&row, 10).await;
     assert_eq!(s.text(&format!("{row} [data-status]")).await, "paused");
-    s.screenshot(&shots, "runs.png").await;
+    at_each_width(&s, &shots, "runs").await;
 
     c.find(Locator::Css(&format!("{row} a")))
         .await
@@ -84,7 +120,56 @@ async fn an_approver_edits_changes_and_approves_in_a_real_browser() {
         c.current_url().await.unwrap().path(),
         format!("/runs/{run_id}")
     );
-    s.screenshot(&shots, "run-paused.png").await;
+    s.viewport(1366, 768, false).await;
+
+    // What waits for a decision comes first, in both tables.
+    let pending = s
+        .js("return Array.from(document.querySelectorAll('#approval tr[data-item]')).map(r => r.hasAttribute('data-pending'));")
+        .await;
+    let pending: Vec<bool> = serde_json::from_value(pending).unwrap();
+    assert!(
+        pending.first() == Some(&true) && pending.contains(&false),
+        "{pending:?}"
+    );
+    assert!(
+        pending.windows(2).all(|w| w[0] || !w[1]),
+        "pending rows after decided ones: {pending:?}"
+    );
+    let standings = s
+        .js("return Array.from(document.querySelectorAll('#threads tr[data-standing]')).map(r => r.dataset.standing);")
+        .await;
+    let standings: Vec<String> = serde_json::from_value(standings).unwrap();
+    assert_eq!(
+        standings.first().map(String::as_str),
+        Some("decision"),
+        "{standings:?}"
+    );
+    // Top-level items by the names people use.
+    let text = s.text("main").await;
+    for label in ["review summary", "PR comment"] {
+        assert!(text.contains(label), "no {label:?} on the page");
+    }
+    for raw in ["review-body", "issue-comment"] {
+        assert!(!text.contains(raw), "{raw:?} on the page");
+    }
+    // The code of login.sh:5 around its line, and its suggestion as a diff.
+    let suggested = p.thread_with("The result of `password_check` is ignored");
+    let row = format!("#approval tr[data-item=\"{suggested}\"]");
+    let marked = s.text(&format!("{row} .code tr.mark")).await;
+    assert!(marked.contains("password_check \"$1\" \"$2\""), "{marked}");
+    let removed = s.text(&format!("{row} .suggestion tr.del")).await;
+    assert!(
+        removed.contains("password_check \"$1\" \"$2\""),
+        "{removed}"
+    );
+    assert!(!removed.contains("return 1"), "{removed}");
+    let added = s.text(&format!("{row} .suggestion tr.add")).await;
+    assert!(
+        added.contains("password_check \"$1\" \"$2\" || return 1"),
+        "{added}"
+    );
+
+    at_each_width(&s, &shots, "run-paused").await;
 
     // Markup in a comment is text: shown, no element made of it, nothing ran.
     let excerpt_css = format!("#approval tr[data-item=\"{script_item}\"] td.excerpt");
@@ -225,7 +310,54 @@ async fn an_approver_edits_changes_and_approves_in_a_real_browser() {
         .text(&format!("#threads tr[data-item=\"{edit}\"] pre.reply"))
         .await;
     assert!(edited.contains(edit_reply), "the threads table: {edited}");
-    s.screenshot(&shots, "run-converged.png").await;
+    // A finished run opens on its outcome: the report first, the
+    // approvals it was given folded.
+    assert_eq!(
+        s.js("return document.querySelector('#live h2').textContent;")
+            .await,
+        "Report"
+    );
+    assert_eq!(
+        s.js("return document.querySelectorAll('#approval').length === 1 && !document.getElementById('approval').open;")
+            .await,
+        true,
+        "the decided approvals are one folded section"
+    );
+    let standings = s
+        .js("return Array.from(document.querySelectorAll('#threads tr[data-standing]')).map(r => r.dataset.standing);")
+        .await;
+    let standings: Vec<String> = serde_json::from_value(standings).unwrap();
+    let rank = |s: &String| ["decision", "open", "done"].iter().position(|x| x == s);
+    assert!(
+        standings.windows(2).all(|w| rank(&w[0]) <= rank(&w[1])),
+        "{standings:?}"
+    );
+    assert!(!standings.iter().any(|s| s == "decision"), "{standings:?}");
+
+    // An event with a long payload, in the open (last) round: it wraps in
+    // its box instead of widening the page.
+    let long = "x".repeat(600);
+    {
+        let mut store = shepherd_engine::Store::open_in(&p.state_dir()).unwrap();
+        let round = store.rounds(&run_id).unwrap().last().unwrap().number;
+        store
+            .append_event(
+                &run_id,
+                Some(round),
+                "note",
+                &serde_json::json!({ "detail": long }),
+                shepherd_engine::Timestamp::now(),
+            )
+            .unwrap();
+    }
+    c.wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::XPath(&format!(
+            "//ul[@class='events']//code[contains(., '{long}')]"
+        )))
+        .await
+        .expect("the event shows");
+    at_each_width(&s, &shots, "run-finished").await;
     s.screenshot_of("#threads", &shots, "threads.png").await;
 
     // No dialog opened, and still nothing of the comment ran.

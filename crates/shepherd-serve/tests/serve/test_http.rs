@@ -369,3 +369,234 @@ async fn a_resume_that_failed_later_is_shown_on_the_run_page() {
         "{page}"
     );
 }
+
+/// The thread whose first comment contains `text`: its id and its row of
+/// the approval table (from its `data-item` to the row's end).
+fn approval_row<'a>(page: &'a str, id: &str) -> &'a str {
+    let start = page
+        .find(&format!("<tr class=\"item\" data-item=\"{id}\""))
+        .unwrap_or_else(|| panic!("no row of {id}: {page}"));
+    let rest = &page[start..];
+    &rest[..rest
+        .find("</tr>\n")
+        .or_else(|| rest.find("<tr class=\"item\""))
+        .unwrap_or(rest.len())]
+}
+
+/// Issue 28.8: each thread shows the lines around its place, read from
+/// the repository the run cloned at the PR head the round saw, the line
+/// itself marked; its suggestion block is drawn as the line it removes and
+/// the lines it adds. Code and comments are escaped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_thread_shows_its_code_and_its_suggestion_as_a_diff() {
+    let p = paused().await;
+    let dir = p.state_dir().run_dir(&p.run_id).unwrap();
+    let pr_state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("rounds/1/pr-state.json")).unwrap())
+            .unwrap();
+    let head = pr_state["pr"]["head_sha"].as_str().unwrap().to_owned();
+    let (status, page) = p.page(&format!("/runs/{}", p.run_id)).await;
+    assert_eq!(status, 200);
+
+    // src/auth/login.sh:5 (the demo): `password_check "$1" "$2"`, with a
+    // suggestion that adds `|| return 1`.
+    let id = p.thread_with("The result of `password_check` is ignored");
+    let row = approval_row(&page, &id);
+    assert!(
+        row.contains(&format!(
+            "src/auth/login.sh at <code>{}</code>",
+            &head[..10]
+        )),
+        "{row}"
+    );
+    assert!(
+        row.contains(
+            "<tr class=\"mark\" data-line=\"5\"><td class=\"ln\">5</td><td class=\"src\">    \
+             password_check &quot;$1&quot; &quot;$2&quot;</td></tr>"
+        ),
+        "{row}"
+    );
+    for (n, text) in [(2, ""), (4, "login() {"), (7, "}")] {
+        assert!(
+            row.contains(&format!(
+                "<tr data-line=\"{n}\"><td class=\"ln\">{n}</td><td class=\"src\">{text}</td></tr>"
+            )),
+            "line {n}: {row}"
+        );
+    }
+    assert!(row.contains("Suggested change to line 5"), "{row}");
+    assert!(
+        row.contains(
+            "<tr class=\"del\"><td class=\"ln\">5</td><td class=\"sign\">-</td><td class=\"src\">    \
+             password_check &quot;$1&quot; &quot;$2&quot;</td></tr>"
+        ),
+        "{row}"
+    );
+    assert!(
+        row.contains(
+            "<tr class=\"add\"><td class=\"ln\"></td><td class=\"sign\">+</td><td class=\"src\">    \
+             password_check &quot;$1&quot; &quot;$2&quot; || return 1</td></tr>"
+        ),
+        "{row}"
+    );
+    // The prose around it is Markdown: inline code, no fence left.
+    assert!(row.contains("<code>password_check</code>"), "{row}");
+    assert!(!row.contains("```"), "{row}");
+
+    // The thread whose comment is markup: its code (line 2 of login.sh)
+    // shown, its markup text.
+    let markup = p.thread_with("<script>");
+    let row = approval_row(&page, &markup);
+    assert!(row.contains("<tr class=\"mark\" data-line=\"2\">"), "{row}");
+    assert!(
+        row.contains("&lt;script&gt;window.__pwned = 1&lt;/script&gt;"),
+        "{row}"
+    );
+
+    // The same in the threads table.
+    let threads = &page[page.find("id=\"threads\"").unwrap()..];
+    assert!(
+        threads.contains(&format!(
+            "src/auth/login.sh at <code>{}</code>",
+            &head[..10]
+        )),
+        "{threads}"
+    );
+    assert!(threads.contains("Suggested change to line 5"), "{threads}");
+}
+
+/// Issue 28.9: top-level items are named as a person names them, items
+/// that wait for a decision come first, the Why column's backticks are
+/// code, and a finished run opens on its outcome, its approvals folded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decisions_come_first_and_items_are_named_as_people_name_them() {
+    let p = paused().await;
+    let (_, page) = p.page(&format!("/runs/{}", p.run_id)).await;
+    // The engine's reason names the commands in backticks: code.
+    let approve = format!("<code>shepherd approve {}</code>", p.run_id);
+    assert!(page.contains(&approve), "{page}");
+    let (_, list) = p.page("/").await;
+    assert!(list.contains(&approve), "{list}");
+    assert!(!list.contains("`shepherd approve"), "{list}");
+    assert!(page.contains(">review summary<"), "{page}");
+    assert!(page.contains(">PR comment<"), "{page}");
+    assert!(!page.contains(">review-body<"), "{page}");
+    assert!(!page.contains(">issue-comment<"), "{page}");
+
+    // The approval table: pending rows, then the others.
+    let approval = &page[page.find("id=\"approval\"").unwrap()..page.find("id=\"live\"").unwrap()];
+    let rows: Vec<bool> = approval
+        .match_indices("<tr class=\"item\"")
+        .map(|(at, _)| {
+            let tag = &approval[at..at + approval[at..].find('>').unwrap()];
+            tag.contains("data-pending")
+        })
+        .collect();
+    assert!(rows.contains(&true) && rows.contains(&false), "{rows:?}");
+    let first_done = rows.iter().position(|pending| !pending).unwrap();
+    assert!(
+        rows[first_done..].iter().all(|pending| !pending),
+        "{rows:?}"
+    );
+    // The threads table: the same items that wait for a decision first.
+    let threads = &page[page.find("id=\"threads\"").unwrap()..];
+    let standings: Vec<&str> = threads
+        .match_indices("data-standing=\"")
+        .map(|(at, m)| {
+            let rest = &threads[at + m.len()..];
+            &rest[..rest.find('"').unwrap()]
+        })
+        .collect();
+    assert_eq!(standings.first(), Some(&"decision"), "{standings:?}");
+    let mut sorted = standings.clone();
+    sorted.sort_by_key(|s| ["decision", "open", "done"].iter().position(|x| x == s));
+    assert_eq!(standings, sorted);
+
+    // Approved and resumed to its end: the page opens on the outcome.
+    let r = p
+        .post(
+            &format!("/runs/{}/approve", p.run_id),
+            &[("action", "approve-resume")],
+        )
+        .await;
+    assert_eq!(r.status(), 303, "{}", r.text().await.unwrap());
+    let outcome = p.resumer.outcome().await;
+    assert_eq!(outcome.status, RunStatus::HandedOff);
+    let (_, page) = p.page(&format!("/runs/{}", p.run_id)).await;
+    let at = |needle: &str| {
+        page.find(needle)
+            .unwrap_or_else(|| panic!("no {needle}: {page}"))
+    };
+    assert!(at("id=\"report\"") < at("id=\"timeline\""), "{page}");
+    assert!(at("id=\"report\"") < at("id=\"threads\""), "{page}");
+    // Its approvals, decided, folded below the threads.
+    assert!(
+        page.contains("<details id=\"approval\" data-key=\"approval\">"),
+        "{page}"
+    );
+    assert!(at("id=\"threads\"") < at("id=\"approval\""), "{page}");
+    assert!(page.contains("Approval (round 1): decided"), "{page}");
+    // A finished run's threads: none waits for a decision any more.
+    assert!(!page.contains("data-standing=\"decision\""), "{page}");
+
+    // A reason that quotes a command: code, on the run and in the list.
+    let mut store = shepherd_engine::Store::open_in(&p.state_dir()).unwrap();
+    let reason = "`sh verify.sh` failed: see <verify.log>";
+    store
+        .set_run_status(
+            &p.run_id,
+            RunStatus::Failed,
+            Some(reason),
+            shepherd_engine::Timestamp::now(),
+        )
+        .unwrap();
+    let shown = "<code>sh verify.sh</code> failed: see &lt;verify.log&gt;";
+    let (_, page) = p.page(&format!("/runs/{}", p.run_id)).await;
+    assert!(
+        page.contains(&format!("<dd id=\"reason\">{shown}</dd>")),
+        "{page}"
+    );
+    let (_, list) = p.page("/").await;
+    assert!(
+        list.contains(&format!(
+            "<td class=\"reason\" data-label=\"Why\">{shown}</td>"
+        )),
+        "{list}"
+    );
+}
+
+/// Issue 28.8 and 28.9 on GitLab: top-level notes are "MR comment"s, and
+/// GitLab's `suggestion:-N+M` (the demo's two-line suggestion, as
+/// `Scenario::into_gitlab` writes it) is drawn over the lines it names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitlab_run_names_mr_comments_and_draws_gitlab_suggestions() {
+    let p = paused_on(shepherd_core::ForgeKind::GitLab).await;
+    let (status, page) = p.page(&format!("/runs/{}", p.run_id)).await;
+    assert_eq!(status, 200);
+    assert!(page.contains(">MR comment<"), "{page}");
+    assert!(!page.contains(">PR comment<"), "{page}");
+    // Its row of the approval table (GitLab's ids are discussion ids: by place).
+    let approval = &page[..page.find("id=\"live\"").unwrap()];
+    let row = &approval[approval
+        .find(">src/auth/password.sh:6<")
+        .expect("the thread")..];
+    let row = &row[..row.find("<tr class=\"item\"").unwrap_or(row.len())];
+    assert!(row.contains("Suggested change to lines 5–6"), "{row}");
+    for (n, text) in [
+        (
+            5,
+            "    expected=$(grep &quot;^$1:&quot; &quot;$AUTH_DB&quot; | cut -d: -f2)",
+        ),
+        (6, "    [ &quot;$2&quot; = &quot;$expected&quot; ]"),
+    ] {
+        assert!(
+            row.contains(&format!(
+                "<tr class=\"del\"><td class=\"ln\">{n}</td><td class=\"sign\">-</td>\
+                 <td class=\"src\">{text}</td></tr>"
+            )),
+            "line {n}: {row}"
+        );
+    }
+    assert_eq!(row.matches("class=\"add\"").count(), 3, "{row}");
+    assert!(!row.contains("records only the last"), "{row}");
+}
