@@ -101,8 +101,10 @@ fn suggestion(s: &Suggestion, item: &ItemView, forge: ForgeKind) -> Option<Marku
     }
     let line = item.classified.line?;
     // GitHub replaces the comment's `startLine..=line`, GitLab's plain form
-    // the commented line alone; the run's artifacts keep only `line`.
-    let range = s.effective_range(line, line);
+    // the commented line alone (`threads.json` keeps `start_line` since
+    // issue 28.8; older runs have only `line`).
+    let start = item.excerpt.as_ref().and_then(|e| e.start_line);
+    let range = s.effective_range(start.unwrap_or(line).min(line), line);
     let removed: Option<Vec<(u32, &str)>> = match (&item.code, range) {
         (Code::File(file), Some((from, to))) => {
             (from..=to).map(|n| file.line(n).map(|t| (n, t))).collect()
@@ -131,8 +133,8 @@ fn suggestion(s: &Suggestion, item: &ItemView, forge: ForgeKind) -> Option<Marku
             }
             @if removed.is_none() {
                 p.muted.note { "The lines it replaces are not shown (the file at the run's commit is not at hand)." }
-            } @else if forge == ForgeKind::GitHub {
-                p.muted.note { "On a comment on several lines it replaces the lines above too: the run records only the last." }
+            } @else if forge == ForgeKind::GitHub && start.is_none() {
+                p.muted.note { "On a comment on several lines it replaces the lines above too: this run recorded only the last." }
             }
         }
     })
@@ -193,6 +195,7 @@ mod tests {
                     body: body.into(),
                 },
                 last: None,
+                start_line: None,
             }),
             untrusted: false,
             triage: None,
@@ -251,8 +254,18 @@ mod tests {
         );
         assert!(out.contains("<td class=\"src\">new 4b</td>"), "{out}");
         assert_eq!(out.matches("class=\"del\"").count(), 1, "{out}");
-        assert!(out.contains("the run records only the last"), "{out}");
+        assert!(out.contains("this run recorded only the last"), "{out}");
         assert!(!out.contains("```"), "{out}");
+
+        // A comment on lines 3 to 4 (its start recorded): both are replaced.
+        let mut multi = thread(4, file(), body);
+        if let Some(e) = multi.excerpt.as_mut() {
+            e.start_line = Some(3);
+        }
+        let out = cell(&multi, ForgeKind::GitHub).into_string();
+        assert!(out.contains("Suggested change to lines 3–4"), "{out}");
+        assert_eq!(out.matches("class=\"del\"").count(), 2, "{out}");
+        assert!(!out.contains("recorded only the last"), "{out}");
 
         // GitLab's relative form: the lines it names, no caveat.
         let body = "```suggestion:-1+1\nx\n```\n";

@@ -81,6 +81,10 @@ pub struct Excerpt {
     pub first: CommentExcerpt,
     /// The last comment, when there is more than one.
     pub last: Option<CommentExcerpt>,
+    /// A thread on several lines: its first line (runs recorded before
+    /// the engine kept it have none).
+    #[serde(default)]
+    pub start_line: Option<u32>,
 }
 
 /// What the dashboard reads of `pr-state.json`: the PR head the round saw.

@@ -52,6 +52,11 @@ struct Excerpt<'a> {
     comments: usize,
     first: CommentExcerpt<'a>,
     last: Option<CommentExcerpt<'a>>,
+    /// A thread on several lines: its first line on the current diff (its
+    /// last is the item's `line`), so that a suggestion is shown over the
+    /// lines it replaces.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_line: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -84,6 +89,7 @@ fn excerpts(snapshot: &PrSnapshot) -> BTreeMap<&str, Excerpt<'_>> {
                 comments: t.comments.len(),
                 first: CommentExcerpt::new(first.author.as_ref(), &first.body),
                 last: last.map(|c| CommentExcerpt::new(c.author.as_ref(), &c.body)),
+                start_line: t.start_line,
             },
         ))
     });
@@ -94,6 +100,7 @@ fn excerpts(snapshot: &PrSnapshot) -> BTreeMap<&str, Excerpt<'_>> {
                 comments: 1,
                 first: CommentExcerpt::new(c.author.as_ref(), &c.body),
                 last: None,
+                start_line: None,
             },
         )
     });

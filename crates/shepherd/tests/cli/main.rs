@@ -12,6 +12,7 @@ mod test_ci_lint;
 mod test_client;
 mod test_doctor;
 mod test_first_hour;
+mod test_reviewers;
 mod test_run_approval;
 mod test_run_config;
 mod test_run_demo;

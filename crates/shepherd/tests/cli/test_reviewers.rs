@@ -1,0 +1,73 @@
+//! Issue 27's acceptance, with the real binary: `shepherd run` with
+//! `[reviewers] wait_for = ["review-bot"]` on the demo whose bot comments
+//! 8 s after a push (its CI takes about half a second) handles the bot's
+//! late thread before the run ends, and says what it waited for.
+
+use std::time::Duration;
+
+use shepherd_emulator::Scenario;
+
+use crate::common::{Demo, RUN_CONFIG};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_waits_for_a_bot_that_comments_8_s_after_the_push() {
+    let scenario = Scenario::demo()
+        .expect("the demo scenario")
+        .with_bot_delay(Duration::from_secs(8));
+    let Demo { emu, api, sh } = Demo::with(scenario).await;
+    // The rules bot posts nothing on a clean pass: after the round that
+    // removes its TODO, it is not seen within the timeout, and said so.
+    let config = sh.home.path().join("reviewers-config.toml");
+    std::fs::write(
+        &config,
+        format!("{RUN_CONFIG}[reviewers]\nwait_for = [\"review-bot\"]\nsettle_timeout_secs = 20\n"),
+    )
+    .expect("write the config");
+    let out = tokio::task::block_in_place(|| {
+        sh.run_cmd(
+            &api,
+            &[
+                "run",
+                "42",
+                "--repo",
+                "demo/authkit",
+                "--approve",
+                "auto",
+                "--json",
+            ],
+        )
+        .env("SHEPHERD_CONFIG", &config)
+        .output()
+        .expect("shepherd runs")
+    });
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("--json: {e}\n{stdout}\n{stderr}"));
+    // The bot's thread on the TODO Shepherd's first push added was
+    // answered: it came 8 s after the push, long after CI passed.
+    let state = emu.state_json();
+    let pr = &state["pull_requests"][0];
+    let bot_threads: Vec<&serde_json::Value> = pr["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .filter(|t| t["comments"][0]["author"] == "review-bot")
+        .collect();
+    assert!(!bot_threads.is_empty(), "the bot commented: {stderr}");
+    for thread in bot_threads {
+        let last = thread["comments"].as_array().unwrap().last().unwrap();
+        assert!(
+            shepherd_core::Marker::find(last["body"].as_str().unwrap()).is_some(),
+            "the bot's late thread has Shepherd's reply: {thread}\n{stderr}"
+        );
+    }
+    let reviewers = report["reviewers"].as_array().expect("reviewers in --json");
+    assert_eq!(reviewers[0]["login"], "review-bot", "{report}");
+    // What is true of the last head is said, whatever it is.
+    let summary = report["review_threads"]["summary"].as_str().unwrap();
+    if reviewers[0]["state"] != "reviewed" {
+        assert!(summary.contains("review-bot did not review"), "{summary}");
+    }
+    assert!(stderr.contains("reviews of"), "the wait is shown: {stderr}");
+}
