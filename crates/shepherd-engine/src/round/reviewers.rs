@@ -198,7 +198,11 @@ pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settle
         }
         let all_settled =
             activity.is_some() && settled.reviewers.iter().all(|r| r.state.is_settled());
-        if over || all_settled {
+        // Nobody to wait for is known yet (the default list comes from the
+        // first read) and the forge cannot be read: waiting would only
+        // spend the timeout.
+        let nobody = activity.is_none() && wait_for.as_ref().is_none_or(Vec::is_empty);
+        if over || all_settled || nobody {
             if activity.is_none() {
                 // Nothing could be read: none of them was seen.
                 settled.reviewers = settled

@@ -179,3 +179,29 @@ async fn a_trigger_is_posted_once_per_head(forge: ForgeKind) {
     assert!(!md.contains("/gemini review"), "{md}");
 }
 both_forges!(a_trigger_is_posted_once_per_head);
+
+/// With no `wait_for` and a forge whose reviews cannot be read, nobody is
+/// known to wait for: the run does not spend the timeout waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_forge_does_not_stall_the_default_wait() {
+    let mut s = demo();
+    s.faults.push(
+        shepherd_emulator::FaultSpec::every("GET /repos/{owner}/{repo}/commits/{ref}/statuses")
+            .with_status(404, None),
+    );
+    let setup = setup(s).await;
+    let started = std::time::Instant::now();
+    let outcome = setup
+        .run("[loop]\nmax_rounds = 1\non_exhaust = \"fail\"\n[reviewers]\nsettle_timeout_secs = 300\n")
+        .await;
+    let round1 = reviewers_json(&outcome, 1);
+    assert!(
+        round1["reviewers"].as_array().unwrap().is_empty(),
+        "{round1}"
+    );
+    assert!(!round1["errors"].as_array().unwrap().is_empty(), "{round1}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(240),
+        "the run waited out the timeout: {round1}"
+    );
+}
