@@ -439,8 +439,8 @@ impl ReviewerOnHead {
     }
 
     /// The sentence a report says of it, when it did not review:
-    /// "coderabbitai[bot] did not review 1a2b3c4: rate limited, next review
-    /// in 32 min". `None` when it reviewed.
+    /// `coderabbitai[bot] did not review 1a2b3c4: rate limited, next review
+    /// in 32 min`. `None` when it reviewed.
     pub fn statement(&self) -> Option<String> {
         let settle_timeout = Duration::from_secs(self.waited_secs);
         let short: String = self.head.chars().take(7).collect();
