@@ -49,11 +49,7 @@ impl Report {
             out.push_str(&format!("- Worktree kept at: {}\n", code(dir)));
         }
         for r in &self.reviewers {
-            let said = r.statement().unwrap_or_else(|| {
-                let short: String = r.head.chars().take(7).collect();
-                format!("{} reviewed {short}", r.login)
-            });
-            out.push_str(&format!("- Reviewer: {}\n", md(&said)));
+            out.push_str(&format!("- Reviewer: {}\n", md(&r.describe())));
         }
 
         out.push_str("\n## Rounds\n\n");

@@ -109,38 +109,21 @@ impl Activity {
         HeadLook {
             head,
             pushed_at: self.pushed_at.unwrap_or(pushed_at),
-            reviews_carry_commit: self.reviews_carry_commit,
-            reviews: &self.reviews,
-            signals: &self.signals,
-            requested: &self.requested,
-            notes: &self.notes,
-            approvals: &self.approvals,
+            activity: self,
         }
     }
 }
 
-/// What the forge showed of a head's reviews.
+/// What the forge showed of a head's reviews: an [`Activity`] read for
+/// one head.
 #[derive(Debug, Clone, Copy)]
 pub struct HeadLook<'a> {
     /// The head commit.
     pub head: &'a str,
-    /// When the head was pushed (by Shepherd: the time its push was
-    /// accepted).
+    /// When the head was pushed.
     pub pushed_at: OffsetDateTime,
-    /// Whether the forge's reviews carry their commit (GitHub). Where they do
-    /// not (GitLab), a note or approval after the push is the review.
-    pub reviews_carry_commit: bool,
-    /// The PR's reviews, every head's.
-    pub reviews: &'a [ReviewSeen],
-    /// The head's commit statuses and check runs.
-    pub signals: &'a [SignalSeen],
-    /// Logins review is requested from (requested reviewers, GitLab
-    /// reviewers who have not reviewed).
-    pub requested: &'a [String],
-    /// The PR's conversation.
-    pub notes: &'a [NoteSeen],
-    /// Approvals with the time they were given (GitLab), where known.
-    pub approvals: &'a [(String, OffsetDateTime)],
+    /// What the forge showed.
+    pub activity: &'a Activity,
 }
 
 /// How a reviewer showed it reviewed the head.
@@ -277,7 +260,7 @@ pub fn state_of(login: &str, look: &HeadLook<'_>, wait_over: bool) -> ReviewerSt
 
 /// How `login` showed it reviewed the head, if it did.
 fn reviewed(login: &str, look: &HeadLook<'_>) -> Option<Evidence> {
-    let review = look.reviews.iter().find(|r| {
+    let review = look.activity.reviews.iter().find(|r| {
         same_login(&r.author, login)
             && r.state != ReviewState::Pending
             && r.commit.as_deref() == Some(look.head)
@@ -286,7 +269,7 @@ fn reviewed(login: &str, look: &HeadLook<'_>) -> Option<Evidence> {
     if let Some(r) = review {
         return Some(Evidence::Review { state: r.state });
     }
-    let signal = look.signals.iter().find(|s| {
+    let signal = look.activity.signals.iter().find(|s| {
         owned_by(s, login)
             && matches!(s.outcome, CheckOutcome::Pass | CheckOutcome::Fail)
             && s.description.as_deref().and_then(find_notice).is_none()
@@ -296,12 +279,12 @@ fn reviewed(login: &str, look: &HeadLook<'_>) -> Option<Evidence> {
             name: s.name.clone(),
         });
     }
-    if look.reviews_carry_commit {
+    if look.activity.reviews_carry_commit {
         return None;
     }
     // GitLab: what it wrote after the push, by the time it was made (an
     // edit of an older note proves nothing).
-    let noted = look.notes.iter().any(|n| {
+    let noted = look.activity.notes.iter().any(|n| {
         same_login(&n.author, login)
             && n.created_at > look.pushed_at
             && find_notice(&n.body).is_none()
@@ -309,7 +292,8 @@ fn reviewed(login: &str, look: &HeadLook<'_>) -> Option<Evidence> {
     if noted {
         return Some(Evidence::Note);
     }
-    look.approvals
+    look.activity
+        .approvals
         .iter()
         .any(|(who, at)| same_login(who, login) && *at > look.pushed_at)
         .then_some(Evidence::Approval)
@@ -321,16 +305,19 @@ fn reviewed(login: &str, look: &HeadLook<'_>) -> Option<Evidence> {
 /// description.
 fn declined(login: &str, look: &HeadLook<'_>) -> Option<Notice> {
     let from_status = look
+        .activity
         .signals
         .iter()
         .filter(|s| owned_by(s, login) && s.outcome != CheckOutcome::Pending)
         .find_map(|s| s.description.as_deref().and_then(find_notice));
     let from_review = look
+        .activity
         .reviews
         .iter()
         .filter(|r| same_login(&r.author, login) && r.commit.as_deref() == Some(look.head))
         .find_map(|r| find_notice(&r.body));
     let from_note = look
+        .activity
         .notes
         .iter()
         .filter(|n| {
@@ -351,6 +338,7 @@ fn declined(login: &str, look: &HeadLook<'_>) -> Option<Notice> {
 /// Why `login` is awaited, as far as the forge shows.
 fn awaiting(login: &str, look: &HeadLook<'_>) -> Awaiting {
     if let Some(s) = look
+        .activity
         .signals
         .iter()
         .find(|s| owned_by(s, login) && s.outcome == CheckOutcome::Pending)
@@ -359,7 +347,7 @@ fn awaiting(login: &str, look: &HeadLook<'_>) -> Awaiting {
             name: s.name.clone(),
         };
     }
-    if look.requested.iter().any(|r| same_login(r, login)) {
+    if look.activity.requested.iter().any(|r| same_login(r, login)) {
         return Awaiting::Requested;
     }
     Awaiting::Nothing
@@ -438,12 +426,24 @@ impl ReviewerOnHead {
         matches!(self.state, ReviewerState::Reviewed { .. })
     }
 
+    /// Its head as reports abbreviate a commit (7 characters).
+    fn short_head(&self) -> String {
+        self.head.chars().take(7).collect()
+    }
+
+    /// What a report says of it: [`Self::statement`], or that it reviewed
+    /// the head (`codex[bot] reviewed 1a2b3c4`).
+    pub fn describe(&self) -> String {
+        self.statement()
+            .unwrap_or_else(|| format!("{} reviewed {}", self.login, self.short_head()))
+    }
+
     /// The sentence a report says of it, when it did not review:
     /// `coderabbitai[bot] did not review 1a2b3c4: rate limited, next review
     /// in 32 min`. `None` when it reviewed.
     pub fn statement(&self) -> Option<String> {
         let settle_timeout = Duration::from_secs(self.waited_secs);
-        let short: String = self.head.chars().take(7).collect();
+        let short = self.short_head();
         let who = &self.login;
         match &self.state {
             ReviewerState::Reviewed { .. } => None,

@@ -73,17 +73,16 @@ impl Look {
     }
 
     fn state(&self, login: &str, wait_over: bool) -> ReviewerState {
-        let look = HeadLook {
-            head: HEAD,
-            pushed_at: at(0),
+        let activity = Activity {
             reviews_carry_commit: self.carry,
-            reviews: &self.reviews,
-            signals: &self.signals,
-            requested: &self.requested,
-            notes: &self.notes,
-            approvals: &self.approvals,
+            reviews: self.reviews.clone(),
+            signals: self.signals.clone(),
+            requested: self.requested.clone(),
+            notes: self.notes.clone(),
+            approvals: self.approvals.clone(),
+            pushed_at: None,
         };
-        state_of(login, &look, wait_over)
+        state_of(login, &activity.look(HEAD, at(0)), wait_over)
     }
 }
 

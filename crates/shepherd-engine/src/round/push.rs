@@ -48,6 +48,29 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or(text)
 }
 
+/// `push.json` of a round that pushed nothing, and why.
+fn not_pushed(
+    books: &Books,
+    round: &Round,
+    synced: &Synced,
+    commits: &[String],
+    outcome: String,
+) -> Result<()> {
+    books.artifact(
+        round,
+        "push.json",
+        &PushArtifact {
+            pushed: false,
+            head_ref: &synced.snapshot.pr.head_ref,
+            from: &synced.start_sha,
+            sha: None,
+            commits,
+            outcome,
+            retries: &[],
+        },
+    )
+}
+
 /// Push what the gate passed; the pushed head, `None` when there was
 /// nothing to push.
 pub(crate) async fn stage(
@@ -60,18 +83,12 @@ pub(crate) async fn stage(
     let Gated(changes) = gated;
     let head_ref = synced.snapshot.pr.head_ref.clone();
     if changes.commits.is_empty() {
-        books.artifact(
+        not_pushed(
+            books,
             round,
-            "push.json",
-            &PushArtifact {
-                pushed: false,
-                head_ref: &head_ref,
-                from: &synced.start_sha,
-                sha: None,
-                commits: &changes.commits,
-                outcome: "nothing to push".to_owned(),
-                retries: &[],
-            },
+            synced,
+            &changes.commits,
+            "nothing to push".to_owned(),
         )?;
         return Ok(Ok(None));
     }
@@ -83,19 +100,7 @@ pub(crate) async fn stage(
         books.emit(ProgressEvent::Note {
             message: reason.clone(),
         });
-        books.artifact(
-            round,
-            "push.json",
-            &PushArtifact {
-                pushed: false,
-                head_ref: &head_ref,
-                from: &synced.start_sha,
-                sha: None,
-                commits: &changes.commits,
-                outcome: reason.clone(),
-                retries: &[],
-            },
-        )?;
+        not_pushed(books, round, synced, &changes.commits, reason.clone())?;
         return Ok(Err(RoundEnd::Failed { reason }));
     }
     let local = ws.git(|wt| wt.head_sha()).await?.0;

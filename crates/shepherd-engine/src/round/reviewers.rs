@@ -35,6 +35,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use tokio::time::Instant;
 
+use super::pr_state::short;
 use super::runner::Books;
 use super::state::{Round, Synced};
 use super::workspace::Workspace;
@@ -90,7 +91,7 @@ pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settle
     let started = Instant::now();
     let deadline = started + timeout;
     let grace = (timeout / 4).min(Duration::from_secs(120));
-    let short: String = w.head.chars().take(7).collect();
+    let short = short(w.head);
     let configured: Option<Vec<String>> = w.config.wait_for.as_ref().map(|list| {
         list.iter()
             .filter(|l| !same_login(l, w.viewer))
@@ -257,7 +258,7 @@ pub(crate) async fn stage(
     ci: &CiVerdict,
 ) -> Result<Vec<ReviewerOnHead>> {
     let head = pushed.map_or_else(|| synced.start_sha.clone(), str::to_owned);
-    let short_head: String = head.chars().take(7).collect();
+    let short_head = short(&head);
     if ci.status != CiStatus::Pass {
         books.run.last_reviewers.clear();
         books.stage_done(

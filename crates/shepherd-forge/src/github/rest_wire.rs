@@ -123,6 +123,9 @@ pub(crate) struct ReviewListedRest {
     #[serde(default)]
     pub(crate) submitted_at: Option<String>,
     pub(crate) user: Option<UserRest>,
+    /// The commit it was submitted on (what a reviewer bot reviewed).
+    #[serde(default)]
+    pub(crate) commit_id: Option<String>,
 }
 
 impl ReviewListedRest {
@@ -166,6 +169,11 @@ pub(crate) struct IssueCommentRest {
     #[serde(default)]
     pub(crate) body: String,
     pub(crate) user: Option<UserRest>,
+    #[serde(default)]
+    pub(crate) created_at: Option<String>,
+    /// Moves when the body is edited (a bot's summary edited in place).
+    #[serde(default)]
+    pub(crate) updated_at: Option<String>,
 }
 
 impl IssueCommentRest {
@@ -246,6 +254,11 @@ pub(crate) struct StatusRest {
     pub(crate) state: String,
     pub(crate) description: Option<String>,
     pub(crate) target_url: Option<String>,
+    /// Listed statuses (`commits/{sha}/statuses`) say when and by whom.
+    #[serde(default)]
+    pub(crate) created_at: Option<String>,
+    #[serde(default)]
+    pub(crate) creator: Option<UserRest>,
 }
 
 impl From<StatusRest> for CommitStatus {

@@ -27,47 +27,15 @@ use shepherd_core::reviewers::{Activity, NoteSeen, ReviewSeen, SignalSeen};
 use time::OffsetDateTime;
 
 use super::client::repo_url;
-use super::rest_wire::UserRest;
+use super::rest_wire::{IssueCommentRest, ReviewListedRest, StatusRest, UserRest};
 use crate::error::Result;
 use crate::times::forge_time;
 use crate::transport::{Conditional, Transport};
 
 #[derive(Debug, Deserialize)]
-struct ReviewRest {
-    user: Option<UserRest>,
-    #[serde(default)]
-    body: Option<String>,
-    state: String,
-    #[serde(default)]
-    commit_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct StatusRest {
-    #[serde(default)]
-    created_at: Option<String>,
-    context: String,
-    state: String,
-    #[serde(default)]
-    description: Option<String>,
-    #[serde(default)]
-    creator: Option<UserRest>,
-}
-
-#[derive(Debug, Deserialize)]
 struct RequestedRest {
     #[serde(default)]
     users: Vec<UserRest>,
-}
-
-#[derive(Debug, Deserialize)]
-struct IssueCommentRest {
-    user: Option<UserRest>,
-    #[serde(default)]
-    body: Option<String>,
-    created_at: String,
-    #[serde(default)]
-    updated_at: Option<String>,
 }
 
 /// What GitHub shows of the reviews of PR `number` on `head`.
@@ -79,7 +47,8 @@ pub(crate) async fn activity(
 ) -> Result<Activity> {
     let n = number.to_string();
     let url = repo_url(transport, repo, &["pulls", &n, "reviews"])?;
-    let pages: Vec<Vec<ReviewRest>> = transport.get_pages(&url, &[], Conditional::Yes).await?;
+    let pages: Vec<Vec<ReviewListedRest>> =
+        transport.get_pages(&url, &[], Conditional::Yes).await?;
     let reviews = pages
         .into_iter()
         .flatten()
@@ -146,11 +115,13 @@ pub(crate) async fn activity(
     let pages: Vec<Vec<IssueCommentRest>> = transport.get_pages(&url, &[], Conditional::No).await?;
     let mut notes = Vec::new();
     for c in pages.into_iter().flatten() {
-        let Some(user) = c.user else { continue };
+        let (Some(user), Some(created_at)) = (c.user, c.created_at) else {
+            continue;
+        };
         notes.push(NoteSeen {
             author: user.login,
-            body: c.body.unwrap_or_default(),
-            created_at: forge_time(&request, &c.created_at)?,
+            body: c.body,
+            created_at: forge_time(&request, &created_at)?,
             updated_at: c
                 .updated_at
                 .as_deref()

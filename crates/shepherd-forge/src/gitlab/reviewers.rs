@@ -23,27 +23,10 @@ use shepherd_core::reviewers::{Activity, NoteSeen, SignalSeen};
 use time::OffsetDateTime;
 
 use super::client::GitLabClient;
+use super::wire::{NoteWire, UserWire};
 use crate::error::{ForgeError, Result};
 use crate::times::forge_time;
 use crate::transport::Conditional;
-
-#[derive(Debug, Deserialize)]
-struct UserWire {
-    id: u64,
-    username: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct NoteWire {
-    author: Option<UserWire>,
-    #[serde(default)]
-    body: String,
-    #[serde(default)]
-    system: bool,
-    created_at: String,
-    #[serde(default)]
-    updated_at: Option<String>,
-}
 
 #[derive(Debug, Deserialize)]
 struct StatusWire {
@@ -158,7 +141,7 @@ pub(crate) async fn request_review(
     }
     let url = client.mr_url(iid, &[])?;
     let mr: MrReviewersWire = client.transport.get(&url, &[], Conditional::No).await?;
-    let mut ids: Vec<u64> = mr.reviewers.iter().map(|u| u.id).collect();
+    let mut ids: Vec<u64> = mr.reviewers.iter().filter_map(|u| u.id).collect();
     for login in logins {
         let users_url = client.transport.url(&["users"])?;
         let users: Vec<UserWire> = client
@@ -172,8 +155,14 @@ pub(crate) async fn request_review(
                 request: format!("GET {}", users_url.path()),
                 message: format!("no GitLab user {login}"),
             })?;
-        if !ids.contains(&user.id) {
-            ids.push(user.id);
+        let Some(id) = user.id else {
+            return Err(ForgeError::Decode {
+                request: format!("GET {}", users_url.path()),
+                message: format!("GitLab user {login} has no id"),
+            });
+        };
+        if !ids.contains(&id) {
+            ids.push(id);
         }
     }
     client

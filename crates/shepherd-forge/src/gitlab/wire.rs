@@ -233,6 +233,9 @@ pub(crate) struct NoteWire {
     pub(crate) resolved: Option<bool>,
     #[serde(default)]
     pub(crate) position: Option<PositionWire>,
+    /// Moves when the note is edited.
+    #[serde(default)]
+    pub(crate) updated_at: Option<String>,
 }
 
 impl NoteWire {

@@ -25,11 +25,11 @@ fn github(seen: &Seen) -> Reply {
         "/pulls/7/reviews" => Reply::json(
             200,
             json!([
-                { "id": 1, "user": { "login": "chatgpt-codex-connector[bot]", "type": "Bot" },
+                { "id": 1, "node_id": "PRR_1", "html_url": "https://github.com/octo-org/widgets/pull/7#pullrequestreview-1", "user": { "login": "chatgpt-codex-connector[bot]", "type": "Bot" },
                   "body": "Reviewed commit: 0000000", "state": "COMMENTED", "commit_id": OLD },
-                { "id": 2, "user": { "login": "chatgpt-codex-connector[bot]", "type": "Bot" },
+                { "id": 2, "node_id": "PRR_2", "html_url": "https://github.com/octo-org/widgets/pull/7#pullrequestreview-2", "user": { "login": "chatgpt-codex-connector[bot]", "type": "Bot" },
                   "body": "Reviewed commit: 4b825dc", "state": "COMMENTED", "commit_id": HEAD },
-                { "id": 3, "user": { "login": "alice", "type": "User" },
+                { "id": 3, "node_id": "PRR_3", "html_url": "https://github.com/octo-org/widgets/pull/7#pullrequestreview-3", "user": { "login": "alice", "type": "User" },
                   "body": "", "state": "CHANGES_REQUESTED", "commit_id": OLD },
             ]),
         ),
@@ -60,7 +60,8 @@ fn github(seen: &Seen) -> Reply {
         "/issues/7/comments" => Reply::json(
             200,
             json!([
-                { "id": 30, "user": { "login": "coderabbitai[bot]", "type": "Bot" },
+                { "id": 30, "node_id": "IC_30", "html_url": "https://github.com/octo-org/widgets/pull/7#issuecomment-30",
+                  "user": { "login": "coderabbitai[bot]", "type": "Bot" },
                   "body": "## Review limit reached\n**Next review available in:** **32 minutes**",
                   "created_at": "2026-12-05T09:00:00Z", "updated_at": "2026-12-05T10:05:00Z" }
             ]),

@@ -197,12 +197,7 @@ impl CiJob {
                     .report
                     .reviewers
                     .iter()
-                    .map(|r| {
-                        r.statement().unwrap_or_else(|| {
-                            let short: String = r.head.chars().take(7).collect();
-                            format!("{} reviewed {short}", r.login)
-                        })
-                    })
+                    .map(shepherd_core::reviewers::ReviewerOnHead::describe)
                     .collect();
                 let reviewers = reviewers.join("\n");
                 self.write(
