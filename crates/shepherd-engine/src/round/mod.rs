@@ -80,16 +80,13 @@ pub(crate) mod validate;
 pub(crate) mod workspace;
 pub(crate) mod worktree;
 
-use shepherd_core::classify::Classified;
 use shepherd_core::report::ThreadsLook;
 
 pub(crate) use runner::{Books, Runner};
 pub(crate) use state::{Round, RoundEnd, Tally};
 
 use crate::error::Result;
-use crate::store::Timestamp;
-use shepherd_core::model::PrSnapshot;
-use state::{Fixing, Gated, Triaged};
+use state::{Fixing, Triaged};
 
 impl Runner {
     /// The round's stages, in order: each takes what the stages before it
@@ -108,14 +105,23 @@ impl Runner {
         let (snapshot, stop) = step!(pr_state::stage(&mut self.books, &*self.forge, round));
         // What pr-state fetched is a look at the threads: a stop there (a
         // pending review) or before the threads stage still reports them.
-        self.look_at_threads_of_snapshot(round.n, &snapshot)?;
+        threads::look_at_snapshot(&mut self.books, round.n, &snapshot)?;
         if let Some(end) = stop {
             return Ok(end);
         }
         let (synced, ws) = step!(self.stage_worktree(round, snapshot));
-        let items = step!(self.stage_threads(round, &synced, &ws));
+        let items = step!(threads::stage(
+            &mut self.books,
+            &*self.forge,
+            &self.config.trust,
+            &mut self.access,
+            round,
+            &synced,
+            &ws
+        ));
         tally.items = items.work.len() + items.carried.len();
-        self.looked_at_threads(round.n, "threads", items.classified.clone())?;
+        self.books
+            .looked_at_threads(round.n, "threads", items.classified.clone())?;
         let mut triage = step!(triage::stage(&mut self.books, round, &synced, &ws, &items));
         let earlier_fixes = self
             .adopt_earlier_fixes(round, &synced, &ws, &items, &mut triage)
@@ -164,7 +170,7 @@ impl Runner {
                 if matches!(end, RoundEnd::Restart { .. }) {
                     // Someone else pushed first: nothing of this attempt is
                     // on the forge, and the report must not say it is.
-                    self.abandon_unpushed(round, &gated)?;
+                    push::abandon_unpushed(&mut self.books, round, &gated)?;
                 }
                 return Ok(end);
             }
@@ -210,65 +216,9 @@ impl Runner {
         if matches!(end, RoundEnd::Converged | RoundEnd::Next { .. }) {
             // The post-CI re-fetch classified the threads anew.
             let classified = self.books.run.last_open_items.clone();
-            self.looked_at_threads(round.n, ThreadsLook::CONVERGE, classified)?;
+            self.books
+                .looked_at_threads(round.n, ThreadsLook::CONVERGE, classified)?;
         }
         Ok(end)
-    }
-
-    /// After a rejected push: every result the gate recorded for this
-    /// attempt (commits that were not pushed, replies that were not posted)
-    /// is superseded in the ledger by an entry that claims nothing, so the
-    /// report lists neither, and a reply another runner posted with the same
-    /// marker is never taken for this run's. Metadata edits (already public)
-    /// keep their entries.
-    fn abandon_unpushed(&mut self, round: &Round, gated: &Gated) -> Result<()> {
-        let Gated(changes) = gated;
-        let now = Timestamp::now();
-        for (_, p) in changes.planned.iter().filter(|(_, p)| !p.carried) {
-            if p.result.metadata_applied {
-                continue;
-            }
-            self.books
-                .store()
-                .append_ledger(&crate::store::LedgerRecord {
-                    run_id: self.books.run.run_id.clone(),
-                    entry: shepherd_core::LedgerEntry::new(&p.result.item_id, round.n),
-                    fix_kind: None,
-                    reply_body: None,
-                    at: now,
-                })?;
-        }
-        self.books.event(
-            Some(round.n),
-            "attempt-abandoned",
-            serde_json::json!({
-                "reason": "push rejected",
-                "unpushed_commits": changes.commits,
-            }),
-        )?;
-        Ok(())
-    }
-
-    /// Record that round `n`'s `stage` saw `classified` as the PR's open
-    /// feedback: what the report's "Review threads clear" is based on.
-    fn looked_at_threads(
-        &mut self,
-        n: u32,
-        stage: &str,
-        classified: Vec<Classified>,
-    ) -> Result<()> {
-        self.books.run.last_open_items = classified;
-        self.books.run.threads_look = Some(ThreadsLook {
-            round: n,
-            stage: stage.to_owned(),
-        });
-        self.books.save_run()
-    }
-
-    /// Classify the snapshot pr-state fetched.
-    fn look_at_threads_of_snapshot(&mut self, n: u32, snapshot: &PrSnapshot) -> Result<()> {
-        let (_, classified, _) = threads::classify_snapshot(&self.books, snapshot)?;
-        self.books.note_items(&classified);
-        self.looked_at_threads(n, "pr-state", classified)
     }
 }

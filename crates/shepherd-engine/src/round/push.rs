@@ -18,6 +18,7 @@ use super::state::{Gated, Round, RoundEnd, Step, Synced};
 use super::workspace::Workspace;
 use crate::error::{EngineError, Result};
 use crate::options::{ProgressEvent, Stage};
+use crate::store::{LedgerRecord, Timestamp};
 use crate::worktree::{PushOutcome, WorktreeError};
 
 #[derive(Serialize)]
@@ -229,4 +230,35 @@ pub(crate) async fn stage(
         Some(end) => Err(end),
         None => Ok(pushed),
     })
+}
+
+/// After a rejected push: every result the gate recorded for this
+/// attempt (commits that were not pushed, replies that were not posted)
+/// is superseded in the ledger by an entry that claims nothing, so the
+/// report lists neither, and a reply another runner posted with the same
+/// marker is never taken for this run's. Metadata edits (already public)
+/// keep their entries.
+pub(crate) fn abandon_unpushed(books: &mut Books, round: &Round, gated: &Gated) -> Result<()> {
+    let Gated(changes) = gated;
+    let now = Timestamp::now();
+    for (_, p) in changes.planned.iter().filter(|(_, p)| !p.carried) {
+        if p.result.metadata_applied {
+            continue;
+        }
+        books.store().append_ledger(&LedgerRecord {
+            run_id: books.run.run_id.clone(),
+            entry: shepherd_core::LedgerEntry::new(&p.result.item_id, round.n),
+            fix_kind: None,
+            reply_body: None,
+            at: now,
+        })?;
+    }
+    books.event(
+        Some(round.n),
+        "attempt-abandoned",
+        serde_json::json!({
+            "reason": "push rejected",
+            "unpushed_commits": changes.commits,
+        }),
+    )
 }

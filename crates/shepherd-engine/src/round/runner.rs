@@ -8,6 +8,7 @@ use serde::Serialize;
 use shepherd_agent::UsageLog;
 use shepherd_core::classify::Classified;
 use shepherd_core::config::Config;
+use shepherd_core::report::ThreadsLook;
 use shepherd_core::usage::Spent;
 use shepherd_forge::Forge;
 
@@ -154,6 +155,22 @@ impl Books {
                 },
             );
         }
+    }
+
+    /// Record that round `n`'s `stage` saw `classified` as the PR's open
+    /// feedback: what the report's "Review threads clear" is based on.
+    pub(crate) fn looked_at_threads(
+        &mut self,
+        n: u32,
+        stage: &str,
+        classified: Vec<Classified>,
+    ) -> Result<()> {
+        self.run.last_open_items = classified;
+        self.run.threads_look = Some(ThreadsLook {
+            round: n,
+            stage: stage.to_owned(),
+        });
+        self.save_run()
     }
 
     /// Save `run.json`.

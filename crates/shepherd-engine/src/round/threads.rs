@@ -20,7 +20,7 @@ use super::item::{Planned, WorkItem};
 use shepherd_forge::Forge;
 
 use super::replies::still_held;
-use super::runner::{Access, Books, Runner};
+use super::runner::{Access, Books};
 use super::state::{Items, Round, RoundEnd, Step, Synced};
 use super::workspace::Workspace;
 use crate::error::Result;
@@ -206,250 +206,256 @@ pub(crate) fn classify_snapshot(
     Ok((ledger, classified, from_markers))
 }
 
-impl Runner {
-    pub(crate) async fn stage_threads(
-        &mut self,
-        round: &Round,
-        synced: &Synced,
-        ws: &Workspace,
-    ) -> Result<Step<Items>> {
-        let snapshot = &synced.snapshot;
-        let (ledger, classified, from_markers) = classify_snapshot(&self.books, snapshot)?;
-        let scoped: Vec<Classified> = classified
-            .iter()
-            .filter(|c| in_scope(&self.books.run.target, snapshot, c))
-            .cloned()
-            .collect();
-        if let Err(reason) =
-            learn_access(&*self.forge, &self.config.trust, &mut self.access, &scoped).await
-        {
-            return Ok(Err(RoundEnd::Failed { reason }));
+/// Classify the snapshot pr-state fetched: a look at the threads, should
+/// the round stop before the threads stage.
+pub(crate) fn look_at_snapshot(books: &mut Books, n: u32, snapshot: &PrSnapshot) -> Result<()> {
+    let (_, classified, _) = classify_snapshot(books, snapshot)?;
+    books.note_items(&classified);
+    books.looked_at_threads(n, "pr-state", classified)
+}
+
+/// Classify the PR's feedback, keep what the round acts on, and carry
+/// what an earlier attempt of this run did not reply to.
+pub(crate) async fn stage(
+    books: &mut Books,
+    forge: &dyn Forge,
+    trust: &TrustConfig,
+    access: &mut Access,
+    round: &Round,
+    synced: &Synced,
+    ws: &Workspace,
+) -> Result<Step<Items>> {
+    let snapshot = &synced.snapshot;
+    let (ledger, classified, from_markers) = classify_snapshot(books, snapshot)?;
+    let scoped: Vec<Classified> = classified
+        .iter()
+        .filter(|c| in_scope(&books.run.target, snapshot, c))
+        .cloned()
+        .collect();
+    if let Err(reason) = learn_access(forge, trust, access, &scoped).await {
+        return Ok(Err(RoundEnd::Failed { reason }));
+    }
+    let mut work = Vec::new();
+    let mut carried = Vec::new();
+    let mut resolve_retry = Vec::new();
+    books.note_items(&classified);
+
+    // This run's latest entry of each item: what an earlier attempt did.
+    let mine: BTreeMap<String, LedgerRecord> = books
+        .store()
+        .latest_entries(&books.run.run_id)?
+        .into_iter()
+        .map(|r| (r.entry.item_id.clone(), r))
+        .collect();
+
+    reconcile(books, snapshot, &classified, &mine)?;
+
+    let mut untrusted = Vec::new();
+    let mut held = Vec::new();
+    let mut untrusted_items = Vec::new();
+    for c in &classified {
+        if !in_scope(&books.run.target, snapshot, c) {
+            continue;
         }
-        let mut work = Vec::new();
-        let mut carried = Vec::new();
-        let mut resolve_retry = Vec::new();
-        self.books.note_items(&classified);
-
-        // This run's latest entry of each item: what an earlier attempt did.
-        let mine: BTreeMap<String, LedgerRecord> = self
-            .books
-            .store()
-            .latest_entries(&self.books.run.run_id)?
-            .into_iter()
-            .map(|r| (r.entry.item_id.clone(), r))
-            .collect();
-
-        self.reconcile(snapshot, &classified, &mine)?;
-
-        let mut untrusted = Vec::new();
-        let mut held = Vec::new();
-        let mut untrusted_items = Vec::new();
-        for c in &classified {
-            if !in_scope(&self.books.run.target, snapshot, c) {
-                continue;
+        let Some(item) = WorkItem::of(c, snapshot) else {
+            // Classification only yields the snapshot's threads and
+            // top-level comments.
+            tracing::warn!(item = %c.item_id, "a classified item the snapshot does not show");
+            continue;
+        };
+        match c.class {
+            Class::New if !trusted(trust, access, c) => {
+                let why = untrusted_because(trust, access, c).unwrap_or_default();
+                untrusted_items
+                    .push(item.attention(shepherd_core::report::AttentionKind::Untrusted, why));
+                untrusted.push(c.item_id.clone());
             }
-            let Some(item) = WorkItem::of(c, snapshot) else {
-                // Classification only yields the snapshot's threads and
-                // top-level comments.
-                tracing::warn!(item = %c.item_id, "a classified item the snapshot does not show");
-                continue;
-            };
-            match c.class {
-                Class::New if !trusted(&self.config.trust, &self.access, c) => {
-                    let why =
-                        untrusted_because(&self.config.trust, &self.access, c).unwrap_or_default();
-                    untrusted_items
-                        .push(item.attention(shepherd_core::report::AttentionKind::Untrusted, why));
-                    untrusted.push(c.item_id.clone());
-                }
-                Class::New if still_held(&self.books.run, snapshot, &c.item_id) => {
-                    held.push(c.item_id.clone());
-                }
-                Class::New => match mine.get(&c.item_id) {
-                    Some(record) if record.entry.decision.is_some() && !record.entry.replied => {
-                        match self.carry(ws, &item, record, &synced.start_sha).await? {
-                            Some(planned) => carried.push((item, planned)),
-                            None => work.push(item),
-                        }
+            Class::New if still_held(&books.run, snapshot, &c.item_id) => {
+                held.push(c.item_id.clone());
+            }
+            Class::New => match mine.get(&c.item_id) {
+                Some(record) if record.entry.decision.is_some() && !record.entry.replied => {
+                    match carry(books, ws, &item, record, &synced.start_sha).await? {
+                        Some(planned) => carried.push((item, planned)),
+                        None => work.push(item),
                     }
-                    _ => work.push(item),
-                },
-                Class::ResolveRetry => resolve_retry.push(item),
-                Class::AwaitingReviewer => {}
-            }
+                }
+                _ => work.push(item),
+            },
+            Class::ResolveRetry => resolve_retry.push(item),
+            Class::AwaitingReviewer => {}
         }
-
-        let artifact = ThreadsArtifact {
-            items: &classified,
-            out_of_scope: classified
-                .iter()
-                .filter(|c| !in_scope(&self.books.run.target, snapshot, c))
-                .map(|c| c.item_id.as_str())
-                .collect(),
-            new: work.iter().map(WorkItem::id).collect(),
-            carried: carried.iter().map(|(w, _)| w.id()).collect(),
-            resolve_retry: resolve_retry.iter().map(WorkItem::id).collect(),
-            untrusted: untrusted.iter().map(String::as_str).collect(),
-            held_for_user: held.iter().map(String::as_str).collect(),
-            ledger_from_markers: from_markers,
-            excerpts: excerpts(snapshot),
-        };
-        self.books.artifact(round, "threads.json", &artifact)?;
-        self.books.run.untrusted = untrusted_items;
-        let mut summary = format!(
-            "{} item(s): {} new, {} resolve-retry, {} awaiting reviewer",
-            classified.len(),
-            work.len(),
-            resolve_retry.len(),
-            classified
-                .iter()
-                .filter(|c| c.class == Class::AwaitingReviewer)
-                .count()
-        );
-        if !carried.is_empty() {
-            summary.push_str(&format!(
-                ", {} carried from an earlier attempt",
-                carried.len()
-            ));
-        }
-        if !untrusted.is_empty() {
-            summary.push_str(&format!(
-                ", {} untrusted (reported, not acted on)",
-                untrusted.len()
-            ));
-        }
-        if !held.is_empty() {
-            summary.push_str(&format!(
-                ", {} needing your decision (reported earlier, unchanged since)",
-                held.len()
-            ));
-        }
-        if from_markers > 0 {
-            summary.push_str(&format!(
-                ", {from_markers} ledger entries rebuilt from markers"
-            ));
-        }
-        self.books.stage_done(round, Stage::Threads, summary)?;
-        Ok(Ok(Items {
-            ledger,
-            classified,
-            work,
-            carried,
-            resolve_retry,
-        }))
     }
 
-    /// Catch the ledger up with replies the forge has but this run's ledger
-    /// does not (the process stopped between the forge's answer and the
-    /// ledger write): the item's reply is recorded, with its comment id.
-    fn reconcile(
-        &mut self,
-        snapshot: &PrSnapshot,
-        classified: &[Classified],
-        mine: &BTreeMap<String, LedgerRecord>,
-    ) -> Result<()> {
-        for c in classified.iter().filter(|c| c.class != Class::New) {
-            // Only a reply this run meant to post (a planned entry with its
-            // body) is adopted: after an abandoned attempt, a reply with the
-            // same marker is another runner's.
-            let Some(record) = mine
-                .get(&c.item_id)
-                .filter(|r| !r.entry.replied && r.reply_body.is_some())
-            else {
-                continue;
-            };
-            // Our reply: the viewer's comment with the item's marker.
-            let own = |body: &str, author: Option<&shepherd_core::Author>| {
-                shepherd_core::Marker::is_own_for(body, author, &snapshot.viewer, &c.item_id)
-            };
-            let reply = snapshot
-                .threads
-                .iter()
-                .filter(|t| t.id == c.item_id)
-                .flat_map(|t| &t.comments)
-                .filter(|x| own(&x.body, x.author.as_ref()))
-                .map(|x| x.id.clone())
-                .chain(
-                    snapshot
-                        .comments
-                        .iter()
-                        .filter(|x| own(&x.body, x.author.as_ref()))
-                        .map(|x| x.id.clone()),
-                )
-                .next_back();
-            let Some(reply_id) = reply else { continue };
-            let mut entry = record.entry.clone();
-            entry.replied = true;
-            entry.reply_id = Some(reply_id);
-            self.books.store().append_ledger(&LedgerRecord {
-                entry,
-                at: crate::store::Timestamp::now(),
-                ..record.clone()
-            })?;
-        }
-        Ok(())
+    let artifact = ThreadsArtifact {
+        items: &classified,
+        out_of_scope: classified
+            .iter()
+            .filter(|c| !in_scope(&books.run.target, snapshot, c))
+            .map(|c| c.item_id.as_str())
+            .collect(),
+        new: work.iter().map(WorkItem::id).collect(),
+        carried: carried.iter().map(|(w, _)| w.id()).collect(),
+        resolve_retry: resolve_retry.iter().map(WorkItem::id).collect(),
+        untrusted: untrusted.iter().map(String::as_str).collect(),
+        held_for_user: held.iter().map(String::as_str).collect(),
+        ledger_from_markers: from_markers,
+        excerpts: excerpts(snapshot),
+    };
+    books.artifact(round, "threads.json", &artifact)?;
+    books.run.untrusted = untrusted_items;
+    let mut summary = format!(
+        "{} item(s): {} new, {} resolve-retry, {} awaiting reviewer",
+        classified.len(),
+        work.len(),
+        resolve_retry.len(),
+        classified
+            .iter()
+            .filter(|c| c.class == Class::AwaitingReviewer)
+            .count()
+    );
+    if !carried.is_empty() {
+        summary.push_str(&format!(
+            ", {} carried from an earlier attempt",
+            carried.len()
+        ));
     }
+    if !untrusted.is_empty() {
+        summary.push_str(&format!(
+            ", {} untrusted (reported, not acted on)",
+            untrusted.len()
+        ));
+    }
+    if !held.is_empty() {
+        summary.push_str(&format!(
+            ", {} needing your decision (reported earlier, unchanged since)",
+            held.len()
+        ));
+    }
+    if from_markers > 0 {
+        summary.push_str(&format!(
+            ", {from_markers} ledger entries rebuilt from markers"
+        ));
+    }
+    books.stage_done(round, Stage::Threads, summary)?;
+    Ok(Ok(Items {
+        ledger,
+        classified,
+        work,
+        carried,
+        resolve_retry,
+    }))
+}
 
-    /// The planned result of an item an earlier attempt of this run handled
-    /// without replying: kept when it needs no commit, or when its commit is
-    /// already in the live head (pushed). A commit the forge does not have is
-    /// redone from triage (the worktree was re-synced without it).
-    async fn carry(
-        &self,
-        ws: &Workspace,
-        item: &WorkItem,
-        record: &LedgerRecord,
-        head: &str,
-    ) -> Result<Option<Planned>> {
-        let e = &record.entry;
-        let (Some(decision), Some(outcome)) = (e.decision, e.outcome) else {
-            return Ok(None);
+/// Catch the ledger up with replies the forge has but this run's ledger
+/// does not (the process stopped between the forge's answer and the
+/// ledger write): the item's reply is recorded, with its comment id.
+fn reconcile(
+    books: &Books,
+    snapshot: &PrSnapshot,
+    classified: &[Classified],
+    mine: &BTreeMap<String, LedgerRecord>,
+) -> Result<()> {
+    for c in classified.iter().filter(|c| c.class != Class::New) {
+        // Only a reply this run meant to post (a planned entry with its
+        // body) is adopted: after an abandoned attempt, a reply with the
+        // same marker is another runner's.
+        let Some(record) = mine
+            .get(&c.item_id)
+            .filter(|r| !r.entry.replied && r.reply_body.is_some())
+        else {
+            continue;
         };
-        if let Some(commit) = e.commit.clone() {
-            let head = head.to_owned();
-            let pushed = ws
-                .git(move |wt| wt.is_ancestor(&commit, &head))
-                .await
-                .unwrap_or(false);
-            if !pushed {
-                return Ok(None);
-            }
+        // Our reply: the viewer's comment with the item's marker.
+        let own = |body: &str, author: Option<&shepherd_core::Author>| {
+            shepherd_core::Marker::is_own_for(body, author, &snapshot.viewer, &c.item_id)
+        };
+        let reply = snapshot
+            .threads
+            .iter()
+            .filter(|t| t.id == c.item_id)
+            .flat_map(|t| &t.comments)
+            .filter(|x| own(&x.body, x.author.as_ref()))
+            .map(|x| x.id.clone())
+            .chain(
+                snapshot
+                    .comments
+                    .iter()
+                    .filter(|x| own(&x.body, x.author.as_ref()))
+                    .map(|x| x.id.clone()),
+            )
+            .next_back();
+        let Some(reply_id) = reply else { continue };
+        let mut entry = record.entry.clone();
+        entry.replied = true;
+        entry.reply_id = Some(reply_id);
+        books.store().append_ledger(&LedgerRecord {
+            entry,
+            at: crate::store::Timestamp::now(),
+            ..record.clone()
+        })?;
+    }
+    Ok(())
+}
+
+/// The planned result of an item an earlier attempt of this run handled
+/// without replying: kept when it needs no commit, or when its commit is
+/// already in the live head (pushed). A commit the forge does not have is
+/// redone from triage (the worktree was re-synced without it).
+async fn carry(
+    books: &Books,
+    ws: &Workspace,
+    item: &WorkItem,
+    record: &LedgerRecord,
+    head: &str,
+) -> Result<Option<Planned>> {
+    let e = &record.entry;
+    let (Some(decision), Some(outcome)) = (e.decision, e.outcome) else {
+        return Ok(None);
+    };
+    if let Some(commit) = e.commit.clone() {
+        let head = head.to_owned();
+        let pushed = ws
+            .git(move |wt| wt.is_ancestor(&commit, &head))
+            .await
+            .unwrap_or(false);
+        if !pushed {
+            return Ok(None);
         }
-        let Some(reply) = record.reply_body.clone() else {
-            return Ok(None);
-        };
-        // The cluster files the result declared, from that round's results.
-        let cluster_files = read_json::<Vec<serde_json::Value>>(
-            &self.books.dir.round(e.round).join("results.json"),
-        )
-        .ok()
-        .and_then(|results| {
-            results.into_iter().find_map(|r| {
-                (r["result"]["item_id"] == e.item_id.as_str()).then(|| {
-                    serde_json::from_value::<Vec<String>>(r["result"]["cluster_files"].clone())
-                        .unwrap_or_default()
+    }
+    let Some(reply) = record.reply_body.clone() else {
+        return Ok(None);
+    };
+    // The cluster files the result declared, from that round's results.
+    let cluster_files =
+        read_json::<Vec<serde_json::Value>>(&books.dir.round(e.round).join("results.json"))
+            .ok()
+            .and_then(|results| {
+                results.into_iter().find_map(|r| {
+                    (r["result"]["item_id"] == e.item_id.as_str()).then(|| {
+                        serde_json::from_value::<Vec<String>>(r["result"]["cluster_files"].clone())
+                            .unwrap_or_default()
+                    })
                 })
             })
-        })
-        .unwrap_or_default();
-        Ok(Some(Planned {
-            result: ItemResult {
-                item_id: e.item_id.clone(),
-                decision,
-                outcome,
-                commit: e.commit.clone(),
-                metadata_applied: record.fix_kind.as_deref() == Some("metadata"),
-                reply,
-                reply_target: item.reply_target(),
-                resolve_authorized: e.resolve_authorized,
-                cluster_files,
-            },
-            kind: item.classified.kind,
-            fix_kind: record.fix_kind.clone(),
-            summary: format!("carried from round {}", e.round),
-            carried: true,
-        }))
-    }
+            .unwrap_or_default();
+    Ok(Some(Planned {
+        result: ItemResult {
+            item_id: e.item_id.clone(),
+            decision,
+            outcome,
+            commit: e.commit.clone(),
+            metadata_applied: record.fix_kind.as_deref() == Some("metadata"),
+            reply,
+            reply_target: item.reply_target(),
+            resolve_authorized: e.resolve_authorized,
+            cluster_files,
+        },
+        kind: item.classified.kind,
+        fix_kind: record.fix_kind.clone(),
+        summary: format!("carried from round {}", e.round),
+        carried: true,
+    }))
 }
 
 #[cfg(test)]
