@@ -32,6 +32,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use super::item::{is_reply_only, Feedback, WorkItem};
+use super::replies::holds_needs_human;
 use super::runner::Runner;
 use super::state::{Decided, Items, Round, RoundEnd, Step, Synced, Triaged};
 use crate::error::{EngineError, Result};
@@ -633,7 +634,7 @@ impl Runner {
                         .iter()
                         .filter(|id| {
                             decided.approved.get(*id) == Some(&Decision::NeedsHuman)
-                                && self.holds_needs_human(&decided, id)
+                                && holds_needs_human(&self.config.approve, &decided, id)
                         })
                         .count();
                     if held > 0 {
@@ -928,7 +929,7 @@ impl Runner {
                         reply: self.drafted_reply(decided, w.id(), decision),
                         needs_approval: is_reply_only(decision),
                         reply_posted: decision != Decision::NeedsHuman
-                            || !self.holds_needs_human(decided, w.id()),
+                            || !holds_needs_human(&self.config.approve, decided, w.id()),
                     })
                 })
                 .collect(),

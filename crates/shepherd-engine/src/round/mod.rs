@@ -176,7 +176,16 @@ impl Runner {
             }
         };
         tally.pushed.clone_from(&pushed);
-        let failures = step!(self.stage_replies(round, &synced, &items, &decided, &gated));
+        let failures = step!(replies::stage(
+            &mut self.books,
+            &*self.forge,
+            &self.config.approve,
+            round,
+            &synced,
+            &items,
+            &decided,
+            &gated
+        ));
         let poll = (self.opts.ci_poll).unwrap_or_else(|| self.config.ci.poll_interval());
         let ci = ci::stage(
             &mut self.books,
