@@ -21,22 +21,25 @@
 //! command's marker, with what it approved (or why not).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
-use shepherd_core::config::{ApproveMode, APPROVAL_LABEL};
+use shepherd_core::config::{ApproveConfig, ApproveMode, APPROVAL_LABEL};
 use shepherd_core::marker::Marker;
 use shepherd_core::model::{AuthorKind, Comment, TopLevelComment, TopLevelKind};
 use shepherd_core::reply::Said;
 use shepherd_core::Decision;
+use shepherd_forge::Forge;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use super::item::{is_reply_only, Feedback, WorkItem};
+use super::metadata::read_pr_fields;
 use super::replies::holds_needs_human;
-use super::runner::Runner;
+use super::runner::Books;
 use super::state::{Decided, Items, Round, RoundEnd, Step, Synced, Triaged};
 use crate::error::{EngineError, Result};
-use crate::options::{ApprovalItem, ApprovalRequest, ApprovalVerdict, Stage};
+use crate::options::{ApprovalItem, ApprovalRequest, ApprovalVerdict, Approver, Stage};
 use crate::run_dir::PauseKind;
 use crate::store::{Approval, ApprovalState, Timestamp};
 
@@ -263,93 +266,88 @@ impl Commands {
     }
 }
 
-impl Runner {
-    /// The reply drafted for an item: the approver's text, else triage's
-    /// hint when the decision is still triage's, else the decision's default.
-    pub(crate) fn drafted_reply(&self, decided: &Decided, id: &str, decision: Decision) -> String {
-        drafted_reply(
-            decided.reply_override.get(id).map(String::as_str),
-            decided.triage.get(id),
-            decision,
-        )
-    }
+/// The items whose approved decision differs from triage's and needs the
+/// approver's reply, which is missing ([`changed_decision_needs_reply`]).
+fn missing_replies(decided: &Decided) -> Vec<(String, Decision)> {
+    decided
+        .approved
+        .iter()
+        .filter(|(id, approved)| {
+            decided.triage.get(*id).is_some_and(|t| {
+                changed_decision_needs_reply(t.decision, **approved)
+                    && !decided.reply_override.contains_key(*id)
+            })
+        })
+        .map(|(id, d)| (id.clone(), *d))
+        .collect()
+}
 
-    /// The items whose approved decision differs from triage's and needs the
-    /// approver's reply, which is missing ([`changed_decision_needs_reply`]).
-    fn missing_replies(&self, decided: &Decided) -> Vec<(String, Decision)> {
-        decided
-            .approved
-            .iter()
-            .filter(|(id, approved)| {
-                decided.triage.get(*id).is_some_and(|t| {
-                    changed_decision_needs_reply(t.decision, **approved)
-                        && !decided.reply_override.contains_key(*id)
-                })
-            })
-            .map(|(id, d)| (id.clone(), *d))
-            .collect()
+/// The decisions the round acts on: triage's, as a person approved (or
+/// changed) them where the mode asks for it.
+#[allow(clippy::too_many_arguments)] // a stage's signature says what it reads
+pub(crate) async fn stage(
+    books: &mut Books,
+    forge: &dyn Forge,
+    approve: &ApproveConfig,
+    approver: Option<&Arc<dyn Approver>>,
+    round: &Round,
+    synced: &Synced,
+    items: &Items,
+    triaged: Triaged,
+) -> Result<Step<Decided>> {
+    let mut decided = Decided::from(triaged);
+    if items.work.is_empty() {
+        return Ok(Ok(decided));
     }
-
-    pub(crate) async fn stage_approval(
-        &mut self,
-        round: &Round,
-        synced: &Synced,
-        items: &Items,
-        triaged: Triaged,
-    ) -> Result<Step<Decided>> {
-        let mut decided = Decided::from(triaged);
-        if items.work.is_empty() {
-            return Ok(Ok(decided));
-        }
-        let run_id = self.books.run.run_id.clone();
-        let decisions: BTreeMap<String, Decision> = items
-            .work
-            .iter()
-            .filter_map(|w| {
-                decided
-                    .triage
-                    .get(w.id())
-                    .map(|d| (w.id().to_owned(), d.decision))
-            })
-            .collect();
-        // `/shepherd approve` comments are commands, not feedback: they
-        // need no approval and get an answer (a `question`: replied to,
-        // never resolved), whatever triage made of them.
-        let command_items: Vec<String> = items
-            .work
-            .iter()
-            .filter(|w| {
-                matches!(&w.feedback, Feedback::TopLevel(c)
-                    if c.kind == TopLevelKind::IssueComment && is_approve_command(&c.body))
-            })
-            .map(|w| w.id().to_owned())
-            .collect();
-        let mut decisions = decisions;
-        for id in &command_items {
-            decisions.insert(id.clone(), Decision::Question);
-        }
-        let reply_only: Vec<String> = decisions
-            .iter()
-            .filter(|(id, d)| is_reply_only(**d) && !command_items.contains(id))
-            .map(|(id, _)| id.clone())
-            .collect();
-        let item_times: BTreeMap<String, OffsetDateTime> = items
-            .work
-            .iter()
-            .filter_map(|w| Some((w.id().to_owned(), item_time(w)?)))
-            .collect();
-        let mode = self.config.approve.mode;
-        let mode_word = mode.as_str();
-        let mut end = None;
-        // Why the approval label approves nothing, when it is there and
-        // does not (for the stage's summary).
-        let mut label_ignored: Option<String> = None;
-        // Read from the forge every round: nothing of an earlier job's
-        // approval survives on a CI runner.
-        let commands = if mode == ApproveMode::Label
-            && (!reply_only.is_empty() || !command_items.is_empty())
-        {
-            match self.read_approve_commands(synced).await {
+    let run_id = books.run.run_id.clone();
+    let number = books.run.target.number;
+    let decisions: BTreeMap<String, Decision> = items
+        .work
+        .iter()
+        .filter_map(|w| {
+            decided
+                .triage
+                .get(w.id())
+                .map(|d| (w.id().to_owned(), d.decision))
+        })
+        .collect();
+    // `/shepherd approve` comments are commands, not feedback: they
+    // need no approval and get an answer (a `question`: replied to,
+    // never resolved), whatever triage made of them.
+    let command_items: Vec<String> = items
+        .work
+        .iter()
+        .filter(|w| {
+            matches!(&w.feedback, Feedback::TopLevel(c)
+                if c.kind == TopLevelKind::IssueComment && is_approve_command(&c.body))
+        })
+        .map(|w| w.id().to_owned())
+        .collect();
+    let mut decisions = decisions;
+    for id in &command_items {
+        decisions.insert(id.clone(), Decision::Question);
+    }
+    let reply_only: Vec<String> = decisions
+        .iter()
+        .filter(|(id, d)| is_reply_only(**d) && !command_items.contains(id))
+        .map(|(id, _)| id.clone())
+        .collect();
+    let item_times: BTreeMap<String, OffsetDateTime> = items
+        .work
+        .iter()
+        .filter_map(|w| Some((w.id().to_owned(), item_time(w)?)))
+        .collect();
+    let mode = approve.mode;
+    let mode_word = mode.as_str();
+    let mut end = None;
+    // Why the approval label approves nothing, when it is there and
+    // does not (for the stage's summary).
+    let mut label_ignored: Option<String> = None;
+    // Read from the forge every round: nothing of an earlier job's
+    // approval survives on a CI runner.
+    let commands =
+        if mode == ApproveMode::Label && (!reply_only.is_empty() || !command_items.is_empty()) {
+            match read_approve_commands(forge, synced).await {
                 Ok(c) => Some(c),
                 Err(reason) => {
                     end = Some(RoundEnd::Failed { reason });
@@ -360,580 +358,597 @@ impl Runner {
             None
         };
 
-        if !reply_only.is_empty() && end.is_none() {
-            let existing: BTreeMap<String, Approval> = self
-                .books
-                .store()
-                .approvals(&run_id, round.n)?
-                .into_iter()
-                .map(|a| (a.item_id.clone(), a))
-                .collect();
-            let undecided: Vec<&String> = reply_only
-                .iter()
-                .filter(|id| {
-                    existing
-                        .get(*id)
-                        .is_none_or(|a| a.state == ApprovalState::Pending)
-                })
-                .collect();
-            let rejected = existing
-                .values()
-                .any(|a| a.state == ApprovalState::Rejected);
-            if rejected {
-                end = Some(RoundEnd::Failed {
-                    reason: "the approver rejected this round's triage; nothing was posted"
-                        .to_owned(),
-                });
-            } else if !undecided.is_empty() {
-                let now = Timestamp::now();
-                let put = |id: &str, state: ApprovalState, approver: Option<&str>| Approval {
-                    run_id: run_id.clone(),
-                    round: round.n,
-                    item_id: id.to_owned(),
-                    decision: decisions[id],
-                    reply_override: existing.get(id).and_then(|a| a.reply_override.clone()),
-                    approver: approver.map(str::to_owned),
-                    state,
-                    updated_at: now,
-                };
-                match (mode, self.opts.approver.clone()) {
-                    (ApproveMode::Auto, _) => {
-                        for id in &undecided {
-                            self.books.store().put_approval(&put(
-                                id,
-                                ApprovalState::Approved,
-                                Some("auto"),
-                            ))?;
-                        }
+    if !reply_only.is_empty() && end.is_none() {
+        let existing: BTreeMap<String, Approval> = books
+            .store()
+            .approvals(&run_id, round.n)?
+            .into_iter()
+            .map(|a| (a.item_id.clone(), a))
+            .collect();
+        let undecided: Vec<&String> = reply_only
+            .iter()
+            .filter(|id| {
+                existing
+                    .get(*id)
+                    .is_none_or(|a| a.state == ApprovalState::Pending)
+            })
+            .collect();
+        let rejected = existing
+            .values()
+            .any(|a| a.state == ApprovalState::Rejected);
+        if rejected {
+            end = Some(RoundEnd::Failed {
+                reason: "the approver rejected this round's triage; nothing was posted".to_owned(),
+            });
+        } else if !undecided.is_empty() {
+            let now = Timestamp::now();
+            let put = |id: &str, state: ApprovalState, approver: Option<&str>| Approval {
+                run_id: run_id.clone(),
+                round: round.n,
+                item_id: id.to_owned(),
+                decision: decisions[id],
+                reply_override: existing.get(id).and_then(|a| a.reply_override.clone()),
+                approver: approver.map(str::to_owned),
+                state,
+                updated_at: now,
+            };
+            match (mode, approver.cloned()) {
+                (ApproveMode::Auto, _) => {
+                    for id in &undecided {
+                        books.store().put_approval(&put(
+                            id,
+                            ApprovalState::Approved,
+                            Some("auto"),
+                        ))?;
                     }
-                    (ApproveMode::Prompt, Some(approver)) => {
-                        let request = self.approval_request(round, items, &decided, &decisions);
-                        let verdict =
-                            tokio::task::spawn_blocking(move || approver.review(&request))
-                                .await
-                                .map_err(|e| EngineError::Task(e.to_string()))?;
-                        match verdict {
-                            ApprovalVerdict::Approve(changes) => {
-                                for id in &undecided {
-                                    self.books.store().put_approval(&put(
-                                        id,
-                                        ApprovalState::Approved,
-                                        Some("tty"),
-                                    ))?;
-                                }
-                                for change in changes {
-                                    let Some(&decision) = decisions.get(&change.item_id) else {
-                                        continue;
-                                    };
-                                    self.books.store().put_approval(&Approval {
-                                        decision: change.decision.unwrap_or(decision),
-                                        reply_override: change.reply,
-                                        ..put(&change.item_id, ApprovalState::Approved, Some("tty"))
-                                    })?;
-                                }
+                }
+                (ApproveMode::Prompt, Some(approver)) => {
+                    let request =
+                        approval_request(&run_id, approve, round, items, &decided, &decisions);
+                    let verdict = tokio::task::spawn_blocking(move || approver.review(&request))
+                        .await
+                        .map_err(|e| EngineError::Task(e.to_string()))?;
+                    match verdict {
+                        ApprovalVerdict::Approve(changes) => {
+                            for id in &undecided {
+                                books.store().put_approval(&put(
+                                    id,
+                                    ApprovalState::Approved,
+                                    Some("tty"),
+                                ))?;
                             }
-                            ApprovalVerdict::Reject => {
-                                for id in &undecided {
-                                    self.books.store().put_approval(&put(
-                                        id,
-                                        ApprovalState::Rejected,
-                                        Some("tty"),
-                                    ))?;
-                                }
-                                end = Some(RoundEnd::Failed {
-                                    reason: "the approver rejected this round's triage; nothing was posted"
+                            for change in changes {
+                                let Some(&decision) = decisions.get(&change.item_id) else {
+                                    continue;
+                                };
+                                books.store().put_approval(&Approval {
+                                    decision: change.decision.unwrap_or(decision),
+                                    reply_override: change.reply,
+                                    ..put(&change.item_id, ApprovalState::Approved, Some("tty"))
+                                })?;
+                            }
+                        }
+                        ApprovalVerdict::Reject => {
+                            for id in &undecided {
+                                books.store().put_approval(&put(
+                                    id,
+                                    ApprovalState::Rejected,
+                                    Some("tty"),
+                                ))?;
+                            }
+                            end = Some(RoundEnd::Failed {
+                                reason:
+                                    "the approver rejected this round's triage; nothing was posted"
                                         .to_owned(),
-                                });
-                            }
-                            ApprovalVerdict::Defer => {
-                                let request =
-                                    self.approval_request(round, items, &decided, &decisions);
-                                self.books.artifact(round, APPROVAL_REQUEST, &request)?;
-                                for id in &undecided {
-                                    self.books.store().put_approval(&put(
-                                        id,
-                                        ApprovalState::Pending,
-                                        None,
-                                    ))?;
-                                }
-                                end = Some(self.approval_pause(undecided.len()));
-                            }
+                            });
+                        }
+                        ApprovalVerdict::Defer => {
+                            let request = approval_request(
+                                &run_id, approve, round, items, &decided, &decisions,
+                            );
+                            let pending = undecided
+                                .iter()
+                                .map(|id| put(id, ApprovalState::Pending, None));
+                            end = Some(await_approver(
+                                books,
+                                round,
+                                &request,
+                                undecided.len(),
+                                pending,
+                            )?);
                         }
                     }
-                    (ApproveMode::Label, _) => {
-                        // The approval lives on the forge: a stateless CI
-                        // run has no database from the run that paused.
-                        let label = self.read_approval_label(synced).await;
-                        let honoured = commands.as_ref().and_then(Commands::latest_honoured);
-                        match label {
-                            Err(reason) => end = Some(RoundEnd::Failed { reason }),
-                            Ok(label) => {
-                                let label_ok = label.as_ref().filter(|l| l.verdict.is_ok());
-                                let mut waiting = 0;
-                                for id in &undecided {
-                                    // An approval covers what was published
-                                    // when it was given: feedback that came
-                                    // (or changed) after it waits.
-                                    let seen_by = |at: OffsetDateTime| {
-                                        item_times.get(*id).is_some_and(|t| *t <= at)
-                                    };
-                                    let by = label_ok
-                                        .filter(|l| seen_by(l.at))
-                                        .map(|l| {
-                                            format!("label {APPROVAL_LABEL} added by @{}", l.login)
+                }
+                (ApproveMode::Label, _) => {
+                    // The approval lives on the forge: a stateless CI
+                    // run has no database from the run that paused.
+                    let label = read_approval_label(forge, number, synced).await;
+                    let honoured = commands.as_ref().and_then(Commands::latest_honoured);
+                    match label {
+                        Err(reason) => end = Some(RoundEnd::Failed { reason }),
+                        Ok(label) => {
+                            let label_ok = label.as_ref().filter(|l| l.verdict.is_ok());
+                            let mut waiting = 0;
+                            for id in &undecided {
+                                // An approval covers what was published
+                                // when it was given: feedback that came
+                                // (or changed) after it waits.
+                                let seen_by = |at: OffsetDateTime| {
+                                    item_times.get(*id).is_some_and(|t| *t <= at)
+                                };
+                                let by = label_ok
+                                    .filter(|l| seen_by(l.at))
+                                    .map(|l| {
+                                        format!("label {APPROVAL_LABEL} added by @{}", l.login)
+                                    })
+                                    .or_else(|| {
+                                        honoured.filter(|c| seen_by(c.at)).map(|c| {
+                                            format!("comment {APPROVE_COMMAND} by @{}", c.login)
                                         })
-                                        .or_else(|| {
-                                            honoured.filter(|c| seen_by(c.at)).map(|c| {
-                                                format!("comment {APPROVE_COMMAND} by @{}", c.login)
-                                            })
-                                        });
-                                    match by {
-                                        Some(by) => {
-                                            self.books.store().put_approval(&put(
+                                    });
+                                match by {
+                                    Some(by) => {
+                                        books.store().put_approval(&put(
+                                            id,
+                                            ApprovalState::Approved,
+                                            Some(&by),
+                                        ))?;
+                                    }
+                                    None => {
+                                        waiting += 1;
+                                        if !existing.contains_key(*id) {
+                                            books.store().put_approval(&put(
                                                 id,
-                                                ApprovalState::Approved,
-                                                Some(&by),
+                                                ApprovalState::Pending,
+                                                None,
                                             ))?;
-                                        }
-                                        None => {
-                                            waiting += 1;
-                                            if !existing.contains_key(*id) {
-                                                self.books.store().put_approval(&put(
-                                                    id,
-                                                    ApprovalState::Pending,
-                                                    None,
-                                                ))?;
-                                            }
                                         }
                                     }
                                 }
-                                if let Some(why) = label.as_ref().and_then(LabelSeen::ignored) {
-                                    tracing::warn!(round = round.n, "{why}");
-                                    label_ignored = Some(why);
-                                }
-                                if waiting > 0 {
-                                    end = Some(self.label_pause(
-                                        waiting,
-                                        commands.as_ref(),
-                                        label.as_ref(),
-                                    ));
-                                }
+                            }
+                            if let Some(why) = label.as_ref().and_then(LabelSeen::ignored) {
+                                tracing::warn!(round = round.n, "{why}");
+                                label_ignored = Some(why);
+                            }
+                            if waiting > 0 {
+                                end = Some(label_pause(
+                                    &run_id,
+                                    waiting,
+                                    commands.as_ref(),
+                                    label.as_ref(),
+                                ));
                             }
                         }
                     }
-                    (ApproveMode::Prompt, None) => {
-                        // What `shepherd status` shows the approver: where
-                        // each item is, what it says, the reply drafted.
-                        let request = self.approval_request(round, items, &decided, &decisions);
-                        self.books.artifact(round, APPROVAL_REQUEST, &request)?;
-                        for id in &undecided {
-                            if !existing.contains_key(*id) {
-                                self.books.store().put_approval(&put(
-                                    id,
-                                    ApprovalState::Pending,
-                                    None,
-                                ))?;
-                            }
-                        }
-                        end = Some(self.approval_pause(undecided.len()));
-                    }
                 }
-            }
-        }
-
-        // Each command's answer: what it approved, or why nothing.
-        for id in &command_items {
-            let answer = match (mode, commands.as_ref()) {
-                (ApproveMode::Label, Some(commands)) => {
-                    match commands.seen.iter().find(|c| c.id == *id) {
-                        Some(c) => command_answer(c, &reply_only, &item_times),
-                        None => format!(
-                            "This `{APPROVE_COMMAND}` approves nothing: the forge gave no \
-                             readable time for it, so Shepherd cannot tell what it saw."
-                        ),
-                    }
-                }
-                _ => format!(
-                    "This `{APPROVE_COMMAND}` approves nothing: Shepherd runs with \
-                     `approve = {mode_word}` on this pull request, where comment commands \
-                     do not approve."
-                ),
-            };
-            decided.reply_override.insert(id.clone(), answer);
-        }
-        if let Some(commands) = &commands {
-            for why in commands.ignored() {
-                tracing::warn!(round = round.n, "{why}");
-            }
-        }
-
-        // Approved decisions (and replies) override triage's.
-        let approvals = self.books.store().approvals(&run_id, round.n)?;
-        decided.approved = decisions;
-        for a in &approvals {
-            if a.state == ApprovalState::Approved && decided.approved.contains_key(&a.item_id) {
-                decided.approved.insert(a.item_id.clone(), a.decision);
-                if let Some(text) = a.reply_override.clone().filter(|t| !t.trim().is_empty()) {
-                    decided.reply_override.insert(a.item_id.clone(), text);
-                }
-            }
-        }
-        // A changed decision without a reply that fits it: nothing is
-        // posted; the item goes back to the approver for its reply.
-        let missing = if end.is_none() {
-            self.missing_replies(&decided)
-        } else {
-            Vec::new()
-        };
-        if !missing.is_empty() {
-            let now = Timestamp::now();
-            for a in approvals
-                .iter()
-                .filter(|a| missing.iter().any(|(id, _)| *id == a.item_id))
-            {
-                self.books.store().put_approval(&Approval {
-                    state: ApprovalState::Pending,
-                    approver: None,
-                    updated_at: now,
-                    ..a.clone()
-                })?;
-            }
-            end = Some(self.reply_needed_pause(&missing));
-        }
-        let approvals = self.books.store().approvals(&run_id, round.n)?;
-        self.books.artifact(
-            round,
-            "approval.json",
-            &ApprovalArtifact {
-                needed: !reply_only.is_empty(),
-                mode: mode_word,
-                approvals: &approvals,
-                approved: &decided.approved,
-            },
-        )?;
-        let mut summary = if reply_only.is_empty() {
-            "nothing to approve".to_owned()
-        } else {
-            match &end {
-                Some(RoundEnd::Paused { .. }) if !missing.is_empty() => format!(
-                    "{} changed decision(s) need a reply before anything is posted",
-                    missing.len()
-                ),
-                Some(RoundEnd::Paused { .. }) => {
-                    format!("{} reply-only decision(s) await approval", reply_only.len())
-                }
-                Some(_) => "rejected".to_owned(),
-                None => {
-                    let mut said = format!(
-                        "{} reply-only decision(s) approved ({mode_word})",
-                        reply_only.len()
-                    );
-                    // Needs-human items with no reply to post are held for
-                    // the user: approved is not answered (issue 28 point 2).
-                    let held = reply_only
+                (ApproveMode::Prompt, None) => {
+                    // What `shepherd status` shows the approver: where
+                    // each item is, what it says, the reply drafted.
+                    let request =
+                        approval_request(&run_id, approve, round, items, &decided, &decisions);
+                    let pending = undecided
                         .iter()
-                        .filter(|id| {
-                            decided.approved.get(*id) == Some(&Decision::NeedsHuman)
-                                && holds_needs_human(&self.config.approve, &decided, id)
-                        })
-                        .count();
-                    if held > 0 {
-                        said.push_str(&format!(
-                            ": {held} of them needs-human, reported to you and not answered \
-                             on the forge"
-                        ));
-                    }
-                    said
+                        .filter(|id| !existing.contains_key(**id))
+                        .map(|id| put(id, ApprovalState::Pending, None));
+                    end = Some(await_approver(
+                        books,
+                        round,
+                        &request,
+                        undecided.len(),
+                        pending,
+                    )?);
                 }
             }
+        }
+    }
+
+    // Each command's answer: what it approved, or why nothing.
+    for id in &command_items {
+        let answer = match (mode, commands.as_ref()) {
+            (ApproveMode::Label, Some(commands)) => {
+                match commands.seen.iter().find(|c| c.id == *id) {
+                    Some(c) => command_answer(c, &reply_only, &item_times),
+                    None => format!(
+                        "This `{APPROVE_COMMAND}` approves nothing: the forge gave no \
+                         readable time for it, so Shepherd cannot tell what it saw."
+                    ),
+                }
+            }
+            _ => format!(
+                "This `{APPROVE_COMMAND}` approves nothing: Shepherd runs with \
+                 `approve = {mode_word}` on this pull request, where comment commands \
+                 do not approve."
+            ),
         };
-        if !command_items.is_empty() {
-            summary.push_str(&format!(
-                "; {} `{APPROVE_COMMAND}` command(s) answered",
-                command_items.len()
+        decided.reply_override.insert(id.clone(), answer);
+    }
+    if let Some(commands) = &commands {
+        for why in commands.ignored() {
+            tracing::warn!(round = round.n, "{why}");
+        }
+    }
+
+    // Approved decisions (and replies) override triage's.
+    let approvals = books.store().approvals(&run_id, round.n)?;
+    decided.approved = decisions;
+    for a in &approvals {
+        if a.state == ApprovalState::Approved && decided.approved.contains_key(&a.item_id) {
+            decided.approved.insert(a.item_id.clone(), a.decision);
+            if let Some(text) = a.reply_override.clone().filter(|t| !t.trim().is_empty()) {
+                decided.reply_override.insert(a.item_id.clone(), text);
+            }
+        }
+    }
+    // A changed decision without a reply that fits it: nothing is
+    // posted; the item goes back to the approver for its reply.
+    let missing = if end.is_none() {
+        missing_replies(&decided)
+    } else {
+        Vec::new()
+    };
+    if !missing.is_empty() {
+        let now = Timestamp::now();
+        for a in approvals
+            .iter()
+            .filter(|a| missing.iter().any(|(id, _)| *id == a.item_id))
+        {
+            books.store().put_approval(&Approval {
+                state: ApprovalState::Pending,
+                approver: None,
+                updated_at: now,
+                ..a.clone()
+            })?;
+        }
+        end = Some(reply_needed_pause(&run_id, &missing));
+    }
+    let approvals = books.store().approvals(&run_id, round.n)?;
+    books.artifact(
+        round,
+        "approval.json",
+        &ApprovalArtifact {
+            needed: !reply_only.is_empty(),
+            mode: mode_word,
+            approvals: &approvals,
+            approved: &decided.approved,
+        },
+    )?;
+    let mut summary = if reply_only.is_empty() {
+        "nothing to approve".to_owned()
+    } else {
+        match &end {
+            Some(RoundEnd::Paused { .. }) if !missing.is_empty() => format!(
+                "{} changed decision(s) need a reply before anything is posted",
+                missing.len()
+            ),
+            Some(RoundEnd::Paused { .. }) => {
+                format!("{} reply-only decision(s) await approval", reply_only.len())
+            }
+            Some(_) => "rejected".to_owned(),
+            None => {
+                let mut said = format!(
+                    "{} reply-only decision(s) approved ({mode_word})",
+                    reply_only.len()
+                );
+                // Needs-human items with no reply to post are held for
+                // the user: approved is not answered (issue 28 point 2).
+                let held = reply_only
+                    .iter()
+                    .filter(|id| {
+                        decided.approved.get(*id) == Some(&Decision::NeedsHuman)
+                            && holds_needs_human(approve, &decided, id)
+                    })
+                    .count();
+                if held > 0 {
+                    said.push_str(&format!(
+                        ": {held} of them needs-human, reported to you and not answered \
+                         on the forge"
+                    ));
+                }
+                said
+            }
+        }
+    };
+    if !command_items.is_empty() {
+        summary.push_str(&format!(
+            "; {} `{APPROVE_COMMAND}` command(s) answered",
+            command_items.len()
+        ));
+    }
+    if let Some(commands) = &commands {
+        for why in commands.ignored() {
+            summary.push_str("; ");
+            summary.push_str(&why);
+        }
+    }
+    if let Some(why) = &label_ignored {
+        summary.push_str("; ");
+        summary.push_str(why);
+    }
+    books.stage_done(round, Stage::Approval, summary)?;
+    Ok(match end {
+        Some(end) => Err(end),
+        None => Ok(decided),
+    })
+}
+
+/// The [`APPROVAL_LABEL`] on the pull request now, with who added it
+/// and when, as the forge says (`None`: it is not there). It approves
+/// only when the forge's latest event adding it names a person other
+/// than Shepherd's own account who may write to the repository now
+/// (issue 26.2: Shepherd once added the label itself, as a metadata
+/// change a commenter asked for, and then counted it). An error
+/// reading any of it fails the round closed: nothing is posted
+/// without the approval seen.
+async fn read_approval_label(
+    forge: &dyn Forge,
+    number: u64,
+    synced: &Synced,
+) -> std::result::Result<Option<LabelSeen>, String> {
+    let cannot = |e: String| {
+        format!("cannot tell whether the `{APPROVAL_LABEL}` label approves the triage: {e}")
+    };
+    let fields = read_pr_fields(forge, number).await.map_err(cannot)?;
+    if !fields.labels.iter().any(|l| l == APPROVAL_LABEL) {
+        return Ok(None);
+    }
+    let events = forge
+        .label_events(number)
+        .await
+        .map_err(|e| cannot(e.to_string()))?;
+    // The latest event adding it (by the forge's times, not the list's
+    // order) is the one that put it where it is now.
+    let latest = events
+        .iter()
+        .filter(|e| e.added && e.label.eq_ignore_ascii_case(APPROVAL_LABEL))
+        .filter_map(|e| Some((forge_time(&e.created_at)?, e)))
+        .max_by_key(|(at, _)| *at);
+    let Some((at, event)) = latest else {
+        return Ok(Some(LabelSeen {
+            login: "unknown".to_owned(),
+            at: OffsetDateTime::UNIX_EPOCH,
+            verdict: Err(
+                "the forge shows no readable event adding it, so who added it \
+                          and when is unknown"
+                    .to_owned(),
+            ),
+        }));
+    };
+    let Some(actor) = event.actor.as_ref() else {
+        return Ok(Some(LabelSeen {
+            login: "ghost".to_owned(),
+            at,
+            verdict: Err("the account that added it was deleted".to_owned()),
+        }));
+    };
+    let login = actor.login.clone();
+    let verdict = if login.eq_ignore_ascii_case(&synced.snapshot.viewer) {
+        Err(format!(
+            "it was added by Shepherd's own account (@{login}); only a maintainer's label \
+             approves"
+        ))
+    } else if actor.kind == AuthorKind::Bot {
+        Err(format!("it was added by a bot (@{login})"))
+    } else {
+        let user = forge
+            .user_access(&login)
+            .await
+            .map_err(|e| cannot(format!("cannot read @{login}'s access: {e}")))?;
+        if user.can_write {
+            Ok(())
+        } else {
+            Err(format!(
+                "@{login}, who added it, has `{}` access to the repository; approving takes \
+                 write, maintain or admin (GitLab: Developer or above)",
+                user.role
+            ))
+        }
+    };
+    Ok(Some(LabelSeen { login, at, verdict }))
+}
+
+/// What a label-mode pause says: what waits, how to approve it, and
+/// which commands did not count.
+fn label_pause(
+    run: &str,
+    count: usize,
+    commands: Option<&Commands>,
+    label: Option<&LabelSeen>,
+) -> RoundEnd {
+    let mut reason = format!(
+        "{count} reply-only decision(s) await approval: a maintainer adds the label \
+         `{APPROVAL_LABEL}` to the pull request or comments `{APPROVE_COMMAND}`, and the \
+         next run posts them (or `shepherd approve {run}` and `shepherd resume {run}` on \
+         this machine)"
+    );
+    if let Some(label) = label {
+        match &label.verdict {
+            Err(why) => reason.push_str(&format!(
+                ". The label `{APPROVAL_LABEL}` was ignored: {why}"
+            )),
+            Ok(()) => reason.push_str(&format!(
+                ". The label `{APPROVAL_LABEL}` (added by @{}) approves only feedback \
+                 posted before it was added; these came after it",
+                label.login
+            )),
+        }
+    }
+    if let Some(commands) = commands {
+        if let Some(c) = commands.latest_honoured() {
+            reason.push_str(&format!(
+                ". The latest `{APPROVE_COMMAND}` (by @{}) approves only feedback posted \
+                 before it; these came after it",
+                c.login
             ));
         }
-        if let Some(commands) = &commands {
-            for why in commands.ignored() {
-                summary.push_str("; ");
-                summary.push_str(&why);
-            }
-        }
-        if let Some(why) = &label_ignored {
-            summary.push_str("; ");
-            summary.push_str(why);
-        }
-        self.books.stage_done(round, Stage::Approval, summary)?;
-        Ok(match end {
-            Some(end) => Err(end),
-            None => Ok(decided),
-        })
-    }
-
-    /// The [`APPROVAL_LABEL`] on the pull request now, with who added it
-    /// and when, as the forge says (`None`: it is not there). It approves
-    /// only when the forge's latest event adding it names a person other
-    /// than Shepherd's own account who may write to the repository now
-    /// (issue 26.2: Shepherd once added the label itself, as a metadata
-    /// change a commenter asked for, and then counted it). An error
-    /// reading any of it fails the round closed: nothing is posted
-    /// without the approval seen.
-    async fn read_approval_label(
-        &self,
-        synced: &Synced,
-    ) -> std::result::Result<Option<LabelSeen>, String> {
-        let cannot = |e: String| {
-            format!("cannot tell whether the `{APPROVAL_LABEL}` label approves the triage: {e}")
-        };
-        let fields = self.read_pr_fields().await.map_err(cannot)?;
-        if !fields.labels.iter().any(|l| l == APPROVAL_LABEL) {
-            return Ok(None);
-        }
-        let events = self
-            .forge
-            .label_events(self.books.run.target.number)
-            .await
-            .map_err(|e| cannot(e.to_string()))?;
-        // The latest event adding it (by the forge's times, not the list's
-        // order) is the one that put it where it is now.
-        let latest = events
-            .iter()
-            .filter(|e| e.added && e.label.eq_ignore_ascii_case(APPROVAL_LABEL))
-            .filter_map(|e| Some((forge_time(&e.created_at)?, e)))
-            .max_by_key(|(at, _)| *at);
-        let Some((at, event)) = latest else {
-            return Ok(Some(LabelSeen {
-                login: "unknown".to_owned(),
-                at: OffsetDateTime::UNIX_EPOCH,
-                verdict: Err(
-                    "the forge shows no readable event adding it, so who added it \
-                              and when is unknown"
-                        .to_owned(),
-                ),
-            }));
-        };
-        let Some(actor) = event.actor.as_ref() else {
-            return Ok(Some(LabelSeen {
-                login: "ghost".to_owned(),
-                at,
-                verdict: Err("the account that added it was deleted".to_owned()),
-            }));
-        };
-        let login = actor.login.clone();
-        let verdict = if login.eq_ignore_ascii_case(&synced.snapshot.viewer) {
-            Err(format!(
-                "it was added by Shepherd's own account (@{login}); only a maintainer's label \
-                 approves"
-            ))
-        } else if actor.kind == AuthorKind::Bot {
-            Err(format!("it was added by a bot (@{login})"))
-        } else {
-            let user = self
-                .forge
-                .user_access(&login)
-                .await
-                .map_err(|e| cannot(format!("cannot read @{login}'s access: {e}")))?;
-            if user.can_write {
-                Ok(())
-            } else {
-                Err(format!(
-                    "@{login}, who added it, has `{}` access to the repository; approving takes \
-                     write, maintain or admin (GitLab: Developer or above)",
-                    user.role
-                ))
-            }
-        };
-        Ok(Some(LabelSeen { login, at, verdict }))
-    }
-
-    /// What a label-mode pause says: what waits, how to approve it, and
-    /// which commands did not count.
-    fn label_pause(
-        &self,
-        count: usize,
-        commands: Option<&Commands>,
-        label: Option<&LabelSeen>,
-    ) -> RoundEnd {
-        let run = &self.books.run.run_id;
-        let mut reason = format!(
-            "{count} reply-only decision(s) await approval: a maintainer adds the label \
-             `{APPROVAL_LABEL}` to the pull request or comments `{APPROVE_COMMAND}`, and the \
-             next run posts them (or `shepherd approve {run}` and `shepherd resume {run}` on \
-             this machine)"
-        );
-        if let Some(label) = label {
-            match &label.verdict {
-                Err(why) => reason.push_str(&format!(
-                    ". The label `{APPROVAL_LABEL}` was ignored: {why}"
-                )),
-                Ok(()) => reason.push_str(&format!(
-                    ". The label `{APPROVAL_LABEL}` (added by @{}) approves only feedback \
-                     posted before it was added; these came after it",
-                    label.login
-                )),
-            }
-        }
-        if let Some(commands) = commands {
-            if let Some(c) = commands.latest_honoured() {
-                reason.push_str(&format!(
-                    ". The latest `{APPROVE_COMMAND}` (by @{}) approves only feedback posted \
-                     before it; these came after it",
-                    c.login
-                ));
-            }
-            for why in commands.ignored() {
-                reason.push_str(". ");
-                reason.push_str(&why);
-            }
-        }
-        RoundEnd::Paused {
-            kind: PauseKind::Approval,
-            reason,
+        for why in commands.ignored() {
+            reason.push_str(". ");
+            reason.push_str(&why);
         }
     }
+    RoundEnd::Paused {
+        kind: PauseKind::Approval,
+        reason,
+    }
+}
 
-    /// The `/shepherd approve` commands of the pull request and whether
-    /// each approves: its author may write to the repository, as the forge
-    /// says now. A forge that cannot tell fails the round closed.
-    async fn read_approve_commands(
-        &self,
-        synced: &Synced,
-    ) -> std::result::Result<Commands, String> {
-        let snapshot = &synced.snapshot;
-        let mut access: BTreeMap<String, shepherd_forge::UserAccess> = BTreeMap::new();
-        let mut seen = Vec::new();
-        for (c, at) in approve_commands(&snapshot.comments, &snapshot.viewer) {
-            let Some(author) = c.author.as_ref() else {
-                seen.push(CommandSeen {
-                    id: c.id.clone(),
-                    login: "ghost".to_owned(),
-                    at,
-                    verdict: Err("its author's account was deleted".to_owned()),
-                });
-                continue;
-            };
-            let login = author.login.clone();
-            // Shepherd never approves itself: not by its own account's
-            // comment either (SPEC section 10).
-            if login.eq_ignore_ascii_case(&snapshot.viewer) {
-                seen.push(CommandSeen {
-                    id: c.id.clone(),
-                    login: login.clone(),
-                    at,
-                    verdict: Err(format!(
-                        "it was written by Shepherd's own account (@{login}); only a \
-                         maintainer's command approves"
-                    )),
-                });
-                continue;
-            }
-            let known = access.get(&login).cloned();
-            let user = match known {
-                Some(user) => user,
-                None => {
-                    let user = self.forge.user_access(&login).await.map_err(|e| {
-                        format!(
-                            "cannot tell whether @{login} may approve with `{APPROVE_COMMAND}`: {e}"
-                        )
-                    })?;
-                    access.insert(login.clone(), user.clone());
-                    user
-                }
-            };
-            let verdict = if author.kind == shepherd_core::model::AuthorKind::Bot {
-                Err("a bot's comment never approves".to_owned())
-            } else if user.can_write {
-                Ok(())
-            } else {
-                Err(format!(
-                    "@{login} has `{}` access to the repository; approving takes write, \
-                     maintain or admin (GitLab: Developer or above)",
-                    user.role
-                ))
-            };
+/// The `/shepherd approve` commands of the pull request and whether
+/// each approves: its author may write to the repository, as the forge
+/// says now. A forge that cannot tell fails the round closed.
+async fn read_approve_commands(
+    forge: &dyn Forge,
+    synced: &Synced,
+) -> std::result::Result<Commands, String> {
+    let snapshot = &synced.snapshot;
+    let mut access: BTreeMap<String, shepherd_forge::UserAccess> = BTreeMap::new();
+    let mut seen = Vec::new();
+    for (c, at) in approve_commands(&snapshot.comments, &snapshot.viewer) {
+        let Some(author) = c.author.as_ref() else {
             seen.push(CommandSeen {
                 id: c.id.clone(),
-                login,
+                login: "ghost".to_owned(),
                 at,
-                verdict,
+                verdict: Err("its author's account was deleted".to_owned()),
             });
+            continue;
+        };
+        let login = author.login.clone();
+        // Shepherd never approves itself: not by its own account's
+        // comment either (SPEC section 10).
+        if login.eq_ignore_ascii_case(&snapshot.viewer) {
+            seen.push(CommandSeen {
+                id: c.id.clone(),
+                login: login.clone(),
+                at,
+                verdict: Err(format!(
+                    "it was written by Shepherd's own account (@{login}); only a \
+                     maintainer's command approves"
+                )),
+            });
+            continue;
         }
-        Ok(Commands { seen })
+        let known = access.get(&login).cloned();
+        let user = match known {
+            Some(user) => user,
+            None => {
+                let user = forge.user_access(&login).await.map_err(|e| {
+                    format!(
+                        "cannot tell whether @{login} may approve with `{APPROVE_COMMAND}`: {e}"
+                    )
+                })?;
+                access.insert(login.clone(), user.clone());
+                user
+            }
+        };
+        let verdict = if author.kind == shepherd_core::model::AuthorKind::Bot {
+            Err("a bot's comment never approves".to_owned())
+        } else if user.can_write {
+            Ok(())
+        } else {
+            Err(format!(
+                "@{login} has `{}` access to the repository; approving takes write, \
+                 maintain or admin (GitLab: Developer or above)",
+                user.role
+            ))
+        };
+        seen.push(CommandSeen {
+            id: c.id.clone(),
+            login,
+            at,
+            verdict,
+        });
     }
+    Ok(Commands { seen })
+}
 
-    fn approval_pause(&self, count: usize) -> RoundEnd {
-        let run = &self.books.run.run_id;
-        RoundEnd::Paused {
-            kind: PauseKind::Approval,
-            reason: format!(
-                "{count} reply-only decision(s) await approval: run `shepherd approve {run}` (or \
-                 `shepherd reject {run}`), then `shepherd resume {run}`"
-            ),
-        }
+/// Leave the approval to a person later: what `shepherd status` shows
+/// the approver (`request`: where each item is, what it says, the reply
+/// drafted) and the `pending` approvals are saved, and the round pauses
+/// on the `undecided` items.
+fn await_approver(
+    books: &mut Books,
+    round: &Round,
+    request: &ApprovalRequest,
+    undecided: usize,
+    pending: impl Iterator<Item = Approval>,
+) -> Result<RoundEnd> {
+    books.artifact(round, APPROVAL_REQUEST, request)?;
+    for approval in pending {
+        books.store().put_approval(&approval)?;
     }
+    Ok(approval_pause(&request.run_id, undecided))
+}
 
-    fn reply_needed_pause(&self, missing: &[(String, Decision)]) -> RoundEnd {
-        let run = &self.books.run.run_id;
-        let items: Vec<String> = missing
+fn approval_pause(run: &str, count: usize) -> RoundEnd {
+    RoundEnd::Paused {
+        kind: PauseKind::Approval,
+        reason: format!(
+            "{count} reply-only decision(s) await approval: run `shepherd approve {run}` (or \
+             `shepherd reject {run}`), then `shepherd resume {run}`"
+        ),
+    }
+}
+
+fn reply_needed_pause(run: &str, missing: &[(String, Decision)]) -> RoundEnd {
+    let items: Vec<String> = missing
+        .iter()
+        .map(|(id, d)| format!("{id} (changed to {})", d.as_str()))
+        .collect();
+    let (first, d) = &missing[0];
+    RoundEnd::Paused {
+        kind: PauseKind::Approval,
+        reason: format!(
+            "a changed decision needs a reply that fits it, and {} had none: {}; nothing \
+             was posted. Give it with `shepherd approve {run} --thread {first} --decision \
+             {} --reply TEXT`, then `shepherd resume {run}`",
+            if missing.len() == 1 {
+                "this item"
+            } else {
+                "these items"
+            },
+            items.join(", "),
+            d.as_str(),
+        ),
+    }
+}
+
+fn approval_request(
+    run_id: &str,
+    approve: &ApproveConfig,
+    round: &Round,
+    items: &Items,
+    decided: &Decided,
+    decisions: &BTreeMap<String, Decision>,
+) -> ApprovalRequest {
+    ApprovalRequest {
+        run_id: run_id.to_owned(),
+        round: round.n,
+        items: items
+            .work
             .iter()
-            .map(|(id, d)| format!("{id} (changed to {})", d.as_str()))
-            .collect();
-        let (first, d) = &missing[0];
-        RoundEnd::Paused {
-            kind: PauseKind::Approval,
-            reason: format!(
-                "a changed decision needs a reply that fits it, and {} had none: {}; nothing \
-                 was posted. Give it with `shepherd approve {run} --thread {first} --decision \
-                 {} --reply TEXT`, then `shepherd resume {run}`",
-                if missing.len() == 1 {
-                    "this item"
-                } else {
-                    "these items"
-                },
-                items.join(", "),
-                d.as_str(),
-            ),
-        }
-    }
-
-    fn approval_request(
-        &self,
-        round: &Round,
-        items: &Items,
-        decided: &Decided,
-        decisions: &BTreeMap<String, Decision>,
-    ) -> ApprovalRequest {
-        ApprovalRequest {
-            run_id: self.books.run.run_id.clone(),
-            round: round.n,
-            items: items
-                .work
-                .iter()
-                .filter_map(|w| {
-                    let d = decided.triage.get(w.id())?;
-                    let decision = *decisions.get(w.id())?;
-                    Some(ApprovalItem {
-                        item_id: w.id().to_owned(),
-                        path: w.classified.path.clone(),
-                        line: w.classified.line,
-                        author: w.classified.author.as_ref().map(|a| a.login.clone()),
-                        url: w.classified.url.clone(),
-                        excerpt: w
-                            .attention(
-                                shepherd_core::report::AttentionKind::NeedsYourDecision,
-                                String::new(),
-                            )
-                            .excerpt,
-                        decision,
-                        reasoning: d.reasoning.clone(),
-                        reply: self.drafted_reply(decided, w.id(), decision),
-                        needs_approval: is_reply_only(decision),
-                        reply_posted: decision != Decision::NeedsHuman
-                            || !holds_needs_human(&self.config.approve, decided, w.id()),
-                    })
+            .filter_map(|w| {
+                let d = decided.triage.get(w.id())?;
+                let decision = *decisions.get(w.id())?;
+                Some(ApprovalItem {
+                    item_id: w.id().to_owned(),
+                    path: w.classified.path.clone(),
+                    line: w.classified.line,
+                    author: w.classified.author.as_ref().map(|a| a.login.clone()),
+                    url: w.classified.url.clone(),
+                    excerpt: w
+                        .attention(
+                            shepherd_core::report::AttentionKind::NeedsYourDecision,
+                            String::new(),
+                        )
+                        .excerpt,
+                    decision,
+                    reasoning: d.reasoning.clone(),
+                    reply: decided.drafted_reply(w.id(), decision),
+                    needs_approval: is_reply_only(decision),
+                    reply_posted: decision != Decision::NeedsHuman
+                        || !holds_needs_human(approve, decided, w.id()),
                 })
-                .collect(),
-        }
+            })
+            .collect(),
     }
 }
 

@@ -140,7 +140,7 @@ impl Runner {
                         .to_owned(),
                 )
             } else {
-                match self.read_pr_fields().await {
+                match metadata::read_pr_fields(&*self.forge, self.books.run.target.number).await {
                     Ok(f) => {
                         fields = Some(f);
                         None
@@ -317,7 +317,7 @@ impl Runner {
             let Some(outcome) = reply_only_outcome(decision) else {
                 continue;
             };
-            let reply = self.drafted_reply(decided, item.id(), decision);
+            let reply = decided.drafted_reply(item.id(), decision);
             let gate_item = item.gate_item();
             planned.push((
                 item.clone(),

@@ -26,6 +26,7 @@ use shepherd_core::config::APPROVAL_LABEL;
 use shepherd_core::gate::resolve_authorized;
 use shepherd_core::reply::Said;
 use shepherd_core::{Decision, LedgerEntry, Outcome};
+use shepherd_forge::Forge;
 
 use super::item::WorkItem;
 use super::runner::Runner;
@@ -267,16 +268,19 @@ pub(crate) fn is_applied(current: &PrFields, item: &str, edit: &MetadataEdit) ->
     title && body && added && removed
 }
 
-impl Runner {
-    /// The PR's title, description and labels, as the forge has them now.
-    pub(crate) async fn read_pr_fields(&self) -> std::result::Result<PrFields, String> {
-        let number = self.books.run.target.number;
-        self.forge
-            .pull_request_fields(number)
-            .await
-            .map_err(|e| format!("cannot read the pull request's description: {e}"))
-    }
+/// The title, description and labels of pull request `number`, as the
+/// forge has them now.
+pub(crate) async fn read_pr_fields(
+    forge: &dyn Forge,
+    number: u64,
+) -> std::result::Result<PrFields, String> {
+    forge
+        .pull_request_fields(number)
+        .await
+        .map_err(|e| format!("cannot read the pull request's description: {e}"))
+}
 
+impl Runner {
     /// Apply a metadata unit's edit; the result of its one item.
     pub(crate) async fn merge_metadata(
         &mut self,
@@ -398,7 +402,7 @@ impl Runner {
             "metadata-edit-started",
             serde_json::json!({ "item": item.id(), "edit": edit }),
         )?;
-        let current = match self.read_pr_fields().await {
+        let current = match read_pr_fields(&*self.forge, self.books.run.target.number).await {
             Ok(f) => f,
             Err(why) => return Ok(Err(why)),
         };
@@ -444,7 +448,8 @@ impl Runner {
             }
         }
         // Read back: the edit counts only when the forge shows it.
-        let (shown, after) = match self.read_pr_fields().await {
+        let (shown, after) = match read_pr_fields(&*self.forge, self.books.run.target.number).await
+        {
             Ok(f) => (is_applied(&f, item.id(), edit), Some(f)),
             Err(why) => {
                 errors.push(why);
@@ -554,7 +559,7 @@ impl Runner {
             }
         }
         let tried = partial_parts(edit, before, after);
-        let left = match self.read_pr_fields().await {
+        let left = match read_pr_fields(&*self.forge, self.books.run.target.number).await {
             Ok(now) => partial_parts(edit, before, &now),
             Err(why) => {
                 errors.push(why);

@@ -140,7 +140,16 @@ impl Runner {
             earlier_fixes,
             clusters,
         };
-        let decided = step!(self.stage_approval(round, &synced, &items, triaged));
+        let decided = step!(approval::stage(
+            &mut self.books,
+            &*self.forge,
+            &self.config.approve,
+            self.opts.approver.as_ref(),
+            round,
+            &synced,
+            &items,
+            triaged
+        ));
         let fixing = Fixing {
             round,
             synced: &synced,
