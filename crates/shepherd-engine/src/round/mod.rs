@@ -162,7 +162,14 @@ impl Runner {
         tally.commits = fixed.0.commits.len();
         let validated = step!(self.stage_validate(fixing, fixed));
         tally.commits = validated.0.commits.len();
-        let reviewed = step!(self.stage_review(round, &synced, &ws, validated));
+        let reviewed = step!(review::stage(
+            &mut self.books,
+            &self.config,
+            round,
+            &synced,
+            &ws,
+            validated
+        ));
         tally.commits = reviewed.0.commits.len();
         let revalidated = step!(self.stage_revalidate(round, &ws, reviewed));
         let gated = step!(gate::stage(

@@ -40,8 +40,11 @@ use shepherd_agent::{
 
 use super::guard;
 use super::parallel::path_safe;
-use super::runner::Runner;
+use shepherd_core::config::Config;
+
+use super::runner::Books;
 use super::state::{Changes, Flow, Reviewed, Round, RoundEnd, Step, Synced, Validated};
+use super::unit::headline;
 use super::validate::run_command;
 use super::workspace::Workspace;
 use crate::error::{EngineError, Result};
@@ -125,387 +128,380 @@ fn tail(text: &str, max: usize) -> String {
     chars[chars.len().saturating_sub(max)..].iter().collect()
 }
 
-impl Runner {
-    /// Run a finding's reproduction in a scratch worktree at `sha`.
-    async fn reproduce(
-        &self,
-        round: &Round,
-        ws: &Workspace,
-        finding: &ReviewFinding,
-        sha: &str,
-        label: &str,
-    ) -> Result<Repro> {
-        let command = finding.reproduction.clone().unwrap_or_default();
-        let dir =
-            self.books
-                .dir
-                .root()
-                .join("scratch")
-                .join(format!("{}-{}", round.n, path_safe(label)));
-        let git = ws.git.clone();
-        let repo = ws.repo_dir().to_path_buf();
-        let sha = sha.to_owned();
-        let scratch =
-            tokio::task::spawn_blocking(move || ScratchWorktree::add(&git, &repo, &dir, &sha))
-                .await
-                .map_err(|e| EngineError::Task(e.to_string()))??;
-        let timeout = self.config.verify.timeout().min(MAX_REPRODUCTION);
-        let run = run_command(
-            &["sh".to_owned(), "-c".to_owned(), command],
-            scratch.path(),
-            timeout,
-            true,
-        )
-        .await;
-        let _ = tokio::task::spawn_blocking(move || scratch.remove()).await;
-        let conclusive = !run.timed_out && matches!(run.exit_code, Some(c) if c != 126 && c != 127);
-        Ok(Repro {
-            exit_code: run.exit_code,
-            conclusive,
-            tail: tail(&run.output, 2000),
+/// Run a finding's reproduction in a scratch worktree at `sha`.
+async fn reproduce(
+    books: &Books,
+    config: &Config,
+    round: &Round,
+    ws: &Workspace,
+    finding: &ReviewFinding,
+    sha: &str,
+    label: &str,
+) -> Result<Repro> {
+    let command = finding.reproduction.clone().unwrap_or_default();
+    let dir = books
+        .dir
+        .root()
+        .join("scratch")
+        .join(format!("{}-{}", round.n, path_safe(label)));
+    let git = ws.git.clone();
+    let repo = ws.repo_dir().to_path_buf();
+    let sha = sha.to_owned();
+    let scratch =
+        tokio::task::spawn_blocking(move || ScratchWorktree::add(&git, &repo, &dir, &sha))
+            .await
+            .map_err(|e| EngineError::Task(e.to_string()))??;
+    let timeout = config.verify.timeout().min(MAX_REPRODUCTION);
+    let run = run_command(
+        &["sh".to_owned(), "-c".to_owned(), command],
+        scratch.path(),
+        timeout,
+        true,
+    )
+    .await;
+    let _ = tokio::task::spawn_blocking(move || scratch.remove()).await;
+    let conclusive = !run.timed_out && matches!(run.exit_code, Some(c) if c != 126 && c != 127);
+    Ok(Repro {
+        exit_code: run.exit_code,
+        conclusive,
+        tail: tail(&run.output, 2000),
+    })
+}
+
+/// The pre-push review of the validated commits (and the fix of its
+/// findings that held), or the end of the round when the reviewer broke
+/// the read-only rule (before any commit of this stage).
+pub(crate) async fn stage(
+    books: &mut Books,
+    config: &Config,
+    round: &Round,
+    synced: &Synced,
+    ws: &Workspace,
+    validated: Validated,
+) -> Result<Step<Reviewed>> {
+    let Validated(mut changes) = validated;
+    let flow = review(books, config, round, synced, ws, &mut changes).await?;
+    Ok(flow.map(|()| Reviewed(changes)))
+}
+
+async fn review(
+    books: &mut Books,
+    config: &Config,
+    round: &Round,
+    synced: &Synced,
+    ws: &Workspace,
+    changes: &mut Changes,
+) -> Result<Flow> {
+    if changes.commits.is_empty() {
+        return Ok(Ok(()));
+    }
+    let mut artifact = ReviewArtifact {
+        round: round.n,
+        ..ReviewArtifact::default()
+    };
+    let reviewer = ws.checks.review.clone();
+    let head = ws.git(|wt| wt.head_sha()).await?.0;
+    let skipped = if !config.review.enabled {
+        Some("`[review] enabled = false`".to_owned())
+    } else if is_builtin(reviewer.as_ref()) {
+        Some("the review role runs the builtin provider, which has no model".to_owned())
+    } else if changes
+        .verified
+        .as_ref()
+        .is_none_or(|v| !v.passed || v.head != head)
+    {
+        Some("the verify command did not pass, so nothing will be pushed".to_owned())
+    } else {
+        None
+    };
+    if let Some(why) = skipped {
+        artifact.skipped = Some(why.clone());
+        write_review(books, round, &artifact)?;
+        books.stage_done(round, Stage::Review, format!("skipped: {why}"))?;
+        return Ok(Ok(()));
+    }
+
+    let base = synced.start_sha.clone();
+    let git = ws.git.clone();
+    let (b, h) = (base.clone(), head.clone());
+    let (commits, (diff, files)) = ws
+        .git(move |wt| {
+            Ok((
+                commits_between(&git, wt.path(), &b, &h)?,
+                diff_between(&git, wt.path(), &b, &h)?,
+            ))
         })
-    }
-
-    /// The pre-push review of the validated commits (and the fix of its
-    /// findings that held), or the end of the round when the reviewer broke
-    /// the read-only rule (before any commit of this stage).
-    pub(crate) async fn stage_review(
-        &mut self,
-        round: &Round,
-        synced: &Synced,
-        ws: &Workspace,
-        validated: Validated,
-    ) -> Result<Step<Reviewed>> {
-        let Validated(mut changes) = validated;
-        let flow = self.review(round, synced, ws, &mut changes).await?;
-        Ok(flow.map(|()| Reviewed(changes)))
-    }
-
-    async fn review(
-        &mut self,
-        round: &Round,
-        synced: &Synced,
-        ws: &Workspace,
-        changes: &mut Changes,
-    ) -> Result<Flow> {
-        if changes.commits.is_empty() {
-            return Ok(Ok(()));
-        }
-        let mut artifact = ReviewArtifact {
-            round: round.n,
-            ..ReviewArtifact::default()
-        };
-        let reviewer = ws.checks.review.clone();
-        let head = ws.git(|wt| wt.head_sha()).await?.0;
-        let skipped = if !self.config.review.enabled {
-            Some("`[review] enabled = false`".to_owned())
-        } else if is_builtin(reviewer.as_ref()) {
-            Some("the review role runs the builtin provider, which has no model".to_owned())
-        } else if changes
-            .verified
-            .as_ref()
-            .is_none_or(|v| !v.passed || v.head != head)
-        {
-            Some("the verify command did not pass, so nothing will be pushed".to_owned())
-        } else {
-            None
-        };
-        if let Some(why) = skipped {
-            artifact.skipped = Some(why.clone());
-            self.write_review(round, &artifact)?;
-            self.books
-                .stage_done(round, Stage::Review, format!("skipped: {why}"))?;
-            return Ok(Ok(()));
-        }
-
-        let base = synced.start_sha.clone();
-        let git = ws.git.clone();
-        let (b, h) = (base.clone(), head.clone());
-        let (commits, (diff, files)) = ws
-            .git(move |wt| {
-                Ok((
-                    commits_between(&git, wt.path(), &b, &h)?,
-                    diff_between(&git, wt.path(), &b, &h)?,
-                ))
-            })
-            .await?;
-        artifact.provider = Some(reviewer.name().to_owned());
-        artifact.base = Some(base.clone());
-        artifact.head = Some(head.clone());
-        artifact.commits = commits.iter().map(|(sha, _)| sha.0.clone()).collect();
-        let snapshot = &synced.snapshot;
-        let pr = PrContext::new(snapshot.forge, &snapshot.pr);
-        let task = ReviewTask {
-            pr: pr.clone(),
-            worktree: ws.path().to_path_buf(),
-            base_sha: base,
-            head_sha: head.clone(),
-            commits: commits
-                .into_iter()
-                .map(|(sha, subject)| ReviewCommit {
-                    sha: sha.0,
-                    subject,
-                })
-                .collect(),
-            files,
-            diff,
-        };
-        let usage = UsageLog::new();
-        let ctx = round.agent_ctx("review", &usage);
-        let started = Instant::now();
-        // A read-only role: a change to the worktree fails it closed, and
-        // the round stops before the push.
-        let dir = task.worktree.clone();
-        let guarded = guard::read_only_call(
-            &mut self.books,
-            &ws.git,
-            round,
-            "review",
-            dir,
-            reviewer.review(&task, &ctx),
-        )
         .await?;
-        self.books
-            .account_agent("review", reviewer.name(), started.elapsed(), &usage);
-        let got = match guarded {
-            Ok(got) => got,
-            Err(reason) => {
-                artifact.error = Some(reason.clone());
-                self.write_review(round, &artifact)?;
-                return Ok(Err(RoundEnd::Failed { reason }));
-            }
-        };
-        let answer = match got {
-            Ok(a) => a,
-            Err(err) => {
-                let error = format!("the review failed: {err}");
-                artifact.error = Some(error.clone());
-                self.write_review(round, &artifact)?;
-                self.books.stage_done(
-                    round,
-                    Stage::Review,
-                    format!("{error}; the push depends on the verify command alone"),
-                )?;
-                return Ok(Ok(()));
-            }
-        };
-        artifact.summary = Some(answer.summary.clone());
-        let refute: Vec<String> = findings_to_refute(&answer)
+    artifact.provider = Some(reviewer.name().to_owned());
+    artifact.base = Some(base.clone());
+    artifact.head = Some(head.clone());
+    artifact.commits = commits.iter().map(|(sha, _)| sha.0.clone()).collect();
+    let snapshot = &synced.snapshot;
+    let pr = PrContext::new(snapshot.forge, &snapshot.pr);
+    let task = ReviewTask {
+        pr: pr.clone(),
+        worktree: ws.path().to_path_buf(),
+        base_sha: base,
+        head_sha: head.clone(),
+        commits: commits
             .into_iter()
-            .map(|f| f.id.clone())
-            .collect();
-
-        // Refute first.
-        let mut records: Vec<FindingRecord> = Vec::new();
-        for finding in &answer.findings {
-            let mut record = FindingRecord {
-                finding: finding.clone(),
-                fate: FindingFate::BelowThreshold,
-                exit_code: None,
-                evidence: None,
-                exit_code_after_fix: None,
-                fix_summary: None,
-            };
-            if refute.contains(&finding.id) {
-                let repro = self
-                    .reproduce(round, ws, finding, &head, &format!("repro-{}", finding.id))
-                    .await?;
-                record.exit_code = repro.exit_code;
-                record.evidence = Some(repro.tail);
-                record.fate = match (repro.conclusive, repro.exit_code) {
-                    (false, _) => FindingFate::Inconclusive,
-                    (true, Some(0)) => FindingFate::Refuted,
-                    (true, _) => FindingFate::HeldNotFixed,
-                };
-            }
-            records.push(record);
-        }
-
-        // Fix what held.
-        let held: Vec<HeldFinding> = records
-            .iter()
-            .filter(|r| r.fate == FindingFate::HeldNotFixed)
-            .map(|r| HeldFinding {
-                finding: r.finding.clone(),
-                evidence: r.evidence.clone().unwrap_or_default(),
+            .map(|(sha, subject)| ReviewCommit {
+                sha: sha.0,
+                subject,
             })
-            .collect();
-        if !held.is_empty() {
-            let task = ApplyReviewTask {
-                pr,
-                worktree: ws.path().to_path_buf(),
-                findings: held,
+            .collect(),
+        files,
+        diff,
+    };
+    let usage = UsageLog::new();
+    let ctx = round.agent_ctx("review", &usage);
+    let started = Instant::now();
+    // A read-only role: a change to the worktree fails it closed, and
+    // the round stops before the push.
+    let dir = task.worktree.clone();
+    let guarded = guard::read_only_call(
+        books,
+        &ws.git,
+        round,
+        "review",
+        dir,
+        reviewer.review(&task, &ctx),
+    )
+    .await?;
+    books.account_agent("review", reviewer.name(), started.elapsed(), &usage);
+    let got = match guarded {
+        Ok(got) => got,
+        Err(reason) => {
+            artifact.error = Some(reason.clone());
+            write_review(books, round, &artifact)?;
+            return Ok(Err(RoundEnd::Failed { reason }));
+        }
+    };
+    let answer = match got {
+        Ok(a) => a,
+        Err(err) => {
+            let error = format!("the review failed: {err}");
+            artifact.error = Some(error.clone());
+            write_review(books, round, &artifact)?;
+            books.stage_done(
+                round,
+                Stage::Review,
+                format!("{error}; the push depends on the verify command alone"),
+            )?;
+            return Ok(Ok(()));
+        }
+    };
+    artifact.summary = Some(answer.summary.clone());
+    let refute: Vec<String> = findings_to_refute(&answer)
+        .into_iter()
+        .map(|f| f.id.clone())
+        .collect();
+
+    // Refute first.
+    let mut records: Vec<FindingRecord> = Vec::new();
+    for finding in &answer.findings {
+        let mut record = FindingRecord {
+            finding: finding.clone(),
+            fate: FindingFate::BelowThreshold,
+            exit_code: None,
+            evidence: None,
+            exit_code_after_fix: None,
+            fix_summary: None,
+        };
+        if refute.contains(&finding.id) {
+            let repro = reproduce(
+                books,
+                config,
+                round,
+                ws,
+                finding,
+                &head,
+                &format!("repro-{}", finding.id),
+            )
+            .await?;
+            record.exit_code = repro.exit_code;
+            record.evidence = Some(repro.tail);
+            record.fate = match (repro.conclusive, repro.exit_code) {
+                (false, _) => FindingFate::Inconclusive,
+                (true, Some(0)) => FindingFate::Refuted,
+                (true, _) => FindingFate::HeldNotFixed,
             };
-            let (commit, note) = self
-                .apply_review(round, ws, changes, task, &head, &mut records)
-                .await?;
-            artifact.fix_commit = commit;
-            artifact.note = note;
         }
-        artifact.findings = records;
-        self.write_review(round, &artifact)?;
-        let count = |fate| artifact.findings.iter().filter(|r| r.fate == fate).count();
-        let mut summary = format!(
-            "{} finding(s): {} refuted, {} held and fixed, {} held and not fixed, {} inconclusive, \
-             {} below the threshold",
-            artifact.findings.len(),
-            count(FindingFate::Refuted),
-            count(FindingFate::HeldAndFixed),
-            count(FindingFate::HeldNotFixed),
-            count(FindingFate::Inconclusive),
-            count(FindingFate::BelowThreshold),
-        );
-        if let Some(sha) = &artifact.fix_commit {
-            summary.push_str(&format!(
-                "; fix committed as {}",
-                super::pr_state::short(sha)
-            ));
-        }
-        self.books.stage_done(round, Stage::Review, summary)?;
-        Ok(Ok(()))
+        records.push(record);
     }
 
-    /// The apply-review agent on `task` (the findings that held, in the
-    /// run's worktree); the commit (kept when it fixes at least one finding)
-    /// and a note.
-    async fn apply_review(
-        &mut self,
-        round: &Round,
-        ws: &Workspace,
-        changes: &mut Changes,
-        task: ApplyReviewTask,
-        head: &str,
-        records: &mut [FindingRecord],
-    ) -> Result<(Option<String>, Option<String>)> {
-        let agent = ws.checks.apply_review.clone();
+    // Fix what held.
+    let held: Vec<HeldFinding> = records
+        .iter()
+        .filter(|r| r.fate == FindingFate::HeldNotFixed)
+        .map(|r| HeldFinding {
+            finding: r.finding.clone(),
+            evidence: r.evidence.clone().unwrap_or_default(),
+        })
+        .collect();
+    if !held.is_empty() {
+        let task = ApplyReviewTask {
+            pr,
+            worktree: ws.path().to_path_buf(),
+            findings: held,
+        };
+        let (commit, note) =
+            apply_review(books, config, round, ws, task, &head, &mut records).await?;
+        changes.commits.extend(commit.clone());
+        artifact.fix_commit = commit;
+        artifact.note = note;
+    }
+    artifact.findings = records;
+    write_review(books, round, &artifact)?;
+    let count = |fate| artifact.findings.iter().filter(|r| r.fate == fate).count();
+    let mut summary = format!(
+        "{} finding(s): {} refuted, {} held and fixed, {} held and not fixed, {} inconclusive, \
+         {} below the threshold",
+        artifact.findings.len(),
+        count(FindingFate::Refuted),
+        count(FindingFate::HeldAndFixed),
+        count(FindingFate::HeldNotFixed),
+        count(FindingFate::Inconclusive),
+        count(FindingFate::BelowThreshold),
+    );
+    if let Some(sha) = &artifact.fix_commit {
+        summary.push_str(&format!(
+            "; fix committed as {}",
+            super::pr_state::short(sha)
+        ));
+    }
+    books.stage_done(round, Stage::Review, summary)?;
+    Ok(Ok(()))
+}
+
+/// The apply-review agent on `task` (the findings that held, in the
+/// run's worktree); the commit (kept when it fixes at least one finding,
+/// for the caller to add to the round's) and a note.
+async fn apply_review(
+    books: &mut Books,
+    config: &Config,
+    round: &Round,
+    ws: &Workspace,
+    task: ApplyReviewTask,
+    head: &str,
+    records: &mut [FindingRecord],
+) -> Result<(Option<String>, Option<String>)> {
+    let agent = ws.checks.apply_review.clone();
+    ws.git(|wt| wt.discard_changes()).await?;
+    let usage = UsageLog::new();
+    let ctx = round.agent_ctx("apply-review", &usage);
+    let started = Instant::now();
+    let got = guard::writing_call(
+        books,
+        ws,
+        round,
+        "apply-review",
+        agent.apply_review(&task, &ctx),
+    )
+    .await?;
+    books.account_agent("apply-review", agent.name(), started.elapsed(), &usage);
+    let answer = match ws
+        .keep_checked(got, |a| check_apply_review_answer(&task, a))
+        .await?
+    {
+        Ok(a) => a,
+        Err(refused) => return Ok((None, Some(refused.said_of("apply-review agent")))),
+    };
+    for o in &answer.outcomes {
+        if let Some(r) = records.iter_mut().find(|r| r.finding.id == o.id) {
+            r.fix_summary = Some(o.summary.clone());
+        }
+    }
+    if answer
+        .outcomes
+        .iter()
+        .all(|o| o.status == FixStatus::Blocked)
+    {
         ws.git(|wt| wt.discard_changes()).await?;
-        let usage = UsageLog::new();
-        let ctx = round.agent_ctx("apply-review", &usage);
-        let started = Instant::now();
-        let got = guard::writing_call(
-            &mut self.books,
-            ws,
+        return Ok((
+            None,
+            Some("the apply-review agent fixed nothing (blocked)".to_owned()),
+        ));
+    }
+    let changed = ws.git(|wt| wt.changed_paths()).await?;
+    if changed.is_empty() {
+        return Ok((
+            None,
+            Some("the apply-review agent changed no file".to_owned()),
+        ));
+    }
+    let protected = ProtectedPaths::new(&config.paths.protected)?;
+    let held = &task.findings;
+    let ids: Vec<&str> = held.iter().map(|h| h.finding.id.as_str()).collect();
+    let mut message = format!(
+        "shepherd: fix pre-push review findings ({})\n\n",
+        ids.join(", ")
+    );
+    for h in held {
+        message.push_str(&format!(
+            "- {} ({}): {}\n",
+            h.finding.id,
+            h.finding.severity,
+            headline(&h.finding.title)
+        ));
+    }
+    let files = changed.clone();
+    let committed = ws
+        .git(move |wt| Ok(wt.commit_files(&message, &files, &protected)))
+        .await?;
+    ws.git(|wt| wt.discard_changes()).await?;
+    let sha = match committed {
+        Ok(sha) => sha.0,
+        Err(e @ (WorktreeError::ProtectedPath { .. } | WorktreeError::NothingToCommit)) => {
+            return Ok((None, Some(format!("the review fix was refused: {e}"))));
+        }
+        Err(e) => return Err(EngineError::Worktree(e)),
+    };
+    // Does each reproduction pass now?
+    let mut fixed = 0usize;
+    for r in records
+        .iter_mut()
+        .filter(|r| r.fate == FindingFate::HeldNotFixed)
+    {
+        let repro = reproduce(
+            books,
+            config,
             round,
-            "apply-review",
-            agent.apply_review(&task, &ctx),
+            ws,
+            &r.finding,
+            &sha,
+            &format!("repro-{}-after", r.finding.id),
         )
         .await?;
-        self.books
-            .account_agent("apply-review", agent.name(), started.elapsed(), &usage);
-        let answer = match ws
-            .keep_checked(got, |a| check_apply_review_answer(&task, a))
-            .await?
-        {
-            Ok(a) => a,
-            Err(refused) => return Ok((None, Some(refused.said_of("apply-review agent")))),
-        };
-        for o in &answer.outcomes {
-            if let Some(r) = records.iter_mut().find(|r| r.finding.id == o.id) {
-                r.fix_summary = Some(o.summary.clone());
-            }
+        r.exit_code_after_fix = repro.exit_code;
+        if repro.conclusive && repro.exit_code == Some(0) {
+            r.fate = FindingFate::HeldAndFixed;
+            fixed += 1;
         }
-        if answer
-            .outcomes
-            .iter()
-            .all(|o| o.status == FixStatus::Blocked)
-        {
-            ws.git(|wt| wt.discard_changes()).await?;
-            return Ok((
-                None,
-                Some("the apply-review agent fixed nothing (blocked)".to_owned()),
-            ));
-        }
-        let changed = ws.git(|wt| wt.changed_paths()).await?;
-        if changed.is_empty() {
-            return Ok((
-                None,
-                Some("the apply-review agent changed no file".to_owned()),
-            ));
-        }
-        let protected = ProtectedPaths::new(&self.config.paths.protected)?;
-        let held = &task.findings;
-        let ids: Vec<&str> = held.iter().map(|h| h.finding.id.as_str()).collect();
-        let mut message = format!(
-            "shepherd: fix pre-push review findings ({})\n\n",
-            ids.join(", ")
-        );
-        for h in held {
-            let title: String = h
-                .finding
-                .title
-                .lines()
-                .next()
-                .unwrap_or("")
-                .chars()
-                .take(200)
-                .collect();
-            message.push_str(&format!(
-                "- {} ({}): {title}\n",
-                h.finding.id, h.finding.severity
-            ));
-        }
-        let files = changed.clone();
-        let committed = ws
-            .git(move |wt| Ok(wt.commit_files(&message, &files, &protected)))
-            .await?;
-        ws.git(|wt| wt.discard_changes()).await?;
-        let sha = match committed {
-            Ok(sha) => sha.0,
-            Err(e @ (WorktreeError::ProtectedPath { .. } | WorktreeError::NothingToCommit)) => {
-                return Ok((None, Some(format!("the review fix was refused: {e}"))));
-            }
-            Err(e) => return Err(EngineError::Worktree(e)),
-        };
-        // Does each reproduction pass now?
-        let mut fixed = 0usize;
-        for r in records
-            .iter_mut()
-            .filter(|r| r.fate == FindingFate::HeldNotFixed)
-        {
-            let repro = self
-                .reproduce(
-                    round,
-                    ws,
-                    &r.finding,
-                    &sha,
-                    &format!("repro-{}-after", r.finding.id),
-                )
-                .await?;
-            r.exit_code_after_fix = repro.exit_code;
-            if repro.conclusive && repro.exit_code == Some(0) {
-                r.fate = FindingFate::HeldAndFixed;
-                fixed += 1;
-            }
-        }
-        if fixed == 0 {
-            let git = ws.git.clone();
-            let back = head.to_owned();
-            ws.git(move |wt| reset_hard(&git, wt.path(), &back)).await?;
-            return Ok((
-                None,
-                Some(
-                    "the review fix made no reproduction pass, so its commit was dropped"
-                        .to_owned(),
-                ),
-            ));
-        }
-        changes.commits.push(sha.clone());
-        self.books.event(
-            Some(round.n),
-            "commit",
-            serde_json::json!({ "sha": sha, "findings": ids, "files": changed, "unit": "apply-review" }),
-        )?;
-        Ok((Some(sha), None))
     }
+    if fixed == 0 {
+        let git = ws.git.clone();
+        let back = head.to_owned();
+        ws.git(move |wt| reset_hard(&git, wt.path(), &back)).await?;
+        return Ok((
+            None,
+            Some("the review fix made no reproduction pass, so its commit was dropped".to_owned()),
+        ));
+    }
+    books.event(
+        Some(round.n),
+        "commit",
+        serde_json::json!({ "sha": sha, "findings": ids, "files": changed, "unit": "apply-review" }),
+    )?;
+    Ok((Some(sha), None))
+}
 
-    fn write_review(&self, round: &Round, artifact: &ReviewArtifact) -> Result<()> {
-        self.books
-            .artifact(round, "pre-push-review.json", artifact)?;
-        write_text(
-            &round.dir.join("pre-push-review.md"),
-            &review_markdown(artifact),
-        )
-    }
+fn write_review(books: &Books, round: &Round, artifact: &ReviewArtifact) -> Result<()> {
+    books.artifact(round, "pre-push-review.json", artifact)?;
+    write_text(
+        &round.dir.join("pre-push-review.md"),
+        &review_markdown(artifact),
+    )
 }
 
 /// Markdown-safe text on one line ([`shepherd_core::escape::markdown_line`]).

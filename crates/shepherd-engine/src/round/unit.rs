@@ -199,15 +199,7 @@ pub(crate) fn commit_message(unit: &FixUnit, outcomes: &[ThreadOutcome]) -> Stri
     let mut body = String::new();
     for o in outcomes {
         if o.status != FixStatus::Blocked {
-            let line: String = o
-                .summary
-                .lines()
-                .next()
-                .unwrap_or("")
-                .chars()
-                .take(200)
-                .collect();
-            body.push_str(&format!("- {}: {line}\n", o.id));
+            body.push_str(&format!("- {}: {}\n", o.id, headline(&o.summary)));
         }
     }
     // One trailer per item the commit fixes: a re-run on a fresh state
@@ -222,6 +214,17 @@ pub(crate) fn commit_message(unit: &FixUnit, outcomes: &[ThreadOutcome]) -> Stri
         "{subject}\n\nReview threads: {}\n\n{body}\n{trailers}",
         ids.join(", ")
     )
+}
+
+/// The first line of `text`, at most 200 characters: what a commit
+/// message's body says of one change.
+pub(crate) fn headline(text: &str) -> String {
+    text.lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(200)
+        .collect()
 }
 
 /// The commit trailer naming an item a Shepherd commit fixes.
