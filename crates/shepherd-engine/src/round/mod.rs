@@ -160,7 +160,12 @@ impl Runner {
         // one that ends it does so before it commits anything.
         let fixed = self.stage_fix(fixing, &items).await?;
         tally.commits = fixed.0.commits.len();
-        let validated = step!(self.stage_validate(fixing, fixed));
+        let validated = step!(validate::stage(
+            &mut self.books,
+            &self.config,
+            fixing,
+            fixed
+        ));
         tally.commits = validated.0.commits.len();
         let reviewed = step!(review::stage(
             &mut self.books,
@@ -171,7 +176,13 @@ impl Runner {
             validated
         ));
         tally.commits = reviewed.0.commits.len();
-        let revalidated = step!(self.stage_revalidate(round, &ws, reviewed));
+        let revalidated = step!(validate::stage_revalidate(
+            &mut self.books,
+            &self.config,
+            round,
+            &ws,
+            reviewed
+        ));
         let gated = step!(gate::stage(
             &mut self.books,
             &self.config,

@@ -34,7 +34,7 @@ use shepherd_agent::{
 use shepherd_core::config::{CommandSpec, Config};
 
 use super::guard;
-use super::runner::Runner;
+use super::runner::Books;
 use super::state::{
     Changes, Fixed, Fixing, Flow, Revalidated, Reviewed, Round, RoundEnd, Step, Validated, Verified,
 };
@@ -329,6 +329,16 @@ struct Repair {
     outcome: String,
 }
 
+/// What failed, for the repair: the verify command, its run, the files
+/// its output names, and the files the round's commits touched.
+#[derive(Clone, Copy)]
+struct VerifyFailure<'a> {
+    cmd: &'a VerifyCommand,
+    run: &'a CommandRun,
+    named: &'a BTreeSet<String>,
+    touched: &'a [String],
+}
+
 #[derive(Serialize)]
 struct ValidateArtifact<'a> {
     skipped: Option<String>,
@@ -344,536 +354,562 @@ struct ValidateArtifact<'a> {
     fix_validation: &'a [super::unit::FixValidationRecord],
 }
 
-impl Runner {
-    /// The files the round's commits change, sorted.
-    async fn touched_files(&self, ws: &Workspace, changes: &Changes) -> Result<Vec<String>> {
-        let commits = changes.commits.clone();
-        ws.git(move |wt| {
-            let mut touched = BTreeSet::new();
-            for sha in &commits {
-                touched.extend(wt.files_of_commit(sha)?);
-            }
-            Ok(touched.into_iter().collect())
-        })
-        .await
-    }
-
-    async fn verify_once(
-        &self,
-        round: &Round,
-        ws: &Workspace,
-        cmd: &VerifyCommand,
-        label: &'static str,
-        log: &str,
-    ) -> Result<(Attempt, CommandRun)> {
-        self.books.emit(ProgressEvent::Waiting {
-            round: round.n,
-            what: format!("verify: {}", cmd.shown()),
-        });
-        let head = ws.git(|wt| wt.head_sha()).await?.0;
-        let root = ws.path().to_path_buf();
-        let run = run_command(&cmd.argv, &root, self.config.verify.timeout(), false).await;
-        write_text(&round.dir.join(log), &run.output)?;
-        let named = if run.passed() {
-            BTreeSet::new()
-        } else {
-            files_named_in(&run.output, &root)
-        };
-        Ok((
-            Attempt {
-                label,
-                head,
-                exit_code: run.exit_code,
-                timed_out: run.timed_out,
-                passed: run.passed(),
-                duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
-                log: log.to_owned(),
-                files_named: named.into_iter().collect(),
-                blame: None,
-            },
-            run,
-        ))
-    }
-
-    /// The verify command on the round's fixes (and one repair when they
-    /// broke it), or the end of the round when a fix-validation call broke
-    /// the read-only rule (before any commit of this stage).
-    pub(crate) async fn stage_validate(
-        &mut self,
-        fixing: Fixing<'_>,
-        fixed: Fixed,
-    ) -> Result<Step<Validated>> {
-        let Fixed(mut changes) = fixed;
-        let flow = self.validate(fixing, &mut changes).await?;
-        Ok(flow.map(|()| Validated(changes)))
-    }
-
-    async fn validate(&mut self, fixing: Fixing<'_>, changes: &mut Changes) -> Result<Flow> {
-        let round = fixing.round;
-        if let Err(reason) = guard::check_fix_validations(&mut self.books, round, changes)? {
-            return Ok(Err(RoundEnd::Failed { reason }));
+/// The files the round's commits change, sorted.
+async fn touched_files(ws: &Workspace, changes: &Changes) -> Result<Vec<String>> {
+    let commits = changes.commits.clone();
+    ws.git(move |wt| {
+        let mut touched = BTreeSet::new();
+        for sha in &commits {
+            touched.extend(wt.files_of_commit(sha)?);
         }
-        if changes.commits.is_empty() {
-            let artifact = ValidateArtifact {
-                skipped: Some("the round made no commit".to_owned()),
+        Ok(touched.into_iter().collect())
+    })
+    .await
+}
+
+async fn verify_once(
+    books: &Books,
+    config: &Config,
+    round: &Round,
+    ws: &Workspace,
+    cmd: &VerifyCommand,
+    label: &'static str,
+    log: &str,
+) -> Result<(Attempt, CommandRun)> {
+    books.emit(ProgressEvent::Waiting {
+        round: round.n,
+        what: format!("verify: {}", cmd.shown()),
+    });
+    let head = ws.git(|wt| wt.head_sha()).await?.0;
+    let root = ws.path().to_path_buf();
+    let run = run_command(&cmd.argv, &root, config.verify.timeout(), false).await;
+    write_text(&round.dir.join(log), &run.output)?;
+    let named = if run.passed() {
+        BTreeSet::new()
+    } else {
+        files_named_in(&run.output, &root)
+    };
+    Ok((
+        Attempt {
+            label,
+            head,
+            exit_code: run.exit_code,
+            timed_out: run.timed_out,
+            passed: run.passed(),
+            duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
+            log: log.to_owned(),
+            files_named: named.into_iter().collect(),
+            blame: None,
+        },
+        run,
+    ))
+}
+
+/// The verify command on the round's fixes (and one repair when they
+/// broke it), or the end of the round when a fix-validation call broke
+/// the read-only rule (before any commit of this stage).
+pub(crate) async fn stage(
+    books: &mut Books,
+    config: &Config,
+    fixing: Fixing<'_>,
+    fixed: Fixed,
+) -> Result<Step<Validated>> {
+    let Fixed(mut changes) = fixed;
+    let flow = validate(books, config, fixing, &mut changes).await?;
+    Ok(flow.map(|()| Validated(changes)))
+}
+
+async fn validate(
+    books: &mut Books,
+    config: &Config,
+    fixing: Fixing<'_>,
+    changes: &mut Changes,
+) -> Result<Flow> {
+    let round = fixing.round;
+    if let Err(reason) = guard::check_fix_validations(books, round, changes)? {
+        return Ok(Err(RoundEnd::Failed { reason }));
+    }
+    if changes.commits.is_empty() {
+        let artifact = ValidateArtifact {
+            skipped: Some("the round made no commit".to_owned()),
+            command: None,
+            passed: true,
+            exit_code: None,
+            timed_out: false,
+            duration_ms: 0,
+            touched_files: Vec::new(),
+            attempts: Vec::new(),
+            repair: None,
+            note: None,
+            fix_validation: &changes.fix_validations,
+        };
+        books.artifact(round, "validate.json", &artifact)?;
+        return Ok(Ok(()));
+    }
+    let root = fixing.ws.path().to_path_buf();
+    let touched = touched_files(fixing.ws, changes).await?;
+    let Some(cmd) = discover(config, &root) else {
+        let reason = "no verify command: set `[verify] command` in shepherd.toml, or add \
+                      verify.sh or .shepherd/verify; nothing unverified is pushed, so the push \
+                      was refused"
+            .to_owned();
+        let head = fixing.ws.git(|wt| wt.head_sha()).await?.0;
+        changes.verified = Some(Verified {
+            head,
+            passed: false,
+            reason: Some(reason.clone()),
+        });
+        books.artifact(
+            round,
+            "validate.json",
+            &ValidateArtifact {
+                skipped: None,
                 command: None,
-                passed: true,
+                passed: false,
                 exit_code: None,
                 timed_out: false,
                 duration_ms: 0,
-                touched_files: Vec::new(),
+                touched_files: touched,
                 attempts: Vec::new(),
                 repair: None,
-                note: None,
+                note: Some(reason),
                 fix_validation: &changes.fix_validations,
-            };
-            self.books.artifact(round, "validate.json", &artifact)?;
-            return Ok(Ok(()));
-        }
-        let root = fixing.ws.path().to_path_buf();
-        let touched = self.touched_files(fixing.ws, changes).await?;
-        let Some(cmd) = discover(&self.config, &root) else {
-            let reason = "no verify command: set `[verify] command` in shepherd.toml, or add \
-                          verify.sh or .shepherd/verify; nothing unverified is pushed, so the push \
-                          was refused"
-                .to_owned();
-            let head = fixing.ws.git(|wt| wt.head_sha()).await?.0;
-            changes.verified = Some(Verified {
-                head,
-                passed: false,
-                reason: Some(reason.clone()),
-            });
-            self.books.artifact(
-                round,
-                "validate.json",
-                &ValidateArtifact {
-                    skipped: None,
-                    command: None,
-                    passed: false,
-                    exit_code: None,
-                    timed_out: false,
-                    duration_ms: 0,
-                    touched_files: touched,
-                    attempts: Vec::new(),
-                    repair: None,
-                    note: Some(reason),
-                    fix_validation: &changes.fix_validations,
-                },
-            )?;
-            self.books.stage_done(
-                round,
-                Stage::Validate,
-                "no verify command: the push will be refused".to_owned(),
-            )?;
-            return Ok(Ok(()));
-        };
-
-        let mut attempts = Vec::new();
-        let (mut first, run) = self
-            .verify_once(round, fixing.ws, &cmd, "verify", "verify.log")
-            .await?;
-        let mut repair = None;
-        let mut note = None;
-        let mut last = run;
-        if !first.passed {
-            let named: BTreeSet<String> = first.files_named.iter().cloned().collect();
-            let blame = classify_failure(&named, &touched);
-            first.blame = Some(blame);
-            if blame == FailureClass::PreExisting {
-                note = Some(format!(
-                    "the failure names only files this round did not touch ({}): it looks \
-                     pre-existing, so no repair was attempted",
-                    first.files_named.join(", ")
-                ));
-            } else {
-                let r = self
-                    .repair(fixing, changes, &cmd, &last, &named, &touched)
-                    .await?;
-                let repaired = r.commit.is_some();
-                repair = Some(r);
-                if repaired {
-                    attempts.push(first);
-                    let (second, run) = self
-                        .verify_once(
-                            round,
-                            fixing.ws,
-                            &cmd,
-                            "after-repair",
-                            "verify-after-repair.log",
-                        )
-                        .await?;
-                    first = second;
-                    last = run;
-                }
-            }
-        }
-        let passed = first.passed;
-        let head = first.head.clone();
-        attempts.push(first);
-        let shown = cmd.shown();
-        let reason = (!passed).then(|| {
-            let log = attempts.last().map_or("verify.log", |a| a.log.as_str());
-            // Only a failure in what the round touched is the round's: one
-            // already there (a reviewer's push) is not blamed on it.
-            let on = if changes.commits.is_empty() {
-                "on the PR's head (this round made no commit)"
-            } else if note.is_some() {
-                "on the PR's head with this round's commits (in files the round did not touch)"
-            } else {
-                "on this round's commits"
-            };
-            format!(
-                "the verify command `{shown}` {} {on}; the push was refused ({}see {})",
-                last.failure_words(),
-                note.as_ref().map_or(String::new(), |n| format!("{n}; ")),
-                round.dir.join(log).display()
-            )
-        });
-        changes.verified = Some(Verified {
-            head,
-            passed,
-            reason: reason.clone(),
-        });
-        let summary = match (&repair, passed) {
-            (_, true) if attempts.len() > 1 => {
-                format!("`{shown}` passed after one repair ({})", cmd.source)
-            }
-            (_, true) => format!("`{shown}` passed ({})", cmd.source),
-            // A repair that was never tried (the builtin provider, no fix
-            // to repair) is not called an attempt.
-            (Some(r), false) if r.items.is_empty() => format!(
-                "`{shown}` {} ({}): the push will be refused",
-                last.failure_words(),
-                r.outcome
-            ),
-            (Some(_), false) => format!(
-                "`{shown}` {} after one repair attempt: the push will be refused",
-                last.failure_words()
-            ),
-            (None, false) => format!(
-                "`{shown}` {}: the push will be refused{}",
-                last.failure_words(),
-                if note.is_some() {
-                    " (looks pre-existing)"
-                } else {
-                    ""
-                }
-            ),
-        };
-        let artifact = ValidateArtifact {
-            skipped: None,
-            command: Some(cmd.clone()),
-            passed,
-            exit_code: last.exit_code,
-            timed_out: last.timed_out,
-            duration_ms: attempts.iter().map(|a| a.duration_ms).sum(),
-            touched_files: touched,
-            attempts,
-            repair,
-            note,
-            fix_validation: &changes.fix_validations,
-        };
-        self.books.artifact(round, "validate.json", &artifact)?;
-        self.books.stage_done(round, Stage::Validate, summary)?;
-        Ok(Ok(()))
-    }
-
-    /// One repair attempt in the run's worktree, committed by Shepherd.
-    async fn repair(
-        &mut self,
-        fixing: Fixing<'_>,
-        changes: &mut Changes,
-        cmd: &VerifyCommand,
-        failed: &CommandRun,
-        named: &BTreeSet<String>,
-        touched: &[String],
-    ) -> Result<Repair> {
-        let round = fixing.round;
-        let Some((agent, role)) = repair_agent(fixing.ws) else {
-            return Ok(Repair {
-                provider: "builtin".to_owned(),
-                items: Vec::new(),
-                commit: None,
-                outcome: "no repair: the builtin provider makes no repair attempt".to_owned(),
-            });
-        };
-        // The round's own fixes whose commit touches a file the failure
-        // names; all of them when it names none.
-        let mut fixed = Vec::new();
-        for (w, p) in &changes.planned {
-            if p.carried {
-                continue;
-            }
-            if let Some(sha) = p.result.commit.clone() {
-                let files = fixing.ws.git(move |wt| wt.files_of_commit(&sha)).await?;
-                fixed.push((w.clone(), files));
-            }
-        }
-        let blamed: Vec<_> = fixed
-            .iter()
-            .filter(|(_, files)| files.iter().any(|f| named.contains(f)))
-            .map(|(w, _)| w.clone())
-            .collect();
-        let items: Vec<_> = if blamed.is_empty() {
-            fixed.into_iter().map(|(w, _)| w).collect()
-        } else {
-            blamed
-        };
-        if items.is_empty() {
-            return Ok(Repair {
-                provider: agent.name().to_owned(),
-                items: Vec::new(),
-                commit: None,
-                outcome: "no repair: no fix of this round to repair".to_owned(),
-            });
-        }
-        let tail: String = {
-            let chars: Vec<char> = failed.output.chars().collect();
-            chars[chars.len().saturating_sub(3000)..].iter().collect()
-        };
-        let reasoning = format!(
-            "Shepherd's verify command failed after this round's fixes: `{}` {}. Repair the fix \
-             so that the command passes, keeping what the comment asked for; change only what the \
-             failure needs. The end of its output: {tail}",
-            cmd.shown(),
-            failed.failure_words()
-        );
-        let snapshot = &fixing.synced.snapshot;
-        let task_items = items
-            .iter()
-            .map(|w| {
-                task_item(w, snapshot).with_triage(TriageNote {
-                    reasoning: reasoning.clone(),
-                    reply_hint: fixing
-                        .decided
-                        .triage
-                        .get(w.id())
-                        .map(|d| d.reply_hint.clone())
-                        .unwrap_or_default(),
-                })
-            })
-            .collect();
-        let files_hint: Vec<String> = {
-            let hit: Vec<String> = named
-                .iter()
-                .filter(|f| touched.contains(f))
-                .cloned()
-                .collect();
-            if hit.is_empty() {
-                touched.to_vec()
-            } else {
-                hit
-            }
-        };
-        let task = FixTask {
-            pr: PrContext::new(snapshot.forge, &snapshot.pr),
-            worktree: fixing.ws.path().to_path_buf(),
-            items: task_items,
-            cluster: None,
-            files_hint,
-        };
-        let ids: Vec<String> = items.iter().map(|w| w.id().to_owned()).collect();
-        fixing.ws.git(|wt| wt.discard_changes()).await?;
-        let usage = UsageLog::new();
-        let ctx = round.agent_ctx("repair", &usage);
-        let started = Instant::now();
-        let got = guard::writing_call(
-            &mut self.books,
-            fixing.ws,
+            },
+        )?;
+        books.stage_done(
             round,
-            "repair",
-            agent.fix(&task, &ctx),
-        )
-        .await?;
-        self.books
-            .account_agent(role, agent.name(), started.elapsed(), &usage);
-        let mut record = Repair {
-            provider: agent.name().to_owned(),
-            items: ids,
-            commit: None,
-            outcome: String::new(),
-        };
-        let answer = match fixing
-            .ws
-            .keep_checked(got, |a| check_fix_answer(&task, a))
-            .await?
-        {
-            Ok(a) => a,
-            Err(refused) => {
-                record.outcome = refused.said_of("repair agent");
-                return Ok(record);
-            }
-        };
-        if answer
-            .outcomes
-            .iter()
-            .all(|o| o.status == FixStatus::Blocked)
-        {
-            fixing.ws.git(|wt| wt.discard_changes()).await?;
-            record.outcome = "the repair agent could not repair it (blocked)".to_owned();
-            return Ok(record);
-        }
-        let changed = fixing.ws.git(|wt| wt.changed_paths()).await?;
-        if changed.is_empty() {
-            record.outcome = "the repair agent changed nothing".to_owned();
-            return Ok(record);
-        }
-        let protected = ProtectedPaths::new(&self.config.paths.protected)?;
-        let message = format!(
-            "shepherd: repair `{}` after the review fixes\n\nReview threads: {}\n",
-            cmd.shown(),
-            record.items.join(", ")
-        );
-        let files = changed.clone();
-        let committed = fixing
-            .ws
-            .git(move |wt| Ok(wt.commit_files(&message, &files, &protected)))
+            Stage::Validate,
+            "no verify command: the push will be refused".to_owned(),
+        )?;
+        return Ok(Ok(()));
+    };
+
+    let mut attempts = Vec::new();
+    let (mut first, run) = verify_once(
+        books,
+        config,
+        round,
+        fixing.ws,
+        &cmd,
+        "verify",
+        "verify.log",
+    )
+    .await?;
+    let mut repair = None;
+    let mut note = None;
+    let mut last = run;
+    if !first.passed {
+        let named: BTreeSet<String> = first.files_named.iter().cloned().collect();
+        let blame = classify_failure(&named, &touched);
+        first.blame = Some(blame);
+        if blame == FailureClass::PreExisting {
+            note = Some(format!(
+                "the failure names only files this round did not touch ({}): it looks \
+                 pre-existing, so no repair was attempted",
+                first.files_named.join(", ")
+            ));
+        } else {
+            let r = attempt_repair(
+                books,
+                config,
+                fixing,
+                changes,
+                VerifyFailure {
+                    cmd: &cmd,
+                    run: &last,
+                    named: &named,
+                    touched: &touched,
+                },
+            )
             .await?;
-        fixing.ws.git(|wt| wt.discard_changes()).await?;
-        match committed {
-            Ok(sha) => {
-                changes.commits.push(sha.0.clone());
-                self.books.event(
-                    Some(round.n),
-                    "commit",
-                    serde_json::json!({ "sha": sha.0, "items": record.items, "files": changed, "unit": "repair" }),
-                )?;
-                record.outcome = "repaired and committed".to_owned();
-                record.commit = Some(sha.0);
+            let repaired = r.commit.is_some();
+            repair = Some(r);
+            if repaired {
+                attempts.push(first);
+                let (second, run) = verify_once(
+                    books,
+                    config,
+                    round,
+                    fixing.ws,
+                    &cmd,
+                    "after-repair",
+                    "verify-after-repair.log",
+                )
+                .await?;
+                first = second;
+                last = run;
             }
-            Err(e @ (WorktreeError::ProtectedPath { .. } | WorktreeError::NothingToCommit)) => {
-                record.outcome = format!("the repair was refused: {e}");
-            }
-            Err(e) => return Err(EngineError::Worktree(e)),
         }
-        Ok(record)
     }
+    let passed = first.passed;
+    let head = first.head.clone();
+    attempts.push(first);
+    let shown = cmd.shown();
+    let reason = (!passed).then(|| {
+        let log = attempts.last().map_or("verify.log", |a| a.log.as_str());
+        // Only a failure in what the round touched is the round's: one
+        // already there (a reviewer's push) is not blamed on it.
+        let on = if changes.commits.is_empty() {
+            "on the PR's head (this round made no commit)"
+        } else if note.is_some() {
+            "on the PR's head with this round's commits (in files the round did not touch)"
+        } else {
+            "on this round's commits"
+        };
+        format!(
+            "the verify command `{shown}` {} {on}; the push was refused ({}see {})",
+            last.failure_words(),
+            note.as_ref().map_or(String::new(), |n| format!("{n}; ")),
+            round.dir.join(log).display()
+        )
+    });
+    changes.verified = Some(Verified {
+        head,
+        passed,
+        reason: reason.clone(),
+    });
+    let summary = match (&repair, passed) {
+        (_, true) if attempts.len() > 1 => {
+            format!("`{shown}` passed after one repair ({})", cmd.source)
+        }
+        (_, true) => format!("`{shown}` passed ({})", cmd.source),
+        // A repair that was never tried (the builtin provider, no fix
+        // to repair) is not called an attempt.
+        (Some(r), false) if r.items.is_empty() => format!(
+            "`{shown}` {} ({}): the push will be refused",
+            last.failure_words(),
+            r.outcome
+        ),
+        (Some(_), false) => format!(
+            "`{shown}` {} after one repair attempt: the push will be refused",
+            last.failure_words()
+        ),
+        (None, false) => format!(
+            "`{shown}` {}: the push will be refused{}",
+            last.failure_words(),
+            if note.is_some() {
+                " (looks pre-existing)"
+            } else {
+                ""
+            }
+        ),
+    };
+    let artifact = ValidateArtifact {
+        skipped: None,
+        command: Some(cmd.clone()),
+        passed,
+        exit_code: last.exit_code,
+        timed_out: last.timed_out,
+        duration_ms: attempts.iter().map(|a| a.duration_ms).sum(),
+        touched_files: touched,
+        attempts,
+        repair,
+        note,
+        fix_validation: &changes.fix_validations,
+    };
+    books.artifact(round, "validate.json", &artifact)?;
+    books.stage_done(round, Stage::Validate, summary)?;
+    Ok(Ok(()))
+}
 
-    /// The verify command on the HEAD to push (reused when validate ran it
-    /// there), or the end of the round when it did not pass.
-    pub(crate) async fn stage_revalidate(
-        &mut self,
-        round: &Round,
-        ws: &Workspace,
-        reviewed: Reviewed,
-    ) -> Result<Step<Revalidated>> {
-        let Reviewed(mut changes) = reviewed;
-        let flow = self.revalidate(round, ws, &mut changes).await?;
-        Ok(flow.map(|()| Revalidated(changes)))
+/// One repair attempt in the run's worktree, committed by Shepherd.
+async fn attempt_repair(
+    books: &mut Books,
+    config: &Config,
+    fixing: Fixing<'_>,
+    changes: &mut Changes,
+    failure: VerifyFailure<'_>,
+) -> Result<Repair> {
+    let VerifyFailure {
+        cmd,
+        run: failed,
+        named,
+        touched,
+    } = failure;
+    let round = fixing.round;
+    let Some((agent, role)) = repair_agent(fixing.ws) else {
+        return Ok(Repair {
+            provider: "builtin".to_owned(),
+            items: Vec::new(),
+            commit: None,
+            outcome: "no repair: the builtin provider makes no repair attempt".to_owned(),
+        });
+    };
+    // The round's own fixes whose commit touches a file the failure
+    // names; all of them when it names none.
+    let mut fixed = Vec::new();
+    for (w, p) in &changes.planned {
+        if p.carried {
+            continue;
+        }
+        if let Some(sha) = p.result.commit.clone() {
+            let files = fixing.ws.git(move |wt| wt.files_of_commit(&sha)).await?;
+            fixed.push((w.clone(), files));
+        }
     }
+    let blamed: Vec<_> = fixed
+        .iter()
+        .filter(|(_, files)| files.iter().any(|f| named.contains(f)))
+        .map(|(w, _)| w.clone())
+        .collect();
+    let items: Vec<_> = if blamed.is_empty() {
+        fixed.into_iter().map(|(w, _)| w).collect()
+    } else {
+        blamed
+    };
+    if items.is_empty() {
+        return Ok(Repair {
+            provider: agent.name().to_owned(),
+            items: Vec::new(),
+            commit: None,
+            outcome: "no repair: no fix of this round to repair".to_owned(),
+        });
+    }
+    let tail: String = {
+        let chars: Vec<char> = failed.output.chars().collect();
+        chars[chars.len().saturating_sub(3000)..].iter().collect()
+    };
+    let reasoning = format!(
+        "Shepherd's verify command failed after this round's fixes: `{}` {}. Repair the fix \
+         so that the command passes, keeping what the comment asked for; change only what the \
+         failure needs. The end of its output: {tail}",
+        cmd.shown(),
+        failed.failure_words()
+    );
+    let snapshot = &fixing.synced.snapshot;
+    let task_items = items
+        .iter()
+        .map(|w| {
+            task_item(w, snapshot).with_triage(TriageNote {
+                reasoning: reasoning.clone(),
+                reply_hint: fixing
+                    .decided
+                    .triage
+                    .get(w.id())
+                    .map(|d| d.reply_hint.clone())
+                    .unwrap_or_default(),
+            })
+        })
+        .collect();
+    let files_hint: Vec<String> = {
+        let hit: Vec<String> = named
+            .iter()
+            .filter(|f| touched.contains(f))
+            .cloned()
+            .collect();
+        if hit.is_empty() {
+            touched.to_vec()
+        } else {
+            hit
+        }
+    };
+    let task = FixTask {
+        pr: PrContext::new(snapshot.forge, &snapshot.pr),
+        worktree: fixing.ws.path().to_path_buf(),
+        items: task_items,
+        cluster: None,
+        files_hint,
+    };
+    let ids: Vec<String> = items.iter().map(|w| w.id().to_owned()).collect();
+    fixing.ws.git(|wt| wt.discard_changes()).await?;
+    let usage = UsageLog::new();
+    let ctx = round.agent_ctx("repair", &usage);
+    let started = Instant::now();
+    let got =
+        guard::writing_call(books, fixing.ws, round, "repair", agent.fix(&task, &ctx)).await?;
+    books.account_agent(role, agent.name(), started.elapsed(), &usage);
+    let mut record = Repair {
+        provider: agent.name().to_owned(),
+        items: ids,
+        commit: None,
+        outcome: String::new(),
+    };
+    let answer = match fixing
+        .ws
+        .keep_checked(got, |a| check_fix_answer(&task, a))
+        .await?
+    {
+        Ok(a) => a,
+        Err(refused) => {
+            record.outcome = refused.said_of("repair agent");
+            return Ok(record);
+        }
+    };
+    if answer
+        .outcomes
+        .iter()
+        .all(|o| o.status == FixStatus::Blocked)
+    {
+        fixing.ws.git(|wt| wt.discard_changes()).await?;
+        record.outcome = "the repair agent could not repair it (blocked)".to_owned();
+        return Ok(record);
+    }
+    let changed = fixing.ws.git(|wt| wt.changed_paths()).await?;
+    if changed.is_empty() {
+        record.outcome = "the repair agent changed nothing".to_owned();
+        return Ok(record);
+    }
+    let protected = ProtectedPaths::new(&config.paths.protected)?;
+    let message = format!(
+        "shepherd: repair `{}` after the review fixes\n\nReview threads: {}\n",
+        cmd.shown(),
+        record.items.join(", ")
+    );
+    let files = changed.clone();
+    let committed = fixing
+        .ws
+        .git(move |wt| Ok(wt.commit_files(&message, &files, &protected)))
+        .await?;
+    fixing.ws.git(|wt| wt.discard_changes()).await?;
+    match committed {
+        Ok(sha) => {
+            changes.commits.push(sha.0.clone());
+            books.event(
+                Some(round.n),
+                "commit",
+                serde_json::json!({ "sha": sha.0, "items": record.items, "files": changed, "unit": "repair" }),
+            )?;
+            record.outcome = "repaired and committed".to_owned();
+            record.commit = Some(sha.0);
+        }
+        Err(e @ (WorktreeError::ProtectedPath { .. } | WorktreeError::NothingToCommit)) => {
+            record.outcome = format!("the repair was refused: {e}");
+        }
+        Err(e) => return Err(EngineError::Worktree(e)),
+    }
+    Ok(record)
+}
 
-    async fn revalidate(
-        &mut self,
-        round: &Round,
-        ws: &Workspace,
-        changes: &mut Changes,
-    ) -> Result<Flow> {
-        if changes.commits.is_empty() {
+/// The verify command on the HEAD to push (reused when validate ran it
+/// there), or the end of the round when it did not pass.
+pub(crate) async fn stage_revalidate(
+    books: &mut Books,
+    config: &Config,
+    round: &Round,
+    ws: &Workspace,
+    reviewed: Reviewed,
+) -> Result<Step<Revalidated>> {
+    let Reviewed(mut changes) = reviewed;
+    let flow = revalidate(books, config, round, ws, &mut changes).await?;
+    Ok(flow.map(|()| Revalidated(changes)))
+}
+
+async fn revalidate(
+    books: &mut Books,
+    config: &Config,
+    round: &Round,
+    ws: &Workspace,
+    changes: &mut Changes,
+) -> Result<Flow> {
+    if changes.commits.is_empty() {
+        return Ok(Ok(()));
+    }
+    let head = ws.git(|wt| wt.head_sha()).await?.0;
+    #[derive(Serialize)]
+    struct Revalidate<'a> {
+        head: &'a str,
+        reused: bool,
+        passed: bool,
+        command: Option<VerifyCommand>,
+        exit_code: Option<i32>,
+        reason: Option<&'a str>,
+    }
+    if let Some(v) = changes.verified.clone().filter(|v| v.head == head) {
+        books.artifact(
+            round,
+            "revalidate.json",
+            &Revalidate {
+                head: &head,
+                reused: true,
+                passed: v.passed,
+                command: None,
+                exit_code: None,
+                reason: v.reason.as_deref(),
+            },
+        )?;
+        if v.passed {
+            books.stage_done(
+                round,
+                Stage::Revalidate,
+                "HEAD unchanged since the verify command passed".to_owned(),
+            )?;
             return Ok(Ok(()));
         }
-        let head = ws.git(|wt| wt.head_sha()).await?.0;
-        #[derive(Serialize)]
-        struct Revalidate<'a> {
-            head: &'a str,
-            reused: bool,
-            passed: bool,
-            command: Option<VerifyCommand>,
-            exit_code: Option<i32>,
-            reason: Option<&'a str>,
-        }
-        if let Some(v) = changes.verified.clone().filter(|v| v.head == head) {
-            self.books.artifact(
-                round,
-                "revalidate.json",
-                &Revalidate {
-                    head: &head,
-                    reused: true,
-                    passed: v.passed,
-                    command: None,
-                    exit_code: None,
-                    reason: v.reason.as_deref(),
-                },
-            )?;
-            if v.passed {
-                self.books.stage_done(
-                    round,
-                    Stage::Revalidate,
-                    "HEAD unchanged since the verify command passed".to_owned(),
-                )?;
-                return Ok(Ok(()));
-            }
-            self.books
-                .stage_done(round, Stage::Revalidate, "push refused".to_owned())?;
-            return Ok(Err(RoundEnd::Failed {
-                reason: v
-                    .reason
-                    .unwrap_or_else(|| "the verify command failed".to_owned()),
-            }));
-        }
-        let root = ws.path().to_path_buf();
-        let Some(cmd) = discover(&self.config, &root) else {
-            let reason = "no verify command: nothing unverified is pushed, so the push was refused";
-            self.books.artifact(
-                round,
-                "revalidate.json",
-                &Revalidate {
-                    head: &head,
-                    reused: false,
-                    passed: false,
-                    command: None,
-                    exit_code: None,
-                    reason: Some(reason),
-                },
-            )?;
-            self.books
-                .stage_done(round, Stage::Revalidate, "push refused".to_owned())?;
-            return Ok(Err(RoundEnd::Failed {
-                reason: reason.to_owned(),
-            }));
-        };
-        let (attempt, run) = self
-            .verify_once(round, ws, &cmd, "revalidate", "revalidate.log")
-            .await?;
-        let reason = (!attempt.passed).then(|| {
-            format!(
-                "the verify command `{}` {} on the commits to push (after the pre-push review); \
-                 the push was refused (see {})",
-                cmd.shown(),
-                run.failure_words(),
-                round.dir.join("revalidate.log").display()
-            )
-        });
-        self.books.artifact(
+        books.stage_done(round, Stage::Revalidate, "push refused".to_owned())?;
+        return Ok(Err(RoundEnd::Failed {
+            reason: v
+                .reason
+                .unwrap_or_else(|| "the verify command failed".to_owned()),
+        }));
+    }
+    let root = ws.path().to_path_buf();
+    let Some(cmd) = discover(config, &root) else {
+        let reason = "no verify command: nothing unverified is pushed, so the push was refused";
+        books.artifact(
             round,
             "revalidate.json",
             &Revalidate {
                 head: &head,
                 reused: false,
-                passed: attempt.passed,
-                command: Some(cmd.clone()),
-                exit_code: attempt.exit_code,
-                reason: reason.as_deref(),
+                passed: false,
+                command: None,
+                exit_code: None,
+                reason: Some(reason),
             },
         )?;
-        changes.verified = Some(Verified {
-            head,
+        books.stage_done(round, Stage::Revalidate, "push refused".to_owned())?;
+        return Ok(Err(RoundEnd::Failed {
+            reason: reason.to_owned(),
+        }));
+    };
+    let (attempt, run) = verify_once(
+        books,
+        config,
+        round,
+        ws,
+        &cmd,
+        "revalidate",
+        "revalidate.log",
+    )
+    .await?;
+    let reason = (!attempt.passed).then(|| {
+        format!(
+            "the verify command `{}` {} on the commits to push (after the pre-push review); \
+             the push was refused (see {})",
+            cmd.shown(),
+            run.failure_words(),
+            round.dir.join("revalidate.log").display()
+        )
+    });
+    books.artifact(
+        round,
+        "revalidate.json",
+        &Revalidate {
+            head: &head,
+            reused: false,
             passed: attempt.passed,
-            reason: reason.clone(),
-        });
-        match reason {
-            None => {
-                self.books.stage_done(
-                    round,
-                    Stage::Revalidate,
-                    format!("`{}` passed on the commits to push", cmd.shown()),
-                )?;
-                Ok(Ok(()))
-            }
-            Some(reason) => {
-                self.books
-                    .stage_done(round, Stage::Revalidate, "push refused".to_owned())?;
-                Ok(Err(RoundEnd::Failed { reason }))
-            }
+            command: Some(cmd.clone()),
+            exit_code: attempt.exit_code,
+            reason: reason.as_deref(),
+        },
+    )?;
+    changes.verified = Some(Verified {
+        head,
+        passed: attempt.passed,
+        reason: reason.clone(),
+    });
+    match reason {
+        None => {
+            books.stage_done(
+                round,
+                Stage::Revalidate,
+                format!("`{}` passed on the commits to push", cmd.shown()),
+            )?;
+            Ok(Ok(()))
+        }
+        Some(reason) => {
+            books.stage_done(round, Stage::Revalidate, "push refused".to_owned())?;
+            Ok(Err(RoundEnd::Failed { reason }))
         }
     }
 }
