@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 use shepherd_core::classify::{Classified, ItemKind};
-use shepherd_core::gate::{GateItem, GateItemKind, ItemResult};
+use shepherd_core::gate::{resolve_authorized, GateConfig, GateItem, GateItemKind, ItemResult};
 use shepherd_core::model::{AuthorKind, PrSnapshot, ReviewThread, TopLevelComment};
-use shepherd_core::Decision;
+use shepherd_core::{Decision, Outcome};
 
 /// One item the round acts on, with what the snapshot says of it.
 #[derive(Debug, Clone)]
@@ -142,6 +142,40 @@ pub(crate) struct Planned {
 }
 
 impl Planned {
+    /// The plan of this round for `item`: `decision` and `outcome`, with
+    /// `reply`, its resolve authorized as the gate's rules (`gate`) say; no
+    /// commit, metadata edit or fixer's summary (yet).
+    pub(crate) fn new(
+        item: &WorkItem,
+        decision: Decision,
+        outcome: Outcome,
+        reply: String,
+        gate: &GateConfig,
+    ) -> Self {
+        Planned {
+            result: ItemResult {
+                item_id: item.id().to_owned(),
+                decision,
+                outcome,
+                commit: None,
+                metadata_applied: false,
+                reply,
+                reply_target: item.reply_target(),
+                resolve_authorized: resolve_authorized(
+                    decision,
+                    outcome,
+                    &item.gate_item().kind,
+                    gate,
+                ),
+                cluster_files: Vec::new(),
+            },
+            kind: item.classified.kind,
+            fix_kind: None,
+            summary: String::new(),
+            carried: false,
+        }
+    }
+
     /// The ledger entry of this result in round `round` as the gate passed
     /// it: decided, not yet replied or resolved.
     pub(crate) fn entry(&self, round: u32) -> shepherd_core::LedgerEntry {

@@ -22,14 +22,14 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use shepherd_agent::{FixStatus, FixTask, PrContext, TaskItem, TriageNote};
-use shepherd_core::config::APPROVAL_LABEL;
+use shepherd_core::config::{Config, APPROVAL_LABEL};
 use shepherd_core::gate::resolve_authorized;
 use shepherd_core::reply::Said;
 use shepherd_core::{Decision, LedgerEntry, Outcome};
 use shepherd_forge::Forge;
 
 use super::item::WorkItem;
-use super::runner::Runner;
+use super::runner::Books;
 use super::state::Round;
 use super::unit::UnitResult;
 use super::unit::{blocked_all, blocked_by_failure, FixUnit, JobOutput};
@@ -280,299 +280,297 @@ pub(crate) async fn read_pr_fields(
         .map_err(|e| format!("cannot read the pull request's description: {e}"))
 }
 
-impl Runner {
-    /// Apply a metadata unit's edit; the result of its one item.
-    pub(crate) async fn merge_metadata(
-        &mut self,
-        round: &Round,
-        unit: &FixUnit,
-        out: JobOutput,
-    ) -> Result<BTreeMap<String, UnitResult>> {
-        let Some(item) = unit.items.first() else {
-            return Ok(BTreeMap::new());
-        };
-        let answer = match out.answer {
-            Ok(a) => a,
-            Err(failure) => return Ok(blocked_by_failure(unit, &failure)),
-        };
-        let Some(outcome) = answer.outcomes.into_iter().find(|o| o.id == item.id()) else {
-            return Ok(blocked_all(unit, "the fixer gave no outcome for it"));
-        };
-        if outcome.status == FixStatus::Blocked {
-            return Ok(BTreeMap::from([(
+/// Apply a metadata unit's edit; the result of its one item.
+pub(crate) async fn merge_metadata(
+    books: &mut Books,
+    forge: &dyn Forge,
+    config: &Config,
+    round: &Round,
+    unit: &FixUnit,
+    out: JobOutput,
+) -> Result<BTreeMap<String, UnitResult>> {
+    let Some(item) = unit.items.first() else {
+        return Ok(BTreeMap::new());
+    };
+    let answer = match out.answer {
+        Ok(a) => a,
+        Err(failure) => return Ok(blocked_by_failure(unit, &failure)),
+    };
+    let Some(outcome) = answer.outcomes.into_iter().find(|o| o.id == item.id()) else {
+        return Ok(blocked_all(unit, "the fixer gave no outcome for it"));
+    };
+    if outcome.status == FixStatus::Blocked {
+        return Ok(BTreeMap::from([(
+            item.id().to_owned(),
+            UnitResult {
+                status: FixStatus::Blocked,
+                reply: outcome.reply,
+                summary: outcome.summary,
+                commit: None,
+                metadata_applied: false,
+            },
+        )]));
+    }
+    let (Some(before), Some(after)) = (out.metadata_before, out.metadata_after) else {
+        return Ok(blocked_all(
+            unit,
+            "the fixer's edit of the pull request could not be read",
+        ));
+    };
+    let edit = match plan_edit(&before, &after) {
+        Ok(edit) => edit,
+        Err(why) => return Ok(blocked_all(unit, &why)),
+    };
+    let mut summary = outcome.summary.clone();
+    if !out.changed.is_empty() {
+        summary.push_str(&format!(
+            " (changes to repository files were ignored: {})",
+            out.changed.join(", ")
+        ));
+    }
+    match apply_metadata_edit(books, forge, round, item, &edit).await? {
+        Ok(adopted) => {
+            let reply = Said::Edited {
+                text: &outcome.reply,
+                edit: &edit.describe(),
+            }
+            .text();
+            let cfg = config.gate_config();
+            let authorized = resolve_authorized(
+                Decision::MetadataChange,
+                Outcome::Fixed,
+                &item.gate_item().kind,
+                &cfg,
+            );
+            books.store().append_ledger(&LedgerRecord {
+                run_id: books.run.run_id.clone(),
+                entry: LedgerEntry {
+                    item_id: item.id().to_owned(),
+                    round: round.n,
+                    decision: Some(Decision::MetadataChange),
+                    outcome: Some(Outcome::Fixed),
+                    commit: None,
+                    reply_id: None,
+                    resolve_authorized: authorized,
+                    replied: false,
+                    resolved: false,
+                },
+                fix_kind: Some("metadata".to_owned()),
+                reply_body: Some(reply.clone()),
+                at: Timestamp::now(),
+            })?;
+            if adopted {
+                summary.push_str(" (the edit was already on the pull request)");
+            }
+            Ok(BTreeMap::from([(
                 item.id().to_owned(),
                 UnitResult {
-                    status: FixStatus::Blocked,
-                    reply: outcome.reply,
-                    summary: outcome.summary,
+                    status: FixStatus::Fixed,
+                    reply,
+                    summary,
                     commit: None,
-                    metadata_applied: false,
+                    metadata_applied: true,
                 },
-            )]));
+            )]))
         }
-        let (Some(before), Some(after)) = (out.metadata_before, out.metadata_after) else {
-            return Ok(blocked_all(
-                unit,
-                "the fixer's edit of the pull request could not be read",
-            ));
-        };
-        let edit = match plan_edit(&before, &after) {
-            Ok(edit) => edit,
-            Err(why) => return Ok(blocked_all(unit, &why)),
-        };
-        let mut summary = outcome.summary.clone();
-        if !out.changed.is_empty() {
-            summary.push_str(&format!(
-                " (changes to repository files were ignored: {})",
-                out.changed.join(", ")
-            ));
-        }
-        match self.apply_metadata_edit(round, item, &edit).await? {
-            Ok(adopted) => {
-                let reply = Said::Edited {
-                    text: &outcome.reply,
-                    edit: &edit.describe(),
-                }
-                .text();
-                let cfg = self.config.gate_config();
-                let authorized = resolve_authorized(
-                    Decision::MetadataChange,
-                    Outcome::Fixed,
-                    &item.gate_item().kind,
-                    &cfg,
-                );
-                self.books.store().append_ledger(&LedgerRecord {
-                    run_id: self.books.run.run_id.clone(),
-                    entry: LedgerEntry {
-                        item_id: item.id().to_owned(),
-                        round: round.n,
-                        decision: Some(Decision::MetadataChange),
-                        outcome: Some(Outcome::Fixed),
-                        commit: None,
-                        reply_id: None,
-                        resolve_authorized: authorized,
-                        replied: false,
-                        resolved: false,
-                    },
-                    fix_kind: Some("metadata".to_owned()),
-                    reply_body: Some(reply.clone()),
-                    at: Timestamp::now(),
-                })?;
-                if adopted {
-                    summary.push_str(" (the edit was already on the pull request)");
-                }
-                Ok(BTreeMap::from([(
-                    item.id().to_owned(),
-                    UnitResult {
-                        status: FixStatus::Fixed,
-                        reply,
-                        summary,
-                        commit: None,
-                        metadata_applied: true,
-                    },
-                )]))
-            }
-            Err(why) => Ok(blocked_all(unit, &why)),
-        }
+        Err(why) => Ok(blocked_all(unit, &why)),
     }
+}
 
-    /// Apply `edit` of `item` through the forge, with a ledger entry before
-    /// the calls: read the PR first (an edit already there is not applied
-    /// again), make the calls, read it back. `Ok(adopted)` when the forge
-    /// shows the edit (`adopted`: it was there before the calls).
-    async fn apply_metadata_edit(
-        &mut self,
-        round: &Round,
-        item: &WorkItem,
-        edit: &MetadataEdit,
-    ) -> Result<std::result::Result<bool, String>> {
-        let number = self.books.run.target.number;
-        self.books.store().append_ledger(&LedgerRecord {
-            run_id: self.books.run.run_id.clone(),
-            entry: LedgerEntry {
-                decision: Some(Decision::MetadataChange),
-                ..LedgerEntry::new(item.id(), round.n)
-            },
-            fix_kind: None,
-            reply_body: None,
-            at: Timestamp::now(),
-        })?;
-        self.books.event(
-            Some(round.n),
-            "metadata-edit-started",
-            serde_json::json!({ "item": item.id(), "edit": edit }),
-        )?;
-        let current = match read_pr_fields(&*self.forge, self.books.run.target.number).await {
-            Ok(f) => f,
-            Err(why) => return Ok(Err(why)),
-        };
-        let adopted = is_applied(&current, item.id(), edit);
-        let mut errors: Vec<String> = Vec::new();
-        let mut sent_body: Option<String> = None;
-        if !adopted {
-            let title = edit.title.as_deref().filter(|t| current.title.trim() != *t);
-            let body = edit
-                .section
-                .as_deref()
-                .map(|text| body_with_section(&current.body, item.id(), text))
-                .filter(|b| *b != current.body);
-            if title.is_some() || body.is_some() {
-                if let Err(e) = self
-                    .forge
-                    .update_pull_request(number, title, body.as_deref())
-                    .await
-                {
-                    errors.push(e.to_string());
-                }
-            }
-            sent_body = body;
-            let add: Vec<String> = edit
-                .add_labels
-                .iter()
-                .filter(|l| !current.labels.contains(l))
-                .cloned()
-                .collect();
-            if !add.is_empty() {
-                if let Err(e) = self.forge.add_labels(number, &add).await {
-                    errors.push(e.to_string());
-                }
-            }
-            for label in edit
-                .remove_labels
-                .iter()
-                .filter(|l| current.labels.contains(l))
-            {
-                if let Err(e) = self.forge.remove_label(number, label).await {
-                    errors.push(e.to_string());
-                }
-            }
-        }
-        // Read back: the edit counts only when the forge shows it.
-        let (shown, after) = match read_pr_fields(&*self.forge, self.books.run.target.number).await
-        {
-            Ok(f) => (is_applied(&f, item.id(), edit), Some(f)),
-            Err(why) => {
-                errors.push(why);
-                (false, None)
-            }
-        };
-        // Not all of it: a part that landed is undone, so that the pull
-        // request is either fully edited or as it was, and the reply says
-        // which.
-        let undo = match (&after, shown) {
-            (Some(after), false) => Some(
-                self.undo_partial_edit(edit, &current, after, sent_body.as_deref())
-                    .await,
-            ),
-            _ => None,
-        };
-        self.books.event(
-            Some(round.n),
-            "metadata-edit-finished",
-            serde_json::json!({
-                "item": item.id(),
-                "applied": shown,
-                "already_there": adopted,
-                "errors": errors,
-                "left_after_undo": undo.as_ref().map(|u| u.left.clone()),
-                "undo_errors": undo.as_ref().map(|u| u.errors.clone()),
-            }),
-        )?;
-        if shown {
-            return Ok(Ok(adopted));
-        }
-        let mut why = format!(
-            "the pull request does not show the whole edit after the forge calls{}",
-            if errors.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", errors.join("; "))
-            }
-        );
-        match undo {
-            None => why.push_str(
-                "; the pull request could not be read back, so whether part of the edit is on it \
-                 is unknown",
-            ),
-            Some(u) if u.undone.is_empty() && u.left.is_empty() => {
-                why.push_str("; nothing of it was applied")
-            }
-            Some(u) if u.left.is_empty() => why.push_str(&format!(
-                "; the part that had been applied ({}) was undone, so the pull request is as it was",
-                u.undone.join("; ")
-            )),
-            Some(u) => why.push_str(&format!(
-                "; part of the edit is still on the pull request and could not be undone: {}",
-                u.left.join("; ")
-            )),
-        }
-        Ok(Err(why))
-    }
-
-    /// Undo the parts of `edit` that `after` shows (against `before`, the
-    /// pull request before the calls): the title and the description only
-    /// when they are still what Shepherd set (`sent_body`), the labels the
-    /// edit added or removed. Reads the pull request back to say what is
-    /// left.
-    async fn undo_partial_edit(
-        &self,
-        edit: &MetadataEdit,
-        before: &PrFields,
-        after: &PrFields,
-        sent_body: Option<&str>,
-    ) -> Undo {
-        let number = self.books.run.target.number;
-        let mut errors = Vec::new();
-        let title = edit
-            .title
+/// Apply `edit` of `item` through the forge, with a ledger entry before
+/// the calls: read the PR first (an edit already there is not applied
+/// again), make the calls, read it back. `Ok(adopted)` when the forge
+/// shows the edit (`adopted`: it was there before the calls).
+async fn apply_metadata_edit(
+    books: &mut Books,
+    forge: &dyn Forge,
+    round: &Round,
+    item: &WorkItem,
+    edit: &MetadataEdit,
+) -> Result<std::result::Result<bool, String>> {
+    let number = books.run.target.number;
+    books.store().append_ledger(&LedgerRecord {
+        run_id: books.run.run_id.clone(),
+        entry: LedgerEntry {
+            decision: Some(Decision::MetadataChange),
+            ..LedgerEntry::new(item.id(), round.n)
+        },
+        fix_kind: None,
+        reply_body: None,
+        at: Timestamp::now(),
+    })?;
+    books.event(
+        Some(round.n),
+        "metadata-edit-started",
+        serde_json::json!({ "item": item.id(), "edit": edit }),
+    )?;
+    let current = match read_pr_fields(forge, number).await {
+        Ok(f) => f,
+        Err(why) => return Ok(Err(why)),
+    };
+    let adopted = is_applied(&current, item.id(), edit);
+    let mut errors: Vec<String> = Vec::new();
+    let mut sent_body: Option<String> = None;
+    if !adopted {
+        let title = edit.title.as_deref().filter(|t| current.title.trim() != *t);
+        let body = edit
+            .section
             .as_deref()
-            .filter(|t| after.title.trim() == *t && before.title.trim() != *t)
-            .map(|_| before.title.as_str());
-        let body = sent_body
-            .filter(|b| after.body == *b)
-            .map(|_| before.body.as_str());
+            .map(|text| body_with_section(&current.body, item.id(), text))
+            .filter(|b| *b != current.body);
         if title.is_some() || body.is_some() {
-            if let Err(e) = self.forge.update_pull_request(number, title, body).await {
+            if let Err(e) = forge
+                .update_pull_request(number, title, body.as_deref())
+                .await
+            {
                 errors.push(e.to_string());
             }
         }
-        let added: Vec<String> = edit
+        sent_body = body;
+        let add: Vec<String> = edit
             .add_labels
             .iter()
-            .filter(|l| after.labels.contains(l) && !before.labels.contains(l))
+            .filter(|l| !current.labels.contains(l))
             .cloned()
             .collect();
-        for label in &added {
-            if let Err(e) = self.forge.remove_label(number, label).await {
+        if !add.is_empty() {
+            if let Err(e) = forge.add_labels(number, &add).await {
                 errors.push(e.to_string());
             }
         }
-        let removed: Vec<String> = edit
+        for label in edit
             .remove_labels
             .iter()
-            .filter(|l| !after.labels.contains(l) && before.labels.contains(l))
-            .cloned()
-            .collect();
-        if !removed.is_empty() {
-            if let Err(e) = self.forge.add_labels(number, &removed).await {
+            .filter(|l| current.labels.contains(l))
+        {
+            if let Err(e) = forge.remove_label(number, label).await {
                 errors.push(e.to_string());
             }
         }
-        let tried = partial_parts(edit, before, after);
-        let left = match read_pr_fields(&*self.forge, self.books.run.target.number).await {
-            Ok(now) => partial_parts(edit, before, &now),
-            Err(why) => {
-                errors.push(why);
-                // Not read back: nothing is known to be undone.
-                tried.clone()
-            }
-        };
-        let undone = tried.into_iter().filter(|p| !left.contains(p)).collect();
-        Undo {
-            undone,
-            left,
-            errors,
+    }
+    // Read back: the edit counts only when the forge shows it.
+    let (shown, after) = match read_pr_fields(forge, number).await {
+        Ok(f) => (is_applied(&f, item.id(), edit), Some(f)),
+        Err(why) => {
+            errors.push(why);
+            (false, None)
         }
+    };
+    // Not all of it: a part that landed is undone, so that the pull
+    // request is either fully edited or as it was, and the reply says
+    // which.
+    let undo = match (&after, shown) {
+        (Some(after), false) => Some(
+            undo_partial_edit(forge, number, edit, &current, after, sent_body.as_deref()).await,
+        ),
+        _ => None,
+    };
+    books.event(
+        Some(round.n),
+        "metadata-edit-finished",
+        serde_json::json!({
+            "item": item.id(),
+            "applied": shown,
+            "already_there": adopted,
+            "errors": errors,
+            "left_after_undo": undo.as_ref().map(|u| u.left.clone()),
+            "undo_errors": undo.as_ref().map(|u| u.errors.clone()),
+        }),
+    )?;
+    if shown {
+        return Ok(Ok(adopted));
+    }
+    let mut why = format!(
+        "the pull request does not show the whole edit after the forge calls{}",
+        if errors.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", errors.join("; "))
+        }
+    );
+    match undo {
+        None => why.push_str(
+            "; the pull request could not be read back, so whether part of the edit is on it \
+             is unknown",
+        ),
+        Some(u) if u.undone.is_empty() && u.left.is_empty() => {
+            why.push_str("; nothing of it was applied")
+        }
+        Some(u) if u.left.is_empty() => why.push_str(&format!(
+            "; the part that had been applied ({}) was undone, so the pull request is as it was",
+            u.undone.join("; ")
+        )),
+        Some(u) => why.push_str(&format!(
+            "; part of the edit is still on the pull request and could not be undone: {}",
+            u.left.join("; ")
+        )),
+    }
+    Ok(Err(why))
+}
+
+/// Undo the parts of `edit` that `after` shows (against `before`, the
+/// pull request before the calls): the title and the description only
+/// when they are still what Shepherd set (`sent_body`), the labels the
+/// edit added or removed. Reads the pull request back to say what is
+/// left.
+async fn undo_partial_edit(
+    forge: &dyn Forge,
+    number: u64,
+    edit: &MetadataEdit,
+    before: &PrFields,
+    after: &PrFields,
+    sent_body: Option<&str>,
+) -> Undo {
+    let mut errors = Vec::new();
+    let title = edit
+        .title
+        .as_deref()
+        .filter(|t| after.title.trim() == *t && before.title.trim() != *t)
+        .map(|_| before.title.as_str());
+    let body = sent_body
+        .filter(|b| after.body == *b)
+        .map(|_| before.body.as_str());
+    if title.is_some() || body.is_some() {
+        if let Err(e) = forge.update_pull_request(number, title, body).await {
+            errors.push(e.to_string());
+        }
+    }
+    let added: Vec<String> = edit
+        .add_labels
+        .iter()
+        .filter(|l| after.labels.contains(l) && !before.labels.contains(l))
+        .cloned()
+        .collect();
+    for label in &added {
+        if let Err(e) = forge.remove_label(number, label).await {
+            errors.push(e.to_string());
+        }
+    }
+    let removed: Vec<String> = edit
+        .remove_labels
+        .iter()
+        .filter(|l| !after.labels.contains(l) && before.labels.contains(l))
+        .cloned()
+        .collect();
+    if !removed.is_empty() {
+        if let Err(e) = forge.add_labels(number, &removed).await {
+            errors.push(e.to_string());
+        }
+    }
+    let tried = partial_parts(edit, before, after);
+    let left = match read_pr_fields(forge, number).await {
+        Ok(now) => partial_parts(edit, before, &now),
+        Err(why) => {
+            errors.push(why);
+            // Not read back: nothing is known to be undone.
+            tried.clone()
+        }
+    };
+    let undone = tried.into_iter().filter(|p| !left.contains(p)).collect();
+    Undo {
+        undone,
+        left,
+        errors,
     }
 }
 

@@ -123,9 +123,9 @@ impl Runner {
         self.books
             .looked_at_threads(round.n, "threads", items.classified.clone())?;
         let mut triage = step!(triage::stage(&mut self.books, round, &synced, &ws, &items));
-        let earlier_fixes = self
-            .adopt_earlier_fixes(round, &synced, &ws, &items, &mut triage)
-            .await?;
+        let earlier_fixes =
+            fix::adopt_earlier_fixes(&mut self.books, round, &synced, &ws, &items, &mut triage)
+                .await?;
         let clusters = cluster::stage(
             &mut self.books,
             &self.config.cluster,
@@ -158,7 +158,15 @@ impl Runner {
         };
         // The checks extend the changes (a fix-up commit) or end the round;
         // one that ends it does so before it commits anything.
-        let fixed = self.stage_fix(fixing, &items).await?;
+        let fixed = fix::stage(
+            &mut self.books,
+            &*self.forge,
+            &self.config,
+            self.opts.max_parallel_fixes,
+            fixing,
+            &items,
+        )
+        .await?;
         tally.commits = fixed.0.commits.len();
         let validated = step!(validate::stage(
             &mut self.books,

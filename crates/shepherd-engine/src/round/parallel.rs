@@ -33,13 +33,17 @@ use shepherd_agent::{
 
 use super::answer::{checked, Refused};
 use super::metadata::{self, PR_DIR};
-use super::runner::Runner;
-use super::state::{Changes, Fixing, Round};
+use shepherd_core::config::Config;
+use shepherd_forge::Forge;
+
+use super::fix::fix_task;
+use super::metadata::merge_metadata;
+use super::runner::Books;
+use super::state::{Changes, Fixing};
 use super::unit::{
     blocked_all, blocked_by_failure, commit_message, AgentCall, FixUnit, FixValidationRecord,
     JobOutput, UnitKind, UnitResult,
 };
-use super::workspace::Workspace;
 use crate::error::{EngineError, Result};
 use crate::options::PrFields;
 use crate::worktree::{
@@ -273,364 +277,368 @@ enum Merge {
     Retry(String),
 }
 
-impl Runner {
-    /// Run `units` (in this order) as parallel fixers and merge their
-    /// results; returns the result of every item of every unit.
-    pub(crate) async fn run_units(
-        &mut self,
-        round: &Round,
-        fixing: Fixing<'_>,
-        changes: &mut Changes,
-        units: &[FixUnit],
-        protected: &ProtectedPaths,
-        fields: Option<&PrFields>,
-    ) -> Result<BTreeMap<String, UnitResult>> {
-        let n = units.len();
-        let max = self.opts.max_parallel_fixes.max(1);
-        let mut results = BTreeMap::new();
-        let mut started = vec![false; n];
-        let mut running_idx: BTreeSet<usize> = BTreeSet::new();
-        let mut outputs: BTreeMap<usize, JobOutput> = BTreeMap::new();
-        let mut deferred: Vec<(usize, String)> = Vec::new();
-        let mut running: tokio::task::JoinSet<(usize, JobOutput)> = tokio::task::JoinSet::new();
-        let mut next = 0usize;
-        let mut peak = 0usize;
-        while next < n {
-            let mut head: Option<String> = None;
-            for i in next..n {
-                if running.len() >= max {
-                    break;
-                }
-                if started[i] {
-                    continue;
-                }
-                let busy = (next..i).any(|j| units[j].overlaps(&units[i]))
-                    || running_idx.iter().any(|&j| units[j].overlaps(&units[i]));
-                if busy {
-                    continue;
-                }
-                let base = match &head {
-                    Some(h) => h.clone(),
-                    None => {
-                        let h = fixing.ws.git(|wt| wt.head_sha()).await?.0;
-                        head = Some(h.clone());
-                        h
-                    }
-                };
-                let job = self.job(round, fixing, &units[i], &base, 1, fields);
-                started[i] = true;
-                running_idx.insert(i);
-                running.spawn(async move { (i, run_job(job).await) });
-                peak = peak.max(running.len());
+/// What merging a fixer's output reads besides the round's products: the
+/// forge and the configuration (a metadata unit edits the pull request,
+/// under the gate's rules), and the paths no commit may touch.
+#[derive(Clone, Copy)]
+pub(crate) struct Merging<'a> {
+    pub(crate) forge: &'a dyn Forge,
+    pub(crate) config: &'a Config,
+    pub(crate) protected: &'a ProtectedPaths,
+}
+
+/// Run `units` (in this order) as parallel fixers and merge their
+/// results; returns the result of every item of every unit.
+pub(crate) async fn run_units(
+    books: &mut Books,
+    merging: Merging<'_>,
+    max_parallel: usize,
+    fixing: Fixing<'_>,
+    changes: &mut Changes,
+    units: &[FixUnit],
+    fields: Option<&PrFields>,
+) -> Result<BTreeMap<String, UnitResult>> {
+    let round = fixing.round;
+    let n = units.len();
+    let max = max_parallel.max(1);
+    let mut results = BTreeMap::new();
+    let mut started = vec![false; n];
+    let mut running_idx: BTreeSet<usize> = BTreeSet::new();
+    let mut outputs: BTreeMap<usize, JobOutput> = BTreeMap::new();
+    let mut deferred: Vec<(usize, String)> = Vec::new();
+    let mut running: tokio::task::JoinSet<(usize, JobOutput)> = tokio::task::JoinSet::new();
+    let mut next = 0usize;
+    let mut peak = 0usize;
+    while next < n {
+        let mut head: Option<String> = None;
+        for i in next..n {
+            if running.len() >= max {
+                break;
             }
-            if let Some(out) = outputs.remove(&next) {
-                match self
-                    .merge(round, fixing.ws, changes, &units[next], out, protected)
-                    .await?
-                {
-                    Merge::Done(r) => results.extend(r),
-                    Merge::Retry(detail) => deferred.push((next, detail)),
-                }
-                next += 1;
+            if started[i] {
                 continue;
             }
-            match running.join_next().await {
-                Some(Ok((i, out))) => {
-                    running_idx.remove(&i);
-                    self.account_calls(&out.calls);
-                    outputs.insert(i, out);
-                }
-                Some(Err(e)) => return Err(EngineError::Task(e.to_string())),
+            let busy = (next..i).any(|j| units[j].overlaps(&units[i]))
+                || running_idx.iter().any(|&j| units[j].overlaps(&units[i]));
+            if busy {
+                continue;
+            }
+            let base = match &head {
+                Some(h) => h.clone(),
                 None => {
-                    return Err(EngineError::Task(
-                        "the fix scheduler has nothing to run or merge".to_owned(),
-                    ))
+                    let h = fixing.ws.git(|wt| wt.head_sha()).await?.0;
+                    head = Some(h.clone());
+                    h
                 }
-            }
-        }
-        // Conflicting units again, one at a time, on the merged result.
-        for (i, detail) in deferred {
-            self.books.event(
-                Some(round.n),
-                "fix-rerun",
-                serde_json::json!({ "unit": units[i].label, "items": units[i].ids(), "conflict": detail }),
-            )?;
-            let base = fixing.ws.git(|wt| wt.head_sha()).await?.0;
-            let job = self.job(round, fixing, &units[i], &base, 2, fields);
-            let out = run_job(job).await;
-            self.account_calls(&out.calls);
-            match self
-                .merge(round, fixing.ws, changes, &units[i], out, protected)
-                .await?
-            {
-                Merge::Done(r) => results.extend(r),
-                // git's conflict detail names files of other items: it
-                // stays in the local record, out of the public replies.
-                Merge::Retry(detail) => results.extend(units[i].items.iter().map(|w| {
-                    (
-                        w.id().to_owned(),
-                        UnitResult::blocked_privately(
-                            "its change conflicts with the other fixes of this round",
-                            &format!(
-                                "its change conflicts with the other fixes of this round \
-                                 ({detail})"
-                            ),
-                        ),
-                    )
-                })),
-            }
-        }
-        tracing::debug!(units = n, peak, "parallel fixers done");
-        Ok(results)
-    }
-
-    fn account_calls(&mut self, calls: &[AgentCall]) {
-        for c in calls {
-            self.books
-                .account_agent(c.role, &c.provider, c.elapsed, &c.usage);
-        }
-    }
-
-    /// The job of `unit`, starting from commit `base`.
-    fn job(
-        &self,
-        round: &Round,
-        fixing: Fixing<'_>,
-        unit: &FixUnit,
-        base: &str,
-        attempt: u32,
-        fields: Option<&PrFields>,
-    ) -> Job {
-        let label = if attempt > 1 {
-            format!("{}-rerun", unit.label)
-        } else {
-            unit.label.clone()
-        };
-        let dir = self.books.dir.root().join("scratch").join(format!(
-            "{}-{}",
-            round.n,
-            path_safe(&label)
-        ));
-        let (task, agent, role) = self.fix_task(fixing, unit, dir);
-        let checks = &fixing.ws.checks;
-        let validator = (unit.kind == UnitKind::Code
-            && !crate::options::is_builtin(checks.fix_validation.as_ref()))
-        .then(|| checks.fix_validation.clone());
-        Job {
-            agent,
-            role,
-            validator,
-            task,
-            kind: unit.kind,
-            git: fixing.ws.git.clone(),
-            repo_dir: fixing.ws.repo_dir().to_path_buf(),
-            base_sha: base.to_owned(),
-            transcripts: round.dir.join("agents"),
-            label,
-            metadata_before: match unit.kind {
-                UnitKind::Metadata => fields.cloned(),
-                UnitKind::Code => None,
-            },
-        }
-    }
-
-    /// Merge one unit's output into the run's worktree (code) or the PR
-    /// (metadata).
-    async fn merge(
-        &mut self,
-        round: &Round,
-        ws: &Workspace,
-        changes: &mut Changes,
-        unit: &FixUnit,
-        out: JobOutput,
-        protected: &ProtectedPaths,
-    ) -> Result<Merge> {
-        if let Some(record) = &out.validation {
-            changes.fix_validations.push(record.clone());
-        }
-        if unit.kind == UnitKind::Metadata {
-            return Ok(Merge::Done(self.merge_metadata(round, unit, out).await?));
-        }
-        let answer = match out.answer {
-            Ok(a) => a,
-            Err(failure) => return Ok(Merge::Done(blocked_by_failure(unit, &failure))),
-        };
-        let mut results: BTreeMap<String, UnitResult> = answer
-            .outcomes
-            .iter()
-            .map(|o| {
-                (
-                    o.id.clone(),
-                    UnitResult {
-                        status: o.status,
-                        reply: o.reply.clone(),
-                        summary: o.summary.clone(),
-                        commit: None,
-                        metadata_applied: false,
-                    },
-                )
-            })
-            .collect();
-        let fixed: Vec<String> = answer
-            .outcomes
-            .iter()
-            .filter(|o| o.status != FixStatus::Blocked)
-            .map(|o| o.id.clone())
-            .collect();
-        if fixed.is_empty() {
-            return Ok(Merge::Done(results));
-        }
-        if out.changed.is_empty() || out.patch.is_empty() {
-            return Ok(Merge::Done(blocked_all(
-                unit,
-                "the fixer reported a fix but changed no file",
-            )));
-        }
-        // Protected paths. A unit of one item: blocked, its reply names the
-        // path its fix touched. A cluster: only the items whose own file is
-        // protected are blocked (their reply names that file, which is what
-        // the thread is about); the other items keep their fixes, committed
-        // without the protected files, and their replies name no protected
-        // path.
-        let (allowed, refused) = protected.partition(&out.changed);
-        let files: Vec<String> = allowed.into_iter().cloned().collect();
-        let refused: Vec<(String, String)> = refused
-            .into_iter()
-            .map(|(p, pat)| (p.clone(), pat.to_owned()))
-            .collect();
-        if let (Some((path, pattern)), [_]) = (refused.first(), unit.items.as_slice()) {
-            // One item: the whole diff is its fix, protected part included;
-            // it is handed to a person, nothing is committed.
-            let err = crate::worktree::WorktreeError::ProtectedPath {
-                path: path.clone(),
-                pattern: pattern.clone(),
             };
-            return Ok(Merge::Done(blocked_all(unit, &err.to_string())));
+            let job = job(books, fixing, &units[i], &base, 1, fields);
+            started[i] = true;
+            running_idx.insert(i);
+            running.spawn(async move { (i, run_job(job).await) });
+            peak = peak.max(running.len());
         }
-        if !refused.is_empty() {
-            self.books.event(
-                Some(round.n),
-                "protected-refused",
-                serde_json::json!({ "unit": unit.label, "paths": refused }),
-            )?;
-            for item in &unit.items {
-                let Some(r) = results.get_mut(item.id()) else {
-                    continue;
-                };
-                if r.status == FixStatus::Blocked {
-                    continue;
-                }
-                let own = item.classified.path.as_deref();
-                if let Some((path, pattern)) = refused.iter().find(|(p, _)| Some(p.as_str()) == own)
-                {
-                    let err = crate::worktree::WorktreeError::ProtectedPath {
-                        path: path.clone(),
-                        pattern: pattern.clone(),
-                    };
-                    *r = UnitResult::blocked(&err.to_string());
-                } else if files.is_empty() {
-                    *r = UnitResult::blocked_privately(
-                        "its fix would only change protected paths (`[paths] protected`), which \
-                         Shepherd never commits",
-                        &format!(
-                            "the fix changed only protected paths: {}",
-                            refused
-                                .iter()
-                                .map(|(p, _)| p.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    );
-                }
+        if let Some(out) = outputs.remove(&next) {
+            match merge(books, merging, fixing, changes, &units[next], out).await? {
+                Merge::Done(r) => results.extend(r),
+                Merge::Retry(detail) => deferred.push((next, detail)),
+            }
+            next += 1;
+            continue;
+        }
+        match running.join_next().await {
+            Some(Ok((i, out))) => {
+                running_idx.remove(&i);
+                account_calls(books, &out.calls);
+                outputs.insert(i, out);
+            }
+            Some(Err(e)) => return Err(EngineError::Task(e.to_string())),
+            None => {
+                return Err(EngineError::Task(
+                    "the fix scheduler has nothing to run or merge".to_owned(),
+                ))
             }
         }
-        let not_addressed: BTreeMap<String, String> = out
-            .validation
-            .iter()
-            .flat_map(|r| r.verdicts.iter())
-            .filter(|v| v.verdict == FixVerdict::NotAddressed)
-            .map(|v| (v.id.clone(), v.reasons.join(" ")))
-            .collect();
-        for (id, reasons) in &not_addressed {
-            if let Some(r) = results.get_mut(id) {
-                let reasons: String = reasons.chars().take(400).collect();
-                *r = UnitResult::blocked(&format!(
-                    "the fix did not pass Shepherd's fix validation, which judged that it does \
-                     not address the comment: {reasons}"
-                ));
-            }
-        }
-        let keep: Vec<&String> = fixed
-            .iter()
-            .filter(|id| !not_addressed.contains_key(*id))
-            .filter(|id| {
-                results
-                    .get(*id)
-                    .is_some_and(|r| r.status != FixStatus::Blocked)
-            })
-            .collect();
-        if keep.is_empty() {
-            return Ok(Merge::Done(results));
-        }
-
-        let patch_file = self.books.dir.root().join("scratch").join(format!(
-            "{}-{}.diff",
-            round.n,
-            path_safe(&unit.label)
-        ));
-        let git = ws.git.clone();
-        let patch = out.patch;
-        let applied = ws
-            .git(move |wt| apply_patch(&git, wt.path(), &patch, &patch_file))
-            .await?;
-        if let ApplyOutcome::Conflict { detail } = applied {
-            return Ok(Merge::Retry(detail.chars().take(300).collect()));
-        }
-        let kept_outcomes: Vec<_> = answer
-            .outcomes
-            .iter()
-            .filter(|o| keep.contains(&&o.id))
-            .cloned()
-            .collect();
-        let message = commit_message(unit, &kept_outcomes);
-        let commit_paths = files.clone();
-        let protected = protected.clone();
-        let git = ws.git.clone();
-        let leftover = !refused.is_empty();
-        let committed = ws
-            .git(move |wt| {
-                let r = wt.commit_files(&message, &commit_paths, &protected);
-                // A failed commit, or protected changes left out of it: the
-                // worktree goes back to exactly HEAD.
-                if r.is_err() || leftover {
-                    reset_hard(&git, wt.path(), "HEAD")?;
-                }
-                Ok(r)
-            })
-            .await?;
-        let sha = match committed {
-            Ok(sha) => sha.0,
-            Err(e @ crate::worktree::WorktreeError::ProtectedPath { .. }) => {
-                return Ok(Merge::Done(blocked_all(unit, &e.to_string())))
-            }
-            Err(crate::worktree::WorktreeError::NothingToCommit) => {
-                return Ok(Merge::Done(blocked_all(unit, "the fix changed nothing")))
-            }
-            Err(e) => return Err(e.into()),
-        };
-        changes.commits.push(sha.clone());
-        self.books.event(
-            Some(round.n),
-            "commit",
-            serde_json::json!({ "sha": sha, "items": keep, "files": files, "unit": unit.label }),
-        )?;
-        for id in keep {
-            if let Some(r) = results.get_mut(id) {
-                r.commit = Some(sha.clone());
-            }
-        }
-        Ok(Merge::Done(results))
     }
+    // Conflicting units again, one at a time, on the merged result.
+    for (i, detail) in deferred {
+        books.event(
+            Some(round.n),
+            "fix-rerun",
+            serde_json::json!({ "unit": units[i].label, "items": units[i].ids(), "conflict": detail }),
+        )?;
+        let base = fixing.ws.git(|wt| wt.head_sha()).await?.0;
+        let job = job(books, fixing, &units[i], &base, 2, fields);
+        let out = run_job(job).await;
+        account_calls(books, &out.calls);
+        match merge(books, merging, fixing, changes, &units[i], out).await? {
+            Merge::Done(r) => results.extend(r),
+            // git's conflict detail names files of other items: it
+            // stays in the local record, out of the public replies.
+            Merge::Retry(detail) => results.extend(units[i].items.iter().map(|w| {
+                (
+                    w.id().to_owned(),
+                    UnitResult::blocked_privately(
+                        "its change conflicts with the other fixes of this round",
+                        &format!(
+                            "its change conflicts with the other fixes of this round \
+                             ({detail})"
+                        ),
+                    ),
+                )
+            })),
+        }
+    }
+    tracing::debug!(units = n, peak, "parallel fixers done");
+    Ok(results)
+}
+
+fn account_calls(books: &mut Books, calls: &[AgentCall]) {
+    for c in calls {
+        books.account_agent(c.role, &c.provider, c.elapsed, &c.usage);
+    }
+}
+
+/// The job of `unit`, starting from commit `base`.
+fn job(
+    books: &Books,
+    fixing: Fixing<'_>,
+    unit: &FixUnit,
+    base: &str,
+    attempt: u32,
+    fields: Option<&PrFields>,
+) -> Job {
+    let round = fixing.round;
+    let label = if attempt > 1 {
+        format!("{}-rerun", unit.label)
+    } else {
+        unit.label.clone()
+    };
+    let dir = books
+        .dir
+        .root()
+        .join("scratch")
+        .join(format!("{}-{}", round.n, path_safe(&label)));
+    let (task, agent, role) = fix_task(fixing, unit, dir);
+    let checks = &fixing.ws.checks;
+    let validator = (unit.kind == UnitKind::Code
+        && !crate::options::is_builtin(checks.fix_validation.as_ref()))
+    .then(|| checks.fix_validation.clone());
+    Job {
+        agent,
+        role,
+        validator,
+        task,
+        kind: unit.kind,
+        git: fixing.ws.git.clone(),
+        repo_dir: fixing.ws.repo_dir().to_path_buf(),
+        base_sha: base.to_owned(),
+        transcripts: round.dir.join("agents"),
+        label,
+        metadata_before: match unit.kind {
+            UnitKind::Metadata => fields.cloned(),
+            UnitKind::Code => None,
+        },
+    }
+}
+
+/// Merge one unit's output into the run's worktree (code) or the PR
+/// (metadata).
+async fn merge(
+    books: &mut Books,
+    merging: Merging<'_>,
+    fixing: Fixing<'_>,
+    changes: &mut Changes,
+    unit: &FixUnit,
+    out: JobOutput,
+) -> Result<Merge> {
+    let Fixing { round, ws, .. } = fixing;
+    let protected = merging.protected;
+    if let Some(record) = &out.validation {
+        changes.fix_validations.push(record.clone());
+    }
+    if unit.kind == UnitKind::Metadata {
+        return Ok(Merge::Done(
+            merge_metadata(books, merging.forge, merging.config, round, unit, out).await?,
+        ));
+    }
+    let answer = match out.answer {
+        Ok(a) => a,
+        Err(failure) => return Ok(Merge::Done(blocked_by_failure(unit, &failure))),
+    };
+    let mut results: BTreeMap<String, UnitResult> = answer
+        .outcomes
+        .iter()
+        .map(|o| {
+            (
+                o.id.clone(),
+                UnitResult {
+                    status: o.status,
+                    reply: o.reply.clone(),
+                    summary: o.summary.clone(),
+                    commit: None,
+                    metadata_applied: false,
+                },
+            )
+        })
+        .collect();
+    let fixed: Vec<String> = answer
+        .outcomes
+        .iter()
+        .filter(|o| o.status != FixStatus::Blocked)
+        .map(|o| o.id.clone())
+        .collect();
+    if fixed.is_empty() {
+        return Ok(Merge::Done(results));
+    }
+    if out.changed.is_empty() || out.patch.is_empty() {
+        return Ok(Merge::Done(blocked_all(
+            unit,
+            "the fixer reported a fix but changed no file",
+        )));
+    }
+    // Protected paths. A unit of one item: blocked, its reply names the
+    // path its fix touched. A cluster: only the items whose own file is
+    // protected are blocked (their reply names that file, which is what
+    // the thread is about); the other items keep their fixes, committed
+    // without the protected files, and their replies name no protected
+    // path.
+    let (allowed, refused) = protected.partition(&out.changed);
+    let files: Vec<String> = allowed.into_iter().cloned().collect();
+    let refused: Vec<(String, String)> = refused
+        .into_iter()
+        .map(|(p, pat)| (p.clone(), pat.to_owned()))
+        .collect();
+    if let (Some((path, pattern)), [_]) = (refused.first(), unit.items.as_slice()) {
+        // One item: the whole diff is its fix, protected part included;
+        // it is handed to a person, nothing is committed.
+        let err = crate::worktree::WorktreeError::ProtectedPath {
+            path: path.clone(),
+            pattern: pattern.clone(),
+        };
+        return Ok(Merge::Done(blocked_all(unit, &err.to_string())));
+    }
+    if !refused.is_empty() {
+        books.event(
+            Some(round.n),
+            "protected-refused",
+            serde_json::json!({ "unit": unit.label, "paths": refused }),
+        )?;
+        for item in &unit.items {
+            let Some(r) = results.get_mut(item.id()) else {
+                continue;
+            };
+            if r.status == FixStatus::Blocked {
+                continue;
+            }
+            let own = item.classified.path.as_deref();
+            if let Some((path, pattern)) = refused.iter().find(|(p, _)| Some(p.as_str()) == own) {
+                let err = crate::worktree::WorktreeError::ProtectedPath {
+                    path: path.clone(),
+                    pattern: pattern.clone(),
+                };
+                *r = UnitResult::blocked(&err.to_string());
+            } else if files.is_empty() {
+                *r = UnitResult::blocked_privately(
+                    "its fix would only change protected paths (`[paths] protected`), which \
+                     Shepherd never commits",
+                    &format!(
+                        "the fix changed only protected paths: {}",
+                        refused
+                            .iter()
+                            .map(|(p, _)| p.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    let not_addressed: BTreeMap<String, String> = out
+        .validation
+        .iter()
+        .flat_map(|r| r.verdicts.iter())
+        .filter(|v| v.verdict == FixVerdict::NotAddressed)
+        .map(|v| (v.id.clone(), v.reasons.join(" ")))
+        .collect();
+    for (id, reasons) in &not_addressed {
+        if let Some(r) = results.get_mut(id) {
+            let reasons: String = reasons.chars().take(400).collect();
+            *r = UnitResult::blocked(&format!(
+                "the fix did not pass Shepherd's fix validation, which judged that it does \
+                 not address the comment: {reasons}"
+            ));
+        }
+    }
+    let keep: Vec<&String> = fixed
+        .iter()
+        .filter(|id| !not_addressed.contains_key(*id))
+        .filter(|id| {
+            results
+                .get(*id)
+                .is_some_and(|r| r.status != FixStatus::Blocked)
+        })
+        .collect();
+    if keep.is_empty() {
+        return Ok(Merge::Done(results));
+    }
+
+    let patch_file = books.dir.root().join("scratch").join(format!(
+        "{}-{}.diff",
+        round.n,
+        path_safe(&unit.label)
+    ));
+    let git = ws.git.clone();
+    let patch = out.patch;
+    let applied = ws
+        .git(move |wt| apply_patch(&git, wt.path(), &patch, &patch_file))
+        .await?;
+    if let ApplyOutcome::Conflict { detail } = applied {
+        return Ok(Merge::Retry(detail.chars().take(300).collect()));
+    }
+    let kept_outcomes: Vec<_> = answer
+        .outcomes
+        .iter()
+        .filter(|o| keep.contains(&&o.id))
+        .cloned()
+        .collect();
+    let message = commit_message(unit, &kept_outcomes);
+    let commit_paths = files.clone();
+    let protected = protected.clone();
+    let git = ws.git.clone();
+    let leftover = !refused.is_empty();
+    let committed = ws
+        .git(move |wt| {
+            let r = wt.commit_files(&message, &commit_paths, &protected);
+            // A failed commit, or protected changes left out of it: the
+            // worktree goes back to exactly HEAD.
+            if r.is_err() || leftover {
+                reset_hard(&git, wt.path(), "HEAD")?;
+            }
+            Ok(r)
+        })
+        .await?;
+    let sha = match committed {
+        Ok(sha) => sha.0,
+        Err(e @ crate::worktree::WorktreeError::ProtectedPath { .. }) => {
+            return Ok(Merge::Done(blocked_all(unit, &e.to_string())))
+        }
+        Err(crate::worktree::WorktreeError::NothingToCommit) => {
+            return Ok(Merge::Done(blocked_all(unit, "the fix changed nothing")))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    changes.commits.push(sha.clone());
+    books.event(
+        Some(round.n),
+        "commit",
+        serde_json::json!({ "sha": sha, "items": keep, "files": files, "unit": unit.label }),
+    )?;
+    for id in keep {
+        if let Some(r) = results.get_mut(id) {
+            r.commit = Some(sha.clone());
+        }
+    }
+    Ok(Merge::Done(results))
 }
 
 /// `label` as a file name.
