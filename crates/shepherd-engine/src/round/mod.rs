@@ -82,7 +82,7 @@ pub(crate) mod worktree;
 
 use shepherd_core::report::ThreadsLook;
 
-pub(crate) use runner::{Books, Runner};
+pub(crate) use runner::{Books, Runner, Setup};
 pub(crate) use state::{Round, RoundEnd, Tally};
 
 use crate::error::Result;
@@ -109,7 +109,15 @@ impl Runner {
         if let Some(end) = stop {
             return Ok(end);
         }
-        let (synced, ws) = step!(self.stage_worktree(round, snapshot));
+        let (synced, ws) = step!(worktree::stage(
+            &mut self.books,
+            &self.git,
+            &self.opts,
+            &mut self.setup,
+            &mut self.config,
+            round,
+            snapshot
+        ));
         let items = step!(threads::stage(
             &mut self.books,
             &*self.forge,

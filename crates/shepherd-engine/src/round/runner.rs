@@ -26,31 +26,37 @@ pub(crate) type Access = std::collections::BTreeMap<String, shepherd_forge::User
 
 /// Everything a run's rounds work with: the bookkeeping every stage
 /// writes ([`Books`]), and what the stages read (the forge, the
-/// configuration, the options, git, the workspace once made).
+/// configuration, the options, git, what the worktree stage set up).
 pub(crate) struct Runner {
     /// What the stages write: the store, `run.json`, the run directory,
     /// progress.
     pub(crate) books: Books,
     pub(crate) forge: Arc<dyn Forge>,
-    /// The agents, once the first worktree stage set them up (the stages
-    /// get them in its [`Workspace`](super::workspace::Workspace)).
-    pub(crate) agents: Option<Agents>,
-    /// The checking agents, likewise.
-    pub(crate) checks: Option<CheckAgents>,
     pub(crate) config: Config,
     pub(crate) opts: EngineOptions,
     pub(crate) git: Git,
-    /// The run's worktree, once the first worktree stage made it (the
-    /// stages get it in its [`Workspace`](super::workspace::Workspace));
-    /// the end of the run removes it.
-    pub(crate) worktree: Option<Arc<Worktree>>,
-    /// The configuration the run was started with; `None` for a run of an
-    /// older version resumed from its `config.toml`.
-    pub(crate) config_record: Option<crate::config::ConfigRecord>,
+    /// What the first worktree stage of the run sets up.
+    pub(crate) setup: Setup,
     /// What the forge said of each person's access to the repository, asked
     /// once per run for the authors `[trust]` needs it for
     /// ([`learn_access`](super::threads::learn_access)).
     pub(crate) access: Access,
+}
+
+/// What the worktree stage sets up once per run, for the rounds after it
+/// (which get it in its [`Workspace`](super::workspace::Workspace)).
+#[derive(Default)]
+pub(crate) struct Setup {
+    /// The run's worktree; the end of the run removes it.
+    pub(crate) worktree: Option<Arc<Worktree>>,
+    /// The agents of triage, fix and cluster-fix.
+    pub(crate) agents: Option<Agents>,
+    /// The checking agents.
+    pub(crate) checks: Option<CheckAgents>,
+    /// The configuration the run was started with, the repository files
+    /// it has read; `None` for a run of an older version resumed from its
+    /// `config.toml`.
+    pub(crate) config_record: Option<crate::config::ConfigRecord>,
 }
 
 /// A run's bookkeeping, what every stage writes to: the state store (stage,

@@ -14,7 +14,7 @@ use shepherd_forge::Forge;
 use crate::config::{ConfigRecord, RepoConfigSource};
 use crate::error::{EngineError, Result};
 use crate::options::{EngineOptions, ProgressEvent};
-use crate::round::{Books, Round, RoundEnd, Runner, Tally};
+use crate::round::{Books, Round, RoundEnd, Runner, Setup, Tally};
 use crate::run_dir::{PauseKind, RunDir, RunFile};
 use crate::store::{
     ApprovalState, LockOutcome, PrKey, RunStatus, StateDir, Store, StoreError, Timestamp,
@@ -256,13 +256,13 @@ impl Engine {
         let runner = Runner {
             books: Books::new(store, run, dir, self.opts.progress.clone()),
             forge: self.forge.clone(),
-            agents: None,
-            checks: None,
             config,
             opts: self.opts.clone(),
             git: self.git_for_runs(),
-            worktree: None,
-            config_record: Some(record),
+            setup: Setup {
+                config_record: Some(record),
+                ..Setup::default()
+            },
             access: Default::default(),
         };
         Ok(drive(runner, 1).await)
@@ -344,13 +344,13 @@ impl Engine {
         let runner = Runner {
             books: Books::new(store, run, dir, self.opts.progress.clone()),
             forge: self.forge.clone(),
-            agents: None,
-            checks: None,
             config,
             opts: self.opts.clone(),
             git: self.git_for_runs(),
-            worktree: None,
-            config_record: record,
+            setup: Setup {
+                config_record: record,
+                ..Setup::default()
+            },
             access: Default::default(),
         };
         Ok(drive(runner, start).await)
@@ -662,7 +662,7 @@ async fn finish(mut runner: Runner, mut end: End) -> RunOutcome {
         hand_off_what_waits(&runner, &mut end);
     }
     runner.books.run.pause = end.pause;
-    if let Some(wt) = runner.worktree.take() {
+    if let Some(wt) = runner.setup.worktree.take() {
         if end.remove_worktree {
             let removed = match Arc::try_unwrap(wt) {
                 Ok(wt) => tokio::task::spawn_blocking(move || wt.remove())
