@@ -301,6 +301,19 @@ fn prompts(checkout: Option<&Path>) -> std::result::Result<Prompts, AgentSetupEr
     }
 }
 
+/// The agent `config` asks for in each role, with the prompts of
+/// `checkout` ([`Agents::from_config`]).
+fn role_agents<'a>(
+    config: &'a Config,
+    checkout: Option<&Path>,
+) -> std::result::Result<
+    impl Fn(AgentRole) -> std::result::Result<Arc<dyn Agent>, SettingsError> + 'a,
+    AgentSetupError,
+> {
+    let prompts = prompts(checkout)?;
+    Ok(move |role: AgentRole| agent_for(&config.agent.for_role(role), prompts.clone()))
+}
+
 impl Agents {
     /// The `builtin` provider for every role.
     pub fn builtin() -> Self {
@@ -330,8 +343,7 @@ impl Agents {
         config: &Config,
         checkout: Option<&Path>,
     ) -> std::result::Result<Self, AgentSetupError> {
-        let prompts = prompts(checkout)?;
-        let make = |role: AgentRole| agent_for(&config.agent.for_role(role), prompts.clone());
+        let make = role_agents(config, checkout)?;
         Ok(Agents {
             triage: make(AgentRole::Triage)?,
             fix: make(AgentRole::Fix)?,
@@ -361,8 +373,7 @@ impl CheckAgents {
         config: &Config,
         checkout: Option<&Path>,
     ) -> std::result::Result<Self, AgentSetupError> {
-        let prompts = prompts(checkout)?;
-        let make = |role: AgentRole| agent_for(&config.agent.for_role(role), prompts.clone());
+        let make = role_agents(config, checkout)?;
         Ok(CheckAgents {
             fix_validation: make(AgentRole::FixValidation)?,
             review: make(AgentRole::Review)?,

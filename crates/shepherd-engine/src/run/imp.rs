@@ -123,6 +123,30 @@ impl Engine {
         }
     }
 
+    /// The runner of run `run`, its first worktree stage to come; `record`
+    /// is the configuration the run was started with.
+    fn runner(
+        &self,
+        store: Store,
+        run: RunFile,
+        dir: RunDir,
+        config: Config,
+        record: Option<ConfigRecord>,
+    ) -> Runner {
+        Runner {
+            books: Books::new(store, run, dir, self.opts.progress.clone()),
+            forge: self.forge.clone(),
+            config,
+            opts: self.opts.clone(),
+            git: self.git_for_runs(),
+            setup: Setup {
+                config_record: record,
+                ..Setup::default()
+            },
+            access: Default::default(),
+        }
+    }
+
     fn git_for_runs(&self) -> Git {
         match &self.opts.identity {
             Some((name, email)) => self.git.clone().with_identity(name, email),
@@ -253,18 +277,7 @@ impl Engine {
             target: spec.target.to_string(),
             resumed: false,
         });
-        let runner = Runner {
-            books: Books::new(store, run, dir, self.opts.progress.clone()),
-            forge: self.forge.clone(),
-            config,
-            opts: self.opts.clone(),
-            git: self.git_for_runs(),
-            setup: Setup {
-                config_record: Some(record),
-                ..Setup::default()
-            },
-            access: Default::default(),
-        };
+        let runner = self.runner(store, run, dir, config, Some(record));
         Ok(drive(runner, 1).await)
     }
 
@@ -341,18 +354,7 @@ impl Engine {
             target: run.target.to_string(),
             resumed: true,
         });
-        let runner = Runner {
-            books: Books::new(store, run, dir, self.opts.progress.clone()),
-            forge: self.forge.clone(),
-            config,
-            opts: self.opts.clone(),
-            git: self.git_for_runs(),
-            setup: Setup {
-                config_record: record,
-                ..Setup::default()
-            },
-            access: Default::default(),
-        };
+        let runner = self.runner(store, run, dir, config, record);
         Ok(drive(runner, start).await)
     }
 }
@@ -408,6 +410,20 @@ struct End {
     invalid_config: bool,
 }
 
+impl End {
+    /// A run that ends with `status` for `reason`: no pause, its worktree
+    /// kept, its configuration valid.
+    fn new(status: RunStatus, reason: Option<String>) -> Self {
+        End {
+            status,
+            reason,
+            pause: None,
+            remove_worktree: false,
+            invalid_config: false,
+        }
+    }
+}
+
 /// Rounds from `first` until the run ends; never fails (an engine error
 /// fails the run, with the error as its reason).
 async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
@@ -420,47 +436,27 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                 match end {
                     RoundEnd::Converged => {
                         break End {
-                            status: RunStatus::Converged,
-                            reason: None,
-                            pause: None,
                             remove_worktree: true,
-                            invalid_config: false,
+                            ..End::new(RunStatus::Converged, None)
                         }
                     }
                     RoundEnd::Ended { reason } => {
                         break End {
-                            status: RunStatus::Failed,
-                            reason: Some(reason),
-                            pause: None,
                             remove_worktree: true,
-                            invalid_config: false,
+                            ..End::new(RunStatus::Failed, Some(reason))
                         }
                     }
-                    RoundEnd::Failed { reason } => {
-                        break End {
-                            status: RunStatus::Failed,
-                            reason: Some(reason),
-                            pause: None,
-                            remove_worktree: false,
-                            invalid_config: false,
-                        }
-                    }
+                    RoundEnd::Failed { reason } => break End::new(RunStatus::Failed, Some(reason)),
                     RoundEnd::InvalidConfig { reason } => {
                         break End {
-                            status: RunStatus::Failed,
-                            reason: Some(reason),
-                            pause: None,
-                            remove_worktree: false,
                             invalid_config: true,
+                            ..End::new(RunStatus::Failed, Some(reason))
                         }
                     }
                     RoundEnd::Paused { kind, reason } => {
                         break End {
-                            status: RunStatus::Paused,
-                            reason: Some(reason),
                             pause: Some(kind),
-                            remove_worktree: false,
-                            invalid_config: false,
+                            ..End::new(RunStatus::Paused, Some(reason))
                         }
                     }
                     RoundEnd::Restart { note } | RoundEnd::Next { note } => {
@@ -490,13 +486,7 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
                 }
             }
             Err(err) => {
-                break End {
-                    status: RunStatus::Failed,
-                    reason: Some(format!("round {n} stopped: {err}")),
-                    pause: None,
-                    remove_worktree: false,
-                    invalid_config: false,
-                }
+                break End::new(RunStatus::Failed, Some(format!("round {n} stopped: {err}")))
             }
         }
     };
@@ -506,21 +496,16 @@ async fn drive(mut runner: Runner, first: u32) -> RunOutcome {
 fn limit_end(on_exhaust: OnExhaust, reason: String, run_id: &str) -> End {
     match on_exhaust {
         OnExhaust::Approval => End {
-            status: RunStatus::Paused,
-            reason: Some(format!(
-                "{reason}. A person should look; `shepherd resume {run_id}` allows more rounds"
-            )),
             pause: Some(PauseKind::Exhausted),
-            remove_worktree: false,
-            invalid_config: false,
+            ..End::new(
+                RunStatus::Paused,
+                Some(format!(
+                    "{reason}. A person should look; `shepherd resume {run_id}` allows more \
+                     rounds"
+                )),
+            )
         },
-        OnExhaust::Fail => End {
-            status: RunStatus::Exhausted,
-            reason: Some(reason),
-            pause: None,
-            remove_worktree: false,
-            invalid_config: false,
-        },
+        OnExhaust::Fail => End::new(RunStatus::Exhausted, Some(reason)),
     }
 }
 
