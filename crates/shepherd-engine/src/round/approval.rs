@@ -266,6 +266,16 @@ impl Commands {
     }
 }
 
+/// The reply drafted for item `id` of `decided`, whose decision is
+/// `decision` ([`drafted_reply`]).
+pub(crate) fn drafted_reply_of(decided: &Decided, id: &str, decision: Decision) -> String {
+    drafted_reply(
+        decided.reply_override.get(id).map(String::as_str),
+        decided.triage.get(id),
+        decision,
+    )
+}
+
 /// The items whose approved decision differs from triage's and needs the
 /// approver's reply, which is missing ([`changed_decision_needs_reply`]).
 fn missing_replies(decided: &Decided) -> Vec<(String, Decision)> {
@@ -942,7 +952,7 @@ fn approval_request(
                         .excerpt,
                     decision,
                     reasoning: d.reasoning.clone(),
-                    reply: decided.drafted_reply(w.id(), decision),
+                    reply: drafted_reply_of(decided, w.id(), decision),
                     needs_approval: is_reply_only(decision),
                     reply_posted: decision != Decision::NeedsHuman
                         || !holds_needs_human(approve, decided, w.id()),

@@ -19,26 +19,21 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
-use shepherd_agent::{
-    check_fix_answer, Agent, BuiltinAgent, ClusterContext, FixStatus, FixTask, PrContext,
-    SuggestionState, TriageNote, UsageLog,
-};
+use shepherd_agent::{check_fix_answer, Agent, BuiltinAgent, FixStatus, SuggestionState, UsageLog};
 use shepherd_core::cluster::{AreaKey, Cluster, RoundAreas};
 use shepherd_core::config::Config;
 use shepherd_core::reply::Said;
 use shepherd_core::{Decision, Outcome};
 use shepherd_forge::Forge;
 
+use super::approval::drafted_reply_of;
 use super::item::{reply_only_outcome, Planned, WorkItem};
 use super::metadata;
-use super::parallel::{run_units, Merging};
+use super::parallel::{fix_task, run_units, Merging};
 use super::runner::Books;
 use super::state::{Changes, Fixed, Fixing, Items, Round, Synced, Triage};
-use super::triage::task_item;
 use super::unit::{blocked_all, commit_message, FixUnit, UnitKind, UnitResult, ITEM_TRAILER};
 use super::workspace::Workspace;
 use crate::error::{EngineError, Result};
@@ -306,7 +301,7 @@ pub(crate) async fn stage(
         let Some(outcome) = reply_only_outcome(decision) else {
             continue;
         };
-        let reply = decided.drafted_reply(item.id(), decision);
+        let reply = drafted_reply_of(decided, item.id(), decision);
         planned.push((
             item.clone(),
             Planned::new(item, decision, outcome, reply, &cfg),
@@ -371,65 +366,6 @@ pub(crate) async fn stage(
     }
     books.stage_done(round, Stage::Fix, summary)?;
     Ok(Fixed(changes))
-}
-
-/// The fix task of `unit` in `dir`, the agent that runs it, and its role.
-pub(crate) fn fix_task(
-    fixing: Fixing<'_>,
-    unit: &FixUnit,
-    dir: PathBuf,
-) -> (FixTask, Arc<dyn Agent>, &'static str) {
-    let snapshot = &fixing.synced.snapshot;
-    let pr = PrContext::new(snapshot.forge, &snapshot.pr);
-    let items: Vec<_> = unit
-        .items
-        .iter()
-        .map(|w| {
-            let item = task_item(w, snapshot);
-            match fixing.decided.triage.get(w.id()) {
-                Some(d) => item.with_triage(TriageNote {
-                    reasoning: d.reasoning.clone(),
-                    reply_hint: d.reply_hint.clone(),
-                }),
-                None => item,
-            }
-        })
-        .collect();
-    match (&unit.cluster, unit.kind) {
-        (Some(cluster), _) => {
-            let just_fixed = fixing
-                .decided
-                .clusters
-                .as_ref()
-                .and_then(|r| r.just_fixed_files.clone());
-            (
-                FixTask::cluster(
-                    pr,
-                    dir,
-                    ClusterContext::new(cluster.clone(), just_fixed),
-                    items,
-                ),
-                fixing.ws.agents.cluster_fix.clone(),
-                "cluster-fix",
-            )
-        }
-        (None, UnitKind::Code) => {
-            let item = items.into_iter().next().unwrap_or_else(|| {
-                // A unit always has an item: units are built from items.
-                task_item(&unit.items[0], snapshot)
-            });
-            (
-                FixTask::single(pr, dir, item),
-                fixing.ws.agents.fix.clone(),
-                "fix",
-            )
-        }
-        (None, UnitKind::Metadata) => (
-            metadata::metadata_task(pr, dir, items),
-            fixing.ws.agents.fix.clone(),
-            "fix",
-        ),
-    }
 }
 
 /// Find the items of the round that a Shepherd commit in the PR's

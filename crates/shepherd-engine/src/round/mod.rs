@@ -48,11 +48,18 @@
 //! stages share are functions too (`threads::learn_access`,
 //! `guard::read_only_call`), taking what they read the same way.
 //!
-//! Converted so far: pr-state, triage, cluster, gate, push, ci, converge
-//! and the agent guard. The others are still `impl Runner` methods
-//! (`stage_worktree`, `stage_threads`, `stage_approval`, `stage_fix`,
-//! `stage_validate`, `stage_review`, `stage_revalidate`, `stage_replies`)
-//! and move to the same shape one at a time.
+//! Every stage has this shape: pr-state, worktree, threads, triage,
+//! cluster, approval, fix, validate, review, revalidate, gate, push,
+//! replies, ci, reviewers, converge. What the stages need beyond the
+//! books is passed part by part: the forge, the configuration or a section
+//! of it, the options (worktree, approval's approver, fix's number of
+//! parallel fixers), git, and `&mut` of what a stage sets up or learns
+//! (the worktree stage's [`Setup`] and the configuration it reads, the
+//! threads stage's and converge's access). Where several parts travel
+//! together below a stage they form a small type named for what it is
+//! (the fixers' `parallel::Merging`, validate's `VerifyFailure`). The
+//! [`Runner`] holds the run's parts and its one method is the pipeline,
+//! [`Runner::run_round`].
 
 mod answer;
 pub(crate) mod approval;

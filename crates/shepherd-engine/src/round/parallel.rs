@@ -27,19 +27,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use shepherd_agent::{
-    check_fix_answer, check_fix_validation_answer, Agent, AgentContext, AgentError, FixAnswer,
-    FixStatus, FixTask, FixValidationTask, FixVerdict, UsageLog,
+    check_fix_answer, check_fix_validation_answer, Agent, AgentContext, AgentError, ClusterContext,
+    FixAnswer, FixStatus, FixTask, FixValidationTask, FixVerdict, PrContext, TriageNote, UsageLog,
 };
-
-use super::answer::{checked, Refused};
-use super::metadata::{self, PR_DIR};
 use shepherd_core::config::Config;
 use shepherd_forge::Forge;
 
-use super::fix::fix_task;
-use super::metadata::merge_metadata;
+use super::answer::{checked, Refused};
+use super::metadata::{self, merge_metadata, PR_DIR};
 use super::runner::Books;
 use super::state::{Changes, Fixing};
+use super::triage::task_item;
 use super::unit::{
     blocked_all, blocked_by_failure, commit_message, AgentCall, FixUnit, FixValidationRecord,
     JobOutput, UnitKind, UnitResult,
@@ -395,6 +393,65 @@ pub(crate) async fn run_units(
 fn account_calls(books: &mut Books, calls: &[AgentCall]) {
     for c in calls {
         books.account_agent(c.role, &c.provider, c.elapsed, &c.usage);
+    }
+}
+
+/// The fix task of `unit` in `dir`, the agent that runs it, and its role.
+pub(crate) fn fix_task(
+    fixing: Fixing<'_>,
+    unit: &FixUnit,
+    dir: PathBuf,
+) -> (FixTask, Arc<dyn Agent>, &'static str) {
+    let snapshot = &fixing.synced.snapshot;
+    let pr = PrContext::new(snapshot.forge, &snapshot.pr);
+    let items: Vec<_> = unit
+        .items
+        .iter()
+        .map(|w| {
+            let item = task_item(w, snapshot);
+            match fixing.decided.triage.get(w.id()) {
+                Some(d) => item.with_triage(TriageNote {
+                    reasoning: d.reasoning.clone(),
+                    reply_hint: d.reply_hint.clone(),
+                }),
+                None => item,
+            }
+        })
+        .collect();
+    match (&unit.cluster, unit.kind) {
+        (Some(cluster), _) => {
+            let just_fixed = fixing
+                .decided
+                .clusters
+                .as_ref()
+                .and_then(|r| r.just_fixed_files.clone());
+            (
+                FixTask::cluster(
+                    pr,
+                    dir,
+                    ClusterContext::new(cluster.clone(), just_fixed),
+                    items,
+                ),
+                fixing.ws.agents.cluster_fix.clone(),
+                "cluster-fix",
+            )
+        }
+        (None, UnitKind::Code) => {
+            let item = items.into_iter().next().unwrap_or_else(|| {
+                // A unit always has an item: units are built from items.
+                task_item(&unit.items[0], snapshot)
+            });
+            (
+                FixTask::single(pr, dir, item),
+                fixing.ws.agents.fix.clone(),
+                "fix",
+            )
+        }
+        (None, UnitKind::Metadata) => (
+            metadata::metadata_task(pr, dir, items),
+            fixing.ws.agents.fix.clone(),
+            "fix",
+        ),
     }
 }
 

@@ -104,18 +104,6 @@ pub(crate) struct Decided {
     pub(crate) reply_override: BTreeMap<String, String>,
 }
 
-impl Decided {
-    /// The reply drafted for item `id`, whose decision is `decision`
-    /// ([`drafted_reply`](super::approval::drafted_reply)).
-    pub(crate) fn drafted_reply(&self, id: &str, decision: Decision) -> String {
-        super::approval::drafted_reply(
-            self.reply_override.get(id).map(String::as_str),
-            self.triage.get(id),
-            decision,
-        )
-    }
-}
-
 impl From<Triaged> for Decided {
     /// Nothing approved yet.
     fn from(t: Triaged) -> Self {
