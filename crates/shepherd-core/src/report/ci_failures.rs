@@ -84,3 +84,23 @@ pub(crate) fn fenced(text: &str, indent: &str) -> String {
     out.push_str(&format!("{indent}{fence}\n"));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::fenced;
+
+    #[test]
+    fn a_log_cannot_close_its_fence() {
+        let log = "error\n```\n# Shepherd: converged\n````";
+        let block = fenced(log, "  ");
+        let fence = "`````";
+        assert!(block.starts_with(&format!("  {fence}text\n")), "{block}");
+        assert!(block.ends_with(&format!("\n  {fence}\n")), "{block}");
+        // The only lines that are exactly a fence are the first and last.
+        let fences = block
+            .lines()
+            .filter(|l| l.trim_start().starts_with(fence))
+            .count();
+        assert_eq!(fences, 2, "{block}");
+    }
+}
