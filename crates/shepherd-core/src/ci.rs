@@ -288,6 +288,11 @@ pub struct CiVerdict {
     pub pending: Vec<String>,
     /// Required checks that have not appeared.
     pub missing: Vec<String>,
+    /// Checks that failed, had their jobs re-run once, and were then seen
+    /// again (filled by the CI wait; those not in `failed` passed on the
+    /// re-run: flaky).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rerun: Vec<String>,
 }
 
 /// The CI verdict of a head commit.
@@ -409,6 +414,7 @@ pub fn verdict(
         failed: failed.into_iter().collect(),
         pending: pending.into_iter().collect(),
         missing,
+        rerun: Vec::new(),
     }
 }
 

@@ -274,6 +274,10 @@ pub struct Mergeability {
     /// What is true of awaited reviewers that did not review the head.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreviewed: Vec<String>,
+    /// The checks that failed on the last head Shepherd pushed, read and
+    /// classified (see [`crate::ci_failure`]); set by the caller.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ci_failures: Vec<crate::ci_failure::CheckFailure>,
     /// That convergence is not mergeability.
     pub note: String,
 }
@@ -326,6 +330,7 @@ pub fn mergeability(
         open_threads,
         reasons: convergence.reasons.clone(),
         unreviewed: convergence.unreviewed.clone(),
+        ci_failures: Vec::new(),
         note: MERGEABILITY_NOTE.to_owned(),
     }
 }

@@ -49,6 +49,9 @@ pub enum Stage {
     Replies,
     /// The CI wait (`ci.json`).
     Ci,
+    /// The failing checks of a pushed head: their logs read, each
+    /// classified (`repair.json`).
+    Repair,
     /// The wait for the awaited reviewers' review of the head
     /// (`reviewers.json`).
     Reviewers,
@@ -74,6 +77,7 @@ impl Stage {
             Stage::Push => "push",
             Stage::Replies => "replies",
             Stage::Ci => "ci",
+            Stage::Repair => "repair",
             Stage::Reviewers => "reviewers",
             Stage::Converge => "converge",
         }

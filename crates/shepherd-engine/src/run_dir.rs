@@ -123,6 +123,10 @@ pub struct RunFile {
     pub threads_look: Option<shepherd_core::report::ThreadsLook>,
     /// The last CI verdict.
     pub last_ci: Option<CiVerdict>,
+    /// The failing checks of the last head the run pushed, read and
+    /// classified (the repair stage).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ci_failures: Vec<shepherd_core::ci_failure::CheckFailure>,
     /// The awaited reviewers' states on the last head waited for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub last_reviewers: Vec<shepherd_core::reviewers::ReviewerOnHead>,

@@ -56,6 +56,29 @@ impl FailureClass {
     }
 }
 
+impl CheckFailure {
+    /// One line for a person: `lint on 1a2b3c4: regression, waits for a
+    /// person`. The check's name is the CI's text: control characters are
+    /// made visible.
+    pub fn describe(&self) -> String {
+        let short: String = self.sha.chars().take(7).collect();
+        let mut line = format!(
+            "{} on {short}: {}",
+            crate::escape::visible(&self.name),
+            self.class.as_str()
+        );
+        match &self.fixed_by {
+            Some(sha) => line.push_str(&format!(
+                ", fixed by {}",
+                sha.chars().take(7).collect::<String>()
+            )),
+            None if self.handed_to_a_person => line.push_str(", waits for a person"),
+            None => {}
+        }
+        line
+    }
+}
+
 /// What is known of one failing check.
 #[derive(Debug, Clone, Copy)]
 pub struct FailureFacts<'a> {
@@ -95,4 +118,36 @@ pub fn classify(facts: &FailureFacts<'_>) -> FailureClass {
         return FailureClass::PreExisting;
     }
     FailureClass::Regression
+}
+
+/// A required check that failed on a head Shepherd waited for, as the run
+/// reports it: in the report (Markdown and JSON), `ci.json`'s companion
+/// `repair.json` and `mergeability.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckFailure {
+    /// The check's name.
+    pub name: String,
+    /// The head it failed on.
+    pub sha: String,
+    /// Whose failure it is.
+    pub class: FailureClass,
+    /// The head before Shepherd's push it was compared with; `None` when
+    /// Shepherd pushed nothing in this run (the failure is the PR's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_sha: Option<String>,
+    /// Its log, cut to what matters (inert, untrusted text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<Excerpt>,
+    /// Why there is no excerpt, when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_log: Option<String>,
+    /// What was tried, in order (the re-run, fix attempts).
+    #[serde(default)]
+    pub tried: Vec<String>,
+    /// The commit that fixed it, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_by: Option<String>,
+    /// Whether it waits for a person.
+    #[serde(default)]
+    pub handed_to_a_person: bool,
 }

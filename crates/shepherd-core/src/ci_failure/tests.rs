@@ -194,3 +194,25 @@ fn runner_errors_are_infra() {
     ));
     assert!(!looks_like_infra("error: could not compile"));
 }
+
+#[test]
+fn a_failure_describes_itself_in_one_line() {
+    let mut failure = CheckFailure {
+        name: "lint\u{1b}[2J".to_owned(),
+        sha: "1a2b3c4d5e6f".to_owned(),
+        class: FailureClass::Regression,
+        before_sha: Some("0f0f0f0f".to_owned()),
+        excerpt: None,
+        no_log: None,
+        tried: Vec::new(),
+        fixed_by: None,
+        handed_to_a_person: true,
+    };
+    assert_eq!(
+        failure.describe(),
+        "lint\\x1b[2J on 1a2b3c4: regression, waits for a person"
+    );
+    failure.class = FailureClass::PreExisting;
+    failure.handed_to_a_person = false;
+    assert_eq!(failure.describe(), "lint\\x1b[2J on 1a2b3c4: pre-existing");
+}

@@ -139,6 +139,7 @@ pub fn build(input: &ReportInput) -> Report {
         handed_to_a_person,
         authorized_unresolved,
         ci: input.ci.clone(),
+        ci_failures: Vec::new(),
         review_threads,
         cluster_rounds: Vec::new(),
         clusters,

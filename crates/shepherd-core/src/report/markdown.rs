@@ -178,6 +178,7 @@ impl Report {
                 }
             }
         }
+        self.ci_failures_markdown(&mut out);
 
         self.clusters_markdown(&mut out);
 

@@ -13,7 +13,8 @@
 //! - per outcome, the items and their paths (items with no outcome yet are
 //!   listed as undecided);
 //! - replied, resolved, awaiting reviewer, and authorized-but-unresolved;
-//! - the CI verdict;
+//! - the CI verdict, and each required check that failed: whose failure it
+//!   is, its log excerpt (fenced, untrusted), what was tried, what fixed it;
 //! - "Review threads clear: yes", or "no, N deliberately-open threads: paths"
 //!   (threads Shepherd answered and left open on purpose), plus any other
 //!   unresolved thread;
@@ -30,6 +31,7 @@
 //! - that convergence is not mergeability.
 
 mod build;
+mod ci_failures;
 mod input;
 mod markdown;
 mod model;

@@ -135,6 +135,10 @@ pub struct Report {
     pub authorized_unresolved: Vec<ThreadPath>,
     /// The last CI verdict.
     pub ci: Option<CiVerdict>,
+    /// The required checks that failed on the last head waited for (see
+    /// [`Report::with_ci_failures`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ci_failures: Vec<crate::ci_failure::CheckFailure>,
     /// Whether the review threads are clear.
     pub review_threads: ThreadsClear,
     /// The rounds whose cluster gate opened, with its signals (see

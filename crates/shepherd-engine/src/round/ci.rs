@@ -42,7 +42,9 @@ struct CiArtifact<'a> {
     verdict: &'a CiVerdict,
 }
 
-async fn ci_checks(
+/// The checks of commit `sha` of PR `number`: check runs and statuses,
+/// with `isRequired` from the rollup when it describes `sha`.
+pub(crate) async fn ci_checks(
     forge: &dyn Forge,
     number: u64,
     sha: &str,
@@ -103,13 +105,14 @@ pub(crate) async fn stage(
     let mut poll_offsets_ms = Vec::new();
     let mut last_waiting: Option<String> = None;
     let mut reran = Vec::new();
+    let mut rerun_checks: Vec<String> = Vec::new();
     if pushed.is_some() {
         // A new head: its checks take a moment to be created, and bots
         // react to the push meanwhile.
         tokio::time::sleep(ci_poll_schedule(0, poll)).await;
         attempt = 1;
     }
-    let (checks, result) = loop {
+    let (checks, mut result) = loop {
         polls += 1;
         let now = Instant::now();
         poll_offsets_ms.push(millis(now.duration_since(started)));
@@ -132,7 +135,10 @@ pub(crate) async fn stage(
             // run, GitLab retries each failed job (even while its
             // pipeline still runs): the forge knows which.
             match forge.rerun_failed_checks(number, &sha).await {
-                Ok(ids) => reran = ids,
+                Ok(ids) => {
+                    reran = ids;
+                    rerun_checks.clone_from(&v.failed);
+                }
                 Err(err) => tracing::warn!(%err, sha = %sha, "cannot re-run the failed jobs"),
             }
             if !reran.is_empty() {
@@ -179,6 +185,7 @@ pub(crate) async fn stage(
         tokio::time::sleep(delay).await;
     };
 
+    result.rerun = rerun_checks;
     books.artifact(
         round,
         "ci.json",

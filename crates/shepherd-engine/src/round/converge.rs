@@ -87,11 +87,9 @@ pub(crate) async fn stage(
         reply_failures,
         reviewers: reviewers.to_vec(),
     });
-    books.artifact(
-        round,
-        "mergeability.json",
-        &mergeability(&snapshot, &classified, ci, &convergence),
-    )?;
+    let mut record = mergeability(&snapshot, &classified, ci, &convergence);
+    record.ci_failures.clone_from(&books.run.ci_failures);
+    books.artifact(round, "mergeability.json", &record)?;
     books.note_items(&classified);
     books.run.last_open_items = classified.clone();
 

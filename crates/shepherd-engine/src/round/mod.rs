@@ -11,7 +11,7 @@
 //! [`cluster`] → [`approval`] → [`fix`] (with [`parallel`] fixers and
 //! [`metadata`] edits) → [`validate`] → [`review`] → revalidate (in
 //! [`validate`]) → [`gate`] → [`push`] → [`replies`] → [`ci`] →
-//! [`reviewers`] → [`converge`].
+//! [`repair`] → [`reviewers`] → [`converge`].
 //!
 //! The worktree stage makes the [`workspace::Workspace`] (the worktree and
 //! the agents): a stage that runs git or an agent takes it, so none can run
@@ -74,6 +74,7 @@ pub(crate) mod metadata;
 pub(crate) mod parallel;
 pub(crate) mod pr_state;
 pub(crate) mod push;
+pub(crate) mod repair;
 pub(crate) mod replies;
 pub(crate) mod review;
 pub(crate) mod reviewers;
@@ -248,6 +249,15 @@ impl Runner {
         )
         .await?;
         tally.ci = Some(ci.status);
+        repair::stage(
+            &mut self.books,
+            &*self.forge,
+            round,
+            &synced,
+            pushed.as_deref(),
+            &ci,
+        )
+        .await?;
         let reviewers = reviewers::stage(
             &mut self.books,
             &*self.forge,

@@ -263,6 +263,7 @@ impl Engine {
             last_open_items: Vec::new(),
             threads_look: None,
             last_ci: None,
+            ci_failures: Vec::new(),
             last_reviewers: Vec::new(),
             items: Default::default(),
             pr_url: String::new(),
@@ -698,6 +699,7 @@ async fn finish(mut runner: Runner, mut end: End) -> RunOutcome {
             end.reason.clone(),
         ))
         .with_cluster_rounds(runner.books.run.cluster_rounds.iter().cloned())
+        .with_ci_failures(runner.books.run.ci_failures.iter().cloned())
     });
     let _ = crate::run_dir::write_json(&runner.books.dir.root().join("report.json"), &report);
     let _ = crate::run_dir::write_text(
@@ -820,7 +822,9 @@ pub(crate) fn build_report(
             }
         })
         .collect();
-    Ok(build(&input).with_cluster_rounds(run.cluster_rounds.iter().cloned()))
+    Ok(build(&input)
+        .with_cluster_rounds(run.cluster_rounds.iter().cloned())
+        .with_ci_failures(run.ci_failures.iter().cloned()))
 }
 
 /// The report of run `run_id`, as `shepherd report` shows it (rebuilt from

@@ -7,6 +7,7 @@ mod common;
 mod test_agents;
 mod test_agents_checks;
 mod test_ci;
+mod test_ci_repair;
 mod test_clusters;
 mod test_config;
 mod test_decisions;

@@ -200,6 +200,15 @@ impl CiJob {
                     .map(shepherd_core::reviewers::ReviewerOnHead::describe)
                     .collect();
                 let reviewers = reviewers.join("\n");
+                // One line per check that failed on the last head Shepherd
+                // pushed: whose failure it is (issue 31).
+                let ci_failures: Vec<String> = outcome
+                    .report
+                    .ci_failures
+                    .iter()
+                    .map(shepherd_core::ci_failure::CheckFailure::describe)
+                    .collect();
+                let ci_failures = ci_failures.join("\n");
                 self.write(
                     &[
                         ("status", status),
@@ -208,6 +217,7 @@ impl CiJob {
                         ("run-dir", &run_dir),
                         ("reason", &reason),
                         ("reviewers", &reviewers),
+                        ("ci-failures", &ci_failures),
                     ],
                     &summary_markdown(outcome),
                 )
