@@ -383,13 +383,7 @@ mod tests {
         let schema = schemars::schema_for!(TriageAnswer).to_value();
         let core: Vec<String> = Decision::ALL
             .iter()
-            .map(|d| {
-                serde_json::to_value(d)
-                    .unwrap()
-                    .as_str()
-                    .unwrap()
-                    .to_owned()
-            })
+            .map(|d| d.as_str().to_owned())
             .collect();
         assert_eq!(schema_enum(&schema, "DecisionSchema"), core);
     }

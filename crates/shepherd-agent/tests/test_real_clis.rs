@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use shepherd_agent::exec::TimeoutKind;
 use shepherd_agent::{Agent, AgentContext, AgentError, CliAgent, CliConfig, CliProvider, Prompts};
-use shepherd_model_server::clis::installed_cli;
 use shepherd_model_server::{Exchange, Failure, Match, ModelServer, Script, Step, ToolCall};
 
 use crate::common::*;
@@ -65,13 +64,7 @@ impl Real {
     }
 
     fn agent(&self, tweak: impl FnOnce(&mut CliConfig)) -> CliAgent {
-        let mut config = CliConfig::new(self.provider);
-        config.program = installed_cli(self.provider.name());
-        config.env.parent = Some(self.parent_env());
-        config.total_timeout = Duration::from_secs(120);
-        config.idle_timeout = Duration::from_secs(60);
-        config.no_progress_timeout = Duration::from_secs(60);
-        config.kill_grace = Duration::from_millis(500);
+        let mut config = real_cli_config(self.provider, self.parent_env());
         tweak(&mut config);
         CliAgent::new(config, Prompts::builtin()).unwrap()
     }

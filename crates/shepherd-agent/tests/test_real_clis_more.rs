@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use shepherd_agent::exec::TimeoutKind;
 use shepherd_agent::{Agent, AgentContext, AgentError, CliAgent, CliConfig, CliProvider, Prompts};
-use shepherd_model_server::clis::installed_cli;
 use shepherd_model_server::{Exchange, Failure, Match, ModelServer, Script, Step};
 
 use crate::common::*;
@@ -90,9 +89,7 @@ impl Real {
     }
 
     fn agent(&self, tweak: impl FnOnce(&mut CliConfig)) -> CliAgent {
-        let mut config = CliConfig::new(self.provider);
-        config.program = installed_cli(self.provider.name());
-        config.env.parent = Some(self.parent_env());
+        let mut config = real_cli_config(self.provider, self.parent_env());
         config.model = Some(
             match self.provider {
                 CliProvider::Gemini => "gemini-2.5-pro",
@@ -104,10 +101,6 @@ impl Real {
         if self.provider == CliProvider::Opencode {
             config.env.credentials = vec!["SCRIPTED_API_KEY".into()];
         }
-        config.total_timeout = Duration::from_secs(120);
-        config.idle_timeout = Duration::from_secs(60);
-        config.no_progress_timeout = Duration::from_secs(60);
-        config.kill_grace = Duration::from_millis(500);
         tweak(&mut config);
         CliAgent::new(config, Prompts::builtin()).unwrap()
     }

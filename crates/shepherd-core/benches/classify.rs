@@ -8,8 +8,8 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughpu
 use shepherd_core::classify::{classify, rebuild_ledger_from_markers};
 use shepherd_core::testing::thread;
 use shepherd_core::{
-    Author, AuthorKind, Comment, ForgeKind, Ledger, LedgerEntry, Marker, PrSnapshot, PrStatus,
-    PullRequest, RepoRef, ReviewState, TopLevelComment, TopLevelKind,
+    Author, AuthorKind, Comment, Ledger, LedgerEntry, Marker, PrSnapshot, ReviewState,
+    TopLevelComment, TopLevelKind,
 };
 
 const THREADS: usize = 10_000;
@@ -24,17 +24,13 @@ fn author(login: &str) -> Option<Author> {
 }
 
 fn comment(id: String, login: &str, body: String) -> Comment {
-    Comment {
-        url: format!("https://github.com/o/r/pull/1#discussion_r{id}"),
-        id,
-        database_id: None,
-        author: author(login),
-        body,
-        created_at: "2025-01-01T00:00:00Z".to_owned(),
-        diff_hunk: Some("@@ -1,3 +1,4 @@\n fn main() {\n+    let x = 1;\n }".into()),
-        review_state: Some(ReviewState::Commented),
-        review_submitted_at: None,
-    }
+    shepherd_core::testing::comment(id.as_str(), login, body)
+        .database_id(None)
+        .url(format!("https://github.com/o/r/pull/1#discussion_r{id}"))
+        .created_at("2025-01-01T00:00:00Z")
+        .hunk("@@ -1,3 +1,4 @@\n fn main() {\n+    let x = 1;\n }")
+        .review(ReviewState::Commented)
+        .build()
 }
 
 fn review_text(i: usize) -> String {
@@ -113,31 +109,7 @@ fn snapshot_and_ledger() -> (PrSnapshot, Ledger) {
             });
         }
     }
-    let snapshot = PrSnapshot {
-        forge: ForgeKind::GitHub,
-        repo: RepoRef {
-            host: "github.com".to_owned(),
-            owner: "o".to_owned(),
-            name: "r".to_owned(),
-        },
-        viewer: VIEWER.to_owned(),
-        pr: PullRequest {
-            number: 1,
-            id: None,
-            title: "Bench".to_owned(),
-            url: "https://github.com/o/r/pull/1".to_owned(),
-            state: PrStatus::Open,
-            is_draft: false,
-            head_ref: "feature".to_owned(),
-            head_sha: "0a1b2c3".to_owned(),
-            base_ref: "main".to_owned(),
-            is_cross_repository: false,
-            viewer_has_pending_review: false,
-            author: author("dev"),
-        },
-        threads,
-        comments: top,
-    };
+    let snapshot = shepherd_core::testing::snapshot(VIEWER, threads, top);
     (snapshot, ledger)
 }
 

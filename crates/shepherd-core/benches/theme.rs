@@ -5,51 +5,19 @@
 //! Run with `cargo bench -p shepherd-core --bench theme`.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use serde::Deserialize;
 use shepherd_core::theme::{classify_theme_at, Theme};
 
-#[derive(Deserialize)]
-struct Row {
-    split: String,
-    author_kind: String,
-    placement: String,
-    language: String,
-    theme: String,
-    text: String,
-}
+// The bench reads only some of a row's fields.
+#[allow(dead_code)]
+#[path = "../tests/corpus/mod.rs"]
+mod corpus;
 
-/// The file an inline comment is on, as the corpus records it (see
-/// `tests/theme_corpus.rs`).
-fn path_of(row: &Row) -> Option<&'static str> {
-    match (row.placement.as_str(), row.language.as_str()) {
-        ("inline", "Markdown") => Some("file.md"),
-        ("inline", "AsciiDoc") => Some("file.adoc"),
-        ("inline", "reStructuredText") => Some("file.rst"),
-        _ => None,
-    }
-}
+use corpus::{corpus, path_of, Row};
 
+/// The held-out part of the corpus.
 fn held_out() -> Vec<Row> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/review_comments.jsonl"
-    );
-    let data = match std::fs::read_to_string(path) {
-        Ok(data) => data,
-        Err(err) => {
-            eprintln!("cannot read {path}: {err}");
-            return Vec::new();
-        }
-    };
-    data.lines()
-        .filter(|l| !l.trim().is_empty())
-        .filter_map(|l| match serde_json::from_str::<Row>(l) {
-            Ok(row) => Some(row),
-            Err(err) => {
-                eprintln!("skipping a corpus line: {err}");
-                None
-            }
-        })
+    corpus()
+        .into_iter()
         .filter(|r| r.split == "held-out")
         .collect()
 }

@@ -497,7 +497,7 @@ fn author_display(author: Option<&Author>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{AuthorKind, ForgeKind, PrStatus, PullRequest, RepoRef};
+    use crate::model::AuthorKind;
     use proptest::prelude::*;
 
     const VIEWER: &str = "shep";
@@ -509,17 +509,17 @@ mod tests {
         }
     }
 
+    /// A review comment `id` (`c7`: database id 7) by `login`, or by a
+    /// deleted account when `None`.
     fn comment(id: &str, login: Option<&str>, body: &str) -> Comment {
-        Comment {
-            id: id.to_owned(),
-            database_id: id.strip_prefix("c").and_then(|n| n.parse().ok()),
-            author: login.map(author),
-            body: body.to_owned(),
-            url: format!("https://github.com/o/r/pull/1#discussion_r{id}"),
-            created_at: "2025-01-01T00:00:00Z".to_owned(),
-            diff_hunk: None,
-            review_state: Some(ReviewState::Commented),
-            review_submitted_at: None,
+        let built = crate::testing::comment(id, login.unwrap_or_default(), body)
+            .database_id(id.strip_prefix("c").and_then(|n| n.parse().ok()))
+            .url(format!("https://github.com/o/r/pull/1#discussion_r{id}"))
+            .created_at("2025-01-01T00:00:00Z")
+            .review(ReviewState::Commented);
+        match login {
+            Some(_) => built.build(),
+            None => built.ghost().build(),
         }
     }
 
@@ -562,31 +562,7 @@ mod tests {
     }
 
     fn snapshot(threads: Vec<ReviewThread>, comments: Vec<TopLevelComment>) -> PrSnapshot {
-        PrSnapshot {
-            forge: ForgeKind::GitHub,
-            repo: RepoRef {
-                host: "github.com".to_owned(),
-                owner: "o".to_owned(),
-                name: "r".to_owned(),
-            },
-            viewer: VIEWER.to_owned(),
-            pr: PullRequest {
-                number: 1,
-                id: None,
-                title: "t".to_owned(),
-                url: "https://github.com/o/r/pull/1".to_owned(),
-                state: PrStatus::Open,
-                is_draft: false,
-                head_ref: "feature".to_owned(),
-                head_sha: "abc".to_owned(),
-                base_ref: "main".to_owned(),
-                is_cross_repository: false,
-                viewer_has_pending_review: false,
-                author: Some(author("dev")),
-            },
-            threads,
-            comments,
-        }
+        crate::testing::snapshot(VIEWER, threads, comments)
     }
 
     fn entry(

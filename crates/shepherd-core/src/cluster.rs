@@ -1055,35 +1055,38 @@ mod tests {
     }
 
     #[test]
-    fn chains_link_siblings_through_a_common_parent_file() {
+    fn a_file_proximate_to_both_links_items_that_are_not() {
         // google.ts and okta.ts are not proximate, but both are proximate to
-        // login.ts, so the three form one cluster.
-        let siblings = [
-            item("g", Some("src/auth/oauth/google.ts"), Theme::Validation),
-            item("o", Some("src/auth/saml/okta.ts"), Theme::Validation),
-        ];
-        assert!(group(&siblings).clusters.is_empty());
-        let mut chained = siblings.to_vec();
-        chained.push(item("l", Some("src/auth/login.ts"), Theme::Validation));
-        let g = group(&chained);
-        assert_eq!(g.clusters.len(), 1);
-        assert_eq!(g.clusters[0].area, "src/auth");
-        assert_eq!(g.clusters[0].item_ids, vec!["g", "l", "o"]);
-    }
-
-    #[test]
-    fn a_file_in_a_parent_directory_links_its_subdirectories() {
-        let apart = [
-            item("auth", Some("src/auth/a.ts"), Theme::Logging),
-            item("db", Some("src/db/b.ts"), Theme::Logging),
-        ];
-        assert!(group(&apart).clusters.is_empty());
-        let mut linked = apart.to_vec();
-        linked.push(item("lib", Some("src/lib.rs"), Theme::Logging));
-        let g = group(&linked);
-        assert_eq!(g.clusters.len(), 1);
-        assert_eq!(g.clusters[0].area, "src");
-        assert_eq!(g.clusters[0].item_ids, vec!["auth", "db", "lib"]);
+        // login.ts, so the three form one cluster; a file in a parent
+        // directory links its subdirectories alike.
+        for (theme, apart, link, area, ids) in [
+            (
+                Theme::Validation,
+                [
+                    ("g", "src/auth/oauth/google.ts"),
+                    ("o", "src/auth/saml/okta.ts"),
+                ],
+                ("l", "src/auth/login.ts"),
+                "src/auth",
+                ["g", "l", "o"],
+            ),
+            (
+                Theme::Logging,
+                [("auth", "src/auth/a.ts"), ("db", "src/db/b.ts")],
+                ("lib", "src/lib.rs"),
+                "src",
+                ["auth", "db", "lib"],
+            ),
+        ] {
+            let apart = apart.map(|(id, path)| item(id, Some(path), theme));
+            assert!(group(&apart).clusters.is_empty(), "{area}");
+            let mut linked = apart.to_vec();
+            linked.push(item(link.0, Some(link.1), theme));
+            let g = group(&linked);
+            assert_eq!(g.clusters.len(), 1, "{area}");
+            assert_eq!(g.clusters[0].area, area);
+            assert_eq!(g.clusters[0].item_ids, ids);
+        }
     }
 
     #[test]

@@ -9,7 +9,10 @@
 //! reviewer's comment on it; every field the test does not name keeps its
 //! default.
 
-use crate::model::{Author, AuthorKind, Comment, DiffSide, ReviewState, ReviewThread, SubjectType};
+use crate::model::{
+    Author, AuthorKind, Comment, DiffSide, ForgeKind, PrSnapshot, PrStatus, PullRequest, RepoRef,
+    ReviewState, ReviewThread, SubjectType, TopLevelComment,
+};
 
 /// A review thread `id` to build: unresolved, current, on line 1 of
 /// `src/lib.rs` (the head side), repliable and resolvable, with no comments.
@@ -213,6 +216,43 @@ impl CommentBuilder {
 impl From<CommentBuilder> for Comment {
     fn from(builder: CommentBuilder) -> Self {
         builder.build()
+    }
+}
+
+/// What `viewer` sees of PR 1 of `github.com/o/r`, open, by `dev`, from
+/// `feature` (head `abc`) into `main`: these threads and top-level comments.
+pub fn snapshot(
+    viewer: &str,
+    threads: Vec<ReviewThread>,
+    comments: Vec<TopLevelComment>,
+) -> PrSnapshot {
+    PrSnapshot {
+        forge: ForgeKind::GitHub,
+        repo: RepoRef {
+            host: "github.com".to_owned(),
+            owner: "o".to_owned(),
+            name: "r".to_owned(),
+        },
+        viewer: viewer.to_owned(),
+        pr: PullRequest {
+            number: 1,
+            id: None,
+            title: "t".to_owned(),
+            url: "https://github.com/o/r/pull/1".to_owned(),
+            state: PrStatus::Open,
+            is_draft: false,
+            head_ref: "feature".to_owned(),
+            head_sha: "abc".to_owned(),
+            base_ref: "main".to_owned(),
+            is_cross_repository: false,
+            viewer_has_pending_review: false,
+            author: Some(Author {
+                login: "dev".to_owned(),
+                kind: AuthorKind::User,
+            }),
+        },
+        threads,
+        comments,
     }
 }
 

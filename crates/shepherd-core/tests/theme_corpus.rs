@@ -11,9 +11,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Deserialize;
 use shepherd_core::cluster::{group, ClusterItem};
 use shepherd_core::theme::{classify_theme_at, Theme};
+
+mod corpus;
+
+use corpus::{corpus, path_of, Row};
 
 /// Held-out accuracy floors: the figures reached when the rules were last
 /// changed (71/101, 58/87 and 13/14), rounded down. A change that lowers any
@@ -25,37 +28,6 @@ const HELD_OUT_BOT_FLOOR: f64 = 0.92;
 /// Held-out pairwise cluster F1 (classifier's themes against the labels'),
 /// as reached (0.60: 3 of 7 pairs), rounded down.
 const HELD_OUT_CLUSTER_F1_FLOOR: f64 = 0.60;
-
-#[derive(Debug, Deserialize)]
-struct Row {
-    split: String,
-    source: String,
-    author_kind: String,
-    placement: String,
-    language: String,
-    theme: String,
-    text: String,
-}
-
-/// The file an inline comment is on, as far as the corpus records it: the
-/// `language` of an inline comment on a documentation file is its file type.
-fn path_of(row: &Row) -> Option<&'static str> {
-    match (row.placement.as_str(), row.language.as_str()) {
-        ("inline", "Markdown") => Some("file.md"),
-        ("inline", "AsciiDoc") => Some("file.adoc"),
-        ("inline", "reStructuredText") => Some("file.rst"),
-        _ => None,
-    }
-}
-
-fn corpus() -> Vec<Row> {
-    let data = include_str!("data/review_comments.jsonl");
-    data.lines()
-        .filter(|l| !l.trim().is_empty())
-        .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("line {}: {e}", i + 1)))
-        .collect()
-}
 
 /// FNV-1a, 64 bits: the split is `held-out` when the hash of
 /// `source + "\n" + text` is 0 or 1 modulo 5 (about 40%).

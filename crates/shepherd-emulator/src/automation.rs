@@ -446,9 +446,15 @@ pub(crate) fn canonical_target(target: &str) -> String {
     let (method, path) = target.split_once(' ').unwrap_or(("", target));
     let path = path.trim();
     let path = path.strip_prefix("/api/v3").unwrap_or(path);
-    let mut out = String::with_capacity(path.len());
+    format!("{} {}", method.to_ascii_uppercase(), path_shape(path))
+}
+
+/// A path template with every `{param}` as `{}`:
+/// `/repos/{owner}/{repo}/pulls/{number}` is `/repos/{}/{}/pulls/{}`.
+pub fn path_shape(template: &str) -> String {
+    let mut out = String::with_capacity(template.len());
     let mut in_param = false;
-    for c in path.chars() {
+    for c in template.chars() {
         match c {
             '{' => {
                 in_param = true;
@@ -459,7 +465,7 @@ pub(crate) fn canonical_target(target: &str) -> String {
             _ => out.push(c),
         }
     }
-    format!("{} {out}", method.to_ascii_uppercase())
+    out
 }
 
 /// Whether `path` matches a glob: `**` spans directories, `*` and `?` do

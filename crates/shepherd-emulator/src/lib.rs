@@ -67,7 +67,7 @@ mod state;
 mod tasks;
 
 pub use automation::{
-    BotProfile, BotSpec, CheckSpec, CiSpec, EndpointAccess, FaultEffect, FaultSpec,
+    path_shape, BotProfile, BotSpec, CheckSpec, CiSpec, EndpointAccess, FaultEffect, FaultSpec,
 };
 pub use control::{Act, ActError, ActOutcome, ActThread, ActThreadRef};
 pub use git::GitError;

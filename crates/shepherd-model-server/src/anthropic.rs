@@ -13,7 +13,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
-use crate::script::{as_text, structured, Conversation, Reply, Step, ToolCall};
+use crate::script::{as_text, structured, Conversation, Reply, Step, ToolCall, ToolNames};
 use crate::sse;
 
 /// The tool Claude Code adds for `--json-schema`.
@@ -73,24 +73,23 @@ pub(crate) fn find_after(haystack: &str, marker: &str) -> Option<String> {
     (!value.is_empty()).then(|| value.to_owned())
 }
 
+/// Claude Code's names of its tools.
+const CLAUDE_TOOLS: ToolNames = ToolNames {
+    read: "Read",
+    edit: "Edit",
+    write: "Write",
+    shell: "Bash",
+    path: "file_path",
+    old: "old_string",
+    new: "new_string",
+    content: "content",
+    edit_extra: None,
+    shell_extra: Some(("description", "Run a scripted command")),
+};
+
 /// Claude Code's name and input for a tool call.
 pub fn tool(call: &ToolCall, conv: &Conversation) -> (String, Value) {
-    match call {
-        ToolCall::Read { path } => ("Read".into(), json!({"file_path": conv.resolve(path)})),
-        ToolCall::Edit { path, old, new } => (
-            "Edit".into(),
-            json!({"file_path": conv.resolve(path), "old_string": old, "new_string": new}),
-        ),
-        ToolCall::Write { path, content } => (
-            "Write".into(),
-            json!({"file_path": conv.resolve(path), "content": content}),
-        ),
-        ToolCall::Shell { command } => (
-            "Bash".into(),
-            json!({"command": command, "description": "Run a scripted command"}),
-        ),
-        ToolCall::Raw { name, input } => (name.clone(), input.clone()),
-    }
+    call.named(&CLAUDE_TOOLS, conv)
 }
 
 enum Block {

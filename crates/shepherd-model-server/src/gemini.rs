@@ -15,7 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
-use crate::script::{as_text, structured, Conversation, Reply, Step, ToolCall};
+use crate::script::{as_text, structured, Conversation, Reply, Step, ToolCall, ToolNames};
 use crate::sse;
 
 /// What a generateContent request says: the text of its `user` contents,
@@ -75,22 +75,23 @@ fn workspace_dir(text: &str) -> Option<String> {
         .filter(|d| d.starts_with('/'))
 }
 
+/// Gemini CLI's names of its tools.
+const GEMINI_TOOLS: ToolNames = ToolNames {
+    read: "read_file",
+    edit: "replace",
+    write: "write_file",
+    shell: "run_shell_command",
+    path: "file_path",
+    old: "old_string",
+    new: "new_string",
+    content: "content",
+    edit_extra: Some(("instruction", "Apply the scripted edit.")),
+    shell_extra: None,
+};
+
 /// Gemini CLI's name and arguments for a tool call.
 pub fn tool(call: &ToolCall, conv: &Conversation) -> (String, Value) {
-    match call {
-        ToolCall::Read { path } => ("read_file".into(), json!({"file_path": conv.resolve(path)})),
-        ToolCall::Edit { path, old, new } => (
-            "replace".into(),
-            json!({"file_path": conv.resolve(path), "old_string": old, "new_string": new,
-                   "instruction": "Apply the scripted edit."}),
-        ),
-        ToolCall::Write { path, content } => (
-            "write_file".into(),
-            json!({"file_path": conv.resolve(path), "content": content}),
-        ),
-        ToolCall::Shell { command } => ("run_shell_command".into(), json!({"command": command})),
-        ToolCall::Raw { name, input } => (name.clone(), input.clone()),
-    }
+    call.named(&GEMINI_TOOLS, conv)
 }
 
 /// The answer to a generateContent request.

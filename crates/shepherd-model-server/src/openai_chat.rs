@@ -17,7 +17,7 @@
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
-use crate::script::{as_text, structured, Conversation, Reply, Step, ToolCall};
+use crate::script::{as_text, structured, Conversation, Reply, Step, ToolCall, ToolNames};
 use crate::sse;
 
 /// The text of a message's `content` (a string, or text parts).
@@ -85,40 +85,43 @@ fn is_copilot(conv: &Conversation) -> bool {
     conv.tools.iter().any(|t| t == "view")
 }
 
+/// Copilot CLI's names of its tools.
+const COPILOT_TOOLS: ToolNames = ToolNames {
+    read: "view",
+    edit: "edit",
+    write: "create",
+    shell: "bash",
+    path: "path",
+    old: "old_str",
+    new: "new_str",
+    content: "file_text",
+    edit_extra: None,
+    shell_extra: Some(("description", "Run a scripted command")),
+};
+
+/// opencode's names of its tools.
+const OPENCODE_TOOLS: ToolNames = ToolNames {
+    read: "read",
+    edit: "edit",
+    write: "write",
+    shell: "bash",
+    path: "filePath",
+    old: "oldString",
+    new: "newString",
+    content: "content",
+    edit_extra: None,
+    shell_extra: None,
+};
+
 /// The asking CLI's name and arguments for a tool call (opencode's, or
 /// Copilot CLI's when the request offers its tools).
 pub fn tool(call: &ToolCall, conv: &Conversation) -> (String, Value) {
-    if is_copilot(conv) {
-        return match call {
-            ToolCall::Read { path } => ("view".into(), json!({"path": conv.resolve(path)})),
-            ToolCall::Edit { path, old, new } => (
-                "edit".into(),
-                json!({"path": conv.resolve(path), "old_str": old, "new_str": new}),
-            ),
-            ToolCall::Write { path, content } => (
-                "create".into(),
-                json!({"path": conv.resolve(path), "file_text": content}),
-            ),
-            ToolCall::Shell { command } => (
-                "bash".into(),
-                json!({"command": command, "description": "Run a scripted command"}),
-            ),
-            ToolCall::Raw { name, input } => (name.clone(), input.clone()),
-        };
-    }
-    match call {
-        ToolCall::Read { path } => ("read".into(), json!({"filePath": conv.resolve(path)})),
-        ToolCall::Edit { path, old, new } => (
-            "edit".into(),
-            json!({"filePath": conv.resolve(path), "oldString": old, "newString": new}),
-        ),
-        ToolCall::Write { path, content } => (
-            "write".into(),
-            json!({"filePath": conv.resolve(path), "content": content}),
-        ),
-        ToolCall::Shell { command } => ("bash".into(), json!({"command": command})),
-        ToolCall::Raw { name, input } => (name.clone(), input.clone()),
-    }
+    let names = if is_copilot(conv) {
+        &COPILOT_TOOLS
+    } else {
+        &OPENCODE_TOOLS
+    };
+    call.named(names, conv)
 }
 
 /// The answer to a Chat Completions request.

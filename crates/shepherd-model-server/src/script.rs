@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::Value;
+
 /// One thing the model does at one step of a conversation.
 #[derive(Clone)]
 pub enum Step {
@@ -92,6 +94,75 @@ pub enum ToolCall {
         /// Its input object.
         input: serde_json::Value,
     },
+}
+
+/// How one CLI names its file and shell tools and their arguments, for
+/// [`ToolCall::named`].
+pub(crate) struct ToolNames {
+    /// The tool that reads a file.
+    pub read: &'static str,
+    /// The tool that replaces text in a file.
+    pub edit: &'static str,
+    /// The tool that writes a whole file.
+    pub write: &'static str,
+    /// The tool that runs a shell command.
+    pub shell: &'static str,
+    /// The argument naming the file (`file_path`).
+    pub path: &'static str,
+    /// An edit's argument holding the text to replace.
+    pub old: &'static str,
+    /// An edit's argument holding its replacement.
+    pub new: &'static str,
+    /// A write's argument holding the file's content.
+    pub content: &'static str,
+    /// One fixed argument more of an edit (Gemini's `instruction`).
+    pub edit_extra: Option<(&'static str, &'static str)>,
+    /// One fixed argument more of a shell command (a `description`).
+    pub shell_extra: Option<(&'static str, &'static str)>,
+}
+
+impl ToolCall {
+    /// The name and arguments of this call for the CLI that names its
+    /// tools `names` (a [`ToolCall::Raw`] is passed as it is).
+    pub(crate) fn named(&self, names: &ToolNames, conv: &Conversation) -> (String, Value) {
+        let text = |s: &str| Value::String(s.to_owned());
+        let (name, args, extra) = match self {
+            ToolCall::Read { path } => (
+                names.read,
+                vec![(names.path, conv.resolve(path).into())],
+                None,
+            ),
+            ToolCall::Edit { path, old, new } => (
+                names.edit,
+                vec![
+                    (names.path, conv.resolve(path).into()),
+                    (names.old, text(old)),
+                    (names.new, text(new)),
+                ],
+                names.edit_extra,
+            ),
+            ToolCall::Write { path, content } => (
+                names.write,
+                vec![
+                    (names.path, conv.resolve(path).into()),
+                    (names.content, text(content)),
+                ],
+                None,
+            ),
+            ToolCall::Shell { command } => (
+                names.shell,
+                vec![("command", text(command))],
+                names.shell_extra,
+            ),
+            ToolCall::Raw { name, input } => return (name.clone(), input.clone()),
+        };
+        let args = args
+            .into_iter()
+            .chain(extra.map(|(key, value)| (key, text(value))))
+            .map(|(key, value)| (key.to_owned(), value))
+            .collect();
+        (name.to_owned(), Value::Object(args))
+    }
 }
 
 /// An HTTP-level failure.

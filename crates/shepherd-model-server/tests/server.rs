@@ -112,26 +112,22 @@ async fn responses_stream_function_calls_then_the_answer() {
         json!({"model": "m", "stream": true, "input": input})
     };
     let url = format!("{}/v1/responses", server.url());
-    let first = client
-        .post(&url)
-        .json(&body(0))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let (client_ref, url_ref) = (&client, &url);
+    let post = |outputs: usize| async move {
+        client_ref
+            .post(url_ref)
+            .json(&body(outputs))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    let first = post(0).await;
     assert!(first.contains("\"name\":\"exec_command\""), "{first}");
     assert!(first.contains(r#"{\"cmd\":\"ls\"}"#), "{first}");
-    let second = client
-        .post(&url)
-        .json(&body(1))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let second = post(1).await;
     assert!(
         second.contains("output_text") && second.contains(r#"{\"ok\":true}"#),
         "{second}"

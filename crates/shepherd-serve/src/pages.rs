@@ -9,22 +9,11 @@ use std::path::Path;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde::Serialize;
 use shepherd_core::classify::Class;
-use shepherd_core::{Decision, ForgeKind};
+use shepherd_core::{Decision, ForgeKind, Outcome};
 use shepherd_engine::{RunStatus, Timestamp};
 
 use crate::comment;
-use crate::view::{decision_word, ApprovalRow, ItemView, RunRow, RunView};
-
-/// Every decision, in the order the approver picks from.
-const DECISIONS: [Decision; 7] = [
-    Decision::CodeChange,
-    Decision::MetadataChange,
-    Decision::Question,
-    Decision::Wontfix,
-    Decision::AlreadyAddressed,
-    Decision::Invalid,
-    Decision::NeedsHuman,
-];
+use crate::view::{ApprovalRow, ItemView, RunRow, RunView};
 
 const STATUSES: [RunStatus; 7] = [
     RunStatus::Running,
@@ -303,20 +292,20 @@ fn approval_row(i: usize, row: &ApprovalRow, open: bool, forge: ForgeKind) -> Ma
             }
             td.excerpt data-label="Comment" { @if let Some(item) = &row.item { (comment::cell(item, forge)) } }
             td data-label="Triage" {
-                strong { (decision_word(row.triage.decision)) }
+                strong { (row.triage.decision.as_str()) }
                 p.reasoning { (comment::inline_code(&row.triage.reasoning)) }
             }
             td data-label="Decision" {
                 @if editable {
                     input type="hidden" name={ "item-" (i) } value=(row.item_id);
-                    input type="hidden" name={ "orig-decision-" (i) } value=(decision_word(row.decision));
+                    input type="hidden" name={ "orig-decision-" (i) } value=(row.decision.as_str());
                     select name={ "decision-" (i) } aria-label="decision" {
-                        @for d in DECISIONS {
-                            option value=(decision_word(d)) selected[d == row.decision] { (decision_word(d)) }
+                        @for d in Decision::ALL {
+                            option value=(d.as_str()) selected[d == row.decision] { (d.as_str()) }
                         }
                     }
                 } @else {
-                    (decision_word(row.decision))
+                    (row.decision.as_str())
                 }
             }
             td data-label="Reply" {
@@ -550,7 +539,7 @@ fn thread_row(run: &RunView, item: &ItemView, standing: Standing) -> Markup {
         tr.item id={ "item-" (item.id) } data-item=(item.id) data-standing=(standing.as_str()) {
             td data-label="Item" { (location(item, forge)) }
             td.excerpt data-label="Comment" { (comment::cell(item, forge)) }
-            td data-label="Decision" { (decision.map(decision_word).unwrap_or_else(|| "-".into())) }
+            td data-label="Decision" { (decision.map_or("-", Decision::as_str)) }
             td data-label="Reply" {
                 @if let Some(text) = &reply {
                     pre.reply { (text) }
@@ -559,7 +548,7 @@ fn thread_row(run: &RunView, item: &ItemView, standing: Standing) -> Markup {
                     }
                 }
             }
-            td data-label="Outcome" { (latest.and_then(|r| r.entry.outcome).map(|o| word(&o)).unwrap_or_else(|| "-".into())) }
+            td data-label="Outcome" { (latest.and_then(|r| r.entry.outcome).map_or("-", Outcome::as_str)) }
             td data-label="Commit" { @if let Some(c) = latest.and_then(|r| r.entry.commit.as_deref()) { code { (c.get(..10).unwrap_or(c)) } } }
             td data-label="State" {
                 (state.join(", "))
@@ -573,8 +562,8 @@ fn thread_row(run: &RunView, item: &ItemView, standing: Standing) -> Markup {
                                     td { (time(h.at)) }
                                     td { code { (h.run_id) } }
                                     td { (h.entry.round) }
-                                    td { (h.entry.decision.map(decision_word).unwrap_or_default()) }
-                                    td { (h.entry.outcome.map(|o| word(&o)).unwrap_or_default()) }
+                                    td { (h.entry.decision.map_or("", Decision::as_str)) }
+                                    td { (h.entry.outcome.map_or("", Outcome::as_str)) }
                                     td { (if h.entry.replied { "yes" } else { "no" }) }
                                     td { (if h.entry.resolved { "yes" } else if h.entry.resolve_authorized { "authorized" } else { "no" }) }
                                 }

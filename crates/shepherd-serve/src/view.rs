@@ -538,11 +538,3 @@ pub fn artifact(state: &StateDir, run_id: &str, rel: &str) -> Result<String, Ser
     let bytes = std::fs::read(&path).map_err(|_| ServeError::NotFound)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
-
-/// A decision's name, as the forms and pages show it.
-pub(crate) fn decision_word(d: Decision) -> String {
-    serde_json::to_value(d)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}

@@ -16,6 +16,19 @@ use crate::error::{CliError, CliResult};
 use crate::exit_codes;
 use crate::progress::LineProgress;
 
+/// The paused or finished run `reject` and `report` are about, and where
+/// the state lives.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct RunRef {
+    /// The run id (see `shepherd status`)
+    #[arg(value_name = "RUN")]
+    pub(crate) run: String,
+
+    /// Where the state lives
+    #[arg(long, value_name = "DIR", env = "SHEPHERD_STATE_DIR")]
+    pub(crate) state_dir: Option<PathBuf>,
+}
+
 /// Flags `run`, `resume` and `demo` share.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct CommonRunArgs {

@@ -142,10 +142,17 @@ pub(crate) fn current_checkout() -> Option<PathBuf> {
 
 /// The root of the git checkout `dir` is in, if any.
 fn checkout_root(dir: &Path) -> Option<PathBuf> {
+    git_output(dir, &["rev-parse", "--show-toplevel"])
+        .map(|root| PathBuf::from(root.trim_end_matches(['\n', '\r'])))
+}
+
+/// What `git -C dir args` prints, when it runs and succeeds (its errors
+/// are not shown: the callers read a failure as "none").
+fn git_output(dir: &Path, args: &[&str]) -> Option<String> {
     let output = Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["rev-parse", "--show-toplevel"])
+        .args(args)
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
@@ -153,8 +160,7 @@ fn checkout_root(dir: &Path) -> Option<PathBuf> {
     if !output.status.success() {
         return None;
     }
-    let root = String::from_utf8(output.stdout).ok()?;
-    Some(PathBuf::from(root.trim_end_matches(['\n', '\r'])))
+    String::from_utf8(output.stdout).ok()
 }
 
 /// `[forge]` of the configuration: the repository file of the checkout
@@ -187,18 +193,7 @@ pub(crate) fn checkout_config(layers: &[ConfigLayer], dir: &Path) -> CliResult<C
 /// parse all mean "no remote": the target or the flags must then say where
 /// the PR lives, and `parse_target` says so if they do not.
 pub(crate) fn origin_remote(dir: &Path) -> Option<RemoteInfo> {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["remote", "get-url", "origin"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    let url = String::from_utf8(output.stdout).ok()?;
+    let url = git_output(dir, &["remote", "get-url", "origin"])?;
     match parse_remote_url(url.trim()) {
         Ok(remote) => Some(remote),
         Err(err) => {

@@ -1,10 +1,13 @@
 //! Shared fixtures: tasks, scripts for the fake agent, process checks.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use shepherd_agent::{CommandAgent, CommandConfig, PrContext, Prompts, TaskItem, TriageTask};
+use shepherd_agent::{
+    CliConfig, CliProvider, CommandAgent, CommandConfig, PrContext, Prompts, TaskItem, TriageTask,
+};
 use shepherd_core::model::{
     Author, AuthorKind, Comment, ForgeKind, ReviewThread, TopLevelComment, TopLevelKind,
 };
@@ -192,4 +195,18 @@ pub fn read_json(path: &Path) -> Value {
         &std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
     )
     .unwrap()
+}
+
+/// The installed (pinned) `provider` CLI, run with `parent` as Shepherd's
+/// environment and the timeouts of the real-CLI tests: two minutes in all,
+/// a minute idle or without progress.
+pub fn real_cli_config(provider: CliProvider, parent: Vec<(OsString, OsString)>) -> CliConfig {
+    let mut config = CliConfig::new(provider);
+    config.program = shepherd_model_server::clis::installed_cli(provider.name());
+    config.env.parent = Some(parent);
+    config.total_timeout = Duration::from_secs(120);
+    config.idle_timeout = Duration::from_secs(60);
+    config.no_progress_timeout = Duration::from_secs(60);
+    config.kill_grace = Duration::from_millis(500);
+    config
 }

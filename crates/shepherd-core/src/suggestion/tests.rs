@@ -3,7 +3,7 @@
 use super::apply::Lines;
 use super::*;
 use crate::marker::Marker;
-use crate::model::{Author, AuthorKind, Comment, DiffSide, ForgeKind, ReviewThread, SubjectType};
+use crate::model::{Comment, DiffSide, ForgeKind, ReviewThread, SubjectType};
 use proptest::prelude::*;
 
 fn range(lines: &[&str]) -> Suggestion {
@@ -516,19 +516,10 @@ fn comment(id: &str, body: &str, hunk: Option<&str>) -> Comment {
 }
 
 fn comment_by(login: &str, id: &str, body: &str, hunk: Option<&str>) -> Comment {
-    Comment {
-        id: id.to_owned(),
-        database_id: Some(1),
-        author: Some(Author {
-            login: login.into(),
-            kind: AuthorKind::User,
-        }),
-        body: body.to_owned(),
-        url: String::new(),
-        created_at: "2024-01-01T00:00:00Z".into(),
-        diff_hunk: hunk.map(Into::into),
-        review_state: None,
-        review_submitted_at: None,
+    let built = crate::testing::comment(id, login, body);
+    match hunk {
+        Some(hunk) => built.hunk(hunk).build(),
+        None => built.build(),
     }
 }
 

@@ -9,6 +9,19 @@ fn theme_scores(comment: &str, suggestion: Option<&str>) -> [u32; 14] {
     Parsed::new(comment, suggestion).scores()
 }
 
+/// Each comment (with no suggestion) gets its theme; a miss shows the
+/// comment's scores.
+fn assert_themes<'a>(cases: impl IntoIterator<Item = (&'a str, Theme)>) {
+    for (comment, expected) in cases {
+        assert_eq!(
+            classify_theme(comment, None),
+            expected,
+            "{comment:?}: {:?}",
+            theme_scores(comment, None)
+        );
+    }
+}
+
 /// (expected theme, comment, suggestion): review comments as bots and
 /// people write them, at least four per theme.
 const CASES: &[(Theme, &str, Option<&str>)] = &[
@@ -678,14 +691,7 @@ fn word_senses_are_guarded() {
             Theme::ErrorHandling,
         ),
     ];
-    for (comment, expected) in cases {
-        assert_eq!(
-            classify_theme(comment, None),
-            expected,
-            "{comment:?}: {:?}",
-            theme_scores(comment, None)
-        );
-    }
+    assert_themes(cases);
 }
 
 #[test]
@@ -697,7 +703,7 @@ fn string_literals_in_code_spans_say_nothing() {
 
 #[test]
 fn compound_identifiers_are_read_inside() {
-    for (comment, expected) in [
+    assert_themes([
         (
             "Careful: `RWMutex` is held while `RLocking` again here.",
             Theme::Concurrency,
@@ -707,19 +713,12 @@ fn compound_identifiers_are_read_inside() {
             Theme::TypeSafety,
         ),
         ("markdownlint flags this line (MD013).", Theme::Style),
-    ] {
-        assert_eq!(
-            classify_theme(comment, None),
-            expected,
-            "{comment:?}: {:?}",
-            theme_scores(comment, None)
-        );
-    }
+    ]);
 }
 
 #[test]
 fn chinese_japanese_korean_and_russian_comments_get_themes() {
-    for (comment, expected) in [
+    assert_themes([
         (
             "这里缺少错误处理，读取失败时会直接崩溃。",
             Theme::ErrorHandling,
@@ -727,19 +726,12 @@ fn chinese_japanese_korean_and_russian_comments_get_themes() {
         ("この関数にテストを追加してください。", Theme::Testing),
         ("이 변수 이름이 너무 모호합니다.", Theme::Naming),
         ("удали лишние пробелы", Theme::Style),
-    ] {
-        assert_eq!(
-            classify_theme(comment, None),
-            expected,
-            "{comment:?}: {:?}",
-            theme_scores(comment, None)
-        );
-    }
+    ]);
 }
 
 #[test]
 fn more_languages_get_the_common_themes() {
-    for (comment, expected) in [
+    assert_themes([
         ("这里的注释写错了", Theme::Documentation),
         ("这段代码有点冗余，可以简化一下", Theme::Style),
         ("建议把这部分逻辑抽离出来复用", Theme::Architecture),
@@ -752,19 +744,12 @@ fn more_languages_get_the_common_themes() {
         ("Bitte den Kommentar aktualisieren.", Theme::Documentation),
         ("Faltan pruebas para este caso.", Theme::Testing),
         ("Isso pode gerar um problema de segurança.", Theme::Security),
-    ] {
-        assert_eq!(
-            classify_theme(comment, None),
-            expected,
-            "{comment:?}: {:?}",
-            theme_scores(comment, None)
-        );
-    }
+    ]);
 }
 
 #[test]
 fn everyday_review_wording_for_text_layout_and_structure() {
-    for (comment, expected) in [
+    assert_themes([
         ("This sentence is hard to parse.", Theme::Documentation),
         ("Missing period at the end.", Theme::Documentation),
         ("Please reword this paragraph.", Theme::Documentation),
@@ -777,14 +762,7 @@ fn everyday_review_wording_for_text_layout_and_structure() {
         ),
         ("Extract this into a function.", Theme::Architecture),
         ("Can this be private?", Theme::Architecture),
-    ] {
-        assert_eq!(
-            classify_theme(comment, None),
-            expected,
-            "{comment:?}: {:?}",
-            theme_scores(comment, None)
-        );
-    }
+    ]);
 }
 
 #[test]
@@ -844,19 +822,15 @@ fn words_are_cut_where_latin_meets_cjk_script() {
 
 #[test]
 fn approvals_and_process_remarks_are_other() {
-    for comment in [
-        "LGTM, thanks! Nice work on the atomics.",
-        "Thank you very much! These type annotations are very useful!",
-        "Please rebase on main, there are merge conflicts.",
-        "This PR has several unrelated changes; please split them into separate PRs.",
-    ] {
-        assert_eq!(
-            classify_theme(comment, None),
-            Theme::Other,
-            "{comment:?}: {:?}",
-            theme_scores(comment, None)
-        );
-    }
+    assert_themes(
+        [
+            "LGTM, thanks! Nice work on the atomics.",
+            "Thank you very much! These type annotations are very useful!",
+            "Please rebase on main, there are merge conflicts.",
+            "This PR has several unrelated changes; please split them into separate PRs.",
+        ]
+        .map(|comment| (comment, Theme::Other)),
+    );
     assert_eq!(classify_theme("Good catch, thanks!", None), Theme::Other);
     // An approval that still asks for something is not only an approval.
     assert_eq!(

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
-use shepherd_emulator::{rest_route_table, EmulatedForge, RunningEmulator};
+use shepherd_emulator::{path_shape, rest_route_table, EmulatedForge, RunningEmulator};
 
 use crate::scenario::{start, ALICE};
 use crate::tools;
@@ -24,24 +24,6 @@ fn spec() -> &'static Value {
             .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
         serde_json::from_str(&text).expect("the OpenAPI description is JSON")
     })
-}
-
-/// `/repos/{owner}/{repo}/pulls/{number}` → `/repos/{}/{}/pulls/{}`.
-fn shape(template: &str) -> String {
-    let mut out = String::new();
-    let mut in_param = false;
-    for c in template.chars() {
-        match c {
-            '{' => {
-                in_param = true;
-                out.push_str("{}");
-            }
-            '}' => in_param = false,
-            _ if in_param => {}
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// Routes GitHub serves but its description leaves out, validated against
@@ -69,7 +51,7 @@ fn response(route: &str, status: u16) -> Value {
     let (_, item) = paths
         .iter()
         .find(|(path, item)| {
-            shape(path) == shape(template) && item.get(method.to_lowercase()).is_some()
+            path_shape(path) == path_shape(template) && item.get(method.to_lowercase()).is_some()
         })
         .unwrap_or_else(|| panic!("GitHub's OpenAPI description has no {route}"));
     let mut response = item[method.to_lowercase()]["responses"][status.to_string()].clone();

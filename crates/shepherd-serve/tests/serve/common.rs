@@ -349,19 +349,9 @@ impl Paused {
 
     /// Every comment body on the PR with Shepherd's marker.
     pub fn marker_replies(&self) -> usize {
-        let pr = self.pr();
-        let threads = pr["threads"].as_array().cloned().unwrap_or_default();
-        let comments = threads
+        self.bodies()
             .iter()
-            .flat_map(|t| t["comments"].as_array().cloned().unwrap_or_default());
-        let top = pr["issue_comments"].as_array().cloned().unwrap_or_default();
-        comments
-            .chain(top)
-            .filter(|c| {
-                c["body"]
-                    .as_str()
-                    .is_some_and(|b| b.contains("shepherd:reply"))
-            })
+            .filter(|b| b.contains("shepherd:reply"))
             .count()
     }
 

@@ -21,64 +21,63 @@ async fn requests_without_the_secret_are_refused_and_change_nothing() {
         ("reply-0", "forged"),
     ];
 
-    // No cookie, no form secret.
-    let r = p.client.post(&approve).form(&form).send().await.unwrap();
-    assert_eq!(r.status(), 403);
-    // The form's secret alone (no cookie).
+    let cookie = p.cookie();
+    let wrong_cookie = format!("{}=0000", p.server.cookie_name());
+    let secret = p.server.secret();
     let mut with_csrf = form.to_vec();
-    with_csrf.push(("csrf", p.server.secret()));
-    let r = p
-        .client
-        .post(&approve)
-        .form(&with_csrf)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
-    // The cookie alone (a cross-site form would carry it, were it not
-    // SameSite=Strict): no form secret.
-    let r = p
-        .client
-        .post(&approve)
-        .header("cookie", p.cookie())
-        .form(&form)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
-    // Both, from another origin.
-    let r = p
-        .client
-        .post(&approve)
-        .header("cookie", p.cookie())
-        .header("origin", "http://evil.example")
-        .form(&with_csrf)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
-    // A wrong secret.
-    let r = p
-        .client
-        .post(&approve)
-        .header("cookie", format!("{}=0000", p.server.cookie_name()))
-        .form(&[("csrf", "0000"), ("action", "approve")])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
-    // Reject and resume are guarded the same way.
-    for action in ["reject", "resume"] {
-        let url = p.url(&format!("/runs/{}/{action}", p.run_id));
-        let r = p
-            .client
-            .post(&url)
-            .header("cookie", p.cookie())
-            .form(&[("csrf", "wrong")])
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 403, "{action}");
+    with_csrf.push(("csrf", secret));
+    let reject = p.url(&format!("/runs/{}/reject", p.run_id));
+    let resume = p.url(&format!("/runs/{}/resume", p.run_id));
+    let wrong = [("csrf", "wrong")];
+    for (what, url, headers, form) in [
+        ("no cookie, no form secret", &approve, vec![], &form[..]),
+        (
+            "the form's secret alone (no cookie)",
+            &approve,
+            vec![],
+            &with_csrf[..],
+        ),
+        // A cross-site form would carry the cookie, were it not SameSite=Strict.
+        (
+            "the cookie alone",
+            &approve,
+            vec![("cookie", cookie.as_str())],
+            &form[..],
+        ),
+        (
+            "both, from another origin",
+            &approve,
+            vec![
+                ("cookie", cookie.as_str()),
+                ("origin", "http://evil.example"),
+            ],
+            &with_csrf[..],
+        ),
+        (
+            "a wrong secret",
+            &approve,
+            vec![("cookie", wrong_cookie.as_str())],
+            &[("csrf", "0000"), ("action", "approve")][..],
+        ),
+        // Reject and resume are guarded the same way.
+        (
+            "reject",
+            &reject,
+            vec![("cookie", cookie.as_str())],
+            &wrong[..],
+        ),
+        (
+            "resume",
+            &resume,
+            vec![("cookie", cookie.as_str())],
+            &wrong[..],
+        ),
+    ] {
+        let mut request = p.client.post(url).form(form);
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        assert_eq!(request.send().await.unwrap().status(), 403, "{what}");
     }
 
     // Nothing changed: every approval still pending, the run paused,

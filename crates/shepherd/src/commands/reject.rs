@@ -1,13 +1,11 @@
 //! `shepherd reject`: refuse a paused run's triage.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use crate::error::CliResult;
 use crate::exit_codes;
 
-use crate::runs::engine_error;
+use crate::runs::{engine_error, RunRef};
 use crate::setup::state_dir;
 use crate::ui::outln;
 
@@ -17,13 +15,8 @@ use crate::ui::outln;
 /// `shepherd run` triages the PR afresh (a PR with a paused run refuses a new one).
 #[derive(Debug, Args)]
 pub(crate) struct RejectArgs {
-    /// The run id (see `shepherd status`)
-    #[arg(value_name = "RUN")]
-    run: String,
-
-    /// Where the state lives
-    #[arg(long, value_name = "DIR", env = "SHEPHERD_STATE_DIR")]
-    state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    target: RunRef,
 
     /// Print the outcome as JSON
     #[arg(long)]
@@ -31,12 +24,13 @@ pub(crate) struct RejectArgs {
 }
 
 pub(crate) fn cmd_reject(args: RejectArgs) -> CliResult<u8> {
-    let state = state_dir(args.state_dir)?;
+    let state = state_dir(args.target.state_dir)?;
     let approver = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
-    let n = shepherd_engine::reject_run(&state, &args.run, &approver).map_err(engine_error)?;
+    let n =
+        shepherd_engine::reject_run(&state, &args.target.run, &approver).map_err(engine_error)?;
     if args.json {
         let value = serde_json::json!({
-            "run_id": args.run,
+            "run_id": args.target.run,
             "rejected": n,
             "abandoned": n == 0,
             "status": "failed",
@@ -49,13 +43,13 @@ pub(crate) fn cmd_reject(args: RejectArgs) -> CliResult<u8> {
         outln!(
             "Abandoned paused run {}: it is marked failed; what it posted before it paused stays \
              on the forge.",
-            args.run
+            args.target.run
         );
     } else {
         outln!(
             "Rejected {n} pending approval(s) of run {}; nothing of them was posted and the run \
              is marked failed.",
-            args.run
+            args.target.run
         );
     }
     Ok(exit_codes::SUCCESS)

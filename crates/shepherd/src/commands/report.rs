@@ -1,7 +1,6 @@
 //! `shepherd report`: a run's report, from the ledger.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use anyhow::anyhow;
 use clap::Args;
@@ -9,7 +8,7 @@ use clap::Args;
 use crate::error::{CliError, CliResult};
 use crate::exit_codes;
 
-use crate::runs::engine_error;
+use crate::runs::{engine_error, RunRef};
 use crate::setup::state_dir;
 
 /// Show a run's report (Markdown, or JSON with --json)
@@ -18,13 +17,8 @@ use crate::setup::state_dir;
 /// that was interrupted.
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
-    /// The run id (see `shepherd status`)
-    #[arg(value_name = "RUN")]
-    run: String,
-
-    /// Where the state lives
-    #[arg(long, value_name = "DIR", env = "SHEPHERD_STATE_DIR")]
-    state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    target: RunRef,
 
     /// Print the JSON twin
     #[arg(long)]
@@ -32,8 +26,8 @@ pub(crate) struct ReportArgs {
 }
 
 pub(crate) fn cmd_report(args: ReportArgs) -> CliResult<u8> {
-    let state = state_dir(args.state_dir)?;
-    let report = shepherd_engine::run_report(&state, &args.run).map_err(engine_error)?;
+    let state = state_dir(args.target.state_dir)?;
+    let report = shepherd_engine::run_report(&state, &args.target.run).map_err(engine_error)?;
     let text = if args.json {
         serde_json::to_string_pretty(&report).map_err(|e| CliError::failure(anyhow!(e)))?
     } else {
