@@ -205,3 +205,63 @@ async fn an_unreadable_forge_does_not_stall_the_default_wait() {
         "the run waited out the timeout: {round1}"
     );
 }
+
+/// The `reviewers.json` of every round that wrote one, in order.
+fn every_reviewers_json(outcome: &shepherd_engine::RunOutcome) -> Vec<Value> {
+    (1..=outcome.report.rounds.len())
+        .map(|n| {
+            outcome
+                .run_dir
+                .join("rounds")
+                .join(n.to_string())
+                .join("reviewers.json")
+        })
+        .filter(|path| path.exists())
+        .map(|path| read_json(&path))
+        .collect()
+}
+
+/// The request that asks for a review: GitHub's `requested_reviewers`, and
+/// on GitLab the user look-up Shepherd makes for each login it adds to the
+/// merge request's `reviewer_ids` (the `PUT` of the merge request also
+/// carries other edits).
+fn review_request_key(forge: ForgeKind) -> &'static str {
+    match forge {
+        ForgeKind::GitHub => "POST /repos/{owner}/{repo}/pulls/{number}/requested_reviewers",
+        ForgeKind::GitLab => "PUT /api/v4/projects/{id}/merge_requests/{iid}",
+    }
+}
+
+/// With `request = true`, a bot that does not ask itself to review (the
+/// Codex profile; Copilot's requests itself on every push, which would hide
+/// Shepherd's) is requested by Shepherd, once per head: the forge sees as
+/// many requests as there are heads waited on, and the bot is a requested
+/// reviewer until it reviews.
+async fn request_true_asks_a_bot_that_does_not_ask_itself(forge: ForgeKind) {
+    let mut s = demo();
+    s.bots[0].profile = BotProfile::Codex;
+    s.bots[0].delay_ms = 1500;
+    let setup = setup_on(forge, s).await;
+    let outcome = setup
+        .run("[reviewers]\nwait_for = [\"review-bot\"]\nsettle_timeout_secs = 6\nrequest = true\n")
+        .await;
+    let waits = every_reviewers_json(&outcome);
+    assert!(!waits.is_empty(), "a round waited for reviewers");
+    let asked: Vec<&str> = waits
+        .iter()
+        .filter(|w| w["requested"].as_array().is_some_and(|r| !r.is_empty()))
+        .map(|w| {
+            assert_eq!(w["requested"][0], "review-bot", "{w}");
+            w["head"].as_str().expect("a head")
+        })
+        .collect();
+    assert!(!asked.is_empty(), "Shepherd asked the bot: {waits:?}");
+    let heads: std::collections::BTreeSet<&str> = asked.iter().copied().collect();
+    assert_eq!(heads.len(), asked.len(), "once per head: {asked:?}");
+    assert_eq!(
+        setup.emu.request_count(review_request_key(forge)),
+        asked.len() as u64,
+        "the forge got one request per head asked"
+    );
+}
+both_forges!(request_true_asks_a_bot_that_does_not_ask_itself);

@@ -13,7 +13,8 @@
 //!
 //! Asking again sets the merge request's `reviewer_ids` to its reviewers
 //! and the asked ones (`PUT …/merge_requests/:iid`), each login's id read
-//! from `GET /users?username=…`.
+//! from the project's members (`GET …/members/all?query=…`): only a member
+//! can review.
 
 use reqwest::Method;
 use serde::Deserialize;
@@ -143,22 +144,27 @@ pub(crate) async fn request_review(
     let mr: MrReviewersWire = client.transport.get(&url, &[], Conditional::No).await?;
     let mut ids: Vec<u64> = mr.reviewers.iter().filter_map(|u| u.id).collect();
     for login in logins {
-        let users_url = client.transport.url(&["users"])?;
-        let users: Vec<UserWire> = client
+        // A reviewer must be a member of the project (inherited ones
+        // included); `query` matches names too, so the username is
+        // compared exactly.
+        let members_url = client.project_url(&["members", "all"])?;
+        let request = format!("GET {}", members_url.path());
+        let pages: Vec<Vec<UserWire>> = client
             .transport
-            .get(&users_url, &[("username", login.as_str())], Conditional::No)
+            .get_pages(&members_url, &[("query", login.as_str())], Conditional::No)
             .await?;
-        let user = users
+        let user = pages
             .into_iter()
+            .flatten()
             .find(|u| u.username.eq_ignore_ascii_case(login))
             .ok_or_else(|| ForgeError::NotFound {
-                request: format!("GET {}", users_url.path()),
-                message: format!("no GitLab user {login}"),
+                request: request.clone(),
+                message: format!("{login} is not a member of the project"),
             })?;
         let Some(id) = user.id else {
             return Err(ForgeError::Decode {
-                request: format!("GET {}", users_url.path()),
-                message: format!("GitLab user {login} has no id"),
+                request,
+                message: format!("GitLab member {login} has no id"),
             });
         };
         if !ids.contains(&id) {
