@@ -274,6 +274,10 @@ pub struct Mergeability {
     /// What is true of awaited reviewers that did not review the head.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unreviewed: Vec<String>,
+    /// What is true of the people whose latest review requests changes on
+    /// an older head (filled by the caller, which counts their threads).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes_requested: Vec<String>,
     /// That convergence is not mergeability.
     pub note: String,
 }
@@ -326,6 +330,7 @@ pub fn mergeability(
         open_threads,
         reasons: convergence.reasons.clone(),
         unreviewed: convergence.unreviewed.clone(),
+        changes_requested: Vec::new(),
         note: MERGEABILITY_NOTE.to_owned(),
     }
 }

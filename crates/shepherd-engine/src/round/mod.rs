@@ -183,7 +183,7 @@ impl Runner {
         )
         .await?;
         tally.ci = Some(ci.status);
-        let reviewers = reviewers::stage(
+        let (reviewers, mut changes_requested) = reviewers::stage(
             &mut self.books,
             &*self.forge,
             &self.config,
@@ -198,12 +198,13 @@ impl Runner {
         let (end, stalled) = converge::stage(
             &mut self.books,
             &*self.forge,
-            &self.config.trust,
+            &self.config,
             &mut self.access,
             round,
             &ci,
             failures.len(),
             &reviewers,
+            &mut changes_requested,
         )
         .await?;
         tally.stalled = stalled;

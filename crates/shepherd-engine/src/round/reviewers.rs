@@ -25,10 +25,11 @@ use std::time::Duration;
 use serde::Serialize;
 use shepherd_core::ci::ci_poll_schedule;
 use shepherd_core::ci::{CiStatus, CiVerdict};
+use shepherd_core::classify::{Class, Classified, ItemKind};
 use shepherd_core::config::{Config, ReviewersConfig};
 use shepherd_core::reviewers::{
-    default_wait_for, is_own_trigger, same_login, state_of, trigger_body, Awaiting, ReviewerOnHead,
-    ReviewerState,
+    changes_requested_on_older_heads, default_wait_for, is_own_trigger, same_login, state_of,
+    trigger_body, Activity, Awaiting, ChangesRequested, ReviewerOnHead, ReviewerState,
 };
 use shepherd_forge::Forge;
 use time::format_description::well_known::Rfc3339;
@@ -76,6 +77,9 @@ pub(crate) struct Settled {
     pub(crate) triggered: Vec<String>,
     /// Reviewers review was requested from.
     pub(crate) requested: Vec<String>,
+    /// The people whose latest review requests changes on an older head,
+    /// as the last look saw them.
+    pub(crate) changes_requested: Vec<ChangesRequested>,
     /// Looks at the forge.
     pub(crate) polls: u32,
     /// How long it waited, in ms.
@@ -105,6 +109,7 @@ pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settle
         reviewers: Vec::new(),
         triggered: Vec::new(),
         requested: Vec::new(),
+        changes_requested: Vec::new(),
         polls: 0,
         waited_ms: 0,
         errors: Vec::new(),
@@ -132,6 +137,7 @@ pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settle
                     .collect()
             });
             settled.wait_for.clone_from(logins);
+            settled.changes_requested = stale_changes(activity, w.head, w.viewer);
             let look = activity.look(w.head, w.pushed_at);
             settled.reviewers = logins
                 .iter()
@@ -256,17 +262,25 @@ pub(crate) async fn stage(
     ws: &Workspace,
     pushed: Option<&str>,
     ci: &CiVerdict,
-) -> Result<Vec<ReviewerOnHead>> {
+) -> Result<(Vec<ReviewerOnHead>, Vec<ChangesRequested>)> {
     let head = pushed.map_or_else(|| synced.start_sha.clone(), str::to_owned);
     let short_head = short(&head);
     if ci.status != CiStatus::Pass {
         books.run.last_reviewers.clear();
+        let number = books.run.target.number;
+        let changes = match forge.reviewer_activity(number, &head).await {
+            Ok(activity) => stale_changes(&activity, &head, &synced.snapshot.viewer),
+            Err(err) => {
+                tracing::warn!(%err, "reading the reviews of {short_head}");
+                Vec::new()
+            }
+        };
         books.stage_done(
             round,
             Stage::Reviewers,
             format!("not waited for: CI is {}", ci.status),
         )?;
-        return Ok(Vec::new());
+        return Ok((Vec::new(), changes));
     }
     // When the head was pushed: its committer date (Shepherd commits just
     // before it pushes; a person's head is no newer than that).
@@ -326,5 +340,48 @@ pub(crate) async fn stage(
     };
     books.run.last_reviewers.clone_from(&settled.reviewers);
     books.stage_done(round, Stage::Reviewers, summary)?;
-    Ok(settled.reviewers)
+    Ok((settled.reviewers, settled.changes_requested))
+}
+
+/// The people other than Shepherd whose latest review in `activity`
+/// requests changes on a head other than `head`.
+fn stale_changes(activity: &Activity, head: &str, viewer: &str) -> Vec<ChangesRequested> {
+    let mut changes =
+        changes_requested_on_older_heads(&activity.reviews, head, &activity.requested);
+    changes.retain(|c| !same_login(&c.login, viewer));
+    changes
+}
+
+/// After the post-CI look classified the PR's feedback (`classified`):
+/// counts each stale change request's open threads (threads of theirs that
+/// wait for Shepherd), and with `request = true` asks again for the review
+/// of each one whose threads are all handled. Once per head, as the wait's
+/// requests: one already requested on the forge is not asked again (a
+/// later run asks the forge, not its memory).
+pub(crate) async fn settle_change_requests(
+    forge: &dyn Forge,
+    config: &ReviewersConfig,
+    number: u64,
+    classified: &[Classified],
+    changes: &mut [ChangesRequested],
+) {
+    let open: Vec<&str> = classified
+        .iter()
+        .filter(|c| c.kind == ItemKind::ReviewThread && c.class == Class::New)
+        .filter_map(|c| c.author.as_ref().map(|a| a.login.as_str()))
+        .collect();
+    for change in changes.iter_mut() {
+        change.count_open(open.iter().copied());
+        if !config.request || change.requested || !change.all_handled() {
+            continue;
+        }
+        let login = [change.login.clone()];
+        match forge.request_review(number, &login).await {
+            Ok(()) => {
+                change.requested = true;
+                change.rerequested = true;
+            }
+            Err(err) => tracing::warn!(%err, login = %change.login, "re-requesting a review"),
+        }
+    }
 }

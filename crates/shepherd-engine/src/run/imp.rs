@@ -240,6 +240,7 @@ impl Engine {
             threads_look: None,
             last_ci: None,
             last_reviewers: Vec::new(),
+            last_changes_requested: Vec::new(),
             items: Default::default(),
             pr_url: String::new(),
             pr_title: String::new(),
@@ -808,6 +809,7 @@ fn empty_input(run: &RunFile, status: &str, reason: Option<String>) -> ReportInp
             .chain(run.untrusted.iter().cloned())
             .collect(),
         reviewers: run.last_reviewers.clone(),
+        changes_requested: run.last_changes_requested.clone(),
     }
 }
 

@@ -241,6 +241,10 @@ async fn request_true_asks_a_bot_that_does_not_ask_itself(forge: ForgeKind) {
     let mut s = demo();
     s.bots[0].profile = BotProfile::Codex;
     s.bots[0].delay_ms = 1500;
+    // The demo's person who requested changes would be asked again too.
+    for review in &mut s.reviews {
+        review.state = shepherd_emulator::ReviewStateSpec::Commented;
+    }
     let setup = setup_on(forge, s).await;
     let outcome = setup
         .run("[reviewers]\nwait_for = [\"review-bot\"]\nsettle_timeout_secs = 6\nrequest = true\n")
@@ -265,3 +269,77 @@ async fn request_true_asks_a_bot_that_does_not_ask_itself(forge: ForgeKind) {
     );
 }
 both_forges!(request_true_asks_a_bot_that_does_not_ask_itself);
+
+/// The demo's `reviewer` requested changes on the PR's first head. Once
+/// Shepherd pushed, that review is of an older head: the report, `--json`
+/// and `mergeability.json` name them with their threads' state, and with
+/// `request = true`, once every thread of theirs is handled, their review
+/// is requested again, once.
+async fn a_stale_change_request_is_named_and_asked_again(forge: ForgeKind, request: bool) {
+    let setup = setup_on(forge, demo()).await;
+    let first_head = setup.emu.head_sha(PR).expect("the PR's head");
+    let outcome = setup
+        .run(&format!(
+            "[reviewers]\nsettle_timeout_secs = 5\nrequest = {request}\n"
+        ))
+        .await;
+    let changes = &outcome.report.changes_requested;
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let change = &changes[0];
+    assert_eq!(change.login, "reviewer", "{change:?}");
+    match forge {
+        ForgeKind::GitHub => assert_eq!(change.commit.as_deref(), Some(first_head.as_str())),
+        // GitLab's reviewer states name no commit.
+        ForgeKind::GitLab => assert_eq!(change.commit, None),
+    }
+    assert_eq!(change.open_threads, Some(0), "their threads are handled");
+    // Asked in the round whose threads were all handled; a later round on
+    // another head sees the request still standing and does not ask again.
+    assert_eq!(change.requested, request, "{change:?}");
+    assert!(request || !change.rerequested, "{change:?}");
+    let md = outcome.report.to_markdown();
+    assert!(
+        md.contains("- Changes requested: reviewer requested changes"),
+        "{md}"
+    );
+    assert!(md.contains("their threads are handled"), "{md}");
+    assert_eq!(md.contains("their review"), request, "{md}");
+    let last_round = outcome.report.rounds.len();
+    let mergeability = read_json(
+        &outcome
+            .run_dir
+            .join("rounds")
+            .join(last_round.to_string())
+            .join("mergeability.json"),
+    );
+    assert!(
+        mergeability["changes_requested"][0]
+            .as_str()
+            .is_some_and(|s| s.starts_with("reviewer requested changes")),
+        "{mergeability}"
+    );
+    let asked = setup.emu.request_count(review_request_key(forge));
+    assert_eq!(
+        asked,
+        u64::from(request),
+        "asked again once, and only when configured"
+    );
+    let requested = setup.pr()["requested_reviewers"].clone();
+    assert_eq!(
+        requested
+            .as_array()
+            .is_some_and(|r| r.iter().any(|l| l == "reviewer")),
+        request,
+        "{requested}"
+    );
+}
+
+async fn a_stale_change_request_is_asked_again_with_request_true(forge: ForgeKind) {
+    a_stale_change_request_is_named_and_asked_again(forge, true).await;
+}
+both_forges!(a_stale_change_request_is_asked_again_with_request_true);
+
+async fn a_stale_change_request_is_only_named_without_request(forge: ForgeKind) {
+    a_stale_change_request_is_named_and_asked_again(forge, false).await;
+}
+both_forges!(a_stale_change_request_is_only_named_without_request);

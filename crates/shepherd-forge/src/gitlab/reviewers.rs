@@ -10,6 +10,13 @@
 //! - `GET …/repository/commits/:sha/statuses`: the head's commit statuses
 //!   (the latest of each name), each with its `author`.
 //! - the merge request's `reviewers`: whom review is requested from.
+//! - `GET …/merge_requests/:iid/reviewers`: each reviewer's state
+//!   (`unreviewed`, `review_started`, `reviewed`, `requested_changes`,
+//!   `approved`, `unapproved`: GitLab's reviewer states, gitlab-org/gitlab
+//!   !134766 added `requested_changes`). A state names no commit, so a
+//!   change request is never taken to be of the head. The `state` of the
+//!   merge request's own `reviewers` is the account's (`active`), not the
+//!   review's.
 //!
 //! Asking again sets the merge request's `reviewer_ids` to its reviewers
 //! and the asked ones (`PUT …/merge_requests/:iid`), each login's id read
@@ -20,7 +27,8 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::json;
 use shepherd_core::ci::CheckState;
-use shepherd_core::reviewers::{Activity, NoteSeen, SignalSeen};
+use shepherd_core::model::{AuthorKind, ReviewState};
+use shepherd_core::reviewers::{Activity, NoteSeen, ReviewSeen, SignalSeen};
 use time::OffsetDateTime;
 
 use super::client::GitLabClient;
@@ -37,6 +45,14 @@ struct StatusWire {
     description: Option<String>,
     #[serde(default)]
     author: Option<UserWire>,
+}
+
+/// One entry of `GET …/merge_requests/:iid/reviewers`.
+#[derive(Debug, Deserialize)]
+struct ReviewerStateWire {
+    user: UserWire,
+    #[serde(default)]
+    state: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -120,9 +136,32 @@ pub(crate) async fn activity(client: &GitLabClient, iid: u64, head: &str) -> Res
 
     let url = client.mr_url(iid, &[])?;
     let mr: MrReviewersWire = client.transport.get(&url, &[], Conditional::No).await?;
+    let url = client.mr_url(iid, &["reviewers"])?;
+    let states: Vec<ReviewerStateWire> = client.transport.get(&url, &[], Conditional::No).await?;
+    // What a reviewer's state says of their review; the states that say
+    // nothing submitted (`unreviewed`, `review_started`) are none.
+    let reviews = states
+        .into_iter()
+        .filter_map(|r| {
+            let state = match r.state.as_deref()? {
+                "requested_changes" => ReviewState::ChangesRequested,
+                "approved" => ReviewState::Approved,
+                "reviewed" => ReviewState::Commented,
+                _ => return None,
+            };
+            let author = r.user.author();
+            Some(ReviewSeen {
+                author_is_bot: author.kind == AuthorKind::Bot,
+                author: author.login,
+                commit: None,
+                state,
+                body: String::new(),
+            })
+        })
+        .collect();
     Ok(Activity {
         reviews_carry_commit: false,
-        reviews: Vec::new(),
+        reviews,
         signals,
         requested: mr.reviewers.into_iter().map(|u| u.username).collect(),
         notes,
