@@ -88,9 +88,39 @@ pub(crate) struct Settled {
     pub(crate) errors: Vec<String>,
 }
 
+/// The reviewer wait of a round while it lasts
+/// (`rounds/<n>/reviewers-wait.json`, written whenever whom it waits for
+/// changes; the wait's end writes `reviewers.json`): what `shepherd status`
+/// says of a run in progress.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ReviewerWait {
+    /// The round.
+    pub round: u32,
+    /// The head waited on.
+    pub head: String,
+    /// Whom the wait is for now (empty while the first look is made).
+    pub waiting_for: Vec<String>,
+    /// When the wait began (RFC 3339, UTC, with milliseconds).
+    pub since: String,
+}
+
+/// What `rounds/<n>/` says of a reviewer wait while it lasts.
+const WAIT_FILE: &str = "reviewers-wait.json";
+
+/// The reviewer wait of round `round` of the run in `run_dir`, while it
+/// lasts: `None` once the wait ended (`reviewers.json` written) or when it
+/// never began.
+pub fn reviewer_wait(run_dir: &crate::RunDir, round: u32) -> Option<ReviewerWait> {
+    let dir = run_dir.round(round);
+    if dir.join("reviewers.json").exists() {
+        return None;
+    }
+    crate::run_dir::read_json(&dir.join(WAIT_FILE)).ok()
+}
+
 /// Wait for the reviewers (see the module docs); `waiting` hears what is
-/// waited for whenever it changes.
-pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settled {
+/// said of the wait and whom it waits for whenever that changes.
+pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String, Vec<String>)) -> Settled {
     let timeout = w.config.settle_timeout();
     let started = Instant::now();
     let deadline = started + timeout;
@@ -238,7 +268,10 @@ pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settle
             format!("reviews of {short}: waiting for {}", names.join(", "))
         };
         if last_said.as_deref() != Some(said.as_str()) {
-            waiting(said.clone());
+            waiting(
+                said.clone(),
+                names.iter().map(|n| (*n).to_owned()).collect(),
+            );
             last_said = Some(said);
         }
         let remaining = deadline.saturating_duration_since(Instant::now());
@@ -292,6 +325,7 @@ pub(crate) async fn stage(
         .and_then(|t| OffsetDateTime::parse(&t, &Rfc3339).ok())
         .unwrap_or_else(OffsetDateTime::now_utc);
     let n = round.n;
+    let since = crate::store::Timestamp::now().to_string();
     let settled = {
         let books = &*books;
         wait(
@@ -305,7 +339,18 @@ pub(crate) async fn stage(
                 known_bots: &config.trust.bots,
                 poll,
             },
-            |what| books.emit(ProgressEvent::Waiting { round: n, what }),
+            |what, waiting_for| {
+                let now = ReviewerWait {
+                    round: n,
+                    head: head.clone(),
+                    waiting_for,
+                    since: since.clone(),
+                };
+                if let Err(err) = books.artifact(round, WAIT_FILE, &now) {
+                    tracing::warn!(%err, "writing {WAIT_FILE}");
+                }
+                books.emit(ProgressEvent::Waiting { round: n, what });
+            },
         )
         .await
     };
