@@ -278,6 +278,10 @@ pub struct Mergeability {
     /// classified (see [`crate::ci_failure`]); set by the caller.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ci_failures: Vec<crate::ci_failure::CheckFailure>,
+    /// What is true of the people whose latest review requests changes on
+    /// an older head (filled by the caller, which counts their threads).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes_requested: Vec<String>,
     /// That convergence is not mergeability.
     pub note: String,
 }
@@ -331,6 +335,7 @@ pub fn mergeability(
         reasons: convergence.reasons.clone(),
         unreviewed: convergence.unreviewed.clone(),
         ci_failures: Vec::new(),
+        changes_requested: Vec::new(),
         note: MERGEABILITY_NOTE.to_owned(),
     }
 }

@@ -24,6 +24,7 @@ pub mod store;
 pub mod worktree;
 
 pub use round::approval::{changed_decision_needs_reply, drafted_reply};
+pub use round::reviewers::{reviewer_wait, ReviewerWait};
 pub use run::{
     approval_request, approve_run, effective_status, load_run_file, reject_run, run_report, Agents,
     ApprovalChange, ApprovalItem, ApprovalRequest, ApprovalVerdict, Approver, ConfigRecord, Engine,

@@ -130,6 +130,10 @@ pub struct RunFile {
     /// The awaited reviewers' states on the last head waited for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub last_reviewers: Vec<shepherd_core::reviewers::ReviewerOnHead>,
+    /// The people whose latest review requests changes on an older head
+    /// than the last one looked at.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub last_changes_requested: Vec<shepherd_core::reviewers::ChangesRequested>,
     /// Where each item the run saw lives.
     pub items: BTreeMap<String, ItemInfo>,
     /// The PR's web URL and title, once fetched.

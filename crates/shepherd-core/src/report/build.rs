@@ -149,6 +149,7 @@ pub fn build(input: &ReportInput) -> Report {
         worktree_kept: input.worktree_kept.clone(),
         stalled_rounds,
         reviewers: input.reviewers.clone(),
+        changes_requested: input.changes_requested.clone(),
         attention: {
             let mut list = input.attention.clone();
             list.sort();

@@ -8,7 +8,7 @@ use crate::ci::{CiStatus, CiVerdict};
 use crate::classify::{Classified, ItemKind};
 use crate::cluster::{Cluster, ClusterReport, Escalation, GateSignal, ItemTheme};
 use crate::ledger::LedgerEntry;
-use crate::reviewers::ReviewerOnHead;
+use crate::reviewers::{ChangesRequested, ReviewerOnHead};
 
 /// What one round did, as the report lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -198,6 +198,10 @@ pub struct ReportInput {
     /// threads are said to be clear only when every one reviewed it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reviewers: Vec<ReviewerOnHead>,
+    /// The people whose latest review requests changes on an older head
+    /// than the final one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes_requested: Vec<ChangesRequested>,
 }
 
 /// Why an item is reported to the user and not acted on.

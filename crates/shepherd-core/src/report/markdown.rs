@@ -51,6 +51,9 @@ impl Report {
         for r in &self.reviewers {
             out.push_str(&format!("- Reviewer: {}\n", md(&r.describe())));
         }
+        for c in &self.changes_requested {
+            out.push_str(&format!("- Changes requested: {}\n", md(&c.describe())));
+        }
 
         out.push_str("\n## Rounds\n\n");
         if self.rounds.is_empty() {

@@ -164,6 +164,11 @@ pub struct Report {
     /// The awaited reviewers' states on the final head.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reviewers: Vec<crate::reviewers::ReviewerOnHead>,
+    /// The people whose latest review requests changes on an older head
+    /// than the final one: their threads' state, and whether their review
+    /// was requested again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes_requested: Vec<crate::reviewers::ChangesRequested>,
     /// That convergence is not mergeability.
     pub note: String,
 }

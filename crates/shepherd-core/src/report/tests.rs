@@ -140,6 +140,7 @@ fn input() -> ReportInput {
         worktree_kept: None,
         attention: Vec::new(),
         reviewers: Vec::new(),
+        changes_requested: Vec::new(),
     }
 }
 
@@ -414,6 +415,34 @@ fn clear_threads_are_not_yes_while_an_awaited_reviewer_did_not_review() {
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["reviewers"][1]["state"], "declined");
     assert_eq!(json["reviewers"][1]["notice"]["reason"], "rate-limited");
+}
+
+/// A person whose change request is on an older head is named in the
+/// Markdown and the JSON, with their threads' state.
+#[test]
+fn a_stale_change_request_is_named() {
+    use crate::reviewers::ChangesRequested;
+    let mut i = input();
+    i.changes_requested = vec![ChangesRequested {
+        login: "alice".into(),
+        commit: Some("1a2b3c4d5e".into()),
+        head: "9f8e7d6c5b".into(),
+        open_threads: Some(2),
+        requested: false,
+        rerequested: false,
+    }];
+    let report = build(&i);
+    let md = report.to_markdown();
+    assert!(
+        md.contains(
+            "- Changes requested: alice requested changes on 1a2b3c4, an older head; 2 of \
+             their threads are open\n"
+        ),
+        "{md}"
+    );
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["changes_requested"][0]["login"], "alice");
+    assert_eq!(json["changes_requested"][0]["open_threads"], 2);
 }
 
 fn new_thread(id: &str, path: &str) -> Classified {

@@ -384,8 +384,14 @@ pub fn default_wait_for(activity: &Activity, known_bots: &[String]) -> Vec<Strin
 }
 
 /// The people whose latest review requests changes on a head other than
-/// `head`: their review is stale, and the report names them.
-pub fn changes_requested_on_older_heads(reviews: &[ReviewSeen], head: &str) -> Vec<String> {
+/// `head`: their review is stale, and the report names them. A review
+/// whose commit the forge does not say (GitLab's reviewer states) is
+/// counted, with no commit: it is not known to be of `head`.
+pub fn changes_requested_on_older_heads(
+    reviews: &[ReviewSeen],
+    head: &str,
+    requested: &[String],
+) -> Vec<ChangesRequested> {
     let mut latest: Vec<&ReviewSeen> = Vec::new();
     for r in reviews.iter().filter(|r| {
         matches!(
@@ -401,8 +407,81 @@ pub fn changes_requested_on_older_heads(reviews: &[ReviewSeen], head: &str) -> V
     latest
         .into_iter()
         .filter(|r| r.state == ReviewState::ChangesRequested && r.commit.as_deref() != Some(head))
-        .map(|r| r.author.clone())
+        .map(|r| ChangesRequested {
+            login: r.author.clone(),
+            commit: r.commit.clone(),
+            head: head.to_owned(),
+            open_threads: None,
+            requested: requested.iter().any(|l| same_login(l, &r.author)),
+            rerequested: false,
+        })
         .collect()
+}
+
+/// A person whose latest review requests changes on a head older than the
+/// one the round ends at, for the report and the CI outputs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangesRequested {
+    /// Their login.
+    pub login: String,
+    /// The commit their review was on; `None` where the forge does not say
+    /// (GitLab).
+    pub commit: Option<String>,
+    /// The head the round ends at.
+    pub head: String,
+    /// How many review threads they opened are still open (not handled:
+    /// no reply of Shepherd's yet); `None` until the post-CI look counted.
+    pub open_threads: Option<usize>,
+    /// Whether review is requested from them on the forge.
+    pub requested: bool,
+    /// Whether this run re-requested their review of `head`.
+    pub rerequested: bool,
+}
+
+impl ChangesRequested {
+    /// Counts their threads among `open` (the post-CI look's items that
+    /// wait for Shepherd).
+    pub fn count_open<'a>(&mut self, open: impl IntoIterator<Item = &'a str>) {
+        self.open_threads = Some(
+            open.into_iter()
+                .filter(|author| same_login(author, &self.login))
+                .count(),
+        );
+    }
+
+    /// Whether every thread of theirs is handled (none open), as counted.
+    pub fn all_handled(&self) -> bool {
+        self.open_threads == Some(0)
+    }
+
+    /// What a report says of them: `alice requested changes on 1a2b3c4, an
+    /// older head; their threads are handled; review requested again`.
+    pub fn describe(&self) -> String {
+        let mut s = match &self.commit {
+            Some(commit) => format!(
+                "{} requested changes on {}, an older head",
+                self.login,
+                commit.chars().take(7).collect::<String>()
+            ),
+            None => format!(
+                "{} requested changes (the forge does not say on which head; the head is now {})",
+                self.login,
+                self.head.chars().take(7).collect::<String>()
+            ),
+        };
+        match self.open_threads {
+            Some(0) => s.push_str("; their threads are handled"),
+            Some(1) => s.push_str("; 1 of their threads is open"),
+            Some(n) => s.push_str(&format!("; {n} of their threads are open")),
+            None => {}
+        }
+        if self.rerequested {
+            s.push_str("; their review was requested again");
+        } else if self.requested {
+            s.push_str("; their review is requested");
+        }
+        s
+    }
 }
 
 /// One reviewer's state on a head, for the report and the CI outputs.

@@ -388,9 +388,51 @@ fn stale_change_requests_are_named() {
         review("dave", OLD, ReviewState::ChangesRequested),
         review("dave", HEAD, ReviewState::Commented),
     ];
+    let stale = changes_requested_on_older_heads(&reviews, HEAD, &["Dave".to_owned()]);
+    let who: Vec<(&str, bool)> = stale
+        .iter()
+        .map(|c| (c.login.as_str(), c.requested))
+        .collect();
+    assert_eq!(who, [("alice", false), ("dave", true)]);
+    assert_eq!(stale[0].commit.as_deref(), Some(OLD));
+}
+
+#[test]
+fn a_stale_change_request_says_what_is_open() {
+    let mut alice = changes_requested_on_older_heads(
+        &[review("alice", OLD, ReviewState::ChangesRequested)],
+        HEAD,
+        &[],
+    )
+    .remove(0);
+    let short_old: String = OLD.chars().take(7).collect();
     assert_eq!(
-        changes_requested_on_older_heads(&reviews, HEAD),
-        vec!["alice".to_owned(), "dave".to_owned()]
+        alice.describe(),
+        format!("alice requested changes on {short_old}, an older head")
+    );
+    alice.count_open(["alice", "bob", "Alice"]);
+    assert!(!alice.all_handled());
+    assert!(alice.describe().ends_with("; 2 of their threads are open"));
+    alice.count_open(["bob"]);
+    assert!(alice.all_handled());
+    alice.rerequested = true;
+    assert_eq!(
+        alice.describe(),
+        format!(
+            "alice requested changes on {short_old}, an older head; their threads are \
+             handled; their review was requested again"
+        )
+    );
+    // GitLab's reviewer states carry no commit: said so, never a head.
+    let mut gitlab = review("alice", OLD, ReviewState::ChangesRequested);
+    gitlab.commit = None;
+    let stale = changes_requested_on_older_heads(&[gitlab], HEAD, &[]);
+    assert!(
+        stale[0]
+            .describe()
+            .contains("the forge does not say on which head"),
+        "{}",
+        stale[0].describe()
     );
 }
 

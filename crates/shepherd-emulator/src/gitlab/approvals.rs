@@ -18,7 +18,7 @@ use super::common::{
 use super::json::{mr_state, Cx};
 use super::view::{self, Note};
 use crate::auth::Viewer;
-use crate::scenario::Permission;
+use crate::scenario::{Permission, ReviewStateSpec};
 use crate::shared::Shared;
 use crate::state::PullRequestRecord;
 
@@ -149,5 +149,48 @@ pub(crate) async fn list_participants(
             .map(|login| cx.user(login))
             .collect();
         Ok(Json(Value::Array(users)))
+    })
+}
+
+/// `GET /projects/:id/merge_requests/:iid/reviewers`: each reviewer as
+/// GitLab's API lists them, `{user, state, created_at}`, with the state of
+/// their latest submitted review (`requested_changes`, `approved`,
+/// `reviewed`), else `unreviewed` (GitLab's reviewer states, merge request
+/// !134766). Whoever submitted a review is listed, as GitLab adds a person
+/// who submits a review to the reviewers; GitLab's states carry no commit.
+pub(crate) async fn list_reviewers(
+    GlReq(shared, viewer): GlReq,
+    Path((id, iid)): Path<(String, String)>,
+) -> Result<Json<Value>, GlError> {
+    read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
+        let mut seen = BTreeSet::new();
+        let logins = pr
+            .reviews
+            .iter()
+            .filter(|r| r.submitted_at.is_some())
+            .map(|r| r.author.as_str())
+            .chain(pr.requested_reviewers.iter().map(String::as_str))
+            .filter(|login| seen.insert(*login));
+        let reviewers: Vec<Value> = logins
+            .map(|login| {
+                let latest = pr.reviews.iter().rfind(|r| {
+                    r.author == login
+                        && r.submitted_at.is_some()
+                        && r.state != ReviewStateSpec::Dismissed
+                });
+                let state = match latest.map(|r| r.state) {
+                    Some(ReviewStateSpec::ChangesRequested) => "requested_changes",
+                    Some(ReviewStateSpec::Approved) => "approved",
+                    Some(ReviewStateSpec::Commented) => "reviewed",
+                    _ => "unreviewed",
+                };
+                json!({
+                    "user": cx.user(login),
+                    "state": state,
+                    "created_at": view::time(&pr.created_at),
+                })
+            })
+            .collect();
+        Ok(Json(Value::Array(reviewers)))
     })
 }

@@ -45,6 +45,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route(&mr("/versions"), get(changes::list_versions))
         .route(&mr("/versions/{version_id}"), get(changes::get_version))
         .route(&mr("/participants"), get(approvals::list_participants))
+        .route(&mr("/reviewers"), get(approvals::list_reviewers))
         .route(&mr("/approvals"), get(approvals::get_approvals))
         .route(&mr("/approve"), post(approvals::approve))
         .route(&mr("/unapprove"), post(approvals::unapprove))

@@ -9,10 +9,10 @@ use shepherd_core::ci::CiVerdict;
 use shepherd_core::classify::Class;
 use shepherd_core::converge::{check, is_stalled, mergeability, ConvergenceInput, GateState};
 use shepherd_core::model::PrStatus;
-use shepherd_core::reviewers::ReviewerOnHead;
+use shepherd_core::reviewers::{ChangesRequested, ReviewerOnHead};
 
 use super::pr_state::{pr_noun, short};
-use shepherd_core::config::TrustConfig;
+use shepherd_core::config::Config;
 use shepherd_forge::Forge;
 
 use super::replies::still_held;
@@ -33,13 +33,15 @@ pub(crate) const STALLED_SUFFIX: &str = " (stalled: same state as the previous r
 pub(crate) async fn stage(
     books: &mut Books,
     forge: &dyn Forge,
-    trust: &TrustConfig,
+    config: &Config,
     access: &mut Access,
     round: &Round,
     ci: &CiVerdict,
     reply_failures: usize,
     reviewers: &[ReviewerOnHead],
+    changes_requested: &mut [ChangesRequested],
 ) -> Result<(RoundEnd, bool)> {
+    let trust = &config.trust;
     let snapshot = match forge.snapshot(books.run.target.number).await {
         Ok(s) => s,
         Err(err) => {
@@ -87,9 +89,29 @@ pub(crate) async fn stage(
         reply_failures,
         reviewers: reviewers.to_vec(),
     });
+    // A review this run asked again for on this head in an earlier round
+    // is still one it asked for.
+    for change in changes_requested.iter_mut() {
+        change.rerequested = books.run.last_changes_requested.iter().any(|earlier| {
+            earlier.rerequested && earlier.login == change.login && earlier.head == change.head
+        });
+    }
+    super::reviewers::settle_change_requests(
+        forge,
+        &config.reviewers,
+        books.run.target.number,
+        &classified,
+        changes_requested,
+    )
+    .await;
     let mut record = mergeability(&snapshot, &classified, ci, &convergence);
     record.ci_failures.clone_from(&books.run.ci_failures);
+    record.changes_requested = changes_requested
+        .iter()
+        .map(ChangesRequested::describe)
+        .collect();
     books.artifact(round, "mergeability.json", &record)?;
+    books.run.last_changes_requested = changes_requested.to_vec();
     books.note_items(&classified);
     books.run.last_open_items = classified.clone();
 

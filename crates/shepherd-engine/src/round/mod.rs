@@ -258,7 +258,7 @@ impl Runner {
             &ci,
         )
         .await?;
-        let reviewers = reviewers::stage(
+        let (reviewers, mut changes_requested) = reviewers::stage(
             &mut self.books,
             &*self.forge,
             &self.config,
@@ -273,12 +273,13 @@ impl Runner {
         let (end, stalled) = converge::stage(
             &mut self.books,
             &*self.forge,
-            &self.config.trust,
+            &self.config,
             &mut self.access,
             round,
             &ci,
             failures.len(),
             &reviewers,
+            &mut changes_requested,
         )
         .await?;
         tally.stalled = stalled;

@@ -25,10 +25,11 @@ use std::time::Duration;
 use serde::Serialize;
 use shepherd_core::ci::ci_poll_schedule;
 use shepherd_core::ci::{CiStatus, CiVerdict};
+use shepherd_core::classify::{Class, Classified, ItemKind};
 use shepherd_core::config::{Config, ReviewersConfig};
 use shepherd_core::reviewers::{
-    default_wait_for, is_own_trigger, same_login, state_of, trigger_body, Awaiting, ReviewerOnHead,
-    ReviewerState,
+    changes_requested_on_older_heads, default_wait_for, is_own_trigger, same_login, state_of,
+    trigger_body, Activity, Awaiting, ChangesRequested, ReviewerOnHead, ReviewerState,
 };
 use shepherd_forge::Forge;
 use time::format_description::well_known::Rfc3339;
@@ -76,6 +77,9 @@ pub(crate) struct Settled {
     pub(crate) triggered: Vec<String>,
     /// Reviewers review was requested from.
     pub(crate) requested: Vec<String>,
+    /// The people whose latest review requests changes on an older head,
+    /// as the last look saw them.
+    pub(crate) changes_requested: Vec<ChangesRequested>,
     /// Looks at the forge.
     pub(crate) polls: u32,
     /// How long it waited, in ms.
@@ -84,9 +88,39 @@ pub(crate) struct Settled {
     pub(crate) errors: Vec<String>,
 }
 
+/// The reviewer wait of a round while it lasts
+/// (`rounds/<n>/reviewers-wait.json`, written whenever whom it waits for
+/// changes; the wait's end writes `reviewers.json`): what `shepherd status`
+/// says of a run in progress.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ReviewerWait {
+    /// The round.
+    pub round: u32,
+    /// The head waited on.
+    pub head: String,
+    /// Whom the wait is for now (empty while the first look is made).
+    pub waiting_for: Vec<String>,
+    /// When the wait began (RFC 3339, UTC, with milliseconds).
+    pub since: String,
+}
+
+/// What `rounds/<n>/` says of a reviewer wait while it lasts.
+const WAIT_FILE: &str = "reviewers-wait.json";
+
+/// The reviewer wait of round `round` of the run in `run_dir`, while it
+/// lasts: `None` once the wait ended (`reviewers.json` written) or when it
+/// never began.
+pub fn reviewer_wait(run_dir: &crate::RunDir, round: u32) -> Option<ReviewerWait> {
+    let dir = run_dir.round(round);
+    if dir.join("reviewers.json").exists() {
+        return None;
+    }
+    crate::run_dir::read_json(&dir.join(WAIT_FILE)).ok()
+}
+
 /// Wait for the reviewers (see the module docs); `waiting` hears what is
-/// waited for whenever it changes.
-pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settled {
+/// said of the wait and whom it waits for whenever that changes.
+pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String, Vec<String>)) -> Settled {
     let timeout = w.config.settle_timeout();
     let started = Instant::now();
     let deadline = started + timeout;
@@ -105,6 +139,7 @@ pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settle
         reviewers: Vec::new(),
         triggered: Vec::new(),
         requested: Vec::new(),
+        changes_requested: Vec::new(),
         polls: 0,
         waited_ms: 0,
         errors: Vec::new(),
@@ -132,6 +167,7 @@ pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settle
                     .collect()
             });
             settled.wait_for.clone_from(logins);
+            settled.changes_requested = stale_changes(activity, w.head, w.viewer);
             let look = activity.look(w.head, w.pushed_at);
             settled.reviewers = logins
                 .iter()
@@ -232,7 +268,10 @@ pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String)) -> Settle
             format!("reviews of {short}: waiting for {}", names.join(", "))
         };
         if last_said.as_deref() != Some(said.as_str()) {
-            waiting(said.clone());
+            waiting(
+                said.clone(),
+                names.iter().map(|n| (*n).to_owned()).collect(),
+            );
             last_said = Some(said);
         }
         let remaining = deadline.saturating_duration_since(Instant::now());
@@ -256,17 +295,25 @@ pub(crate) async fn stage(
     ws: &Workspace,
     pushed: Option<&str>,
     ci: &CiVerdict,
-) -> Result<Vec<ReviewerOnHead>> {
+) -> Result<(Vec<ReviewerOnHead>, Vec<ChangesRequested>)> {
     let head = pushed.map_or_else(|| synced.start_sha.clone(), str::to_owned);
     let short_head = short(&head);
     if ci.status != CiStatus::Pass {
         books.run.last_reviewers.clear();
+        let number = books.run.target.number;
+        let changes = match forge.reviewer_activity(number, &head).await {
+            Ok(activity) => stale_changes(&activity, &head, &synced.snapshot.viewer),
+            Err(err) => {
+                tracing::warn!(%err, "reading the reviews of {short_head}");
+                Vec::new()
+            }
+        };
         books.stage_done(
             round,
             Stage::Reviewers,
             format!("not waited for: CI is {}", ci.status),
         )?;
-        return Ok(Vec::new());
+        return Ok((Vec::new(), changes));
     }
     // When the head was pushed: its committer date (Shepherd commits just
     // before it pushes; a person's head is no newer than that).
@@ -278,6 +325,7 @@ pub(crate) async fn stage(
         .and_then(|t| OffsetDateTime::parse(&t, &Rfc3339).ok())
         .unwrap_or_else(OffsetDateTime::now_utc);
     let n = round.n;
+    let since = crate::store::Timestamp::now().to_string();
     let settled = {
         let books = &*books;
         wait(
@@ -291,7 +339,18 @@ pub(crate) async fn stage(
                 known_bots: &config.trust.bots,
                 poll,
             },
-            |what| books.emit(ProgressEvent::Waiting { round: n, what }),
+            |what, waiting_for| {
+                let now = ReviewerWait {
+                    round: n,
+                    head: head.clone(),
+                    waiting_for,
+                    since: since.clone(),
+                };
+                if let Err(err) = books.artifact(round, WAIT_FILE, &now) {
+                    tracing::warn!(%err, "writing {WAIT_FILE}");
+                }
+                books.emit(ProgressEvent::Waiting { round: n, what });
+            },
         )
         .await
     };
@@ -326,5 +385,48 @@ pub(crate) async fn stage(
     };
     books.run.last_reviewers.clone_from(&settled.reviewers);
     books.stage_done(round, Stage::Reviewers, summary)?;
-    Ok(settled.reviewers)
+    Ok((settled.reviewers, settled.changes_requested))
+}
+
+/// The people other than Shepherd whose latest review in `activity`
+/// requests changes on a head other than `head`.
+fn stale_changes(activity: &Activity, head: &str, viewer: &str) -> Vec<ChangesRequested> {
+    let mut changes =
+        changes_requested_on_older_heads(&activity.reviews, head, &activity.requested);
+    changes.retain(|c| !same_login(&c.login, viewer));
+    changes
+}
+
+/// After the post-CI look classified the PR's feedback (`classified`):
+/// counts each stale change request's open threads (threads of theirs that
+/// wait for Shepherd), and with `request = true` asks again for the review
+/// of each one whose threads are all handled. Once per head, as the wait's
+/// requests: one already requested on the forge is not asked again (a
+/// later run asks the forge, not its memory).
+pub(crate) async fn settle_change_requests(
+    forge: &dyn Forge,
+    config: &ReviewersConfig,
+    number: u64,
+    classified: &[Classified],
+    changes: &mut [ChangesRequested],
+) {
+    let open: Vec<&str> = classified
+        .iter()
+        .filter(|c| c.kind == ItemKind::ReviewThread && c.class == Class::New)
+        .filter_map(|c| c.author.as_ref().map(|a| a.login.as_str()))
+        .collect();
+    for change in changes.iter_mut() {
+        change.count_open(open.iter().copied());
+        if !config.request || change.requested || !change.all_handled() {
+            continue;
+        }
+        let login = [change.login.clone()];
+        match forge.request_review(number, &login).await {
+            Ok(()) => {
+                change.requested = true;
+                change.rerequested = true;
+            }
+            Err(err) => tracing::warn!(%err, login = %change.login, "re-requesting a review"),
+        }
+    }
 }

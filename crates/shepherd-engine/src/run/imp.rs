@@ -265,6 +265,7 @@ impl Engine {
             last_ci: None,
             ci_failures: Vec::new(),
             last_reviewers: Vec::new(),
+            last_changes_requested: Vec::new(),
             items: Default::default(),
             pr_url: String::new(),
             pr_title: String::new(),
@@ -795,6 +796,7 @@ fn empty_input(run: &RunFile, status: &str, reason: Option<String>) -> ReportInp
             .chain(run.untrusted.iter().cloned())
             .collect(),
         reviewers: run.last_reviewers.clone(),
+        changes_requested: run.last_changes_requested.clone(),
     }
 }
 

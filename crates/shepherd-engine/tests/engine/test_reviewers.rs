@@ -205,3 +205,141 @@ async fn an_unreadable_forge_does_not_stall_the_default_wait() {
         "the run waited out the timeout: {round1}"
     );
 }
+
+/// The `reviewers.json` of every round that wrote one, in order.
+fn every_reviewers_json(outcome: &shepherd_engine::RunOutcome) -> Vec<Value> {
+    (1..=outcome.report.rounds.len())
+        .map(|n| {
+            outcome
+                .run_dir
+                .join("rounds")
+                .join(n.to_string())
+                .join("reviewers.json")
+        })
+        .filter(|path| path.exists())
+        .map(|path| read_json(&path))
+        .collect()
+}
+
+/// The request that asks for a review: GitHub's `requested_reviewers`, and
+/// on GitLab the user look-up Shepherd makes for each login it adds to the
+/// merge request's `reviewer_ids` (the `PUT` of the merge request also
+/// carries other edits).
+fn review_request_key(forge: ForgeKind) -> &'static str {
+    match forge {
+        ForgeKind::GitHub => "POST /repos/{owner}/{repo}/pulls/{number}/requested_reviewers",
+        ForgeKind::GitLab => "PUT /api/v4/projects/{id}/merge_requests/{iid}",
+    }
+}
+
+/// With `request = true`, a bot that does not ask itself to review (the
+/// Codex profile; Copilot's requests itself on every push, which would hide
+/// Shepherd's) is requested by Shepherd, once per head: the forge sees as
+/// many requests as there are heads waited on, and the bot is a requested
+/// reviewer until it reviews.
+async fn request_true_asks_a_bot_that_does_not_ask_itself(forge: ForgeKind) {
+    let mut s = demo();
+    s.bots[0].profile = BotProfile::Codex;
+    s.bots[0].delay_ms = 1500;
+    // The demo's person who requested changes would be asked again too.
+    for review in &mut s.reviews {
+        review.state = shepherd_emulator::ReviewStateSpec::Commented;
+    }
+    let setup = setup_on(forge, s).await;
+    let outcome = setup
+        .run("[reviewers]\nwait_for = [\"review-bot\"]\nsettle_timeout_secs = 6\nrequest = true\n")
+        .await;
+    let waits = every_reviewers_json(&outcome);
+    assert!(!waits.is_empty(), "a round waited for reviewers");
+    let asked: Vec<&str> = waits
+        .iter()
+        .filter(|w| w["requested"].as_array().is_some_and(|r| !r.is_empty()))
+        .map(|w| {
+            assert_eq!(w["requested"][0], "review-bot", "{w}");
+            w["head"].as_str().expect("a head")
+        })
+        .collect();
+    assert!(!asked.is_empty(), "Shepherd asked the bot: {waits:?}");
+    let heads: std::collections::BTreeSet<&str> = asked.iter().copied().collect();
+    assert_eq!(heads.len(), asked.len(), "once per head: {asked:?}");
+    assert_eq!(
+        setup.emu.request_count(review_request_key(forge)),
+        asked.len() as u64,
+        "the forge got one request per head asked"
+    );
+}
+both_forges!(request_true_asks_a_bot_that_does_not_ask_itself);
+
+/// The demo's `reviewer` requested changes on the PR's first head. Once
+/// Shepherd pushed, that review is of an older head: the report, `--json`
+/// and `mergeability.json` name them with their threads' state, and with
+/// `request = true`, once every thread of theirs is handled, their review
+/// is requested again, once.
+async fn a_stale_change_request_is_named_and_asked_again(forge: ForgeKind, request: bool) {
+    let setup = setup_on(forge, demo()).await;
+    let first_head = setup.emu.head_sha(PR).expect("the PR's head");
+    let outcome = setup
+        .run(&format!(
+            "[reviewers]\nsettle_timeout_secs = 5\nrequest = {request}\n"
+        ))
+        .await;
+    let changes = &outcome.report.changes_requested;
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let change = &changes[0];
+    assert_eq!(change.login, "reviewer", "{change:?}");
+    match forge {
+        ForgeKind::GitHub => assert_eq!(change.commit.as_deref(), Some(first_head.as_str())),
+        // GitLab's reviewer states name no commit.
+        ForgeKind::GitLab => assert_eq!(change.commit, None),
+    }
+    assert_eq!(change.open_threads, Some(0), "their threads are handled");
+    // Asked in the round whose threads were all handled; a later round on
+    // another head sees the request still standing and does not ask again.
+    assert_eq!(change.requested, request, "{change:?}");
+    assert!(request || !change.rerequested, "{change:?}");
+    let md = outcome.report.to_markdown();
+    assert!(
+        md.contains("- Changes requested: reviewer requested changes"),
+        "{md}"
+    );
+    assert!(md.contains("their threads are handled"), "{md}");
+    assert_eq!(md.contains("their review"), request, "{md}");
+    let last_round = outcome.report.rounds.len();
+    let mergeability = read_json(
+        &outcome
+            .run_dir
+            .join("rounds")
+            .join(last_round.to_string())
+            .join("mergeability.json"),
+    );
+    assert!(
+        mergeability["changes_requested"][0]
+            .as_str()
+            .is_some_and(|s| s.starts_with("reviewer requested changes")),
+        "{mergeability}"
+    );
+    let asked = setup.emu.request_count(review_request_key(forge));
+    assert_eq!(
+        asked,
+        u64::from(request),
+        "asked again once, and only when configured"
+    );
+    let requested = setup.pr()["requested_reviewers"].clone();
+    assert_eq!(
+        requested
+            .as_array()
+            .is_some_and(|r| r.iter().any(|l| l == "reviewer")),
+        request,
+        "{requested}"
+    );
+}
+
+async fn a_stale_change_request_is_asked_again_with_request_true(forge: ForgeKind) {
+    a_stale_change_request_is_named_and_asked_again(forge, true).await;
+}
+both_forges!(a_stale_change_request_is_asked_again_with_request_true);
+
+async fn a_stale_change_request_is_only_named_without_request(forge: ForgeKind) {
+    a_stale_change_request_is_named_and_asked_again(forge, false).await;
+}
+both_forges!(a_stale_change_request_is_only_named_without_request);

@@ -10,16 +10,25 @@
 //! - `GET …/repository/commits/:sha/statuses`: the head's commit statuses
 //!   (the latest of each name), each with its `author`.
 //! - the merge request's `reviewers`: whom review is requested from.
+//! - `GET …/merge_requests/:iid/reviewers`: each reviewer's state
+//!   (`unreviewed`, `review_started`, `reviewed`, `requested_changes`,
+//!   `approved`, `unapproved`: GitLab's reviewer states, gitlab-org/gitlab
+//!   !134766 added `requested_changes`). A state names no commit, so a
+//!   change request is never taken to be of the head. The `state` of the
+//!   merge request's own `reviewers` is the account's (`active`), not the
+//!   review's.
 //!
 //! Asking again sets the merge request's `reviewer_ids` to its reviewers
 //! and the asked ones (`PUT …/merge_requests/:iid`), each login's id read
-//! from `GET /users?username=…`.
+//! from the project's members (`GET …/members/all?query=…`): only a member
+//! can review.
 
 use reqwest::Method;
 use serde::Deserialize;
 use serde_json::json;
 use shepherd_core::ci::CheckState;
-use shepherd_core::reviewers::{Activity, NoteSeen, SignalSeen};
+use shepherd_core::model::{AuthorKind, ReviewState};
+use shepherd_core::reviewers::{Activity, NoteSeen, ReviewSeen, SignalSeen};
 use time::OffsetDateTime;
 
 use super::client::GitLabClient;
@@ -36,6 +45,14 @@ struct StatusWire {
     description: Option<String>,
     #[serde(default)]
     author: Option<UserWire>,
+}
+
+/// One entry of `GET …/merge_requests/:iid/reviewers`.
+#[derive(Debug, Deserialize)]
+struct ReviewerStateWire {
+    user: UserWire,
+    #[serde(default)]
+    state: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -119,9 +136,32 @@ pub(crate) async fn activity(client: &GitLabClient, iid: u64, head: &str) -> Res
 
     let url = client.mr_url(iid, &[])?;
     let mr: MrReviewersWire = client.transport.get(&url, &[], Conditional::No).await?;
+    let url = client.mr_url(iid, &["reviewers"])?;
+    let states: Vec<ReviewerStateWire> = client.transport.get(&url, &[], Conditional::No).await?;
+    // What a reviewer's state says of their review; the states that say
+    // nothing submitted (`unreviewed`, `review_started`) are none.
+    let reviews = states
+        .into_iter()
+        .filter_map(|r| {
+            let state = match r.state.as_deref()? {
+                "requested_changes" => ReviewState::ChangesRequested,
+                "approved" => ReviewState::Approved,
+                "reviewed" => ReviewState::Commented,
+                _ => return None,
+            };
+            let author = r.user.author();
+            Some(ReviewSeen {
+                author_is_bot: author.kind == AuthorKind::Bot,
+                author: author.login,
+                commit: None,
+                state,
+                body: String::new(),
+            })
+        })
+        .collect();
     Ok(Activity {
         reviews_carry_commit: false,
-        reviews: Vec::new(),
+        reviews,
         signals,
         requested: mr.reviewers.into_iter().map(|u| u.username).collect(),
         notes,
@@ -143,22 +183,27 @@ pub(crate) async fn request_review(
     let mr: MrReviewersWire = client.transport.get(&url, &[], Conditional::No).await?;
     let mut ids: Vec<u64> = mr.reviewers.iter().filter_map(|u| u.id).collect();
     for login in logins {
-        let users_url = client.transport.url(&["users"])?;
-        let users: Vec<UserWire> = client
+        // A reviewer must be a member of the project (inherited ones
+        // included); `query` matches names too, so the username is
+        // compared exactly.
+        let members_url = client.project_url(&["members", "all"])?;
+        let request = format!("GET {}", members_url.path());
+        let pages: Vec<Vec<UserWire>> = client
             .transport
-            .get(&users_url, &[("username", login.as_str())], Conditional::No)
+            .get_pages(&members_url, &[("query", login.as_str())], Conditional::No)
             .await?;
-        let user = users
+        let user = pages
             .into_iter()
+            .flatten()
             .find(|u| u.username.eq_ignore_ascii_case(login))
             .ok_or_else(|| ForgeError::NotFound {
-                request: format!("GET {}", users_url.path()),
-                message: format!("no GitLab user {login}"),
+                request: request.clone(),
+                message: format!("{login} is not a member of the project"),
             })?;
         let Some(id) = user.id else {
             return Err(ForgeError::Decode {
-                request: format!("GET {}", users_url.path()),
-                message: format!("GitLab user {login} has no id"),
+                request,
+                message: format!("GitLab member {login} has no id"),
             });
         };
         if !ids.contains(&id) {

@@ -52,6 +52,9 @@ struct RunDetail {
     run_dir: PathBuf,
     worktree_kept: Option<PathBuf>,
     lock_holder: Option<shepherd_engine::LockInfo>,
+    /// The reviewer wait of a run in progress, while it lasts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reviewer_wait: Option<shepherd_engine::ReviewerWait>,
 }
 
 /// A decision awaiting approval, with what the approver needs to judge it:
@@ -152,15 +155,28 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
             }
         })
         .collect();
+    let run_dir = state.run_dir(&id).map_err(CliError::failure)?;
+    let line = line(&run);
+    // Only a run in progress waits; a wait file left by a run that stopped
+    // mid-wait says nothing of now.
+    let reviewer_wait = (line.status == RunStatus::Running)
+        .then(|| {
+            shepherd_engine::reviewer_wait(
+                &shepherd_engine::RunDir::new(run_dir.clone()),
+                file.round,
+            )
+        })
+        .flatten();
     let detail = RunDetail {
-        line: line(&run),
+        line,
         target: file.target.to_string(),
         pause: file.pause,
         rounds: file.rounds.clone(),
         pending_approvals: pending,
-        run_dir: state.run_dir(&id).map_err(CliError::failure)?,
+        run_dir,
         worktree_kept: file.worktree_kept.clone(),
         lock_holder: store.lock(&run.pr).map_err(CliError::failure)?,
+        reviewer_wait,
     };
     if args.json {
         return json(&detail);
@@ -186,6 +202,21 @@ pub(crate) fn cmd_status(args: StatusArgs) -> CliResult<u8> {
             r.new_items,
             r.commits,
             r.ci.map(|c| format!(", CI {c}")).unwrap_or_default()
+        );
+    }
+    if let Some(w) = &detail.reviewer_wait {
+        let short: String = w.head.chars().take(7).collect();
+        let whom = if w.waiting_for.is_empty() {
+            "reading their reviews".to_owned()
+        } else {
+            w.waiting_for.join(", ")
+        };
+        // Logins come from the config or the forge: shown escaped.
+        outln!(
+            "  waiting for reviewers: {} on {short} since {} (round {})",
+            visible(&whom),
+            w.since,
+            w.round
         );
     }
     if !detail.pending_approvals.is_empty() {

@@ -71,3 +71,63 @@ async fn a_run_waits_for_a_bot_that_comments_8_s_after_the_push() {
     }
     assert!(stderr.contains("reviews of"), "the wait is shown: {stderr}");
 }
+
+/// While a run waits for a bot that comments 8 s after a push, `shepherd
+/// status RUN` says whom it waits for, on which head, since when; once the
+/// run ended, it says no wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_shows_the_reviewer_wait_of_a_run_in_progress() {
+    let scenario = Scenario::demo()
+        .expect("the demo scenario")
+        .with_bot_delay(Duration::from_secs(8));
+    let Demo { emu, api, sh } = Demo::with(scenario).await;
+    let config = sh.home.path().join("reviewers-config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "{RUN_CONFIG}[loop]\nmax_rounds = 1\n[reviewers]\nwait_for = [\"review-bot\"]\nsettle_timeout_secs = 20\n"
+        ),
+    )
+    .expect("write the config");
+    let mut run = sh
+        .run_cmd(
+            &api,
+            &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
+        )
+        .env("SHEPHERD_CONFIG", &config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("shepherd runs");
+    let started = std::time::Instant::now();
+    let mut seen = None;
+    while started.elapsed() < Duration::from_secs(90) && seen.is_none() {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (code, out, _) = tokio::task::block_in_place(|| sh.run_at(&api, &["status", "--json"]));
+        let runs: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+        let Some(id) = runs[0]["run_id"].as_str().filter(|_| code == 0) else {
+            continue;
+        };
+        let (_, out, _) = tokio::task::block_in_place(|| sh.run_at(&api, &["status", id]));
+        if let Some(line) = out.lines().find(|l| l.contains("waiting for reviewers:")) {
+            seen = Some((id.to_owned(), line.to_owned()));
+        }
+        if run.try_wait().expect("the run's state").is_some() {
+            break;
+        }
+    }
+    let (id, line) = seen.expect("`shepherd status` showed the reviewer wait");
+    let head = emu.head_sha(42).expect("the PR's head");
+    assert!(
+        line.starts_with(&format!(
+            "  waiting for reviewers: review-bot on {} since ",
+            &head[..7]
+        )),
+        "{line}"
+    );
+    assert!(line.ends_with("(round 1)"), "{line}");
+    let status = tokio::task::block_in_place(|| run.wait()).expect("the run ends");
+    assert!(status.code().is_some(), "the run exited");
+    let (_, out, _) = tokio::task::block_in_place(|| sh.run_at(&api, &["status", &id]));
+    assert!(!out.contains("waiting for reviewers"), "{out}");
+}
