@@ -401,6 +401,17 @@ impl RunningEmulator {
         self.shared.counts().get(key).copied().unwrap_or(0)
     }
 
+    /// How many GETs under `key` (as [`RunningEmulator::request_count`]
+    /// spells it) were answered `304 Not Modified` to their
+    /// `If-None-Match`.
+    pub fn not_modified_count(&self, key: &str) -> u64 {
+        self.shared
+            .not_modified_counts()
+            .get(key)
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// Every request count, by key.
     pub fn request_counts(&self) -> BTreeMap<String, u64> {
         self.shared.counts()

@@ -28,6 +28,8 @@ pub(crate) struct InitialRepository {
 pub(crate) struct Shared {
     state: RwLock<State>,
     counts: Mutex<BTreeMap<String, u64>>,
+    /// GETs answered `304 Not Modified`, by the same keys as `counts`.
+    not_modified: Mutex<BTreeMap<String, u64>>,
     faults: Mutex<FaultRegistry>,
     /// CI jobs and bot delays in flight.
     pub(crate) tasks: Tasks,
@@ -66,6 +68,7 @@ impl Shared {
         Shared {
             state: RwLock::new(state),
             counts: Mutex::new(BTreeMap::new()),
+            not_modified: Mutex::new(BTreeMap::new()),
             faults: Mutex::new(faults),
             tasks: Tasks::new(),
             git: setup.git,
@@ -105,9 +108,29 @@ impl Shared {
             .clone()
     }
 
-    /// Forgets every request count.
+    /// Counts one `304 Not Modified` answer under `key`.
+    pub(crate) fn count_not_modified(&self, key: &str) {
+        let mut counts = self
+            .not_modified
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *counts.entry(key.to_owned()).or_default() += 1;
+    }
+
+    pub(crate) fn not_modified_counts(&self) -> BTreeMap<String, u64> {
+        self.not_modified
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Forgets every request count (the `304` counts too).
     pub(crate) fn reset_counts(&self) {
         self.counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        self.not_modified
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();

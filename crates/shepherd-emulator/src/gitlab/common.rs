@@ -487,7 +487,14 @@ pub(crate) async fn conditional_get(
     request: Request,
     next: Next,
 ) -> Response {
-    crate::rest::conditional_get_with(&shared, request, next, add_rate_limit_headers).await
+    crate::rest::conditional_get_with(
+        &shared,
+        request,
+        next,
+        ApiFlavor::GitLab,
+        add_rate_limit_headers,
+    )
+    .await
 }
 
 fn add_rate_limit_headers(shared: &Shared, response: &mut Response) {

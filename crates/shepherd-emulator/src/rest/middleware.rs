@@ -40,12 +40,7 @@ pub(crate) async fn count_and_fault_as(
     let Some(path) = request.extensions().get::<MatchedPath>() else {
         return next.run(request).await;
     };
-    let template = path.as_str();
-    let template = match flavor {
-        ApiFlavor::GitLab => template,
-        _ => template.strip_prefix("/api/v3").unwrap_or(template),
-    };
-    let key = format!("{} {template}", request.method());
+    let key = count_key(request.method(), path, flavor);
     match shared.enter(&key, flavor).await {
         Err(answer) => answer,
         Ok(None) => next.run(request).await,
@@ -57,6 +52,17 @@ pub(crate) async fn count_and_fault_as(
     }
 }
 
+/// The key a request is counted under: `METHOD /route/{template}`,
+/// GitHub's without the `/api/v3` prefix, GitLab's with its `/api/v4`.
+fn count_key(method: &Method, path: &MatchedPath, flavor: ApiFlavor) -> String {
+    let template = path.as_str();
+    let template = match flavor {
+        ApiFlavor::GitLab => template,
+        _ => template.strip_prefix("/api/v3").unwrap_or(template),
+    };
+    format!("{method} {template}")
+}
+
 /// Adds an `ETag` to successful GETs and answers `304 Not Modified` when
 /// `If-None-Match` names it; adds GitHub's rate-limit headers everywhere.
 pub(crate) async fn conditional_get(
@@ -64,18 +70,31 @@ pub(crate) async fn conditional_get(
     request: Request,
     next: Next,
 ) -> Response {
-    conditional_get_with(&shared, request, next, add_rate_limit_headers).await
+    conditional_get_with(
+        &shared,
+        request,
+        next,
+        ApiFlavor::Rest,
+        add_rate_limit_headers,
+    )
+    .await
 }
 
 /// ETags and `304 Not Modified` as [`conditional_get`] does, with
 /// `add_headers` adding the API's own headers (rate limits) to every answer.
+/// Each `304` is counted under the request's key (`flavor` spells it).
 pub(crate) async fn conditional_get_with(
     shared: &Shared,
     request: Request,
     next: Next,
+    flavor: ApiFlavor,
     add_headers: fn(&Shared, &mut Response),
 ) -> Response {
     let is_get = request.method() == Method::GET;
+    let key = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|path| count_key(request.method(), path, flavor));
     let if_none_match = request
         .headers()
         .get(header::IF_NONE_MATCH)
@@ -100,6 +119,9 @@ pub(crate) async fn conditional_get_with(
         parts.headers.insert(header::ETAG, value);
     }
     if matches {
+        if let Some(key) = &key {
+            shared.count_not_modified(key);
+        }
         parts.status = StatusCode::NOT_MODIFIED;
         parts.headers.remove(header::CONTENT_LENGTH);
         parts.headers.remove(header::CONTENT_TYPE);

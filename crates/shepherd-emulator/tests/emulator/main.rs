@@ -29,6 +29,7 @@ mod test_graphql_gh_status;
 mod test_layout;
 mod test_push;
 mod test_rest;
+mod test_reviewer_reads;
 mod test_scenario;
 mod test_schema;
 mod test_writes;

@@ -18,6 +18,11 @@
 //!   (a bot's notice that it did not review, or its summary comment edited
 //!   in place to say so), each with the forge's times; the head's first
 //!   status says, by the same clock, when the head arrived.
+//!
+//! The reviewers stage reads these every few seconds while it waits, so
+//! every read is conditional (`If-None-Match` with the kept `ETag`, as the
+//! CI wait's are): an unchanged list comes back `304 Not Modified`, which
+//! GitHub does not count against the rate limit.
 
 use serde::Deserialize;
 use serde_json::json;
@@ -112,7 +117,8 @@ pub(crate) async fn activity(
     // head's first status, never with the local clock.
     let url = repo_url(transport, repo, &["issues", &n, "comments"])?;
     let request = format!("GET {}", url.path());
-    let pages: Vec<Vec<IssueCommentRest>> = transport.get_pages(&url, &[], Conditional::No).await?;
+    let pages: Vec<Vec<IssueCommentRest>> =
+        transport.get_pages(&url, &[], Conditional::Yes).await?;
     let mut notes = Vec::new();
     for c in pages.into_iter().flatten() {
         let (Some(user), Some(created_at)) = (c.user, c.created_at) else {

@@ -78,6 +78,11 @@ fn status_state(status: &str) -> &str {
 
 /// What GitLab shows of the reviews of MR `iid` on `head`.
 pub(crate) async fn activity(client: &GitLabClient, iid: u64, head: &str) -> Result<Activity> {
+    // The notes and the merge request are read plainly, not with
+    // `If-None-Match` as GitHub's reads are: GitLab documents its ETag
+    // caching for the web UI's polling routes (notes polling,
+    // gitlab-org/gitlab#17580), not for these REST v4 reads, so a
+    // conditional read is not known to save anything here.
     let url = client.mr_url(iid, &["notes"])?;
     let request = format!("GET {}", url.path());
     let pages: Vec<Vec<NoteWire>> = client
