@@ -110,7 +110,7 @@ const WAIT_FILE: &str = "reviewers-wait.json";
 /// The reviewer wait of round `round` of the run in `run_dir`, while it
 /// lasts: `None` once the wait ended (`reviewers.json` written) or when it
 /// never began.
-pub fn reviewer_wait(run_dir: &crate::RunDir, round: u32) -> Option<ReviewerWait> {
+pub fn reviewer_wait(run_dir: &crate::run_dir::RunDir, round: u32) -> Option<ReviewerWait> {
     let dir = run_dir.round(round);
     if dir.join("reviewers.json").exists() {
         return None;
