@@ -176,13 +176,26 @@ fn gitlab(seen: &Seen) -> Reply {
                   "author": { "id": 52, "username": "coderabbitai" } }
             ]),
         ),
+        ("GET", p) if p == format!("{PROJECT}/merge_requests/17/reviewers") => Reply::json(
+            200,
+            json!([
+                { "user": { "id": 53, "username": "duo-bot" }, "state": "unreviewed",
+                  "created_at": "2026-12-05T09:00:00Z" },
+                { "user": { "id": 55, "username": "alice", "state": "active" }, "state": "requested_changes",
+                  "created_at": "2026-12-05T09:00:00Z" },
+            ]),
+        ),
         ("GET", p) if p == format!("{PROJECT}/merge_requests/17") => Reply::json(
             200,
             json!({ "iid": 17, "reviewers": [{ "id": 53, "username": "duo-bot" }] }),
         ),
-        ("GET", "/api/v4/users") => {
-            Reply::json(200, json!([{ "id": 52, "username": "coderabbitai" }]))
-        }
+        ("GET", p) if p == format!("{PROJECT}/members/all") => Reply::json(
+            200,
+            json!([
+                { "id": 56, "username": "coderabbitai-fan", "access_level": 30 },
+                { "id": 52, "username": "coderabbitai", "access_level": 30 },
+            ]),
+        ),
         ("PUT", p) if p == format!("{PROJECT}/merge_requests/17") => {
             Reply::json(200, json!({ "iid": 17 }))
         }
@@ -203,6 +216,13 @@ async fn gitlab_notes_approvals_statuses_and_reviewers_make_the_states() {
     assert_eq!(activity.notes.len(), 2, "every note is read; time decides");
     assert_eq!(activity.approvals.len(), 1);
     assert_eq!(activity.requested, ["duo-bot"]);
+    // Reviewer states name no commit; only a submitted one is a review.
+    let reviews: Vec<(&str, ReviewState, Option<&str>)> = activity
+        .reviews
+        .iter()
+        .map(|r| (r.author.as_str(), r.state, r.commit.as_deref()))
+        .collect();
+    assert_eq!(reviews, [("alice", ReviewState::ChangesRequested, None)]);
     let look = activity.look(HEAD, local);
     assert_eq!(
         state_of("review-bot", &look, false),
@@ -238,4 +258,57 @@ async fn a_gitlab_review_request_adds_to_the_reviewers() {
     let seen = server.seen();
     let put = seen.iter().find(|s| s.method == "PUT").unwrap();
     assert_eq!(put.json(), json!({ "reviewer_ids": [53, 52] }));
+}
+
+/// [`github`] behind conditional GETs as the emulator serves them (its
+/// `conditional_get` middleware): a weak `ETag` of each body, and `304 Not
+/// Modified` when `If-None-Match` names it.
+fn github_with_etags(seen: &Seen) -> Reply {
+    use std::hash::{Hash, Hasher};
+    let reply = github(seen);
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    reply.body.hash(&mut hasher);
+    let etag = format!("W/\"{:016x}\"", hasher.finish());
+    let asked = seen
+        .headers
+        .get("if-none-match")
+        .and_then(|v| v.to_str().ok());
+    if asked == Some(etag.as_str()) {
+        return Reply {
+            status: 304,
+            headers: Vec::new(),
+            body: String::new(),
+        }
+        .header("etag", etag);
+    }
+    reply.header("etag", etag)
+}
+
+/// The wait's second look at nothing new: every read sends the `ETag` it
+/// got, each is answered `304`, and the activity is the same.
+#[tokio::test]
+async fn a_second_look_at_the_reviews_is_conditional() {
+    let server = Responder::start_fn(github_with_etags).await;
+    let client = client_at(&server.url());
+    let first = client.reviewer_activity(7, HEAD).await.unwrap();
+    let reads = server.seen().len();
+    assert!(
+        server
+            .seen()
+            .iter()
+            .all(|s| s.headers.get("if-none-match").is_none()),
+        "the first look has nothing to send"
+    );
+    let second = client.reviewer_activity(7, HEAD).await.unwrap();
+    assert_eq!(second, first);
+    let seen = server.seen();
+    let again = &seen[reads..];
+    assert_eq!(again.len(), reads, "the same reads again");
+    for s in again {
+        assert!(
+            s.headers.get("if-none-match").is_some(),
+            "{} was not conditional",
+            s.line()
+        );
+    }
 }
