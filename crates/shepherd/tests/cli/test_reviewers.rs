@@ -9,20 +9,29 @@ use shepherd_emulator::Scenario;
 
 use crate::common::{Demo, RUN_CONFIG};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_waits_for_a_bot_that_comments_8_s_after_the_push() {
+/// The demo whose review bot comments 8 s after a push, and a config file
+/// that waits for it up to 20 s, with `extra` before its `[reviewers]`.
+async fn demo_with_a_slow_bot(extra: &str) -> (Demo, std::path::PathBuf) {
     let scenario = Scenario::demo()
         .expect("the demo scenario")
         .with_bot_delay(Duration::from_secs(8));
-    let Demo { emu, api, sh } = Demo::with(scenario).await;
-    // The rules bot posts nothing on a clean pass: after the round that
-    // removes its TODO, it is not seen within the timeout, and said so.
-    let config = sh.home.path().join("reviewers-config.toml");
+    let demo = Demo::with(scenario).await;
+    let config = demo.sh.home.path().join("reviewers-config.toml");
     std::fs::write(
         &config,
-        format!("{RUN_CONFIG}[reviewers]\nwait_for = [\"review-bot\"]\nsettle_timeout_secs = 20\n"),
+        format!(
+            "{RUN_CONFIG}{extra}[reviewers]\nwait_for = [\"review-bot\"]\nsettle_timeout_secs = 20\n"
+        ),
     )
     .expect("write the config");
+    (demo, config)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_waits_for_a_bot_that_comments_8_s_after_the_push() {
+    // The rules bot posts nothing on a clean pass: after the round that
+    // removes its TODO, it is not seen within the timeout, and said so.
+    let (Demo { emu, api, sh }, config) = demo_with_a_slow_bot("").await;
     let out = tokio::task::block_in_place(|| {
         sh.run_cmd(
             &api,
@@ -77,18 +86,7 @@ async fn a_run_waits_for_a_bot_that_comments_8_s_after_the_push() {
 /// run ended, it says no wait.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_shows_the_reviewer_wait_of_a_run_in_progress() {
-    let scenario = Scenario::demo()
-        .expect("the demo scenario")
-        .with_bot_delay(Duration::from_secs(8));
-    let Demo { emu, api, sh } = Demo::with(scenario).await;
-    let config = sh.home.path().join("reviewers-config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "{RUN_CONFIG}[loop]\nmax_rounds = 1\n[reviewers]\nwait_for = [\"review-bot\"]\nsettle_timeout_secs = 20\n"
-        ),
-    )
-    .expect("write the config");
+    let (Demo { emu, api, sh }, config) = demo_with_a_slow_bot("[loop]\nmax_rounds = 1\n").await;
     let mut run = sh
         .run_cmd(
             &api,
