@@ -142,7 +142,14 @@ pub(crate) async fn activity(client: &GitLabClient, iid: u64, head: &str) -> Res
     let url = client.mr_url(iid, &[])?;
     let mr: MrReviewersWire = client.transport.get(&url, &[], Conditional::No).await?;
     let url = client.mr_url(iid, &["reviewers"])?;
-    let states: Vec<ReviewerStateWire> = client.transport.get(&url, &[], Conditional::No).await?;
+    // The route came with GitLab 15.3: an older GitLab answers 404, and
+    // then no reviewer's state is known (the rest of the look still is).
+    let states: Vec<ReviewerStateWire> =
+        match client.transport.get(&url, &[], Conditional::No).await {
+            Ok(states) => states,
+            Err(ForgeError::NotFound { .. }) => Vec::new(),
+            Err(err) => return Err(err),
+        };
     // What a reviewer's state says of their review; the states that say
     // nothing submitted (`unreviewed`, `review_started`) are none.
     let reviews = states

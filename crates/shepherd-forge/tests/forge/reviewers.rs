@@ -247,6 +247,24 @@ async fn gitlab_notes_approvals_statuses_and_reviewers_make_the_states() {
     );
 }
 
+/// GitLab before 15.3 has no reviewers route: the rest of the look is
+/// still read, and no reviewer's state is known.
+#[tokio::test]
+async fn a_gitlab_without_the_reviewers_route_still_gives_the_activity() {
+    let server = Responder::start_fn(|seen: &Seen| {
+        if seen.uri.path() == format!("{PROJECT}/merge_requests/17/reviewers") {
+            return Reply::json(404, json!({ "message": "404 Not Found" }));
+        }
+        gitlab(seen)
+    })
+    .await;
+    let client = gitlab_client_at(&server.url());
+    let activity = client.reviewer_activity(17, HEAD).await.unwrap();
+    assert!(activity.reviews.is_empty());
+    assert_eq!(activity.notes.len(), 2);
+    assert_eq!(activity.requested, ["duo-bot"]);
+}
+
 #[tokio::test]
 async fn a_gitlab_review_request_adds_to_the_reviewers() {
     let server = Responder::start_fn(gitlab).await;
