@@ -698,7 +698,14 @@ async fn read_approval_label(
         format!("cannot tell whether the `{APPROVAL_LABEL}` label approves the triage: {e}")
     };
     let fields = read_pr_fields(forge, number).await.map_err(cannot)?;
-    if !fields.labels.iter().any(|l| l == APPROVAL_LABEL) {
+    // GitHub's label names are case-insensitive (it refuses a second label
+    // that differs only in case); Shepherd matches them so on both forges,
+    // as the events below are matched. Only a writer's adding counts.
+    if !fields
+        .labels
+        .iter()
+        .any(|l| l.eq_ignore_ascii_case(APPROVAL_LABEL))
+    {
         return Ok(None);
     }
     let events = forge

@@ -202,6 +202,34 @@ async fn a_label_added_by_shepherds_own_account_approves_nothing(forge: ForgeKin
 }
 both_forges!(a_label_added_by_shepherds_own_account_approves_nothing);
 
+/// GitHub's label names are case-insensitive, and Shepherd matches the
+/// approval label so on both forges: it counts however a maintainer cased
+/// it.
+async fn the_approval_label_counts_in_any_case(forge: ForgeKind) {
+    let lab = Lab::new_on(
+        forge,
+        project(vec![thread("src/a.txt", 2, "This line is wrong.")], vec![]),
+    )
+    .await;
+    lab.triage_all("invalid");
+    lab.setup
+        .emu
+        .act(Act::Label {
+            user: "reviewer".into(),
+            pr: None,
+            label: LABEL.to_uppercase(),
+            remove: false,
+        })
+        .await
+        .unwrap();
+    let outcome = job(&lab).await;
+    assert_converged(&outcome);
+    let thread = the_thread(&lab);
+    assert_eq!(thread["resolved"], true, "{thread}");
+    assert_eq!(shepherd_comments(&thread).len(), 1, "{thread}");
+}
+both_forges!(the_approval_label_counts_in_any_case);
+
 /// Issue 26.2: a label approves only feedback published before it was
 /// added; a thread opened after it waits, and nothing is posted.
 async fn the_approval_label_approves_only_feedback_older_than_it(forge: ForgeKind) {
