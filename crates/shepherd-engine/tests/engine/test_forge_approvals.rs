@@ -67,10 +67,15 @@ fn assert_paused_untouched(lab: &Lab, outcome: &RunOutcome) {
 }
 
 fn label(user: &str, remove: bool) -> Act {
+    label_named(user, LABEL, remove)
+}
+
+/// `user` adds (or removes) the label `name` on the pull request.
+fn label_named(user: &str, name: &str, remove: bool) -> Act {
     Act::Label {
         user: user.into(),
         pr: None,
-        label: LABEL.into(),
+        label: name.into(),
         remove,
     }
 }
@@ -212,14 +217,10 @@ async fn the_approval_label_counts_in_any_case(forge: ForgeKind) {
     )
     .await;
     lab.triage_all("invalid");
+    let shouted = LABEL.to_uppercase();
     lab.setup
         .emu
-        .act(Act::Label {
-            user: "reviewer".into(),
-            pr: None,
-            label: LABEL.to_uppercase(),
-            remove: false,
-        })
+        .act(label_named("reviewer", &shouted, false))
         .await
         .unwrap();
     let outcome = job(&lab).await;
