@@ -57,7 +57,8 @@ pub use prompts::Prompts;
 pub use providers::versions::{parse_version, Fit, Support, Version};
 pub use providers::{CliAgent, CliConfig, CliConfigError, CliProvider};
 pub use task::{
-    ApplyReviewTask, ClusterContext, FixTask, FixValidationTask, HeldFinding, ItemKind, PrContext,
-    ReviewCommit, ReviewTask, Role, SuggestionState, TaskComment, TaskItem, TriageNote, TriageTask,
+    ApplyReviewTask, CiFailureContext, ClusterContext, FixTask, FixValidationTask, HeldFinding,
+    ItemKind, PrContext, ReviewCommit, ReviewTask, Role, SuggestionState, TaskComment, TaskItem,
+    TriageNote, TriageTask,
 };
 pub use usage::{Usage, UsageLog, UsageRecord};

@@ -19,8 +19,8 @@ use shepherd_core::config::AgentRole;
 
 use crate::answer::ThreadOutcome;
 use crate::task::{
-    ApplyReviewTask, FixTask, FixValidationTask, HeldFinding, ItemKind, PrContext, ReviewTask,
-    SuggestionState, TaskItem, TriageTask,
+    ApplyReviewTask, CiFailureContext, FixTask, FixValidationTask, HeldFinding, ItemKind,
+    PrContext, ReviewTask, SuggestionState, TaskItem, TriageTask,
 };
 
 const TRIAGE: &str = include_str!("../prompts/triage.md");
@@ -29,6 +29,7 @@ const CLUSTER_FIX: &str = include_str!("../prompts/cluster-fix.md");
 const FIX_VALIDATION: &str = include_str!("../prompts/fix-validation.md");
 const REVIEW: &str = include_str!("../prompts/review.md");
 const APPLY_REVIEW: &str = include_str!("../prompts/apply-review.md");
+const CI_FIX: &str = include_str!("../prompts/ci-fix.md");
 
 /// The most characters of a diff a prompt shows; the rest is cut, and the
 /// agent is told how to read it itself.
@@ -49,22 +50,29 @@ pub enum PromptName {
     Review,
     /// `apply-review.md`.
     ApplyReview,
+    /// `ci-fix.md`: a fix task whose item is a failing CI check (issue
+    /// 31), asked of the fix role's agent.
+    CiFix,
 }
 
 impl PromptName {
     /// Every prompt.
-    pub const ALL: [PromptName; 6] = [
+    pub const ALL: [PromptName; 7] = [
         PromptName::Triage,
         PromptName::Fix,
         PromptName::ClusterFix,
         PromptName::FixValidation,
         PromptName::Review,
         PromptName::ApplyReview,
+        PromptName::CiFix,
     ];
 
-    /// The file stem: the role's name (`cluster-fix`).
+    /// The file stem: the role's name (`cluster-fix`), or `ci-fix`.
     pub fn as_str(self) -> &'static str {
-        self.role().as_str()
+        match self {
+            PromptName::CiFix => "ci-fix",
+            _ => self.role().as_str(),
+        }
     }
 
     /// The role this prompt is for.
@@ -76,6 +84,7 @@ impl PromptName {
             PromptName::FixValidation => AgentRole::FixValidation,
             PromptName::Review => AgentRole::Review,
             PromptName::ApplyReview => AgentRole::ApplyReview,
+            PromptName::CiFix => AgentRole::Fix,
         }
     }
 
@@ -93,6 +102,7 @@ impl PromptName {
             PromptName::FixValidation => FIX_VALIDATION,
             PromptName::Review => REVIEW,
             PromptName::ApplyReview => APPLY_REVIEW,
+            PromptName::CiFix => CI_FIX,
         }
     }
 
@@ -100,7 +110,9 @@ impl PromptName {
     pub fn placeholders(self) -> &'static [&'static str] {
         match self {
             PromptName::Triage => &["pr", "worktree", "items", "answer_schema"],
-            PromptName::Fix => &["pr", "worktree", "items", "files_hint", "answer_schema"],
+            PromptName::Fix | PromptName::CiFix => {
+                &["pr", "worktree", "items", "files_hint", "answer_schema"]
+            }
             PromptName::ClusterFix => &[
                 "pr",
                 "worktree",
@@ -135,7 +147,7 @@ impl PromptName {
     /// The placeholders the template must use.
     pub fn required(self) -> &'static [&'static str] {
         match self {
-            PromptName::Triage | PromptName::Fix => &["items"],
+            PromptName::Triage | PromptName::Fix | PromptName::CiFix => &["items"],
             PromptName::ClusterFix => &["items", "cluster_brief"],
             PromptName::FixValidation => &["items", "diff"],
             PromptName::Review => &["base", "head"],
@@ -202,6 +214,7 @@ pub struct Prompts {
     fix_validation: Template,
     review: Template,
     apply_review: Template,
+    ci_fix: Template,
 }
 
 impl Default for Prompts {
@@ -224,6 +237,7 @@ impl Prompts {
             fix_validation: t(PromptName::FixValidation),
             review: t(PromptName::Review),
             apply_review: t(PromptName::ApplyReview),
+            ci_fix: t(PromptName::CiFix),
         }
     }
 
@@ -262,6 +276,7 @@ impl Prompts {
             PromptName::FixValidation => &mut self.fix_validation,
             PromptName::Review => &mut self.review,
             PromptName::ApplyReview => &mut self.apply_review,
+            PromptName::CiFix => &mut self.ci_fix,
         }
     }
 
@@ -273,6 +288,7 @@ impl Prompts {
             PromptName::FixValidation => &self.fix_validation,
             PromptName::Review => &self.review,
             PromptName::ApplyReview => &self.apply_review,
+            PromptName::CiFix => &self.ci_fix,
         }
     }
 
@@ -304,6 +320,8 @@ impl Prompts {
     ) -> Result<String, PromptError> {
         let name = if task.cluster.is_some() {
             PromptName::ClusterFix
+        } else if task.items.iter().any(|i| i.kind == ItemKind::CiFailure) {
+            PromptName::CiFix
         } else {
             PromptName::Fix
         };
@@ -659,8 +677,15 @@ fn render_item(n: usize, total: usize, item: &TaskItem) -> String {
         ItemKind::ReviewThread => "review thread (can be fixed, replied to and resolved)",
         ItemKind::IssueComment => "top-level comment on the pull request (no file)",
         ItemKind::ReviewBody => "review summary (no file)",
+        ItemKind::CiFailure => {
+            "failing CI check (fixed by a commit; nothing is replied or resolved)"
+        }
     };
     out.push_str(&format!("- kind: {kind}\n"));
+    if let Some(ci) = &item.ci {
+        out.push_str(&render_ci_failure(ci));
+        return out;
+    }
     if let Some(path) = &item.path {
         let lines = match (item.start_line, item.line) {
             (Some(s), Some(e)) if s != e => format!(", lines {s}-{e}"),
@@ -724,6 +749,44 @@ fn render_item(n: usize, total: usize, item: &TaskItem) -> String {
         }
         out.push_str("</untrusted-comment>\n");
     }
+    out
+}
+
+/// A failing check of a CI fix task: its name and class, then its log
+/// excerpt and Shepherd's diff, each fenced as untrusted text (a log and
+/// a diff carry what anyone could write on the PR).
+fn render_ci_failure(ci: &CiFailureContext) -> String {
+    let mut out = format!(
+        "- check: {}\n- failed on: {}\n- before Shepherd's commits ({}): {}\n\n",
+        quoted(&ci.check),
+        quoted(&ci.sha),
+        quoted(&ci.before_sha),
+        ci.before
+    );
+    let fenced = |tag: &str, attrs: String, text: &str| {
+        let body = fence_body(text);
+        let newline = if body.ends_with('\n') { "" } else { "\n" };
+        format!("<{tag}{attrs}>\n{body}{newline}</{tag}>\n")
+    };
+    out.push_str(&fenced(
+        "untrusted-log",
+        format!(" check=\"{}\"", attr(&ci.check)),
+        if ci.log.is_empty() {
+            "(no log could be read)"
+        } else {
+            &ci.log
+        },
+    ));
+    out.push('\n');
+    out.push_str(&fenced(
+        "untrusted-diff",
+        format!(" from=\"{}\"", attr(&ci.before_sha)),
+        if ci.diff.is_empty() {
+            "(no diff)"
+        } else {
+            &ci.diff
+        },
+    ));
     out
 }
 

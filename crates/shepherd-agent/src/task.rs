@@ -64,6 +64,10 @@ pub enum ItemKind {
     IssueComment,
     /// The body of a submitted review.
     ReviewBody,
+    /// A required CI check that Shepherd's own push turned red (issue 31):
+    /// fixed by a commit, never replied to or resolved. Only CI repair's
+    /// fix tasks carry it.
+    CiFailure,
 }
 
 /// One comment of an item.
@@ -184,6 +188,29 @@ pub struct TaskItem {
     pub suggestion: SuggestionState,
     /// Triage's conclusion, in fix tasks; `None` in triage tasks.
     pub triage: Option<TriageNote>,
+    /// The failing check, for an item of kind `ci-failure` (CI repair);
+    /// `None` for the PR's feedback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci: Option<CiFailureContext>,
+}
+
+/// A required check Shepherd's push turned red, as its fix agent sees it
+/// (issue 31). The log and the diff are untrusted text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CiFailureContext {
+    /// The check's name.
+    pub check: String,
+    /// The head it failed on.
+    pub sha: String,
+    /// The head before Shepherd's commits.
+    pub before_sha: String,
+    /// What the check said there, in words (`passed`, `did not run`).
+    pub before: String,
+    /// The check's log, cut to what matters (the failing step, error lines
+    /// with their context, the last lines); empty when none could be read.
+    pub log: String,
+    /// The diff of Shepherd's commits since `before_sha`.
+    pub diff: String,
 }
 
 fn task_comment(
@@ -232,6 +259,7 @@ impl TaskItem {
                 .collect(),
             suggestion: SuggestionState::of_thread(thread, viewer),
             triage: None,
+            ci: None,
         }
     }
 
@@ -309,6 +337,28 @@ impl TaskItem {
             )],
             suggestion,
             triage: None,
+            ci: None,
+        }
+    }
+
+    /// The item of a failing CI check: its id is `ci:<check>`, it has no
+    /// comment and no file, and its fixer is told the check, the log and
+    /// Shepherd's diff ([`CiFailureContext`]).
+    pub fn from_ci_failure(ci: CiFailureContext) -> Self {
+        TaskItem {
+            id: format!("ci:{}", ci.check),
+            kind: ItemKind::CiFailure,
+            path: None,
+            line: None,
+            start_line: None,
+            outdated: false,
+            side: None,
+            author: None,
+            author_is_bot: true,
+            comments: Vec::new(),
+            suggestion: SuggestionState::Absent,
+            triage: None,
+            ci: Some(ci),
         }
     }
 

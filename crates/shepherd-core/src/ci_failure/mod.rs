@@ -10,6 +10,7 @@
 //! that was there before its push, a flaky job, or the CI infrastructure.
 
 mod excerpt;
+mod repair;
 #[cfg(test)]
 mod tests;
 
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ci::{CheckConclusion, CheckOutcome, CheckState};
 pub use excerpt::{excerpt, looks_like_infra, Excerpt, ExcerptLimits};
+pub use repair::{gate_repair, may_attempt, RepairFacts, RepairVerify};
 
 /// Whose failure a failing check is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -144,6 +146,10 @@ pub struct CheckFailure {
     /// What was tried, in order (the re-run, fix attempts).
     #[serde(default)]
     pub tried: Vec<String>,
+    /// How many fixes of this check the run has tried
+    /// (`ci.repair_attempts` bounds it).
+    #[serde(default)]
+    pub attempts: u32,
     /// The commit that fixed it, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixed_by: Option<String>,

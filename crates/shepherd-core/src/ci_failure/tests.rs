@@ -205,6 +205,7 @@ fn a_failure_describes_itself_in_one_line() {
         excerpt: None,
         no_log: None,
         tried: Vec::new(),
+        attempts: 0,
         fixed_by: None,
         handed_to_a_person: true,
     };
@@ -215,4 +216,73 @@ fn a_failure_describes_itself_in_one_line() {
     failure.class = FailureClass::PreExisting;
     failure.handed_to_a_person = false;
     assert_eq!(failure.describe(), "lint\\x1b[2J on 1a2b3c4: pre-existing");
+}
+
+#[test]
+fn the_repair_gate_lets_only_a_verified_commit_of_files_through() {
+    let files = vec!["src/a.sh".to_owned()];
+    let none: Vec<String> = Vec::new();
+    let fact = |agent_fixed, commit, files, verify| RepairFacts {
+        agent_fixed,
+        commit,
+        files,
+        verify,
+    };
+    let rows: &[(RepairFacts<'_>, Result<(), &str>)] = &[
+        (
+            fact(true, Some("abc"), &files, RepairVerify::Passed),
+            Ok(()),
+        ),
+        (
+            fact(false, Some("abc"), &files, RepairVerify::Passed),
+            Err("the fix agent could not fix it (blocked)"),
+        ),
+        (
+            fact(true, None, &files, RepairVerify::Passed),
+            Err("the fix changed no file"),
+        ),
+        (
+            fact(true, Some("abc"), &none, RepairVerify::Passed),
+            Err("the fix changed no file"),
+        ),
+        (
+            fact(true, Some(""), &files, RepairVerify::Passed),
+            Err("the fix changed no file"),
+        ),
+        (
+            fact(true, Some("abc"), &files, RepairVerify::Failed),
+            Err("the verify command failed on the fix"),
+        ),
+        (
+            fact(true, Some("abc"), &files, RepairVerify::NoCommand),
+            Err("no verify command: an unverified fix is not pushed"),
+        ),
+    ];
+    for (facts, want) in rows {
+        assert_eq!(gate_repair(facts), want.map_err(str::to_owned), "{facts:?}");
+    }
+}
+
+#[test]
+fn attempts_stop_at_the_limit_and_only_for_what_is_repaired() {
+    use FailureClass::*;
+    // (class, pre-existing opted in, agent writes code, attempts, limit)
+    let rows = [
+        (Regression, false, true, 0, 2, true),
+        (Regression, false, true, 1, 2, true),
+        (Regression, false, true, 2, 2, false),
+        (Regression, false, true, 0, 0, false),
+        (Regression, false, false, 0, 2, false),
+        (PreExisting, false, true, 0, 2, false),
+        (PreExisting, true, true, 0, 2, true),
+        (Flaky, true, true, 0, 2, false),
+        (Infra, true, true, 0, 2, false),
+    ];
+    for (class, pre, writes, attempts, limit, want) in rows {
+        assert_eq!(
+            may_attempt(class, pre, writes, attempts, limit),
+            want,
+            "{class:?} pre={pre} writes={writes} {attempts}/{limit}"
+        );
+    }
 }

@@ -16,10 +16,11 @@
 //! | `trust.bots`, `trust.users` | remove accounts (the intersection is kept) |
 //! | `approve.mode` | ask for a stricter mode (`auto` < `label` < `prompt`) |
 //! | `review.enabled` | turn on |
-//! | `loop.max_rounds` | lower |
+//! | `loop.max_rounds`, `ci.repair_attempts` | lower |
+//! | `ci.repair_pre_existing` | turn off |
 //! | `[agent]`, `[verify]`, `[forge]` (hosts, `ca_file`), `[reviewers]` (whom to wait for, what to post to them) | nothing: ignored, with a note |
 //!
-//! The tuning sections (`[cluster]`, `[ci]`, `loop.on_exhaust`) are applied
+//! The tuning sections (`[cluster]`, `[ci]` but its repair keys, `loop.on_exhaust`) are applied
 //! as the lowest layer, so any file of the user's side overrides them. What
 //! was ignored is returned as notes, for the run's progress and artifacts.
 
@@ -110,7 +111,16 @@ fn to_toml(table: &Table) -> String {
 }
 
 /// The tuning keys a PR head's file may set as they are.
-const TUNING: &[&[&str]] = &[&["cluster"], &["ci"], &["loop", "on_exhaust"]];
+/// `ci.repair_*` decide whether Shepherd writes code for a red check: they
+/// are safety settings, tightened in [`HeadConfig::tighten`].
+const TUNING: &[&[&str]] = &[
+    &["cluster"],
+    &["ci", "timeout_secs"],
+    &["ci", "poll_interval_secs"],
+    &["ci", "appear_timeout_secs"],
+    &["ci", "rerun_failed"],
+    &["loop", "on_exhaust"],
+];
 
 /// The sections a PR head's file cannot touch at all.
 const IGNORED: &[&str] = &["agent", "verify", "forge", "reviewers"];
@@ -255,6 +265,12 @@ impl HeadConfig {
                 &mut config.loop_.succeed_when_handed_off,
                 "reported as success",
             ),
+            (
+                "ci.repair_pre_existing",
+                head.ci.repair_pre_existing,
+                &mut config.ci.repair_pre_existing,
+                "repaired",
+            ),
         ] {
             if !is_set(key) {
                 continue;
@@ -289,6 +305,15 @@ impl HeadConfig {
                 ));
             }
             config.loop_.max_rounds = config.loop_.max_rounds.min(head.loop_.max_rounds);
+        }
+        if is_set("ci.repair_attempts") {
+            if head.ci.repair_attempts > config.ci.repair_attempts {
+                notes.push(format!(
+                    "{what} sets `ci.repair_attempts = {}`; kept {} (a pull request can only lower it)",
+                    head.ci.repair_attempts, config.ci.repair_attempts
+                ));
+            }
+            config.ci.repair_attempts = config.ci.repair_attempts.min(head.ci.repair_attempts);
         }
         for section in IGNORED {
             let keys: Vec<&String> = self
@@ -449,6 +474,11 @@ mod tests {
             ("[loop]\nsucceed_when_handed_off = true\n", |c| {
                 !c.loop_.succeed_when_handed_off
             }),
+            // A PR cannot make Shepherd write more code for its red checks.
+            ("[ci]\nrepair_attempts = 50\n", |c| c.ci.repair_attempts == 2),
+            ("[ci]\nrepair_pre_existing = true\n", |c| {
+                !c.ci.repair_pre_existing
+            }),
         ];
         for (head, holds) in rows {
             let (config, notes) = tighten(head);
@@ -464,13 +494,15 @@ mod tests {
     fn a_head_file_can_tighten() {
         let (config, notes) = tighten(
             "[paths]\nprotected = [\"db/migrations/**\"]\n[trust]\ncollaborators = false\n\
-             bots = []\n[loop]\nmax_rounds = 2\n[review]\nenabled = true\n",
+             bots = []\n[loop]\nmax_rounds = 2\n[review]\nenabled = true\n\
+             [ci]\nrepair_attempts = 1\n",
         );
         assert!(config.paths.is_protected("db/migrations/001.sql"));
         assert!(config.paths.is_protected("secrets/key"));
         assert!(!config.trust.collaborators);
         assert!(config.trust.bots.is_empty());
         assert_eq!(config.loop_.max_rounds, 2);
+        assert_eq!(config.ci.repair_attempts, 1);
         // Leaving out the trusted patterns is noted, adding is not.
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("secrets/**"), "{notes:?}");
@@ -480,8 +512,8 @@ mod tests {
     fn tuning_keys_are_the_lowest_layer() {
         let head = HeadConfig::parse(
             "shepherd.toml",
-            "[ci]\ntimeout_secs = 60\npoll_interval_secs = 2\n[cluster]\nmin_volume = 3\n\
-             [paths]\nprotected = []\n",
+            "[ci]\ntimeout_secs = 60\npoll_interval_secs = 2\nrepair_pre_existing = true\n\
+             repair_attempts = 9\n[cluster]\nmin_volume = 3\n[paths]\nprotected = []\n",
         )
         .unwrap();
         let user = ConfigLayer::user("u", "[ci]\ntimeout_secs = 120\n");
@@ -494,6 +526,8 @@ mod tests {
             vec![".github/workflows/**".to_owned()],
             "safety keys never come from the tuning layer"
         );
+        assert!(!config.ci.repair_pre_existing, "nor do the CI repair keys");
+        assert_eq!(config.ci.repair_attempts, 2);
     }
 
     #[test]

@@ -222,6 +222,18 @@ pub(super) static KEYS: &[KeyDoc] = &[
         "Seconds to wait for checks to appear on a new head (within `ci.timeout_secs`).",
     ),
     key("ci.rerun_failed", Kind::Bool, "Whether failed jobs are re-run, at most once per head commit."),
+    key(
+        "ci.repair_attempts",
+        Kind::Int { min: 0, max: U32 },
+        "Fixes tried per failing check that Shepherd's own push broke, per run, before it is handed to a \
+         person; 0 never tries. A pull request's file can only lower it.",
+    ),
+    key(
+        "ci.repair_pre_existing",
+        Kind::Bool,
+        "Whether checks that already failed before Shepherd's push are repaired too (otherwise reported and \
+         left alone). A pull request's file can only turn it off.",
+    ),
     key("trust.collaborators", Kind::Bool, "Whether comments of the repository's collaborators are acted on."),
     checked(
         "trust.bots",

@@ -351,6 +351,12 @@ pub struct CiConfig {
     pub appear_timeout_secs: u64,
     /// Whether failed jobs are re-run, at most once per head commit.
     pub rerun_failed: bool,
+    /// How many fixes of one failing check Shepherd's own push broke a run
+    /// tries before the failure is handed to a person; 0 never tries.
+    pub repair_attempts: u32,
+    /// Whether a check that already failed before Shepherd's push is
+    /// repaired too (otherwise it is reported and left alone).
+    pub repair_pre_existing: bool,
 }
 
 impl Default for CiConfig {
@@ -360,6 +366,8 @@ impl Default for CiConfig {
             poll_interval_secs: 15,
             appear_timeout_secs: 180,
             rerun_failed: true,
+            repair_attempts: 2,
+            repair_pre_existing: false,
         }
     }
 }
