@@ -127,6 +127,10 @@ pub struct RunFile {
     /// classified (the repair stage).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ci_failures: Vec<shepherd_core::ci_failure::CheckFailure>,
+    /// How many fixes of each failing check (by name) the run has tried;
+    /// `ci.repair_attempts` bounds each.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub repair_attempts: std::collections::BTreeMap<String, u32>,
     /// The awaited reviewers' states on the last head waited for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub last_reviewers: Vec<shepherd_core::reviewers::ReviewerOnHead>,

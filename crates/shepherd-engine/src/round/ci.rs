@@ -83,7 +83,40 @@ pub(crate) async fn stage(
     synced: &Synced,
     pushed: Option<&str>,
 ) -> Result<CiVerdict> {
-    let sha = pushed.map_or_else(|| synced.start_sha.clone(), str::to_owned);
+    let sha = pushed.unwrap_or(&synced.start_sha);
+    let head = Head {
+        sha,
+        fresh: pushed.is_some(),
+        artifact: "ci.json",
+    };
+    let (result, summary) = wait(books, forge, config, poll, round, synced, head).await?;
+    books.stage_done(round, Stage::Ci, summary)?;
+    Ok(result)
+}
+
+/// The head a CI wait is for.
+#[derive(Clone, Copy)]
+pub(crate) struct Head<'a> {
+    pub(crate) sha: &'a str,
+    /// Whether it was just pushed: its checks take a moment to appear.
+    pub(crate) fresh: bool,
+    /// The round's artifact the wait is recorded in (`ci.json`).
+    pub(crate) artifact: &'a str,
+}
+
+/// Wait for the checks of `head` (re-running failed jobs once per head),
+/// record the wait in its artifact, and keep the verdict as the run's
+/// last; the verdict and its one-line summary.
+pub(crate) async fn wait(
+    books: &mut Books,
+    forge: &dyn Forge,
+    config: &CiConfig,
+    poll: Duration,
+    round: &Round,
+    synced: &Synced,
+    head: Head<'_>,
+) -> Result<(CiVerdict, String)> {
+    let sha = head.sha.to_owned();
     let number = books.run.target.number;
     let base_ref = synced.snapshot.pr.base_ref.clone();
     let (required, discovery) = match forge.required_checks(number, &base_ref).await {
@@ -106,7 +139,7 @@ pub(crate) async fn stage(
     let mut last_waiting: Option<String> = None;
     let mut reran = Vec::new();
     let mut rerun_checks: Vec<String> = Vec::new();
-    if pushed.is_some() {
+    if head.fresh {
         // A new head: its checks take a moment to be created, and bots
         // react to the push meanwhile.
         tokio::time::sleep(ci_poll_schedule(0, poll)).await;
@@ -188,7 +221,7 @@ pub(crate) async fn stage(
     result.rerun = rerun_checks;
     books.artifact(
         round,
-        "ci.json",
+        head.artifact,
         &CiArtifact {
             sha: &sha,
             required: &required,
@@ -214,8 +247,7 @@ pub(crate) async fn stage(
         summary.push_str(" [strict: required checks unknown]");
     }
     books.run.last_ci = Some(result.clone());
-    books.stage_done(round, Stage::Ci, summary)?;
-    Ok(result)
+    Ok((result, summary))
 }
 
 fn millis(d: Duration) -> u64 {

@@ -248,16 +248,20 @@ impl Runner {
             pushed.as_deref(),
         )
         .await?;
-        tally.ci = Some(ci.status);
-        repair::stage(
+        let repaired = step!(repair::stage(
             &mut self.books,
             &*self.forge,
+            &self.config,
+            poll,
             round,
             &synced,
+            &ws,
             pushed.as_deref(),
-            &ci,
-        )
-        .await?;
+            ci
+        ));
+        let (ci, pushed) = (repaired.ci, repaired.pushed);
+        tally.ci = Some(ci.status);
+        tally.pushed.clone_from(&pushed);
         let (reviewers, mut changes_requested) = reviewers::stage(
             &mut self.books,
             &*self.forge,

@@ -49,23 +49,30 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or(text)
 }
 
-/// `push.json` of a round that pushed nothing, and why.
-fn not_pushed(
-    books: &Books,
-    round: &Round,
-    synced: &Synced,
-    commits: &[String],
-    outcome: String,
-) -> Result<()> {
+/// What a push sends: the worktree's HEAD to the PR's head branch, from
+/// the head the forge has, with these commits of Shepherd's between.
+#[derive(Clone, Copy)]
+pub(crate) struct Outgoing<'a> {
+    pub(crate) head_ref: &'a str,
+    /// The head the forge has: the commits from it to HEAD must be exactly
+    /// `commits`.
+    pub(crate) from: &'a str,
+    pub(crate) commits: &'a [String],
+    /// The round's artifact the push is recorded in (`push.json`).
+    pub(crate) artifact: &'a str,
+}
+
+/// The push's artifact when nothing was pushed, and why.
+fn not_pushed(books: &Books, round: &Round, out: Outgoing<'_>, outcome: String) -> Result<()> {
     books.artifact(
         round,
-        "push.json",
+        out.artifact,
         &PushArtifact {
             pushed: false,
-            head_ref: &synced.snapshot.pr.head_ref,
-            from: &synced.start_sha,
+            head_ref: out.head_ref,
+            from: out.from,
             sha: None,
-            commits,
+            commits: out.commits,
             outcome,
             retries: &[],
         },
@@ -82,26 +89,44 @@ pub(crate) async fn stage(
     gated: &Gated,
 ) -> Result<Step<Option<String>>> {
     let Gated(changes) = gated;
-    let head_ref = synced.snapshot.pr.head_ref.clone();
+    let out = Outgoing {
+        head_ref: &synced.snapshot.pr.head_ref,
+        from: &synced.start_sha,
+        commits: &changes.commits,
+        artifact: "push.json",
+    };
     if changes.commits.is_empty() {
-        not_pushed(
-            books,
-            round,
-            synced,
-            &changes.commits,
-            "nothing to push".to_owned(),
-        )?;
+        not_pushed(books, round, out, "nothing to push".to_owned())?;
         return Ok(Ok(None));
     }
+    let (pushed, summary) = match send(books, round, ws, out).await? {
+        Ok(sent) => sent,
+        Err(end) => return Ok(Err(end)),
+    };
+    books.stage_done(round, Stage::Push, summary)?;
+    Ok(pushed)
+}
+
+/// Send `out`'s commits: checked to be exactly Shepherd's, pushed (never
+/// forced, retried when interrupted on the way), recorded in its
+/// artifact. The pushed head (`Err` of the inner step: the round ends,
+/// with the head the push may have left) and a one-line summary.
+pub(crate) async fn send(
+    books: &mut Books,
+    round: &Round,
+    ws: &Workspace,
+    out: Outgoing<'_>,
+) -> Result<Step<(Step<Option<String>>, String)>> {
+    let head_ref = out.head_ref.to_owned();
     // Only Shepherd's own commits of this round go out: an agent's
     // commit that slipped past the guards stops the round here.
     if let Err(reason) =
-        guard::check_commits_to_push(books, ws, round, &synced.start_sha, &changes.commits).await?
+        guard::check_commits_to_push(books, ws, round, out.from, out.commits).await?
     {
         books.emit(ProgressEvent::Note {
             message: reason.clone(),
         });
-        not_pushed(books, round, synced, &changes.commits, reason.clone())?;
+        not_pushed(books, round, out, reason.clone())?;
         return Ok(Err(RoundEnd::Failed { reason }));
     }
     let local = ws.git(|wt| wt.head_sha()).await?.0;
@@ -198,13 +223,13 @@ pub(crate) async fn stage(
     };
     books.artifact(
         round,
-        "push.json",
+        out.artifact,
         &PushArtifact {
             pushed: pushed.is_some(),
             head_ref: &head_ref,
-            from: &synced.start_sha,
+            from: out.from,
             sha: pushed.clone(),
-            commits: &changes.commits,
+            commits: out.commits,
             outcome: text.clone(),
             retries: &retries,
         },
@@ -217,7 +242,7 @@ pub(crate) async fn stage(
     let summary = match &pushed {
         Some(sha) => format!(
             "{} commit(s) pushed to {head_ref} at {}",
-            changes.commits.len(),
+            out.commits.len(),
             short(sha)
         ),
         None => text,
@@ -225,11 +250,13 @@ pub(crate) async fn stage(
     if let Some(sha) = &pushed {
         books.run.review_base = Some(sha.clone());
     }
-    books.stage_done(round, Stage::Push, summary)?;
-    Ok(match end {
-        Some(end) => Err(end),
-        None => Ok(pushed),
-    })
+    Ok(Ok((
+        match end {
+            Some(end) => Err(end),
+            None => Ok(pushed),
+        },
+        summary,
+    )))
 }
 
 /// After a rejected push: every result the gate recorded for this

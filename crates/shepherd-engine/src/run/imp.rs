@@ -264,6 +264,7 @@ impl Engine {
             threads_look: None,
             last_ci: None,
             ci_failures: Vec::new(),
+            repair_attempts: std::collections::BTreeMap::new(),
             last_reviewers: Vec::new(),
             last_changes_requested: Vec::new(),
             items: Default::default(),

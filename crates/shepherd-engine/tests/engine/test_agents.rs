@@ -167,7 +167,7 @@ impl Lab {
             dir: tempfile::tempdir().expect("temp dir"),
         };
         // The command provider runs this wrapper: it picks the script by the
-        // task (a repair, or a fix task's first expected file), logs the call
+        // task (a repair, a CI fix, or a fix task's first expected file), logs the call
         // and hands the request to fake-agent.
         let wrapper = format!(
             r#"#!/bin/sh
@@ -177,6 +177,7 @@ role=$(printf '%s' "$req" | sed -n 's/.*"role":"\([a-z-]*\)".*/\1/p')
 name=default
 case "$req" in
   *"Shepherd's verify command failed"*) name=repair ;;
+  *'"kind":"ci-failure"'*) name=ci-fix ;;
   *)
     hint=$(printf '%s' "$req" | sed -n 's/.*"files_hint":\["\([^"]*\)".*/\1/p' | tr '/.' '__')
     if [ -n "$hint" ] && [ -f "$dir/fix-$hint.json" ]; then name="fix-$hint"; fi ;;

@@ -21,6 +21,8 @@
 //!   refuses the push and fails the run with the reason. When HEAD has not
 //!   moved since the validate stage, its result stands (`revalidate.json`,
 //!   `revalidate.log`).
+//! - a CI repair's commit (the repair stage, issue 31) is verified the same
+//!   way before it is pushed ([`verify_repair`]).
 
 mod blame;
 mod command;
@@ -31,4 +33,4 @@ mod stage;
 
 pub(crate) use revalidate::stage as stage_revalidate;
 pub(crate) use run::run_command;
-pub(crate) use stage::stage;
+pub(crate) use stage::{stage, verify_repair};

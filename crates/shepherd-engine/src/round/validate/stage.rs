@@ -306,3 +306,25 @@ async fn validate(
     books.stage_done(round, Stage::Validate, summary)?;
     Ok(Ok(()))
 }
+
+/// The verify command on the worktree's HEAD for a CI repair (issue 31),
+/// its output kept in the round's `log`: passed, failed, or no command
+/// known (then nothing is pushed).
+pub(crate) async fn verify_repair(
+    books: &Books,
+    config: &Config,
+    round: &Round,
+    ws: &Workspace,
+    log: &str,
+) -> Result<shepherd_core::ci_failure::RepairVerify> {
+    use shepherd_core::ci_failure::RepairVerify;
+    let Some(cmd) = discover(config, ws.path()) else {
+        return Ok(RepairVerify::NoCommand);
+    };
+    let (attempt, _) = verify_once(books, config, round, ws, &cmd, "ci-repair", log).await?;
+    Ok(if attempt.passed {
+        RepairVerify::Passed
+    } else {
+        RepairVerify::Failed
+    })
+}
