@@ -9,5 +9,6 @@
 mod common;
 
 mod real_demo;
+mod test_real_ci_repair;
 mod test_real_clis;
 mod test_real_more;

@@ -106,7 +106,11 @@ pub fn prompt_items(prompt: &str) -> Vec<PromptItem> {
                     let (range, rest) = rest.split_once(" of ")?;
                     let (start, end) = range.split_once('-')?;
                     let file = quoted_prefix(rest)?;
-                    let body = after(section, "```suggestion\n")?;
+                    // GitHub's fence is `suggestion`, GitLab's may say which
+                    // lines it covers (`suggestion:-0+1`): the lines come
+                    // from the prompt's range either way.
+                    let body = after(section, "```suggestion")?;
+                    let body = &body[body.find('\n')? + 1..];
                     let body = &body[..body.find("```")?];
                     Some((
                         file,
