@@ -248,9 +248,21 @@ pub(crate) async fn stage(
     }))
 }
 
-/// `repair.json`, the event, and the failures kept for the report.
+/// `repair.json`, the failures added to the round's `ci.json` (as
+/// `ci_failures`), the event, and the failures kept for the report.
 fn save(books: &mut Books, round: &Round, failures: &[CheckFailure]) -> Result<()> {
     books.artifact(round, "repair.json", &failures)?;
+    // `ci.json` was written by the CI wait; it gains what was read of
+    // its failures. A file that cannot be read back is left as it is.
+    if let Some(mut ci) = std::fs::read(round.dir.join("ci.json"))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+    {
+        if let (Some(object), Ok(listed)) = (ci.as_object_mut(), serde_json::to_value(failures)) {
+            object.insert("ci_failures".to_owned(), listed);
+            books.artifact(round, "ci.json", &ci)?;
+        }
+    }
     books.event(
         Some(round.n),
         "ci-failures",

@@ -55,6 +55,8 @@ async fn a_regression_is_read_classified_and_handed_to_a_person(forge: ForgeKind
     assert!(report.contains("**regression**"), "{report}");
     assert!(report.contains("waits for a person"), "{report}");
     assert_eq!(outcome.report.ci_failures.len(), 1);
+    let ci = read_json(&outcome.run_dir.join("rounds/1/ci.json"));
+    assert_eq!(ci["ci_failures"][0]["name"], "lint", "{ci}");
     let merge = read_json(&outcome.run_dir.join("rounds/1/mergeability.json"));
     assert_eq!(merge["ci_failures"][0]["name"], "lint", "{merge}");
     assert_eq!(merge["ci_failures"][0]["class"], "regression", "{merge}");
@@ -281,3 +283,39 @@ async fn a_blocked_or_empty_fix_is_refused(forge: ForgeKind) {
     assert!(!outcome.report.converged);
 }
 both_forges!(a_blocked_or_empty_fix_is_refused);
+
+/// With `ci.repair_pre_existing = true`, a check that failed before
+/// Shepherd's push too is repaired as well; without it (the default, the
+/// test above) it is left alone.
+async fn a_pre_existing_failure_is_repaired_when_opted_in(forge: ForgeKind) {
+    let mut s = project(
+        vec![thread("src/a.txt", 2, "Say what is left to do here.")],
+        vec![],
+    );
+    s.head.insert(
+        "src/b.txt".into(),
+        shepherd_emulator::FileSpec::text("beta one\nTODO beta two\n"),
+    );
+    let mut lint = CheckSpec::new("lint", "! grep -rn TODO src");
+    lint.required = true;
+    s.checks.push(lint);
+    let lab = Lab::new_on(forge, s).await;
+    lab.triage_all("code-change");
+    lab.fixer(
+        "src/a.txt",
+        0,
+        json!([{"path": "src/a.txt", "append": "left to do: check the bounds\n"}]),
+        "Said what is left to do.",
+    );
+    lab.script(
+        "ci-fix",
+        ci_fix_script(&["sed", "-i", "s/TODO //", "src/b.txt"], "fixed"),
+    );
+    let outcome = lab.run("[ci]\nrepair_pre_existing = true\n").await;
+    assert_eq!(outcome.status, RunStatus::Converged, "{:?}", outcome.reason);
+    let lint = only_lint(&outcome);
+    assert_eq!(lint["class"], "pre-existing", "{lint}");
+    assert!(lint["fixed_by"].is_string(), "{lint}");
+    assert!(!lab.head_file("src/b.txt").contains("TODO"));
+}
+both_forges!(a_pre_existing_failure_is_repaired_when_opted_in);
