@@ -297,23 +297,29 @@ impl HeadConfig {
         if is_set("review.enabled") {
             config.review.enabled |= head.review.enabled;
         }
-        if is_set("loop.max_rounds") {
-            if head.loop_.max_rounds > config.loop_.max_rounds {
+        // What a pull request can only lower.
+        for (key, head_value, value) in [
+            (
+                "loop.max_rounds",
+                head.loop_.max_rounds,
+                &mut config.loop_.max_rounds,
+            ),
+            (
+                "ci.repair_attempts",
+                head.ci.repair_attempts,
+                &mut config.ci.repair_attempts,
+            ),
+        ] {
+            if !is_set(key) {
+                continue;
+            }
+            if head_value > *value {
                 notes.push(format!(
-                    "{what} sets `loop.max_rounds = {}`; kept {} (a pull request can only lower it)",
-                    head.loop_.max_rounds, config.loop_.max_rounds
+                    "{what} sets `{key} = {head_value}`; kept {value} (a pull request can only \
+                     lower it)"
                 ));
             }
-            config.loop_.max_rounds = config.loop_.max_rounds.min(head.loop_.max_rounds);
-        }
-        if is_set("ci.repair_attempts") {
-            if head.ci.repair_attempts > config.ci.repair_attempts {
-                notes.push(format!(
-                    "{what} sets `ci.repair_attempts = {}`; kept {} (a pull request can only lower it)",
-                    head.ci.repair_attempts, config.ci.repair_attempts
-                ));
-            }
-            config.ci.repair_attempts = config.ci.repair_attempts.min(head.ci.repair_attempts);
+            *value = (*value).min(head_value);
         }
         for section in IGNORED {
             let keys: Vec<&String> = self

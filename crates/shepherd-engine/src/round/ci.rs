@@ -76,9 +76,7 @@ pub(crate) async fn ci_checks(
 /// The CI verdict on what the round pushed (else on its start).
 pub(crate) async fn stage(
     books: &mut Books,
-    forge: &dyn Forge,
-    config: &CiConfig,
-    poll: Duration,
+    ci: Waiter<'_>,
     round: &Round,
     synced: &Synced,
     pushed: Option<&str>,
@@ -89,9 +87,18 @@ pub(crate) async fn stage(
         fresh: pushed.is_some(),
         artifact: "ci.json",
     };
-    let (result, summary) = wait(books, forge, config, poll, round, synced, head).await?;
+    let (result, summary) = wait(books, ci, round, synced, head).await?;
     books.stage_done(round, Stage::Ci, summary)?;
     Ok(result)
+}
+
+/// What a CI wait reads: the forge, the `[ci]` settings, and the poll
+/// interval the run uses.
+#[derive(Clone, Copy)]
+pub(crate) struct Waiter<'a> {
+    pub(crate) forge: &'a dyn Forge,
+    pub(crate) config: &'a CiConfig,
+    pub(crate) poll: Duration,
 }
 
 /// The head a CI wait is for.
@@ -109,13 +116,16 @@ pub(crate) struct Head<'a> {
 /// last; the verdict and its one-line summary.
 pub(crate) async fn wait(
     books: &mut Books,
-    forge: &dyn Forge,
-    config: &CiConfig,
-    poll: Duration,
+    ci: Waiter<'_>,
     round: &Round,
     synced: &Synced,
     head: Head<'_>,
 ) -> Result<(CiVerdict, String)> {
+    let Waiter {
+        forge,
+        config,
+        poll,
+    } = ci;
     let sha = head.sha.to_owned();
     let number = books.run.target.number;
     let base_ref = synced.snapshot.pr.base_ref.clone();

@@ -238,21 +238,16 @@ impl Runner {
             &gated
         ));
         let poll = (self.opts.ci_poll).unwrap_or_else(|| self.config.ci.poll_interval());
-        let ci = ci::stage(
-            &mut self.books,
-            &*self.forge,
-            &self.config.ci,
+        let waiter = ci::Waiter {
+            forge: &*self.forge,
+            config: &self.config.ci,
             poll,
-            round,
-            &synced,
-            pushed.as_deref(),
-        )
-        .await?;
+        };
+        let ci = ci::stage(&mut self.books, waiter, round, &synced, pushed.as_deref()).await?;
         let repaired = step!(repair::stage(
             &mut self.books,
-            &*self.forge,
+            waiter,
             &self.config,
-            poll,
             round,
             &synced,
             &ws,

@@ -23,7 +23,7 @@
 //! resolves a thread. The stage writes `repair.json`, keeps the failures in
 //! `run.json` for the report, and names each in the progress.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use shepherd_agent::{
     check_fix_answer, CiFailureContext, FixStatus, FixTask, PrContext, TaskItem, UsageLog,
@@ -36,7 +36,7 @@ use shepherd_core::ci_failure::{
 use shepherd_core::config::Config;
 use shepherd_forge::{CheckRun, Forge};
 
-use super::ci::{ci_checks, Head};
+use super::ci::{ci_checks, Head, Waiter};
 use super::guard;
 use super::pr_state::short;
 use super::push::{self, Outgoing};
@@ -66,9 +66,8 @@ const MAX_DIFF: usize = shepherd_agent::prompts::MAX_PROMPT_DIFF;
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn stage(
     books: &mut Books,
-    forge: &dyn Forge,
+    waiter: Waiter<'_>,
     config: &Config,
-    poll: Duration,
     round: &Round,
     synced: &Synced,
     ws: &Workspace,
@@ -87,6 +86,7 @@ pub(crate) async fn stage(
     let Some(sha) = pushed else {
         return Ok(Ok(Repaired { ci, pushed: None }));
     };
+    let forge = waiter.forge;
     let has_flaky = ci.rerun.iter().any(|c| !ci.failed.contains(c));
     if ci.status != CiStatus::Fail && !has_flaky {
         return Ok(Ok(Repaired {
@@ -189,7 +189,7 @@ pub(crate) async fn stage(
             fresh: true,
             artifact: &artifact,
         };
-        let (v, _) = super::ci::wait(books, forge, &config.ci, poll, round, synced, again).await?;
+        let (v, _) = super::ci::wait(books, waiter, round, synced, again).await?;
         let now = if v.status == CiStatus::Pass {
             Vec::new()
         } else {

@@ -134,13 +134,18 @@ async fn a_hostile_log_stays_inert(forge: ForgeKind) {
 }
 both_forges!(a_hostile_log_stays_inert);
 
-/// The test project with one thread on `src/a.txt`, whose fix writes a
-/// `TODO` marker, and a required `lint` check that fails on one.
-async fn lint_lab(forge: ForgeKind) -> Lab {
+/// The test project with one thread on `src/a.txt`, whose fix appends
+/// `appended`, a required `lint` check that fails on a `TODO` marker, and
+/// the head's `src/b.txt` as `b_txt` when given.
+async fn lint_lab_with(forge: ForgeKind, appended: &str, b_txt: Option<&str>) -> Lab {
     let mut s = project(
         vec![thread("src/a.txt", 2, "Say what is left to do here.")],
         vec![],
     );
+    if let Some(text) = b_txt {
+        s.head
+            .insert("src/b.txt".into(), shepherd_emulator::FileSpec::text(text));
+    }
     let mut lint = CheckSpec::new("lint", "! grep -rn TODO src");
     lint.required = true;
     s.checks.push(lint);
@@ -149,10 +154,16 @@ async fn lint_lab(forge: ForgeKind) -> Lab {
     lab.fixer(
         "src/a.txt",
         0,
-        json!([{"path": "src/a.txt", "append": "left to do: TODO check the bounds\n"}]),
+        json!([{"path": "src/a.txt", "append": appended}]),
         "Said what is left to do.",
     );
     lab
+}
+
+/// [`lint_lab_with`] whose thread fix writes a `TODO` marker: Shepherd's
+/// regression.
+async fn lint_lab(forge: ForgeKind) -> Lab {
+    lint_lab_with(forge, "left to do: TODO check the bounds\n", None).await
 }
 
 /// A CI fix script: run `args` (a command in the worktree), then answer
@@ -288,25 +299,12 @@ both_forges!(a_blocked_or_empty_fix_is_refused);
 /// Shepherd's push too is repaired as well; without it (the default, the
 /// test above) it is left alone.
 async fn a_pre_existing_failure_is_repaired_when_opted_in(forge: ForgeKind) {
-    let mut s = project(
-        vec![thread("src/a.txt", 2, "Say what is left to do here.")],
-        vec![],
-    );
-    s.head.insert(
-        "src/b.txt".into(),
-        shepherd_emulator::FileSpec::text("beta one\nTODO beta two\n"),
-    );
-    let mut lint = CheckSpec::new("lint", "! grep -rn TODO src");
-    lint.required = true;
-    s.checks.push(lint);
-    let lab = Lab::new_on(forge, s).await;
-    lab.triage_all("code-change");
-    lab.fixer(
-        "src/a.txt",
-        0,
-        json!([{"path": "src/a.txt", "append": "left to do: check the bounds\n"}]),
-        "Said what is left to do.",
-    );
+    let lab = lint_lab_with(
+        forge,
+        "left to do: check the bounds\n",
+        Some("beta one\nTODO beta two\n"),
+    )
+    .await;
     lab.script(
         "ci-fix",
         ci_fix_script(&["sed", "-i", "s/TODO //", "src/b.txt"], "fixed"),
