@@ -17,6 +17,9 @@
 
 use std::future::Future;
 use std::path::PathBuf;
+use std::time::Instant;
+
+use shepherd_agent::{AgentContext, UsageLog};
 
 use super::runner::Books;
 use super::state::{Changes, Round};
@@ -36,11 +39,45 @@ async fn capture_state(git: &Git, dir: PathBuf) -> Result<GitState> {
         .map_err(Into::into)
 }
 
-/// Run `call`, an agent call of read-only `role` working in `dir`, and
-/// check that it changed nothing there. `Ok(Err(reason))` when it did (or
-/// when the state could not be read): the call failed closed, the
-/// worktree was restored, and the round must stop before any push.
-pub(crate) async fn read_only_call<T>(
+/// One agent call of a read-only role: which role, the provider's name,
+/// and the directory it works in.
+pub(crate) struct ReadOnly<'a> {
+    /// The role (`triage`, `review`): the transcripts' label, the usage's
+    /// role, and the guard's word for it.
+    pub(crate) role: &'static str,
+    pub(crate) provider: &'a str,
+    pub(crate) dir: PathBuf,
+}
+
+/// Run `call` (given the call's context: transcripts in the round,
+/// usage accounted to the role), an agent call of a read-only role, and
+/// check that it changed nothing in its directory. `Ok(Err(reason))` when
+/// it did (or when the state could not be read): the call failed closed,
+/// the worktree was restored, and the round must stop before any push.
+pub(crate) async fn read_only_call<T, Fut>(
+    books: &mut Books,
+    git: &Git,
+    round: &Round,
+    agent: ReadOnly<'_>,
+    call: impl FnOnce(AgentContext) -> Fut,
+) -> Result<std::result::Result<T, String>>
+where
+    Fut: Future<Output = T>,
+{
+    let ReadOnly {
+        role,
+        provider,
+        dir,
+    } = agent;
+    let usage = UsageLog::new();
+    let ctx = round.agent_ctx(role, &usage);
+    let started = Instant::now();
+    let guarded = check_unchanged(books, git, round, role, dir, call(ctx)).await;
+    books.account_agent(role, provider, started.elapsed(), &usage);
+    guarded
+}
+
+async fn check_unchanged<T>(
     books: &mut Books,
     git: &Git,
     round: &Round,

@@ -253,22 +253,18 @@ async fn review(
         files,
         diff,
     };
-    let usage = UsageLog::new();
-    let ctx = round.agent_ctx("review", &usage);
-    let started = Instant::now();
     // A read-only role: a change to the worktree fails it closed, and
     // the round stops before the push.
-    let dir = task.worktree.clone();
-    let guarded = guard::read_only_call(
-        books,
-        &ws.git,
-        round,
-        "review",
-        dir,
-        reviewer.review(&task, &ctx),
-    )
+    let call = guard::ReadOnly {
+        role: "review",
+        provider: reviewer.name(),
+        dir: task.worktree.clone(),
+    };
+    let (agent, task_ref) = (&reviewer, &task);
+    let guarded = guard::read_only_call(books, &ws.git, round, call, |ctx| async move {
+        agent.review(task_ref, &ctx).await
+    })
     .await?;
-    books.account_agent("review", reviewer.name(), started.elapsed(), &usage);
     let got = match guarded {
         Ok(got) => got,
         Err(reason) => {

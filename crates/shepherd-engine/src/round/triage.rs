@@ -4,11 +4,7 @@
 //! round fails). A resumed round reuses the decisions it saved
 //! (`triage.json`), so an approval given for them still holds.
 
-use std::time::Instant;
-
-use shepherd_agent::{
-    check_triage_answer, PrContext, TaskItem, TriageAnswer, TriageTask, UsageLog,
-};
+use shepherd_agent::{check_triage_answer, PrContext, TaskItem, TriageAnswer, TriageTask};
 
 use shepherd_core::PrSnapshot;
 
@@ -72,21 +68,17 @@ pub(crate) async fn stage(
         // The agent validates its answer (schema and the exact set of
         // ids) and retries once itself, showing its errors; the check
         // here only guards against a provider that does not.
-        let usage = UsageLog::new();
-        let ctx = round.agent_ctx("triage", &usage);
-        let started = Instant::now();
         // A read-only role: a change to the worktree fails it closed.
-        let dir = task.worktree.clone();
-        let guarded = guard::read_only_call(
-            books,
-            &ws.git,
-            round,
-            "triage",
-            dir,
-            agent.triage(&task, &ctx),
-        )
+        let call = guard::ReadOnly {
+            role: "triage",
+            provider: agent.name(),
+            dir: task.worktree.clone(),
+        };
+        let (agent_ref, task_ref) = (&agent, &task);
+        let guarded = guard::read_only_call(books, &ws.git, round, call, |ctx| async move {
+            agent_ref.triage(task_ref, &ctx).await
+        })
         .await?;
-        books.account_agent("triage", agent.name(), started.elapsed(), &usage);
         let got = match guarded {
             Ok(got) => got,
             Err(reason) => return Ok(Err(RoundEnd::Failed { reason })),

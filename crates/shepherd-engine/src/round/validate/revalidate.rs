@@ -37,28 +37,22 @@ async fn revalidate(
         return Ok(Ok(()));
     }
     let head = ws.git(|wt| wt.head_sha()).await?.0;
-    #[derive(Serialize)]
-    struct Revalidate<'a> {
-        head: &'a str,
-        reused: bool,
-        passed: bool,
-        command: Option<VerifyCommand>,
-        exit_code: Option<i32>,
-        reason: Option<&'a str>,
-    }
+    let at = Revalidate {
+        head: &head,
+        reused: false,
+        passed: false,
+        command: None,
+        exit_code: None,
+        reason: None,
+    };
     if let Some(v) = changes.verified.clone().filter(|v| v.head == head) {
-        books.artifact(
-            round,
-            "revalidate.json",
-            &Revalidate {
-                head: &head,
-                reused: true,
-                passed: v.passed,
-                command: None,
-                exit_code: None,
-                reason: v.reason.as_deref(),
-            },
-        )?;
+        let record = Revalidate {
+            reused: true,
+            passed: v.passed,
+            reason: v.reason.as_deref(),
+            ..at
+        };
+        books.artifact(round, "revalidate.json", &record)?;
         if v.passed {
             books.stage_done(
                 round,
@@ -75,18 +69,11 @@ async fn revalidate(
     let root = ws.path().to_path_buf();
     let Some(cmd) = discover(config, &root) else {
         let reason = "no verify command: nothing unverified is pushed, so the push was refused";
-        books.artifact(
-            round,
-            "revalidate.json",
-            &Revalidate {
-                head: &head,
-                reused: false,
-                passed: false,
-                command: None,
-                exit_code: None,
-                reason: Some(reason),
-            },
-        )?;
+        let record = Revalidate {
+            reason: Some(reason),
+            ..at
+        };
+        books.artifact(round, "revalidate.json", &record)?;
         return refused(books, round, reason.to_owned());
     };
     let (attempt, run) = verify_once(
@@ -108,18 +95,14 @@ async fn revalidate(
             round.dir.join("revalidate.log").display()
         )
     });
-    books.artifact(
-        round,
-        "revalidate.json",
-        &Revalidate {
-            head: &head,
-            reused: false,
-            passed: attempt.passed,
-            command: Some(cmd.clone()),
-            exit_code: attempt.exit_code,
-            reason: reason.as_deref(),
-        },
-    )?;
+    let record = Revalidate {
+        passed: attempt.passed,
+        command: Some(cmd.clone()),
+        exit_code: attempt.exit_code,
+        reason: reason.as_deref(),
+        ..at
+    };
+    books.artifact(round, "revalidate.json", &record)?;
     changes.verified = Some(Verified {
         head,
         passed: attempt.passed,
@@ -136,6 +119,17 @@ async fn revalidate(
         }
         Some(reason) => refused(books, round, reason),
     }
+}
+
+/// `revalidate.json`.
+#[derive(Clone, Serialize)]
+struct Revalidate<'a> {
+    head: &'a str,
+    reused: bool,
+    passed: bool,
+    command: Option<VerifyCommand>,
+    exit_code: Option<i32>,
+    reason: Option<&'a str>,
 }
 
 /// The end of the round when the push is refused for `reason`.
