@@ -48,23 +48,29 @@ impl AgentContext {
     /// The transcript path of attempt `number`, if transcripts are kept.
     pub fn transcript_path(&self, number: u32) -> Option<PathBuf> {
         let dir = self.transcript_dir.as_deref()?;
-        let label: String = self
-            .label
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let label = if label.is_empty() || label.starts_with('.') {
-            format!("agent{label}")
-        } else {
-            label
-        };
+        let label = file_name_safe(&self.label, "agent");
         Some(dir.join(format!("{label}.attempt-{number}.json")))
+    }
+}
+
+/// `label` as a file name: every character outside `[A-Za-z0-9._-]`
+/// becomes `_`, and a name that would be empty or hidden (a leading `.`)
+/// gets `prefix` in front.
+pub fn file_name_safe(label: &str, prefix: &str) -> String {
+    let safe: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe.is_empty() || safe.starts_with('.') {
+        format!("{prefix}{safe}")
+    } else {
+        safe
     }
 }
 

@@ -39,7 +39,7 @@ pub mod task;
 pub mod usage;
 pub mod validate;
 
-pub use agent::{Agent, AgentContext, AgentError};
+pub use agent::{file_name_safe, Agent, AgentContext, AgentError};
 pub use answer::{
     findings_to_refute, ApplyReviewAnswer, ClusterAssessment, ClusterVerdict, FindingOutcome,
     FixAnswer, FixStatus, FixValidationAnswer, FixVerdict, ItemValidation, ReviewAnswer,

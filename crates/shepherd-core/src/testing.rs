@@ -219,6 +219,28 @@ impl From<CommentBuilder> for Comment {
     }
 }
 
+/// PR `number` of `github.com/o/r`, open, by `dev`, from `feature` (head
+/// `abc`) into `main`.
+pub fn pull_request(number: u64) -> PullRequest {
+    PullRequest {
+        number,
+        id: None,
+        title: "t".to_owned(),
+        url: format!("https://github.com/o/r/pull/{number}"),
+        state: PrStatus::Open,
+        is_draft: false,
+        head_ref: "feature".to_owned(),
+        head_sha: "abc".to_owned(),
+        base_ref: "main".to_owned(),
+        is_cross_repository: false,
+        viewer_has_pending_review: false,
+        author: Some(Author {
+            login: "dev".to_owned(),
+            kind: AuthorKind::User,
+        }),
+    }
+}
+
 /// What `viewer` sees of PR 1 of `github.com/o/r`, open, by `dev`, from
 /// `feature` (head `abc`) into `main`: these threads and top-level comments.
 pub fn snapshot(
@@ -234,23 +256,7 @@ pub fn snapshot(
             name: "r".to_owned(),
         },
         viewer: viewer.to_owned(),
-        pr: PullRequest {
-            number: 1,
-            id: None,
-            title: "t".to_owned(),
-            url: "https://github.com/o/r/pull/1".to_owned(),
-            state: PrStatus::Open,
-            is_draft: false,
-            head_ref: "feature".to_owned(),
-            head_sha: "abc".to_owned(),
-            base_ref: "main".to_owned(),
-            is_cross_repository: false,
-            viewer_has_pending_review: false,
-            author: Some(Author {
-                login: "dev".to_owned(),
-                kind: AuthorKind::User,
-            }),
-        },
+        pr: pull_request(1),
         threads,
         comments,
     }

@@ -430,7 +430,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
 
-    use shepherd_core::model::{PrStatus, TopLevelKind};
+    use shepherd_core::model::TopLevelKind;
 
     use super::*;
 
@@ -458,20 +458,7 @@ mod tests {
         }
         async fn pull_request(&self, number: u64) -> Result<PullRequest> {
             self.calls.lock().unwrap().push("pull_request");
-            Ok(PullRequest {
-                number,
-                id: None,
-                title: "t".into(),
-                url: "u".into(),
-                state: PrStatus::Open,
-                is_draft: false,
-                head_ref: "h".into(),
-                head_sha: "0".repeat(40),
-                base_ref: "main".into(),
-                is_cross_repository: false,
-                viewer_has_pending_review: false,
-                author: None,
-            })
+            Ok(shepherd_core::testing::pull_request(number))
         }
         async fn review_threads(&self, _number: u64) -> Result<Vec<ReviewThread>> {
             self.calls.lock().unwrap().push("review_threads");

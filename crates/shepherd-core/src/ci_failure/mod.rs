@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ci::{CheckConclusion, CheckOutcome, CheckState};
 pub use excerpt::{excerpt, looks_like_infra, Excerpt, ExcerptLimits};
-pub use repair::{gate_repair, may_attempt, RepairFacts, RepairVerify};
+pub use repair::{gate_repair, RepairFacts, RepairVerify};
 
 /// Whose failure a failing check is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -56,6 +56,20 @@ impl FailureClass {
             FailureClass::Flaky | FailureClass::Infra => false,
         }
     }
+}
+
+/// Whether another fix of a failing check may be tried: it is one
+/// Shepherd repairs ([`FailureClass::is_repaired`]), a fix agent
+/// that writes code is configured, and fewer than `limit` attempts were
+/// made in this run.
+pub fn may_attempt(
+    class: FailureClass,
+    repair_pre_existing: bool,
+    agent_writes_code: bool,
+    attempts: u32,
+    limit: u32,
+) -> bool {
+    class.is_repaired(repair_pre_existing) && agent_writes_code && attempts < limit
 }
 
 impl CheckFailure {

@@ -56,17 +56,3 @@ pub fn gate_repair(facts: &RepairFacts<'_>) -> Result<(), String> {
         }
     }
 }
-
-/// Whether another fix of a failing check may be tried: it is one
-/// Shepherd repairs ([`super::FailureClass::is_repaired`]), a fix agent
-/// that writes code is configured, and fewer than `limit` attempts were
-/// made in this run.
-pub fn may_attempt(
-    class: super::FailureClass,
-    repair_pre_existing: bool,
-    agent_writes_code: bool,
-    attempts: u32,
-    limit: u32,
-) -> bool {
-    class.is_repaired(repair_pre_existing) && agent_writes_code && attempts < limit
-}

@@ -144,12 +144,7 @@ impl HeadConfig {
             content: LayerContent::Toml(text.to_owned()),
         };
         let origin = layer.source.to_string();
-        let table: Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| ConfigError::Syntax {
-                origin: origin.clone(),
-                message: e.to_string(),
-            })?;
+        let table = super::layers::parse_table(text, &origin)?;
         check_table(&table, &mut Vec::new(), &origin)?;
         let (config, set) = Config::layered_with_origins(&[layer])?;
         Ok(HeadConfig {

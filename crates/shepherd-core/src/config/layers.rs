@@ -401,17 +401,21 @@ impl Config {
     }
 }
 
+/// `text` as a TOML table; a syntax error names `origin`.
+pub(super) fn parse_table(text: &str, origin: &str) -> Result<Table, ConfigError> {
+    text.parse()
+        .map_err(|e: toml::de::Error| ConfigError::Syntax {
+            origin: origin.to_owned(),
+            message: e.to_string(),
+        })
+}
+
 /// The tables a layer contributes, each with the origin its errors name.
 pub(super) fn layer_tables(layer: &ConfigLayer) -> Result<Vec<(String, Table)>, ConfigError> {
     let origin = layer.source.to_string();
     match &layer.content {
         LayerContent::Toml(text) => {
-            let table: Table = text
-                .parse()
-                .map_err(|e: toml::de::Error| ConfigError::Syntax {
-                    origin: origin.clone(),
-                    message: e.to_string(),
-                })?;
+            let table = parse_table(text, &origin)?;
             Ok(vec![(origin, table)])
         }
         LayerContent::Env(vars) => vars

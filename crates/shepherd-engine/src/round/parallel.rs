@@ -698,23 +698,10 @@ async fn merge(
     Ok(Merge::Done(results))
 }
 
-/// `label` as a file name.
+/// `label` as a file name (`u` in front of one that would be empty or
+/// hidden).
 pub(crate) fn path_safe(label: &str) -> String {
-    let s: String = label
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s.starts_with('.') {
-        format!("u{s}")
-    } else {
-        s
-    }
+    shepherd_agent::file_name_safe(label, "u")
 }
 
 #[cfg(test)]

@@ -461,63 +461,23 @@ async fn carry(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
-    use shepherd_core::model::{
-        Author, AuthorKind, Comment, ForgeKind, PrStatus, PullRequest, RepoRef, ReviewThread,
-    };
+    use shepherd_core::model::{Comment, ReviewThread};
+    use shepherd_core::testing;
     use shepherd_core::{LedgerEntry, Marker};
 
     use super::*;
 
     fn comment(id: &str, login: &str, body: &str) -> Comment {
-        Comment {
-            id: id.into(),
-            database_id: Some(1),
-            author: Some(Author {
-                login: login.into(),
-                kind: AuthorKind::User,
-            }),
-            body: body.into(),
-            url: String::new(),
-            created_at: String::new(),
-            diff_hunk: None,
-            review_state: None,
-            review_submitted_at: None,
-        }
+        testing::comment(id, login, body).build()
     }
 
+    /// What `me` sees: these threads on `a.sh`.
     fn snapshot(threads: Vec<ReviewThread>) -> PrSnapshot {
-        PrSnapshot {
-            forge: ForgeKind::GitHub,
-            repo: RepoRef {
-                host: "github.com".into(),
-                owner: "o".into(),
-                name: "r".into(),
-            },
-            viewer: "me".into(),
-            pr: PullRequest {
-                number: 1,
-                id: None,
-                title: String::new(),
-                url: String::new(),
-                state: PrStatus::Open,
-                is_draft: false,
-                head_ref: "h".into(),
-                head_sha: "0".repeat(40),
-                base_ref: "main".into(),
-                is_cross_repository: false,
-                viewer_has_pending_review: false,
-                author: None,
-            },
-            threads,
-            comments: Vec::new(),
-        }
+        testing::snapshot("me", threads, Vec::new())
     }
 
     fn thread(id: &str, comments: Vec<Comment>) -> ReviewThread {
-        shepherd_core::testing::thread(id)
-            .path("a.sh")
-            .comments(comments)
-            .build()
+        testing::thread(id).path("a.sh").comments(comments).build()
     }
 
     #[test]
