@@ -165,7 +165,10 @@ pub(crate) async fn put_merge_request(
 
 /// Makes the users of `ids` the merge request's reviewers (GitLab's
 /// `reviewer_ids` replaces the list; `0` or nothing clears it). Answers
-/// the logins newly asked.
+/// the logins newly asked: a listed reviewer named again keeps their state
+/// (asking them again is the GraphQL rereview mutation, see `graphql`).
+/// One left out is no longer asked; one who reviewed stays listed (the
+/// emulator keeps their review, not a list of its own).
 fn set_reviewers(
     state: &mut EmulatorState,
     number: u64,
@@ -180,19 +183,23 @@ fn set_reviewers(
             .ok_or_else(|| GlError::parameter("reviewer_ids is invalid"))?;
         wanted.push(user.login.clone());
     }
-    let current = state
+    let (requested, listed): (Vec<String>, Vec<String>) = state
         .pull_request(number)
-        .map(|pr| pr.requested_reviewers.clone())
+        .map(|pr| {
+            (
+                pr.requested_reviewers.clone(),
+                pr.listed_reviewers()
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
+            )
+        })
         .unwrap_or_default();
-    let gone: Vec<String> = current
-        .iter()
-        .filter(|l| !wanted.contains(l))
-        .cloned()
-        .collect();
-    let asked: Vec<String> = wanted
+    let gone: Vec<String> = requested
         .into_iter()
-        .filter(|l| !current.contains(l))
+        .filter(|l| !wanted.contains(l))
         .collect();
+    let asked: Vec<String> = wanted.into_iter().filter(|l| !listed.contains(l)).collect();
     state.apply_review_request(number, &gone, false)?;
     state.apply_review_request(number, &asked, true)?;
     Ok(asked)

@@ -2,9 +2,30 @@
 //! `requested_reviewers`, GitLab's `reviewers`), what each profiled bot has
 //! done on a pull request, and a comment edited in place.
 
-use super::records::{BotProgress, WriteError};
+use super::records::{BotProgress, PullRequestRecord, WriteError};
 use super::store::State;
 use crate::scenario::Permission;
+
+impl PullRequestRecord {
+    /// Everyone GitLab lists among a merge request's `reviewers`: those who
+    /// submitted a review (GitLab adds a person who reviews to the
+    /// reviewers, and a reviewer stays listed after reviewing; only their
+    /// state changes), then those asked and not yet answered, each once.
+    pub(crate) fn listed_reviewers(&self) -> Vec<&str> {
+        let mut listed: Vec<&str> = Vec::new();
+        let reviewed = self
+            .reviews
+            .iter()
+            .filter(|r| r.submitted_at.is_some())
+            .map(|r| r.author.as_str());
+        for login in reviewed.chain(self.requested_reviewers.iter().map(String::as_str)) {
+            if !listed.contains(&login) {
+                listed.push(login);
+            }
+        }
+        listed
+    }
+}
 
 impl State {
     /// What bot `login` has done on pull request `number` (nothing yet when
@@ -79,6 +100,31 @@ impl State {
             }
         }
         pr.updated_at = now;
+        Ok(())
+    }
+
+    /// GitLab's "request a new review" of a reviewer of merge request
+    /// `number` (the GraphQL mutation `mergeRequestReviewerRereview`, run by
+    /// `by`): `login` is asked again, which puts their reviewer state back
+    /// to `unreviewed`, and `by` notes "requested review from @login", as
+    /// GitLab's `MergeRequests::RequestReviewService` does
+    /// (<https://docs.gitlab.com/api/graphql/reference/#mutationmergerequestreviewerrereview>).
+    /// Someone not among the [listed reviewers](PullRequestRecord::listed_reviewers)
+    /// is `NotFound("Reviewer not found")`, GitLab's message.
+    pub(crate) fn apply_rereview(
+        &mut self,
+        number: u64,
+        by: &str,
+        login: &str,
+    ) -> Result<(), WriteError> {
+        let p = self.pr_index(number)?;
+        if !self.pull_requests[p].listed_reviewers().contains(&login) {
+            return Err(WriteError::NotFound("Reviewer not found".into()));
+        }
+        let pr = self.pr_mut(p);
+        pr.requested_reviewers.retain(|r| r != login);
+        pr.requested_reviewers.push(login.to_owned());
+        self.push_system_note(p, by, &format!("requested review from @{login}"), false);
         Ok(())
     }
 
