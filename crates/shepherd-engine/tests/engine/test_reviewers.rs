@@ -472,3 +472,88 @@ async fn a_gitlab_reviewer_who_requested_changes_stays_listed_and_is_asked_again
     assert_eq!(change.len(), 1, "{change:?}");
     assert!(change[0].requested, "{change:?}");
 }
+
+/// The emulated GitLab's `mergeRequestReviewerRereview` answers as GitLab's
+/// (`MergeRequests::RequestReviewService`): a listed reviewer is asked
+/// again; someone not among the reviewers is the payload's "Reviewer not
+/// found"; an id of no user, or not of a user, and a viewer who may not
+/// update the merge request are top-level errors; no token is 401.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_emulated_gitlab_rereview_answers_as_gitlab() {
+    let setup = setup_on(ForgeKind::GitLab, demo()).await;
+    let api = setup.emu.gitlab_api_url();
+    let graphql = api.replace("/api/v4", "/api/graphql");
+    let project = setup.emu.gitlab_project_id();
+    let http = reqwest::Client::new();
+    let members: Value = http
+        .get(format!("{api}/projects/{project}/members/all"))
+        .header("PRIVATE-TOKEN", DEV_TOKEN)
+        .send()
+        .await
+        .expect("the emulator answers")
+        .json()
+        .await
+        .expect("JSON");
+    let id_of = |login: &str| {
+        members
+            .as_array()
+            .expect("members")
+            .iter()
+            .find(|m| m["username"] == login)
+            .map(|m| m["id"].as_u64().expect("an id"))
+            .expect("a member")
+    };
+    let rereview = |token: Option<&'static str>, user: String| {
+        let http = http.clone();
+        let graphql = graphql.clone();
+        async move {
+            let mut request = http.post(graphql).json(&serde_json::json!({
+                "query": "mutation R($p: ID!, $i: String!, $u: UserID!) { \
+                    mergeRequestReviewerRereview(input: {projectPath: $p, iid: $i, userId: $u}) \
+                    { errors mergeRequest { iid } } }",
+                "variables": { "p": "demo/authkit", "i": PR.to_string(), "u": user },
+            }));
+            if let Some(token) = token {
+                request = request.header("Authorization", format!("Bearer {token}"));
+            }
+            let answer = request.send().await.expect("the emulator answers");
+            let status = answer.status().as_u16();
+            (status, answer.json::<Value>().await.expect("JSON"))
+        }
+    };
+    let gid = |login: &str| format!("gid://gitlab/User/{}", id_of(login));
+
+    let (status, asked) = rereview(Some(DEV_TOKEN), gid("reviewer")).await;
+    assert_eq!(status, 200);
+    let payload = &asked["data"]["mergeRequestReviewerRereview"];
+    assert_eq!(payload["errors"], serde_json::json!([]), "{asked}");
+    assert_eq!(payload["mergeRequest"]["iid"], PR.to_string(), "{asked}");
+
+    let (_, not_listed) = rereview(Some(DEV_TOKEN), gid("reader")).await;
+    assert_eq!(
+        not_listed["data"]["mergeRequestReviewerRereview"]["errors"],
+        serde_json::json!(["Reviewer not found"]),
+        "{not_listed}"
+    );
+    for (token, user) in [
+        (DEV_TOKEN, "gid://gitlab/User/999999".to_owned()),
+        (DEV_TOKEN, "gid://gitlab/Project/1".to_owned()),
+        ("emu_reader_token", gid("reviewer")),
+    ] {
+        let (_, refused) = rereview(Some(token), user).await;
+        assert!(refused["errors"][0]["message"].is_string(), "{refused}");
+        assert!(
+            refused["data"]["mergeRequestReviewerRereview"].is_null(),
+            "{refused}"
+        );
+    }
+    let (status, _) = rereview(None, gid("reviewer")).await;
+    assert_eq!(status, 401);
+    let notes = setup.pr()["system_notes"].to_string();
+    assert_eq!(
+        notes.matches("requested review from @reviewer").count(),
+        1,
+        "{notes}"
+    );
+    assert_eq!(setup.emu.request_count("POST /api/graphql"), 6);
+}
