@@ -14,14 +14,14 @@ use crate::support::{all_text, gitlab_client_at, Reply, Responder, Seen, PROJECT
 
 const HEAD: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
+/// The merge request's reviewers: id, username, reviewer state.
+type Reviewers = Arc<Mutex<Vec<(u64, &'static str, String)>>>;
+
 /// A merge request `17` listing `duo-bot` (53, not reviewed yet) and
 /// `alice` (55, who requested changes), with the project's members; the
 /// rereview mutation sets a listed reviewer's state to `unreviewed`, and
 /// answers `mutation` instead when given.
-fn gitlab(
-    states: Arc<Mutex<Vec<(u64, &'static str, String)>>>,
-    mutation: Option<Value>,
-) -> impl Fn(&Seen) -> Reply + Send + Sync {
+fn gitlab(states: Reviewers, mutation: Option<Value>) -> impl Fn(&Seen) -> Reply + Send + Sync {
     move |seen: &Seen| {
         let path = seen.uri.path();
         let mut states = states.lock().unwrap();
@@ -88,7 +88,7 @@ fn gitlab(
     }
 }
 
-fn listed() -> Arc<Mutex<Vec<(u64, &'static str, String)>>> {
+fn listed() -> Reviewers {
     Arc::new(Mutex::new(vec![
         (53, "duo-bot", "unreviewed".to_owned()),
         (55, "alice", "requested_changes".to_owned()),
