@@ -153,44 +153,46 @@ pub(crate) async fn list_participants(
 }
 
 /// `GET /projects/:id/merge_requests/:iid/reviewers`: each reviewer as
-/// GitLab's API lists them, `{user, state, created_at}`, with the state of
-/// their latest submitted review (`requested_changes`, `approved`,
-/// `reviewed`), else `unreviewed` (GitLab's reviewer states, merge request
-/// !134766). Whoever submitted a review is listed, as GitLab adds a person
-/// who submits a review to the reviewers; GitLab's states carry no commit.
+/// GitLab's API lists them, `{user, state, created_at}`
+/// (<https://docs.gitlab.com/api/merge_requests/#get-single-merge-request-reviewers>),
+/// the [listed reviewers](PullRequestRecord::listed_reviewers) each with
+/// their [`reviewer_state`].
 pub(crate) async fn list_reviewers(
     GlReq(shared, viewer): GlReq,
     Path((id, iid)): Path<(String, String)>,
 ) -> Result<Json<Value>, GlError> {
     read_merge_request(&shared, &viewer, (&id, &iid), |cx, pr| {
-        let mut seen = BTreeSet::new();
-        let logins = pr
-            .reviews
-            .iter()
-            .filter(|r| r.submitted_at.is_some())
-            .map(|r| r.author.as_str())
-            .chain(pr.requested_reviewers.iter().map(String::as_str))
-            .filter(|login| seen.insert(*login));
-        let reviewers: Vec<Value> = logins
+        let reviewers: Vec<Value> = pr
+            .listed_reviewers()
+            .into_iter()
             .map(|login| {
-                let latest = pr.reviews.iter().rfind(|r| {
-                    r.author == login
-                        && r.submitted_at.is_some()
-                        && r.state != ReviewStateSpec::Dismissed
-                });
-                let state = match latest.map(|r| r.state) {
-                    Some(ReviewStateSpec::ChangesRequested) => "requested_changes",
-                    Some(ReviewStateSpec::Approved) => "approved",
-                    Some(ReviewStateSpec::Commented) => "reviewed",
-                    _ => "unreviewed",
-                };
                 json!({
                     "user": cx.user(login),
-                    "state": state,
+                    "state": reviewer_state(pr, login),
                     "created_at": view::time(&pr.created_at),
                 })
             })
             .collect();
         Ok(Json(Value::Array(reviewers)))
     })
+}
+
+/// A reviewer's GitLab state (GitLab's reviewer states, merge request
+/// !134766): `unreviewed` while asked and not answered (asked anew after
+/// their latest review included, as GitLab's rereview resets the state),
+/// else that of their latest submitted review (`requested_changes`,
+/// `approved`, `reviewed`). GitLab's states carry no commit.
+fn reviewer_state(pr: &PullRequestRecord, login: &str) -> &'static str {
+    if pr.requested_reviewers.iter().any(|r| r == login) {
+        return "unreviewed";
+    }
+    let latest = pr.reviews.iter().rfind(|r| {
+        r.author == login && r.submitted_at.is_some() && r.state != ReviewStateSpec::Dismissed
+    });
+    match latest.map(|r| r.state) {
+        Some(ReviewStateSpec::ChangesRequested) => "requested_changes",
+        Some(ReviewStateSpec::Approved) => "approved",
+        Some(ReviewStateSpec::Commented) => "reviewed",
+        _ => "unreviewed",
+    }
 }

@@ -172,9 +172,11 @@ pub(crate) fn merge_request_json(cx: &Cx<'_>, pr: &PullRequestRecord) -> Value {
         "author": cx.user(&pr.author),
         "assignees": [],
         "assignee": null,
+        // A reviewer stays listed after reviewing (GitLab changes their
+        // state, not the list).
         "reviewers": pr
-            .requested_reviewers
-            .iter()
+            .listed_reviewers()
+            .into_iter()
             .map(|login| cx.user(login))
             .collect::<Vec<_>>(),
         "source_project_id": source_project_id,

@@ -164,8 +164,8 @@ pub(crate) async fn put_merge_request(
 }
 
 /// Makes the users of `ids` the merge request's reviewers (GitLab's
-/// `reviewer_ids` replaces the list; `0` or nothing clears it). Answers
-/// the logins newly asked.
+/// `reviewer_ids` replaces the list; `0` or nothing clears it; see
+/// [`EmulatorState::apply_set_reviewers`]). Answers the logins newly asked.
 fn set_reviewers(
     state: &mut EmulatorState,
     number: u64,
@@ -180,22 +180,7 @@ fn set_reviewers(
             .ok_or_else(|| GlError::parameter("reviewer_ids is invalid"))?;
         wanted.push(user.login.clone());
     }
-    let current = state
-        .pull_request(number)
-        .map(|pr| pr.requested_reviewers.clone())
-        .unwrap_or_default();
-    let gone: Vec<String> = current
-        .iter()
-        .filter(|l| !wanted.contains(l))
-        .cloned()
-        .collect();
-    let asked: Vec<String> = wanted
-        .into_iter()
-        .filter(|l| !current.contains(l))
-        .collect();
-    state.apply_review_request(number, &gone, false)?;
-    state.apply_review_request(number, &asked, true)?;
-    Ok(asked)
+    Ok(state.apply_set_reviewers(number, &wanted)?)
 }
 
 /// `GET /projects/:id/merge_requests/:iid/resource_label_events`, oldest

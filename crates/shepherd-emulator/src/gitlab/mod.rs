@@ -1,12 +1,13 @@
-//! GitLab's REST API v4, the subset Shepherd uses, over the same state as
-//! the GitHub API: served instead of it for a scenario with
-//! `forge = "gitlab"`.
+//! GitLab's REST API v4, the subset Shepherd uses, and the one GraphQL
+//! mutation it sends, over the same state as the GitHub API: served instead
+//! of it for a scenario with `forge = "gitlab"`.
 
 mod approvals;
 mod changes;
 mod common;
 mod deletes;
 mod discussions;
+mod graphql;
 mod json;
 mod members;
 mod merge_requests;

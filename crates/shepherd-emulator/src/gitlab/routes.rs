@@ -1,4 +1,4 @@
-//! The GitLab routes, under `/api/v4`. Route templates are also the
+//! The GitLab routes, under `/api/v4`, and GraphQL at `/api/graphql`. Route templates are also the
 //! request-count keys and fault targets (`METHOD /api/v4/…`).
 
 use std::sync::Arc;
@@ -7,8 +7,8 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use super::{
-    approvals, changes, deletes, discussions, members, merge_requests, pipelines, repository,
-    statuses,
+    approvals, changes, deletes, discussions, graphql, members, merge_requests, pipelines,
+    repository, statuses,
 };
 use crate::shared::Shared;
 
@@ -19,6 +19,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
     let at = |path: &str| format!("{PROJECT}{path}");
     let mr = |path: &str| format!("{MR}{path}");
     Router::new()
+        .route("/api/graphql", post(graphql::graphql))
         .route("/api/v4/user", get(merge_requests::get_user))
         .route(PROJECT, get(merge_requests::get_project))
         .route(&at("/members/all"), get(members::list_all_members))

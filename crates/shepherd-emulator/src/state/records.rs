@@ -102,6 +102,10 @@ pub(crate) struct PullRequestRecord {
     /// Logins asked to review and not done yet (GitHub's requested
     /// reviewers, GitLab's `reviewers`), in the order they were asked.
     pub(crate) requested_reviewers: Vec<String>,
+    /// GitLab: people taken off the merge request's reviewers (a
+    /// `reviewer_ids` without them) whose submitted reviews would otherwise
+    /// keep them listed (see `PullRequestRecord::listed_reviewers`).
+    pub(crate) unlisted_reviewers: Vec<String>,
     /// The PR's diff (`base..head`), for `diffHunk`s of new threads.
     #[serde(skip)]
     pub(crate) diff: BTreeMap<String, Vec<Hunk>>,

@@ -143,6 +143,7 @@ impl State {
             labels: Vec::new(),
             label_events: Vec::new(),
             requested_reviewers: Vec::new(),
+            unlisted_reviewers: Vec::new(),
             commits: vec![repo.head_sha.clone()],
             versions: Vec::new(),
             diff: diff.clone(),

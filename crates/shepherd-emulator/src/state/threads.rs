@@ -331,6 +331,9 @@ impl State {
                 let created_at = self.tick();
                 let pr = self.pr_mut(p);
                 let commit = pr.head_sha.clone();
+                // Approving answers the approver's review request (their
+                // GitLab reviewer state becomes `approved`).
+                pr.requested_reviewers.retain(|r| r != login);
                 pr.reviews.push(ReviewRecord {
                     database_id,
                     id: ids::node_id(NodeKind::Review, database_id),

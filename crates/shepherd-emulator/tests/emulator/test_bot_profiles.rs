@@ -544,7 +544,8 @@ async fn on_gitlab_a_reviewer_set_through_reviewer_ids_reviews() {
     assert_eq!(status, 200, "{mr}");
     assert_eq!(mr["reviewers"][0]["username"], "review-bot");
     idle(&emu).await;
-    // The review is the bot's note; it is off the reviewers once done.
+    // The review is the bot's note; it stays a listed reviewer once done,
+    // its state `reviewed` (GitLab changes the state, not the list).
     let notes = gl_get(&emu, &mr_path("/notes?per_page=100"), ALICE).await;
     assert!(notes
         .as_array()
@@ -556,7 +557,9 @@ async fn on_gitlab_a_reviewer_set_through_reviewer_ids_reviews() {
                 .unwrap()
                 .contains("Pull request overview")));
     let mr = gl_get(&emu, &mr_path(""), ALICE).await;
-    assert_eq!(mr["reviewers"], json!([]));
+    assert_eq!(mr["reviewers"][0]["username"], "review-bot");
+    let states = gl_get(&emu, &mr_path("/reviewers"), ALICE).await;
+    assert_eq!(states[0]["state"], "reviewed", "{states}");
     let (status, _, _) = gl(
         &emu,
         Method::PUT,

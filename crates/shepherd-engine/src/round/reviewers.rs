@@ -60,6 +60,8 @@ pub(crate) struct Wait<'a> {
     pub(crate) known_bots: &'a [String],
     /// The longest wait between two looks.
     pub(crate) poll: Duration,
+    /// The stale change requests the previous round named.
+    pub(crate) named_before: &'a [ChangesRequested],
 }
 
 /// What the wait found (`reviewers.json`).
@@ -167,7 +169,7 @@ pub(crate) async fn wait(w: Wait<'_>, mut waiting: impl FnMut(String, Vec<String
                     .collect()
             });
             settled.wait_for.clone_from(logins);
-            settled.changes_requested = stale_changes(activity, w.head, w.viewer);
+            settled.changes_requested = stale_changes(activity, w.head, w.viewer, w.named_before);
             let look = activity.look(w.head, w.pushed_at);
             settled.reviewers = logins
                 .iter()
@@ -302,7 +304,12 @@ pub(crate) async fn stage(
         books.run.last_reviewers.clear();
         let number = books.run.target.number;
         let changes = match forge.reviewer_activity(number, &head).await {
-            Ok(activity) => stale_changes(&activity, &head, &synced.snapshot.viewer),
+            Ok(activity) => stale_changes(
+                &activity,
+                &head,
+                &synced.snapshot.viewer,
+                &books.run.last_changes_requested,
+            ),
             Err(err) => {
                 tracing::warn!(%err, "reading the reviews of {short_head}");
                 Vec::new()
@@ -338,6 +345,7 @@ pub(crate) async fn stage(
                 viewer: &synced.snapshot.viewer,
                 known_bots: &config.trust.bots,
                 poll,
+                named_before: &books.run.last_changes_requested,
             },
             |what, waiting_for| {
                 let now = ReviewerWait {
@@ -389,10 +397,37 @@ pub(crate) async fn stage(
 }
 
 /// The people other than Shepherd whose latest review in `activity`
-/// requests changes on a head other than `head`.
-fn stale_changes(activity: &Activity, head: &str, viewer: &str) -> Vec<ChangesRequested> {
+/// requests changes on a head other than `head`; and those `named_before`
+/// (by the previous round) whose review was requested then and still is,
+/// with no review since: GitLab puts a reviewer asked again back to
+/// `unreviewed`, which takes their change request out of its reviewer
+/// states (GitHub keeps the review, so it is still in `activity`).
+fn stale_changes(
+    activity: &Activity,
+    head: &str,
+    viewer: &str,
+    named_before: &[ChangesRequested],
+) -> Vec<ChangesRequested> {
     let mut changes =
         changes_requested_on_older_heads(&activity.reviews, head, &activity.requested);
+    for earlier in named_before.iter().filter(|c| c.requested) {
+        let login = earlier.login.as_str();
+        let named = changes.iter().any(|c| same_login(&c.login, login));
+        let reviewed = activity
+            .reviews
+            .iter()
+            .any(|r| same_login(&r.author, login));
+        let asked = activity.requested.iter().any(|l| same_login(l, login));
+        if asked && !named && !reviewed {
+            changes.push(ChangesRequested {
+                head: head.to_owned(),
+                open_threads: None,
+                requested: true,
+                rerequested: false,
+                ..earlier.clone()
+            });
+        }
+    }
     changes.retain(|c| !same_login(&c.login, viewer));
     changes
 }

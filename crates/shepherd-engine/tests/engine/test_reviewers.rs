@@ -232,6 +232,28 @@ fn review_request_key(forge: ForgeKind) -> &'static str {
     }
 }
 
+/// The request that asks again for the review of someone who reviewed:
+/// GitHub's `requested_reviewers` (as for a first request), and on GitLab
+/// the `mergeRequestReviewerRereview` mutation, the only GraphQL Shepherd
+/// sends there (a reviewer stays listed after reviewing, and putting their
+/// id in `reviewer_ids` again would change nothing).
+fn rereview_key(forge: ForgeKind) -> &'static str {
+    match forge {
+        ForgeKind::GitHub => review_request_key(forge),
+        ForgeKind::GitLab => "POST /api/graphql",
+    }
+}
+
+/// Every request for a review the forge got: on GitLab, adding to the
+/// reviewers and asking a listed reviewer again.
+fn review_requests(setup: &Setup) -> u64 {
+    let first = setup.emu.request_count(review_request_key(setup.kind));
+    match setup.kind {
+        ForgeKind::GitHub => first,
+        ForgeKind::GitLab => first + setup.emu.request_count(rereview_key(setup.kind)),
+    }
+}
+
 /// With `request = true`, a bot that does not ask itself to review (the
 /// Codex profile; Copilot's requests itself on every push, which would hide
 /// Shepherd's) is requested by Shepherd, once per head: the forge sees as
@@ -263,7 +285,7 @@ async fn request_true_asks_a_bot_that_does_not_ask_itself(forge: ForgeKind) {
     let heads: std::collections::BTreeSet<&str> = asked.iter().copied().collect();
     assert_eq!(heads.len(), asked.len(), "once per head: {asked:?}");
     assert_eq!(
-        setup.emu.request_count(review_request_key(forge)),
+        review_requests(&setup),
         asked.len() as u64,
         "the forge got one request per head asked"
     );
@@ -274,7 +296,8 @@ both_forges!(request_true_asks_a_bot_that_does_not_ask_itself);
 /// Shepherd pushed, that review is of an older head: the report, `--json`
 /// and `mergeability.json` name them with their threads' state, and with
 /// `request = true`, once every thread of theirs is handled, their review
-/// is requested again, once.
+/// is requested again, once (on GitLab, where they stay a listed reviewer,
+/// through the rereview mutation).
 async fn a_stale_change_request_is_named_and_asked_again(forge: ForgeKind, request: bool) {
     let setup = setup_on(forge, demo()).await;
     let first_head = setup.emu.head_sha(PR).expect("the PR's head");
@@ -318,12 +341,34 @@ async fn a_stale_change_request_is_named_and_asked_again(forge: ForgeKind, reque
             .is_some_and(|s| s.starts_with("reviewer requested changes")),
         "{mergeability}"
     );
-    let asked = setup.emu.request_count(review_request_key(forge));
+    let asked = setup.emu.request_count(rereview_key(forge));
     assert_eq!(
         asked,
         u64::from(request),
         "asked again once, and only when configured"
     );
+    assert_eq!(review_requests(&setup), asked, "and asked nothing else");
+    // The round that asked says so; the report and `--json` name the
+    // request still standing.
+    let rerequested = (1..=last_round)
+        .map(|n| {
+            read_json(
+                &outcome
+                    .run_dir
+                    .join("rounds")
+                    .join(n.to_string())
+                    .join("mergeability.json"),
+            )
+        })
+        .filter(|m| {
+            m["changes_requested"][0]
+                .as_str()
+                .is_some_and(|s| s.ends_with("their review was requested again"))
+        })
+        .count();
+    assert_eq!(rerequested, usize::from(request), "one round asked");
+    let json = serde_json::to_value(&outcome.report).expect("the report as JSON");
+    assert_eq!(json["changes_requested"][0]["requested"], request, "{json}");
     let requested = setup.pr()["requested_reviewers"].clone();
     assert_eq!(
         requested
@@ -343,3 +388,172 @@ async fn a_stale_change_request_is_only_named_without_request(forge: ForgeKind) 
     a_stale_change_request_is_named_and_asked_again(forge, false).await;
 }
 both_forges!(a_stale_change_request_is_only_named_without_request);
+
+/// A GitLab merge request's `reviewers`, and each one's state, as GitLab's
+/// API gives them to Shepherd's account.
+async fn gitlab_reviewers(setup: &Setup) -> (Vec<String>, Vec<(String, String)>) {
+    let mr = format!(
+        "{}/projects/{}/merge_requests/{PR}",
+        setup.emu.gitlab_api_url(),
+        setup.emu.gitlab_project_id()
+    );
+    let http = reqwest::Client::new();
+    let get = |url: String| {
+        let http = http.clone();
+        async move {
+            http.get(url)
+                .header("PRIVATE-TOKEN", DEV_TOKEN)
+                .send()
+                .await
+                .expect("the emulator answers")
+                .json::<Value>()
+                .await
+                .expect("JSON")
+        }
+    };
+    let listed = get(mr.clone()).await["reviewers"]
+        .as_array()
+        .expect("reviewers")
+        .iter()
+        .map(|u| u["username"].as_str().expect("a username").to_owned())
+        .collect();
+    let states = get(format!("{mr}/reviewers"))
+        .await
+        .as_array()
+        .expect("reviewer states")
+        .iter()
+        .map(|r| {
+            let login = r["user"]["username"].as_str().expect("a username");
+            (
+                login.to_owned(),
+                r["state"].as_str().expect("a state").to_owned(),
+            )
+        })
+        .collect();
+    (listed, states)
+}
+
+/// On GitLab the demo's `reviewer`, who requested changes on the first
+/// head, stays a listed reviewer (state `requested_changes`): Shepherd does
+/// not take them as asked, asks again once through the rereview mutation
+/// when their threads are handled, and after the run they are still listed,
+/// `unreviewed`, with GitLab's note "requested review from @reviewer".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitlab_reviewer_who_requested_changes_stays_listed_and_is_asked_again_once() {
+    let setup = setup_on(ForgeKind::GitLab, demo()).await;
+    let reviewer = |states: &[(String, String)]| {
+        states
+            .iter()
+            .find(|(login, _)| login == "reviewer")
+            .map(|(_, state)| state.clone())
+    };
+    let (listed, states) = gitlab_reviewers(&setup).await;
+    assert!(listed.iter().any(|l| l == "reviewer"), "{listed:?}");
+    assert_eq!(reviewer(&states).as_deref(), Some("requested_changes"));
+
+    let outcome = setup
+        .run("[reviewers]\nsettle_timeout_secs = 5\nrequest = true\n")
+        .await;
+    assert_eq!(
+        setup.emu.request_count("POST /api/graphql"),
+        1,
+        "asked again once"
+    );
+    let (listed, states) = gitlab_reviewers(&setup).await;
+    assert!(listed.iter().any(|l| l == "reviewer"), "{listed:?}");
+    assert_eq!(reviewer(&states).as_deref(), Some("unreviewed"));
+    let notes = setup.pr()["system_notes"].to_string();
+    assert_eq!(
+        notes.matches("requested review from @reviewer").count(),
+        1,
+        "{notes}"
+    );
+    let change = &outcome.report.changes_requested;
+    assert_eq!(change.len(), 1, "{change:?}");
+    assert!(change[0].requested, "{change:?}");
+}
+
+/// The emulated GitLab's `mergeRequestReviewerRereview` answers as GitLab's
+/// (`MergeRequests::RequestReviewService`): a listed reviewer is asked
+/// again; someone not among the reviewers is the payload's "Reviewer not
+/// found"; an id of no user, or not of a user, and a viewer who may not
+/// update the merge request are top-level errors; no token is 401.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_emulated_gitlab_rereview_answers_as_gitlab() {
+    let setup = setup_on(ForgeKind::GitLab, demo()).await;
+    let api = setup.emu.gitlab_api_url();
+    let graphql = api.replace("/api/v4", "/api/graphql");
+    let project = setup.emu.gitlab_project_id();
+    let http = reqwest::Client::new();
+    let members: Value = http
+        .get(format!("{api}/projects/{project}/members/all"))
+        .header("PRIVATE-TOKEN", DEV_TOKEN)
+        .send()
+        .await
+        .expect("the emulator answers")
+        .json()
+        .await
+        .expect("JSON");
+    let id_of = |login: &str| {
+        members
+            .as_array()
+            .expect("members")
+            .iter()
+            .find(|m| m["username"] == login)
+            .map(|m| m["id"].as_u64().expect("an id"))
+            .expect("a member")
+    };
+    let rereview = |token: Option<&'static str>, user: String| {
+        let http = http.clone();
+        let graphql = graphql.clone();
+        async move {
+            let mut request = http.post(graphql).json(&serde_json::json!({
+                "query": "mutation R($p: ID!, $i: String!, $u: UserID!) { \
+                    mergeRequestReviewerRereview(input: {projectPath: $p, iid: $i, userId: $u}) \
+                    { errors mergeRequest { iid } } }",
+                "variables": { "p": "demo/authkit", "i": PR.to_string(), "u": user },
+            }));
+            if let Some(token) = token {
+                request = request.header("Authorization", format!("Bearer {token}"));
+            }
+            let answer = request.send().await.expect("the emulator answers");
+            let status = answer.status().as_u16();
+            (status, answer.json::<Value>().await.expect("JSON"))
+        }
+    };
+    let gid = |login: &str| format!("gid://gitlab/User/{}", id_of(login));
+
+    let (status, asked) = rereview(Some(DEV_TOKEN), gid("reviewer")).await;
+    assert_eq!(status, 200);
+    let payload = &asked["data"]["mergeRequestReviewerRereview"];
+    assert_eq!(payload["errors"], serde_json::json!([]), "{asked}");
+    assert_eq!(payload["mergeRequest"]["iid"], PR.to_string(), "{asked}");
+
+    let (_, not_listed) = rereview(Some(DEV_TOKEN), gid("reader")).await;
+    assert_eq!(
+        not_listed["data"]["mergeRequestReviewerRereview"]["errors"],
+        serde_json::json!(["Reviewer not found"]),
+        "{not_listed}"
+    );
+    for (token, user) in [
+        (DEV_TOKEN, "gid://gitlab/User/999999".to_owned()),
+        (DEV_TOKEN, "gid://gitlab/Project/1".to_owned()),
+        ("emu_reader_token", gid("reviewer")),
+    ] {
+        let (_, refused) = rereview(Some(token), user).await;
+        assert!(refused["errors"][0]["message"].is_string(), "{refused}");
+        assert!(
+            refused["data"]["mergeRequestReviewerRereview"].is_null(),
+            "{refused}"
+        );
+    }
+    let (status, _) = rereview(None, gid("reviewer")).await;
+    assert_eq!(status, 401);
+    let notes = setup.pr()["system_notes"].to_string();
+    assert_eq!(
+        notes.matches("requested review from @reviewer").count(),
+        1,
+        "{notes}"
+    );
+    assert_eq!(setup.emu.request_count("POST /api/graphql"), 6);
+}

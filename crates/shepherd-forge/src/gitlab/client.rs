@@ -69,7 +69,9 @@ impl GitLabClient {
         let api = Api {
             flavor: Flavor::GitLab,
             rest: endpoints.api.clone(),
-            graphql: None,
+            // Only asking a reviewer again goes through GraphQL (see
+            // `reviewers`); everything else is REST v4.
+            graphql: Some(endpoints.graphql_url()),
         };
         Ok(GitLabClient {
             project: ProjectId::of(&repo),

@@ -43,6 +43,18 @@ impl GitLabEndpoints {
         join_path(&self.api, path)
     }
 
+    /// GitLab's GraphQL endpoint: `/api/graphql` at the web root the REST
+    /// base is under (`https://gitlab.corp/api/v4` gives
+    /// `https://gitlab.corp/api/graphql`; GitLab's docs,
+    /// <https://docs.gitlab.com/api/graphql/#graphql-api-endpoint>).
+    pub fn graphql_url(&self) -> Url {
+        let mut url = self.api.clone();
+        let path = url.path().trim_end_matches('/');
+        let root = path.strip_suffix("/api/v4").unwrap_or(path).to_owned();
+        url.set_path(&format!("{root}/api/graphql"));
+        url
+    }
+
     /// The web root the API serves: the REST base without its `/api/v4`
     /// (`https://gitlab.corp/api/v4` gives `https://gitlab.corp`).
     pub fn web_base(&self) -> String {
@@ -103,6 +115,7 @@ mod tests {
             "https://gitlab.com/api/v4/user"
         );
         assert_eq!(e.web_base(), "https://gitlab.com");
+        assert_eq!(e.graphql_url().as_str(), "https://gitlab.com/api/graphql");
         let e = GitLabEndpoints::for_host("gitlab.corp:8443").unwrap();
         assert_eq!(e.api.as_str(), "https://gitlab.corp:8443/api/v4");
         assert!(GitLabEndpoints::for_host("evil.com/x").is_err());
@@ -117,6 +130,7 @@ mod tests {
         assert_eq!(e.web_base(), "http://127.0.0.1:4000");
         let e = GitLabEndpoints::from_api_url("https://h/gitlab/api/v4").unwrap();
         assert_eq!(e.web_base(), "https://h/gitlab");
+        assert_eq!(e.graphql_url().as_str(), "https://h/gitlab/api/graphql");
         assert!(GitLabEndpoints::from_api_url("http://tok@h/api/v4").is_err());
         assert!(GitLabEndpoints::from_api_url("http://h/api/v4?private_token=x").is_err());
     }

@@ -9,19 +9,34 @@
 //!   commits" says when the head arrived, by the forge's clock.
 //! - `GET …/repository/commits/:sha/statuses`: the head's commit statuses
 //!   (the latest of each name), each with its `author`.
-//! - the merge request's `reviewers`: whom review is requested from.
+//! - the merge request's `reviewers`: everyone asked to review. A reviewer
+//!   stays listed after reviewing; only their state changes.
 //! - `GET …/merge_requests/:iid/reviewers`: each reviewer's state
 //!   (`unreviewed`, `review_started`, `reviewed`, `requested_changes`,
-//!   `approved`, `unapproved`: GitLab's reviewer states, gitlab-org/gitlab
-//!   !134766 added `requested_changes`). A state names no commit, so a
-//!   change request is never taken to be of the head. The `state` of the
-//!   merge request's own `reviewers` is the account's (`active`), not the
-//!   review's.
+//!   `approved`, `unapproved`: GitLab's reviewer states,
+//!   <https://docs.gitlab.com/api/merge_requests/#get-single-merge-request-reviewers>;
+//!   gitlab-org/gitlab !134766 added `requested_changes`). A state names no
+//!   commit, so a change request is never taken to be of the head. The
+//!   `state` of the merge request's own `reviewers` is the account's
+//!   (`active`), not the review's.
 //!
-//! Asking again sets the merge request's `reviewer_ids` to its reviewers
-//! and the asked ones (`PUT …/merge_requests/:iid`), each login's id read
-//! from the project's members (`GET …/members/all?query=…`): only a member
-//! can review.
+//! So a listed reviewer is still asked (pending) only while their state
+//! says they have not reviewed (`unreviewed`, `review_started`), or when no
+//! state is known (a GitLab before 15.3, without the reviewers route).
+//!
+//! Asking someone not yet listed sets the merge request's `reviewer_ids` to
+//! its reviewers and the asked ones (`PUT …/merge_requests/:iid`), each
+//! login's id read from the project's members (`GET …/members/all?query=…`):
+//! only a member can review. Putting a listed reviewer's id again changes
+//! nothing, so a listed reviewer is asked again with the GraphQL mutation
+//! `mergeRequestReviewerRereview(input: {projectPath: ID!, iid: String!,
+//! userId: UserID!})`, whose payload is `{mergeRequest, errors}` (GitLab
+//! 13.9+, <https://docs.gitlab.com/api/graphql/reference/#mutationmergerequestreviewerrereview>):
+//! GitLab's `MergeRequests::RequestReviewService` resets their state to
+//! `unreviewed`, notes "requested review from @login" and notifies them;
+//! someone not among the reviewers gets the payload error "Reviewer not
+//! found". A GitLab without the mutation answers a GraphQL error, and the
+//! reviewer stays as is.
 
 use reqwest::Method;
 use serde::Deserialize;
@@ -59,6 +74,12 @@ struct ReviewerStateWire {
 struct MrReviewersWire {
     #[serde(default)]
     reviewers: Vec<UserWire>,
+}
+
+/// Whether a reviewer state says the reviewer has submitted nothing yet
+/// (asked, and not answered).
+fn is_pending(state: &str) -> bool {
+    matches!(state, "unreviewed" | "review_started")
 }
 
 /// The system note GitLab writes when someone approves.
@@ -150,6 +171,20 @@ pub(crate) async fn activity(client: &GitLabClient, iid: u64, head: &str) -> Res
             Err(ForgeError::NotFound { .. }) => Vec::new(),
             Err(err) => return Err(err),
         };
+    // Still asked: a listed reviewer whose state, if known, says nothing
+    // submitted.
+    let requested = mr
+        .reviewers
+        .into_iter()
+        .map(|u| u.username)
+        .filter(|login| {
+            states
+                .iter()
+                .find(|r| r.user.username.eq_ignore_ascii_case(login))
+                .and_then(|r| r.state.as_deref())
+                .is_none_or(is_pending)
+        })
+        .collect();
     // What a reviewer's state says of their review; the states that say
     // nothing submitted (`unreviewed`, `review_started`) are none.
     let reviews = states
@@ -175,14 +210,16 @@ pub(crate) async fn activity(client: &GitLabClient, iid: u64, head: &str) -> Res
         reviews_carry_commit: false,
         reviews,
         signals,
-        requested: mr.reviewers.into_iter().map(|u| u.username).collect(),
+        requested,
         notes,
         approvals,
         pushed_at,
     })
 }
 
-/// Add `logins` to MR `iid`'s reviewers (see the module docs).
+/// Ask `logins` to review MR `iid` (see the module docs): a listed
+/// reviewer again through the rereview mutation, the others by adding them
+/// to `reviewer_ids`.
 pub(crate) async fn request_review(
     client: &GitLabClient,
     iid: u64,
@@ -194,7 +231,22 @@ pub(crate) async fn request_review(
     let url = client.mr_url(iid, &[])?;
     let mr: MrReviewersWire = client.transport.get(&url, &[], Conditional::No).await?;
     let mut ids: Vec<u64> = mr.reviewers.iter().filter_map(|u| u.id).collect();
+    let mut added = false;
     for login in logins {
+        let listed = mr
+            .reviewers
+            .iter()
+            .find(|u| u.username.eq_ignore_ascii_case(login));
+        if let Some(reviewer) = listed {
+            let Some(id) = reviewer.id else {
+                return Err(ForgeError::Decode {
+                    request: format!("GET {}", url.path()),
+                    message: format!("GitLab reviewer {login} has no id"),
+                });
+            };
+            rereview(client, iid, id).await?;
+            continue;
+        }
         // A reviewer must be a member of the project (inherited ones
         // included); `query` matches names too, so the username is
         // compared exactly.
@@ -220,11 +272,65 @@ pub(crate) async fn request_review(
         };
         if !ids.contains(&id) {
             ids.push(id);
+            added = true;
         }
     }
-    client
-        .transport
-        .send(Method::PUT, &url, Some(&json!({ "reviewer_ids": ids })))
-        .await?;
+    if added {
+        client
+            .transport
+            .send(Method::PUT, &url, Some(&json!({ "reviewer_ids": ids })))
+            .await?;
+    }
     Ok(())
+}
+
+/// The operation name of [`REREVIEW`].
+const REREVIEW_OPERATION: &str = "MergeRequestReviewerRereview";
+
+/// Asks a listed reviewer to review again (GitLab 13.9+; see the module
+/// docs). Only `errors` is read back.
+const REREVIEW: &str = "mutation MergeRequestReviewerRereview(\
+$projectPath: ID!, $iid: String!, $userId: UserID!) { \
+mergeRequestReviewerRereview(input: {projectPath: $projectPath, iid: $iid, userId: $userId}) \
+{ errors } }";
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RereviewData {
+    merge_request_reviewer_rereview: Option<RereviewPayload>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RereviewPayload {
+    #[serde(default)]
+    errors: Vec<String>,
+}
+
+/// Runs [`REREVIEW`] for the user of id `user_id` on MR `iid`: a GraphQL
+/// error, top-level or in the payload's `errors`, is a
+/// [`ForgeError::GraphQl`] with its messages.
+async fn rereview(client: &GitLabClient, iid: u64, user_id: u64) -> Result<()> {
+    let variables = json!({
+        "projectPath": client.repo.full_name(),
+        "iid": iid.to_string(),
+        "userId": format!("gid://gitlab/User/{user_id}"),
+    });
+    let data: RereviewData = client
+        .transport
+        .graphql_mutation(REREVIEW_OPERATION, REREVIEW, variables)
+        .await?;
+    let Some(payload) = data.merge_request_reviewer_rereview else {
+        return Err(ForgeError::Decode {
+            request: format!("GraphQL {REREVIEW_OPERATION}"),
+            message: "the mutation answered no payload".into(),
+        });
+    };
+    if payload.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ForgeError::GraphQl {
+            operation: REREVIEW_OPERATION.to_owned(),
+            messages: payload.errors,
+        })
+    }
 }

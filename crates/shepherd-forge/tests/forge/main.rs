@@ -4,6 +4,7 @@
 mod ci;
 mod gitlab_ci;
 mod gitlab_reads;
+mod gitlab_rereview;
 mod gitlab_writes;
 mod logs;
 mod reviewers;
