@@ -54,6 +54,6 @@ pub(crate) struct Api {
     pub(crate) flavor: Flavor,
     /// The REST base: paths are appended to it.
     pub(crate) rest: Url,
-    /// The GraphQL endpoint (GitHub only).
+    /// The GraphQL endpoint (GitHub; GitLab for re-requesting a review).
     pub(crate) graphql: Option<Url>,
 }

@@ -1,6 +1,7 @@
-//! GraphQL calls (GitHub only): queries retried on transient failures,
-//! mutations sent once; `data` decoded straight into the caller's type,
-//! `errors` turned into failures.
+//! GraphQL calls (GitHub for reads and writes; GitLab for the one
+//! mutation its REST API lacks, re-requesting a review): queries retried
+//! on transient failures, mutations sent once; `data` decoded straight
+//! into the caller's type, `errors` turned into failures.
 
 use std::time::Duration;
 
