@@ -97,6 +97,7 @@ pub(crate) async fn stage(
 
     let pre = config.ci.repair_pre_existing;
     let mut failures = judge(books, forge, synced, sha, &ci, pre).await;
+    still_ours(&mut failures, &books.run.ci_failures);
     let mut head = sha.to_owned();
     let mut verdict = ci;
     let writes_code = !is_builtin(ws.agents.fix.as_ref());
@@ -162,7 +163,10 @@ pub(crate) async fn stage(
         };
         let sent = match push::send(books, round, ws, out).await? {
             Ok((sent, _)) => sent,
-            Err(end) => return Ok(Err(end)),
+            Err(end) => {
+                save(books, round, &failures)?;
+                return Ok(Err(end));
+            }
         };
         let new_head = match sent {
             Ok(Some(new_head)) => new_head,
@@ -200,6 +204,8 @@ pub(crate) async fn stage(
         verdict = v;
     }
     for f in &mut failures {
+        // The run's count, rounds before this one included.
+        f.attempts = books.run.repair_attempts.get(&f.name).copied().unwrap_or(0);
         if f.fixed_by.is_some() || !f.class.is_repaired(config.ci.repair_pre_existing) {
             continue;
         }
@@ -246,6 +252,33 @@ pub(crate) async fn stage(
         ci: verdict,
         pushed,
     }))
+}
+
+/// A check an earlier round of this run found to be Shepherd's
+/// regression, not fixed since, failed on this round's start too: it is
+/// still Shepherd's regression, not a pre-existing failure (its fix
+/// attempts are the run's, counted across rounds).
+fn still_ours(failures: &mut [CheckFailure], earlier: &[CheckFailure]) {
+    for f in failures.iter_mut() {
+        let Some(first) = earlier.iter().find(|e| {
+            e.name == f.name && e.class == FailureClass::Regression && e.fixed_by.is_none()
+        }) else {
+            continue;
+        };
+        if f.class == FailureClass::PreExisting {
+            f.class = FailureClass::Regression;
+            f.before_sha.clone_from(&first.before_sha);
+            f.tried = vec![format!(
+                "Shepherd's regression since {}: it did not fail on {} before Shepherd's push",
+                short(&first.sha),
+                first
+                    .before_sha
+                    .as_deref()
+                    .map(short)
+                    .unwrap_or("the earlier head")
+            )];
+        }
+    }
 }
 
 /// `repair.json`, the failures added to the round's `ci.json` (as
@@ -569,5 +602,49 @@ fn worst(checks: &[CheckState], name: &str) -> Option<CheckOutcome> {
         Some(CheckOutcome::Fail)
     } else {
         Some(first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(name: &str, sha: &str, class: FailureClass, fixed_by: Option<&str>) -> CheckFailure {
+        CheckFailure {
+            name: name.to_owned(),
+            sha: sha.to_owned(),
+            class,
+            before_sha: Some(format!("before-{sha}")),
+            excerpt: None,
+            no_log: None,
+            tried: vec!["judged".to_owned()],
+            attempts: 0,
+            fixed_by: fixed_by.map(str::to_owned),
+            handed_to_a_person: false,
+        }
+    }
+
+    /// A regression of round 1 that round 2 finds failing before its own
+    /// push stays Shepherd's; anything else keeps its class.
+    #[test]
+    fn an_earlier_regression_stays_ours() {
+        use FailureClass::*;
+        let earlier = [
+            failure("lint", "r1", Regression, None),
+            failure("fmt", "r1", Regression, Some("fix1")),
+            failure("docs", "r1", PreExisting, None),
+        ];
+        let mut now = vec![
+            failure("lint", "r2", PreExisting, None),
+            failure("fmt", "r2", PreExisting, None),
+            failure("docs", "r2", PreExisting, None),
+            failure("tests", "r2", PreExisting, None),
+        ];
+        still_ours(&mut now, &earlier);
+        let classes: Vec<FailureClass> = now.iter().map(|f| f.class).collect();
+        assert_eq!(classes, [Regression, PreExisting, PreExisting, PreExisting]);
+        assert_eq!(now[0].before_sha.as_deref(), Some("before-r1"));
+        assert!(now[0].tried[0].contains("since r1"), "{:?}", now[0].tried);
+        assert_eq!(now[3].tried, ["judged"]);
     }
 }
