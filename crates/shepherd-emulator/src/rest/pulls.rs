@@ -350,7 +350,7 @@ pub(crate) async fn post_review_comment(
                 file_level,
                 text,
             )?;
-            let created = state.apply_new_thread(number, &viewer.login, thread)?;
+            let created = state.apply_new_thread(number, &viewer.login, thread, true)?;
             created.threads[0].1
         }
     };

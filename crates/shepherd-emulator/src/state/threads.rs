@@ -430,18 +430,6 @@ impl State {
         })
     }
 
-    /// A single new thread (REST `POST …/pulls/{n}/comments`): in the
-    /// author's pending review if they have one, else in a COMMENTED review
-    /// of its own.
-    pub(crate) fn apply_new_thread(
-        &mut self,
-        number: u64,
-        author: &str,
-        thread: NewThread,
-    ) -> Result<CreatedReview, WriteError> {
-        self.new_thread(number, author, thread, true)
-    }
-
     /// GitLab's `POST …/merge_requests/:iid/discussions`: a new thread
     /// posted at once (the API never adds it to the author's draft notes),
     /// in a COMMENTED review of its own. A thread with an empty `path` is
@@ -452,13 +440,13 @@ impl State {
         author: &str,
         thread: NewThread,
     ) -> Result<CreatedReview, WriteError> {
-        self.new_thread(number, author, thread, false)
+        self.apply_new_thread(number, author, thread, false)
     }
 
     /// A new thread of one comment on PR `number`, in the author's pending
-    /// review (`into_pending`, when they have one) or in a COMMENTED review
-    /// of its own.
-    pub(super) fn new_thread(
+    /// review (`into_pending`, when they have one: REST's `POST
+    /// …/pulls/{n}/comments`) or in a COMMENTED review of its own.
+    pub(crate) fn apply_new_thread(
         &mut self,
         number: u64,
         author: &str,
