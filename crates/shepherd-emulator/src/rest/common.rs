@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, OriginalUri, Query};
+use axum::extract::{FromRequestParts, OriginalUri, Path, Query};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -156,6 +156,33 @@ impl FromRequestParts<Arc<Shared>> for Req {
             .await
             .unwrap_or_else(|never| match never {});
         Ok(Req(Arc::clone(shared), viewer, api))
+    }
+}
+
+/// What a `GET /repos/{owner}/{repo}/…` list takes, as `RepoList(shared,
+/// api, paging)`: [`Req`], then the [`Paging`], then the path's repository,
+/// which the viewer must see (404 otherwise); extracted in that order.
+pub(crate) struct RepoList(pub(crate) Arc<Shared>, pub(crate) String, pub(crate) Paging);
+
+impl FromRequestParts<Arc<Shared>> for RepoList {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, Self::Rejection> {
+        let Req(shared, viewer, api) = Req::from_request_parts(parts, shared)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let paging = Paging::from_request_parts(parts, &shared)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let Path((owner, repo)) = Path::<(String, String)>::from_request_parts(parts, &shared)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        visible_repository(&shared.read(), &viewer, &owner, &repo)
+            .map_err(IntoResponse::into_response)?;
+        Ok(RepoList(shared, api, paging))
     }
 }
 

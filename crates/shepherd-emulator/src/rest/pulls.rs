@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::common::{
     commentable_pull_request, parse_body, parse_id, require_write, required_body,
-    visible_pull_request, visible_repository, ApiError, Paging, Req,
+    visible_pull_request, visible_repository, ApiError, Paging, RepoList, Req,
 };
 use super::json::{commit_json, file_json, pull_request_json, review_comment_json, review_json};
 use super::lookup::commit_details;
@@ -21,13 +21,9 @@ use crate::git;
 use crate::scenario::{PullRequestStatus, ReviewStateSpec, Side};
 use crate::state::{NewThread, PullRequestEdit, PullRequestRecord, State as EmulatorState};
 
-pub(crate) async fn list_pull_requests(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
+pub(crate) async fn list_pull_requests(RepoList(shared, api, paging): RepoList) -> Response {
     let state = shared.read();
-    let record = visible_repository(&state, &viewer, &owner, &repo)?;
+    let record = &state.repository;
     let wanted = paging.params.get("state").map_or("open", String::as_str);
     let items: Vec<Value> = state
         .pull_requests
@@ -39,7 +35,7 @@ pub(crate) async fn list_pull_requests(
         })
         .map(|pr| pull_request_json(&state, record, pr, &api))
         .collect();
-    Ok(paging.array(&shared.base_url, items))
+    paging.array(&shared.base_url, items)
 }
 
 #[derive(Deserialize)]
