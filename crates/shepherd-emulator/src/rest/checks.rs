@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    parse_body, parse_id, require_write, visible_repository, with_link, ApiError, Paging, RepoList,
-    Req,
+    parse_body, parse_id, require_write, visible_repository, with_link, ApiError, List, Paging,
+    Repo, Req, Scoped,
 };
 use super::downloads::job_log_download_url;
 use super::json::{
@@ -255,7 +255,9 @@ pub(crate) async fn branch_rules(
 }
 
 /// `GET …/actions/runs` (`head_sha`, `branch`, `event`, `status`), newest first.
-pub(crate) async fn list_workflow_runs(RepoList(shared, api, paging): RepoList) -> Response {
+pub(crate) async fn list_workflow_runs(
+    Scoped(shared, _, api, paging, Repo): List<Repo>,
+) -> Response {
     let shas: Vec<String> = (shared.read().ci.workflow_runs.iter())
         .map(|r| r.head_sha.clone())
         .collect();

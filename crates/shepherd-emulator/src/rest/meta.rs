@@ -8,7 +8,7 @@ use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{visible_repository, Api, ApiError, Authed, RepoList, Req};
+use super::common::{visible_repository, Api, ApiError, Authed, List, Repo, Req, Scoped};
 use super::json::web_root;
 use crate::state::RepositoryRecord;
 
@@ -75,7 +75,7 @@ fn workflow_json(repo: &RepositoryRecord, name: &str, api: &str) -> Value {
 }
 
 /// `GET …/actions/workflows`: the one workflow.
-pub(crate) async fn list_workflows(RepoList(shared, api, paging): RepoList) -> Response {
+pub(crate) async fn list_workflows(Scoped(shared, _, api, paging, Repo): List<Repo>) -> Response {
     let state = shared.read();
     let items = vec![workflow_json(
         &state.repository,

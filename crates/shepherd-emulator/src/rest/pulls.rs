@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::common::{
     commentable_pull_request, parse_body, parse_id, require_write, required_body,
-    visible_pull_request, visible_repository, ApiError, Paging, RepoList, Req,
+    visible_pull_request, visible_repository, ApiError, List, Paging, Pr, Repo, Req, Scoped,
 };
 use super::json::{commit_json, file_json, pull_request_json, review_comment_json, review_json};
 use super::lookup::commit_details;
@@ -21,7 +21,9 @@ use crate::git;
 use crate::scenario::{PullRequestStatus, ReviewStateSpec, Side};
 use crate::state::{NewThread, PullRequestEdit, PullRequestRecord, State as EmulatorState};
 
-pub(crate) async fn list_pull_requests(RepoList(shared, api, paging): RepoList) -> Response {
+pub(crate) async fn list_pull_requests(
+    Scoped(shared, _, api, paging, Repo): List<Repo>,
+) -> Response {
     let state = shared.read();
     let record = &state.repository;
     let wanted = paging.params.get("state").map_or("open", String::as_str);
@@ -90,16 +92,12 @@ pub(crate) async fn get_pull_request(
 
 /// `GET …/pulls/{number}/commits`, oldest first.
 pub(crate) async fn list_pull_request_commits(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo, number)): Path<(String, String, String)>,
+    Scoped(shared, _, api, paging, Pr(number)): List<Pr>,
 ) -> Result<Response, ApiError> {
-    let commits = {
-        let state = shared.read();
-        visible_pull_request(&state, &viewer, &owner, &repo, &number)?
-            .commits
-            .clone()
-    };
+    let commits = (shared.read().pull_request(number))
+        .ok_or(ApiError::NotFound)?
+        .commits
+        .clone();
     let details = commit_details(&shared, commits.clone()).await;
     let state = shared.read();
     let items = commits
@@ -112,12 +110,10 @@ pub(crate) async fn list_pull_request_commits(
 
 /// `GET …/pulls/{number}/files`: the PR's diff, file by file.
 pub(crate) async fn list_pull_request_files(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo, number)): Path<(String, String, String)>,
+    Scoped(shared, _, api, paging, Pr(number)): List<Pr>,
 ) -> Result<Response, ApiError> {
     let state = shared.read();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     let full_name = state.repository.full_name();
     let items = pr
         .diff
@@ -181,12 +177,10 @@ fn comment_json(
 /// `GET …/pulls/{number}/comments`: the review comments the viewer sees,
 /// oldest first.
 pub(crate) async fn list_review_comments(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo, number)): Path<(String, String, String)>,
+    Scoped(shared, viewer, api, paging, Pr(number)): List<Pr>,
 ) -> Result<Response, ApiError> {
     let state = shared.read();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     let mut comments: Vec<_> = pr
         .threads
         .iter()
@@ -357,12 +351,10 @@ pub(crate) async fn post_review_comment(
 
 /// `GET …/pulls/{number}/reviews`.
 pub(crate) async fn list_reviews(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo, number)): Path<(String, String, String)>,
+    Scoped(shared, viewer, api, paging, Pr(number)): List<Pr>,
 ) -> Result<Response, ApiError> {
     let state = shared.read();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     // A pending review is its author's alone; only the page is rendered.
     let visible: Vec<_> = pr
         .reviews

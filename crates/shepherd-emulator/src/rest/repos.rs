@@ -10,7 +10,7 @@ use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{visible_repository, ApiError, RepoList, Req};
+use super::common::{visible_repository, ApiError, List, Repo, Req, Scoped};
 use super::json::{commit_json, label_json, repository_json};
 use super::lookup::visible_commit;
 use crate::git::{self, CommitDetail, Hunk};
@@ -116,7 +116,9 @@ pub(crate) async fn get_branch(
 }
 
 /// `GET …/labels`: the repository's labels.
-pub(crate) async fn list_repository_labels(RepoList(shared, api, paging): RepoList) -> Response {
+pub(crate) async fn list_repository_labels(
+    Scoped(shared, _, api, paging, Repo): List<Repo>,
+) -> Response {
     let state = shared.read();
     let items = state
         .labels
