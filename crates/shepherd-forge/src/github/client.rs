@@ -517,11 +517,6 @@ pub(crate) async fn fetch_issue_comments<E: GraphQlExec>(
     Ok(nodes.into_iter().map(wire::issue_comment).collect())
 }
 
-// The GitHub JSON the integration tests' fakes answer with.
-#[cfg(test)]
-#[path = "../../tests/forge/github_fixtures.rs"]
-mod github_fixtures;
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // a panic is how a test fails
 mod tests {
@@ -530,8 +525,8 @@ mod tests {
 
     use shepherd_core::model::{AuthorKind, ReviewState, TopLevelKind};
 
-    use super::github_fixtures::review_comment;
     use super::*;
+    use crate::github::github_fixtures::review_comment;
 
     /// An in-memory GitHub answering the client's operations with GitHub's
     /// shapes and cursor pagination, counting requests per operation.

@@ -1,6 +1,6 @@
 //! GitHub's JSON for what the client reads, as the fakes of GitHub answer
-//! it: shared by the integration tests and, through `#[path]`, by the
-//! client's unit tests (`src/github/client.rs`).
+//! it: shared by the integration tests and, through `#[path]` in
+//! `src/github/mod.rs`, by the client's unit tests.
 
 use serde_json::{json, Value};
 
