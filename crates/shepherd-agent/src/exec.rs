@@ -743,18 +743,9 @@ mod tests {
         ] {
             assert!(is_token_like(name), "{name}");
         }
-        for name in [
-            "PATH",
-            "HOME",
-            "LANG",
-            "TERM",
-            "TMPDIR",
-            "USER",
-            "KEYBOARD",
-            "MONKEY",
-            "EDITOR",
-            "CARGO_HOME",
-        ] {
+        // The base environment every agent gets, and a few look-alikes.
+        let plain = ["KEYBOARD", "MONKEY", "EDITOR", "CARGO_HOME"];
+        for name in BASE_ENV.into_iter().chain(plain) {
             assert!(!is_token_like(name), "{name}");
         }
     }

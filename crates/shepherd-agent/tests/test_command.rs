@@ -1,12 +1,13 @@
 //! The `command` provider against the fake agent, as a real subprocess.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{json, Value};
 use shepherd_agent::exec::TimeoutKind;
 use shepherd_agent::{
     check_triage_answer, Agent, AgentContext, AgentError, ClusterContext, ClusterVerdict,
-    FixStatus, FixTask, TaskItem,
+    CommandAgent, CommandConfig, FixStatus, FixTask, TaskItem,
 };
 use shepherd_core::cluster::Cluster;
 use shepherd_core::ledger::Decision;
@@ -329,16 +330,32 @@ async fn no_token_reaches_the_agent_even_when_a_comment_asks_for_it() {
     assert!(!std::fs::read_to_string(&env_file).unwrap().contains(LEAK));
 }
 
-#[tokio::test]
-async fn total_timeout_kills_the_whole_process_group() {
-    let sb = Sandbox::new();
+/// An agent (configured by `tweak`) whose triage writes its pid, leaves a
+/// `sleep 30` child behind (its pid written too), then does `last`; with
+/// the agent's and the child's pid files.
+fn group_agent(
+    sb: &Sandbox,
+    last: Value,
+    tweak: impl FnOnce(&mut CommandConfig),
+) -> (CommandAgent, PathBuf, PathBuf) {
     let (agent_pid, child_pid) = (sb.scratch("agent.pid"), sb.scratch("child.pid"));
     let agent = sb.agent(
         json!({"triage": {"attempts": [[
             {"write_pid": agent_pid},
             {"spawn": {"program": "sleep", "args": ["30"], "pid_file": child_pid}},
-            {"tick": {"count": 1000, "interval_ms": 50}}
+            last
         ]]}}),
+        tweak,
+    );
+    (agent, agent_pid, child_pid)
+}
+
+#[tokio::test]
+async fn total_timeout_kills_the_whole_process_group() {
+    let sb = Sandbox::new();
+    let (agent, agent_pid, child_pid) = group_agent(
+        &sb,
+        json!({"tick": {"count": 1000, "interval_ms": 50}}),
         |c| c.total_timeout = Duration::from_millis(800),
     );
     let start = Instant::now();
@@ -398,15 +415,7 @@ async fn a_child_left_behind_is_killed_and_not_waited_for() {
 #[tokio::test]
 async fn cancelling_the_call_kills_the_group() {
     let sb = Sandbox::new();
-    let (agent_pid, child_pid) = (sb.scratch("agent.pid"), sb.scratch("child.pid"));
-    let agent = sb.agent(
-        json!({"triage": {"attempts": [[
-            {"write_pid": agent_pid},
-            {"spawn": {"program": "sleep", "args": ["30"], "pid_file": child_pid}},
-            {"sleep_ms": 30000}
-        ]]}}),
-        |_| {},
-    );
+    let (agent, agent_pid, child_pid) = group_agent(&sb, json!({"sleep_ms": 30000}), |_| {});
     let task = triage_task(&sb.worktree());
     let ctx = AgentContext::default();
     // Dropping the future is what Ctrl-C does to a run.

@@ -10,46 +10,30 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use shepherd_agent::exec::TimeoutKind;
 use shepherd_agent::{Agent, AgentContext, AgentError, CliAgent, CliConfig, CliProvider, Prompts};
-use shepherd_model_server::{Exchange, Failure, Match, ModelServer, Script, Step, ToolCall};
+use shepherd_model_server::{Exchange, Failure, Match, Step, ToolCall};
 
 use crate::common::*;
 
-/// The forge token in Shepherd's environment: it must reach no CLI.
-const FORGE_TOKEN: &str = "ghp_forge_token_that_must_not_leak";
-/// The CLI's own model key: it must reach the model server.
-const MODEL_KEY: &str = "sk-test-model-key-1234";
-
-struct Real {
-    provider: CliProvider,
-    server: ModelServer,
-    home: tempfile::TempDir,
-    sb: Sandbox,
-}
+/// The real CLI of these tests ([`RealCli`]).
+struct Real(RealCli);
 
 impl Real {
     fn new(provider: CliProvider, exchanges: Vec<Exchange>) -> Self {
-        let sb = Sandbox::new();
-        std::fs::write(sb.worktree().join("src/a.rs"), "fn a() {}\n").unwrap();
-        Real {
-            provider,
-            server: ModelServer::start(Script::new(exchanges)).unwrap(),
-            home: tempfile::tempdir().unwrap(),
-            sb,
-        }
+        Real(RealCli::new(provider, exchanges))
     }
 
     /// Shepherd's environment as the agent is built from it: the forge
     /// tokens set, and the CLI pointed at the model server.
     fn parent_env(&self) -> Vec<(OsString, OsString)> {
-        let url = self.server.url();
+        let url = self.0.server.url();
         let mut env: Vec<(&str, String)> = vec![
             ("PATH", std::env::var("PATH").unwrap_or_default()),
-            ("HOME", self.home.path().display().to_string()),
+            ("HOME", self.0.home.path().display().to_string()),
             ("GITHUB_TOKEN", FORGE_TOKEN.into()),
             ("GH_TOKEN", FORGE_TOKEN.into()),
             ("GITLAB_TOKEN", FORGE_TOKEN.into()),
         ];
-        match self.provider {
+        match self.0.provider {
             CliProvider::Claude => env.extend([
                 ("ANTHROPIC_BASE_URL", url),
                 ("ANTHROPIC_API_KEY", MODEL_KEY.into()),
@@ -64,18 +48,19 @@ impl Real {
     }
 
     fn agent(&self, tweak: impl FnOnce(&mut CliConfig)) -> CliAgent {
-        let mut config = real_cli_config(self.provider, self.parent_env());
+        let mut config = real_cli_config(self.0.provider, self.parent_env());
         tweak(&mut config);
         CliAgent::new(config, Prompts::builtin()).unwrap()
     }
 
     fn ctx(&self) -> AgentContext {
-        AgentContext::new(self.sb.transcripts(), "triage")
+        AgentContext::new(self.0.sb.transcripts(), "triage")
     }
 
     /// The model requests (not `count_tokens` and the like).
     fn model_requests(&self) -> Vec<shepherd_model_server::RecordedRequest> {
-        self.server
+        self.0
+            .server
             .requests()
             .into_iter()
             .filter(|r| r.exchange.is_some() || r.reply == "unmatched")
@@ -85,17 +70,7 @@ impl Real {
     /// Every request carried the CLI's key and no forge token; no transcript
     /// names or holds a forge token.
     fn assert_key_passed_and_no_forge_token(&self) {
-        let requests = self.server.requests();
-        assert!(
-            !requests.is_empty(),
-            "the CLI never called the model server"
-        );
-        for r in &requests {
-            assert!(
-                !r.contains(FORGE_TOKEN),
-                "forge token sent to the model: {r:?}"
-            );
-        }
+        self.0.assert_no_forge_token();
         for r in self.model_requests() {
             let key = r
                 .header("x-api-key")
@@ -103,11 +78,10 @@ impl Real {
                 .or_else(|| r.header("authorization").map(|a| a.replace("Bearer ", "")));
             assert_eq!(key.as_deref(), Some(MODEL_KEY), "{} {}", r.method, r.path);
         }
-        for entry in std::fs::read_dir(self.sb.transcripts()).unwrap() {
+        for entry in std::fs::read_dir(self.0.sb.transcripts()).unwrap() {
             let path = entry.unwrap().path();
             if path.is_file() {
                 let text = std::fs::read_to_string(&path).unwrap();
-                assert!(!text.contains(FORGE_TOKEN), "{}", path.display());
                 let t: Value = serde_json::from_str(&text).unwrap();
                 let env: Vec<&str> = t["env"]
                     .as_array()
@@ -121,7 +95,7 @@ impl Real {
                         || n.contains("GITLAB")),
                     "{env:?}"
                 );
-                let (key, url) = match self.provider {
+                let (key, url) = match self.0.provider {
                     CliProvider::Claude => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
                     _ => ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
                 };
@@ -132,12 +106,7 @@ impl Real {
 }
 
 fn triage_answer() -> Value {
-    let item = |id: &str| {
-        json!({"id": id, "decision": "needs-human", "theme": null,
-               "reasoning": "Read src/a.rs: a person should decide.",
-               "reply_hint": "A maintainer will look.", "pr_changed_evidence": false})
-    };
-    json!({"items": [item("T1"), item("T2")]})
+    needs_human_answer("Read src/a.rs: a person should decide.")
 }
 
 /// Triage: read a file, then answer.
@@ -163,13 +132,14 @@ async fn one_call_with_a_tool_reads_usage_and_passes_only_the_model_key(provider
     let started = Instant::now();
     let answer = real
         .agent(|_| {})
-        .triage(&triage_task(&real.sb.worktree()), &ctx)
+        .triage(&triage_task(&real.0.sb.worktree()), &ctx)
         .await
         .unwrap();
     eprintln!("{provider}: one triage call in {:?}", started.elapsed());
     assert_eq!(answer.items.len(), 2);
     // The tool ran: the second request carries its result.
     let steps: Vec<usize> = real
+        .0
         .server
         .requests_of("triage")
         .iter()
@@ -177,7 +147,7 @@ async fn one_call_with_a_tool_reads_usage_and_passes_only_the_model_key(provider
         .collect();
     assert!(steps.contains(&0) && steps.contains(&1), "{steps:?}");
     let usage = ctx.usage.total();
-    let requests = real.server.requests_of("triage").len() as u64;
+    let requests = real.0.server.requests_of("triage").len() as u64;
     assert_eq!(usage.input_tokens, Some(120 * requests), "{usage:?}");
     assert_eq!(usage.output_tokens, Some(30 * requests), "{usage:?}");
     if provider == CliProvider::Claude {
@@ -208,7 +178,7 @@ async fn a_401_names_the_provider_the_endpoint_and_the_key(provider: CliProvider
     let started = Instant::now();
     let err = real
         .agent(|_| {})
-        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .triage(&triage_task(&real.0.sb.worktree()), &real.ctx())
         .await
         .unwrap_err();
     let message = err.to_string();
@@ -217,7 +187,7 @@ async fn a_401_names_the_provider_the_endpoint_and_the_key(provider: CliProvider
         CliProvider::Claude => ("claude", "ANTHROPIC_API_KEY"),
         _ => ("codex", "OPENAI_API_KEY"),
     };
-    let expected = format!("{name}: 401 Unauthorized from {}", real.server.url());
+    let expected = format!("{name}: 401 Unauthorized from {}", real.0.server.url());
     assert!(message.starts_with(&expected), "{message}");
     assert!(message.contains(&format!("check {key}")), "{message}");
     assert!(matches!(err, AgentError::Cli { .. }), "{err:?}");
@@ -258,8 +228,8 @@ async fn codex_a_401_names_the_endpoint_of_the_users_config() {
             vec![Step::Fail(Failure::unauthorized())],
         )],
     );
-    let url = format!("{}/v1", real.server.url());
-    let codex_home = real.home.path().join(".codex");
+    let url = format!("{}/v1", real.0.server.url());
+    let codex_home = real.0.home.path().join(".codex");
     std::fs::create_dir_all(&codex_home).unwrap();
     let config = codex_home.join("config.toml");
     std::fs::write(
@@ -280,7 +250,7 @@ async fn codex_a_401_names_the_endpoint_of_the_users_config() {
             let env = c.env.parent.as_mut().unwrap();
             env.retain(|(k, _)| k != "OPENAI_BASE_URL");
         })
-        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .triage(&triage_task(&real.0.sb.worktree()), &real.ctx())
         .await
         .unwrap_err();
     let message = err.to_string();
@@ -308,11 +278,12 @@ async fn a_failed_first_answer_is_retried_by_the_cli(
     );
     let answer = real
         .agent(|_| {})
-        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .triage(&triage_task(&real.0.sb.worktree()), &real.ctx())
         .await
         .unwrap();
     assert_eq!(answer.items.len(), 2);
     let replies: Vec<String> = real
+        .0
         .server
         .requests_of("triage")
         .into_iter()
@@ -353,7 +324,7 @@ async fn retries_without_progress_are_stopped(provider: CliProvider) {
     let started = Instant::now();
     let err = real
         .agent(|c| c.no_progress_timeout = Duration::from_secs(3))
-        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .triage(&triage_task(&real.0.sb.worktree()), &real.ctx())
         .await
         .unwrap_err();
     let elapsed = started.elapsed();
@@ -393,7 +364,7 @@ async fn a_hanging_model_times_out(provider: CliProvider) {
     let started = Instant::now();
     let err = real
         .agent(|c| c.idle_timeout = Duration::from_secs(4))
-        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .triage(&triage_task(&real.0.sb.worktree()), &real.ctx())
         .await
         .unwrap_err();
     assert_timeout(&err, TimeoutKind::Idle);
@@ -418,7 +389,7 @@ async fn an_invalid_answer_is_asked_for_once_more_then_fails_closed(provider: Cl
     let real = Real::new(provider, vec![reading_triage(wrong)]);
     let err = real
         .agent(|_| {})
-        .triage(&triage_task(&real.sb.worktree()), &real.ctx())
+        .triage(&triage_task(&real.0.sb.worktree()), &real.ctx())
         .await
         .unwrap_err();
     match &err {
@@ -426,6 +397,7 @@ async fn an_invalid_answer_is_asked_for_once_more_then_fails_closed(provider: Cl
         other => panic!("{other:?}"),
     }
     let conversations: Vec<_> = real
+        .0
         .server
         .requests_of("triage")
         .into_iter()

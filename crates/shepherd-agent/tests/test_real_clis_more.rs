@@ -10,31 +10,17 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use shepherd_agent::exec::TimeoutKind;
 use shepherd_agent::{Agent, AgentContext, AgentError, CliAgent, CliConfig, CliProvider, Prompts};
-use shepherd_model_server::{Exchange, Failure, Match, ModelServer, Script, Step};
+use shepherd_model_server::{Exchange, Failure, Match, Step};
 
 use crate::common::*;
 
-const FORGE_TOKEN: &str = "ghp_forge_token_that_must_not_leak_2";
-const MODEL_KEY: &str = "sk-test-model-key-5678";
-
-struct Real {
-    provider: CliProvider,
-    server: ModelServer,
-    home: tempfile::TempDir,
-    sb: Sandbox,
-}
+/// The real CLI of these tests (see [`RealCli`]), its HOME configured.
+struct Real(RealCli);
 
 impl Real {
     fn new(provider: CliProvider, exchanges: Vec<Exchange>) -> Self {
-        let sb = Sandbox::new();
-        std::fs::write(sb.worktree().join("src/a.rs"), "fn a() {}\n").unwrap();
-        let real = Real {
-            provider,
-            server: ModelServer::start(Script::new(exchanges)).unwrap(),
-            home: tempfile::tempdir().unwrap(),
-            sb,
-        };
-        let home = real.home.path();
+        let real = Real(RealCli::new(provider, exchanges));
+        let home = real.0.home.path();
         match provider {
             CliProvider::Gemini => {
                 std::fs::create_dir_all(home.join(".gemini")).unwrap();
@@ -48,7 +34,7 @@ impl Real {
                 std::fs::create_dir_all(home.join(".config/opencode")).unwrap();
                 let config = json!({"provider": {"scripted": {
                     "npm": "@ai-sdk/openai-compatible",
-                    "options": {"baseURL": format!("{}/v1", real.server.url()),
+                    "options": {"baseURL": format!("{}/v1", real.0.server.url()),
                                 "apiKey": "{env:SCRIPTED_API_KEY}"},
                     "models": {"m": {"name": "m"}}}}});
                 std::fs::write(
@@ -63,16 +49,16 @@ impl Real {
     }
 
     fn parent_env(&self) -> Vec<(OsString, OsString)> {
-        let url = self.server.url();
+        let url = self.0.server.url();
         let mut env: Vec<(&str, String)> = vec![
             ("PATH", std::env::var("PATH").unwrap_or_default()),
-            ("HOME", self.home.path().display().to_string()),
+            ("HOME", self.0.home.path().display().to_string()),
             // Gemini CLI writes its error reports there.
-            ("TMPDIR", self.home.path().display().to_string()),
+            ("TMPDIR", self.0.home.path().display().to_string()),
             ("GITHUB_TOKEN", FORGE_TOKEN.into()),
             ("GH_TOKEN", FORGE_TOKEN.into()),
         ];
-        match self.provider {
+        match self.0.provider {
             CliProvider::Gemini => env.extend([
                 ("GOOGLE_GEMINI_BASE_URL", url),
                 ("GEMINI_API_KEY", MODEL_KEY.into()),
@@ -89,16 +75,16 @@ impl Real {
     }
 
     fn agent(&self, tweak: impl FnOnce(&mut CliConfig)) -> CliAgent {
-        let mut config = real_cli_config(self.provider, self.parent_env());
+        let mut config = real_cli_config(self.0.provider, self.parent_env());
         config.model = Some(
-            match self.provider {
+            match self.0.provider {
                 CliProvider::Gemini => "gemini-2.5-pro",
                 CliProvider::Opencode => "scripted/m",
                 _ => "gpt-4.1",
             }
             .into(),
         );
-        if self.provider == CliProvider::Opencode {
+        if self.0.provider == CliProvider::Opencode {
             config.env.credentials = vec!["SCRIPTED_API_KEY".into()];
         }
         tweak(&mut config);
@@ -106,16 +92,17 @@ impl Real {
     }
 
     async fn triage(&self, tweak: impl FnOnce(&mut CliConfig)) -> Result<usize, AgentError> {
-        let ctx = AgentContext::new(self.sb.transcripts(), "triage");
+        let ctx = AgentContext::new(self.0.sb.transcripts(), "triage");
         let answer = self
             .agent(tweak)
-            .triage(&triage_task(&self.sb.worktree()), &ctx)
+            .triage(&triage_task(&self.0.sb.worktree()), &ctx)
             .await?;
         Ok(answer.items.len())
     }
 
     fn replies(&self) -> Vec<String> {
-        self.server
+        self.0
+            .server
             .requests()
             .into_iter()
             .filter(|r| r.exchange.is_some())
@@ -125,34 +112,18 @@ impl Real {
 
     /// The CLI's key reached the server; the forge token reached nothing.
     fn assert_key_and_no_forge_token(&self) {
-        let requests = self.server.requests();
-        assert!(
-            !requests.is_empty(),
-            "the CLI never called the model server"
-        );
-        for r in &requests {
-            assert!(
-                !r.contains(FORGE_TOKEN),
-                "forge token sent: {} {}",
-                r.method,
-                r.path
-            );
+        for r in self.0.assert_no_forge_token() {
             assert!(r.contains(MODEL_KEY), "no key: {} {}", r.method, r.path);
         }
-        for entry in std::fs::read_dir(self.sb.transcripts()).unwrap() {
+        for entry in std::fs::read_dir(self.0.sb.transcripts()).unwrap() {
             let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-            assert!(!text.contains(FORGE_TOKEN) && !text.contains("\"GITHUB_TOKEN\""));
+            assert!(!text.contains("\"GITHUB_TOKEN\""));
         }
     }
 }
 
 fn triage_answer() -> Value {
-    let item = |id: &str| {
-        json!({"id": id, "decision": "needs-human", "theme": null,
-               "reasoning": "A person should decide.",
-               "reply_hint": "A maintainer will look.", "pr_changed_evidence": false})
-    };
-    json!({"items": [item("T1"), item("T2")]})
+    needs_human_answer("A person should decide.")
 }
 
 fn all(step: Step) -> Vec<Exchange> {
@@ -222,6 +193,7 @@ async fn a_hanging_model_times_out(provider: CliProvider) {
     assert_timeout(&err, TimeoutKind::Idle);
     assert_within(started, Duration::from_secs(90));
     let requests: Vec<String> = real
+        .0
         .server
         .requests()
         .iter()
@@ -302,7 +274,7 @@ async fn gemini_a_rate_limited_provider_is_stopped_within_the_idle_timeout() {
     assert!(
         message.starts_with(&format!(
             "gemini: 429 Too Many Requests from {}: rate limited; gemini said: ",
-            real.server.url()
+            real.0.server.url()
         )),
         "{message}"
     );

@@ -9,7 +9,7 @@
 //!   100 comments: Shepherd's own `ReviewThreads` document
 //!   (`shepherd_forge::github::queries::REVIEW_THREADS`), by cursor;
 //! - `node-thread`: `node(id:)` of one long thread, its second page of
-//!   comments;
+//!   comments (Shepherd's `ThreadComments` document);
 //! - `rest-pull`: `GET /repos/{owner}/{repo}/pulls/1`.
 //!
 //! Run with `cargo bench -p shepherd-emulator --bench requests` (release
@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use shepherd_emulator::{Emulator, Scenario};
-use shepherd_forge::github::queries::REVIEW_THREADS;
+use shepherd_forge::github::queries::{REVIEW_THREADS, THREAD_COMMENTS};
 
 const SIZES: [usize; 3] = [100, 1_000, 10_000];
 const STARTS: usize = 3;
@@ -55,19 +55,6 @@ fn requests() -> usize {
 }
 /// Comments of the few long threads.
 const LONG: [usize; 3] = [150, 200, 260];
-
-const NODE_QUERY: &str = r#"
-query ThreadComments($id: ID!, $cursor: String) {
-  node(id: $id) {
-    ... on PullRequestReviewThread {
-      comments(first: 100, after: $cursor) {
-        totalCount
-        pageInfo { hasNextPage endCursor }
-        nodes { id databaseId body author { login } }
-      }
-    }
-  }
-}"#;
 
 /// The scale scenario with its three long threads first.
 fn scenario(threads: usize) -> Scenario {
@@ -213,7 +200,7 @@ fn main() {
 
             let variables = json!({ "id": long_thread, "cursor": comments_cursor });
             let times = timed(
-                || post(&client, &url, NODE_QUERY, &variables),
+                || post(&client, &url, THREAD_COMMENTS, &variables),
                 |a| {
                     let nodes = &parse(&a)["data"]["node"]["comments"]["nodes"];
                     assert_eq!(nodes.as_array().unwrap().len(), 50);

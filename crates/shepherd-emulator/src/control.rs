@@ -420,8 +420,13 @@ pub(crate) async fn act(shared: &Arc<Shared>, act: Act) -> Result<ActOutcome, Ac
                 .into_iter()
                 .map(|(path, contents)| (path, contents.map(String::into_bytes)))
                 .collect();
-            let message = message.unwrap_or_else(|| "Update files".to_owned());
-            let sha = crate::push::push_files(shared, &user, &branch, changes, &message)
+            let commit = crate::push::FileCommit {
+                author: user.clone(),
+                branch,
+                changes,
+                message: message.unwrap_or_else(|| "Update files".to_owned()),
+            };
+            let sha = crate::push::push_files(shared, commit)
                 .await
                 .map_err(|err| match err {
                     crate::push::ActPushError::NoBranch(b) => {

@@ -149,33 +149,35 @@ pub(crate) enum ActPushError {
     Scratch(#[source] std::io::Error),
 }
 
-/// A commit by `author` on `branch` changing `changes` (a path to its new
-/// contents, `None` to delete it), made with git plumbing, then processed
-/// as a push. Returns the new commit's SHA. Like a push over git, it runs to
-/// its end on a task of its own: a control client that goes away cannot
-/// leave the branch moved and the pull request's head behind.
+/// A commit to make with git plumbing: by `author` on `branch`, changing
+/// `changes` (a path to its new contents, `None` to delete it).
+pub(crate) struct FileCommit {
+    /// The author's login.
+    pub(crate) author: String,
+    /// The branch the commit goes on (its tip is the parent).
+    pub(crate) branch: String,
+    /// Each path changed, to its new contents or `None` (deleted).
+    pub(crate) changes: BTreeMap<String, Option<Vec<u8>>>,
+    /// The commit message.
+    pub(crate) message: String,
+}
+
+/// `commit`, made with git plumbing, then processed as a push. Returns the
+/// new commit's SHA. Like a push over git, it runs to its end on a task of
+/// its own: a control client that goes away cannot leave the branch moved
+/// and the pull request's head behind.
 pub(crate) async fn push_files(
     shared: &Arc<Shared>,
-    author: &str,
-    branch: &str,
-    changes: BTreeMap<String, Option<Vec<u8>>>,
-    message: &str,
+    commit: FileCommit,
 ) -> Result<String, ActPushError> {
     let shared = Arc::clone(shared);
-    let (author, branch, message) = (author.to_owned(), branch.to_owned(), message.to_owned());
-    tokio::spawn(async move { commit_and_push(&shared, &author, &branch, changes, &message).await })
+    tokio::spawn(async move { commit_and_push(&shared, commit).await })
         .await
         .map_err(|join| ActPushError::Git(panicked("push", join)))?
 }
 
 /// [`push_files`], in the task that runs it.
-async fn commit_and_push(
-    shared: &Arc<Shared>,
-    author: &str,
-    branch: &str,
-    changes: BTreeMap<String, Option<Vec<u8>>>,
-    message: &str,
-) -> Result<String, ActPushError> {
+async fn commit_and_push(shared: &Arc<Shared>, commit: FileCommit) -> Result<String, ActPushError> {
     let _guard = shared.push_lock.lock().await;
     let (git_dir, epoch) = {
         let state = shared.read();
@@ -186,21 +188,20 @@ async fn commit_and_push(
         .tempdir_in(&shared.work_dir)
         .map_err(ActPushError::Scratch)?;
     let git_env = shared.git.clone();
-    let (branch_owned, author_owned, message_owned) =
-        (branch.to_owned(), author.to_owned(), message.to_owned());
+    let (branch, author) = (commit.branch.clone(), commit.author.clone());
     let index = scratch.path().join("index");
     let sha = tokio::task::spawn_blocking(move || -> Result<String, ActPushError> {
-        let reference = format!("refs/heads/{branch_owned}");
+        let reference = format!("refs/heads/{}", commit.branch);
         let parent = git::resolve_commit(&git_env, &git_dir, &reference)
-            .ok_or_else(|| ActPushError::NoBranch(branch_owned.clone()))?;
+            .ok_or_else(|| ActPushError::NoBranch(commit.branch.clone()))?;
         let sha = git::commit_files(
             &git_env,
             &git_dir,
             &NewCommit {
                 parent: &parent,
-                changes: &changes,
-                author_login: &author_owned,
-                message: &message_owned,
+                changes: &commit.changes,
+                author_login: &commit.author,
+                message: &commit.message,
                 epoch,
                 index: &index,
             },
@@ -210,7 +211,7 @@ async fn commit_and_push(
     })
     .await
     .map_err(|join| ActPushError::Git(panicked("commit", join)))??;
-    let moved = shared.write().move_branch(branch, &sha);
-    process_moves(shared, &moved, author).await?;
+    let moved = shared.write().move_branch(&branch, &sha);
+    process_moves(shared, &moved, &author).await?;
     Ok(sha)
 }

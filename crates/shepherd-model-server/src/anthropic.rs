@@ -23,23 +23,19 @@ pub const STRUCTURED_OUTPUT_TOOL: &str = "StructuredOutput";
 /// the number of `tool_result` blocks, the working directory Claude Code
 /// states in its system prompt ("Primary working directory: ...").
 pub(crate) fn conversation(body: &Value) -> Conversation {
-    let mut conv = Conversation {
-        model: body.get("model").and_then(Value::as_str).map(str::to_owned),
-        stream: body.get("stream").and_then(Value::as_bool) == Some(true),
-        ..Conversation::default()
-    };
+    let mut conv = Conversation::of_request(body);
     let messages = body.get("messages").and_then(Value::as_array);
     for message in messages.into_iter().flatten() {
         let role = message.get("role").and_then(Value::as_str);
         match message.get("content") {
-            Some(Value::String(s)) if role == Some("user") => push_text(&mut conv.user_text, s),
+            Some(Value::String(s)) if role == Some("user") => conv.push_user_text(s),
             Some(Value::Array(blocks)) => {
                 for block in blocks {
                     match block.get("type").and_then(Value::as_str) {
                         Some("tool_result") => conv.tool_results += 1,
                         Some("text") if role == Some("user") => {
                             if let Some(t) = block.get("text").and_then(Value::as_str) {
-                                push_text(&mut conv.user_text, t);
+                                conv.push_user_text(t);
                             }
                         }
                         _ => {}
@@ -51,13 +47,6 @@ pub(crate) fn conversation(body: &Value) -> Conversation {
     }
     conv.cwd = find_after(&body.to_string(), "Primary working directory: ");
     conv
-}
-
-fn push_text(all: &mut String, text: &str) {
-    if !all.is_empty() {
-        all.push('\n');
-    }
-    all.push_str(text);
 }
 
 /// The rest of the line after `marker` in `haystack` (JSON-escaped text:

@@ -42,10 +42,7 @@ pub(crate) fn conversation(body: &Value, path: &str) -> Conversation {
                 if conv.cwd.is_none() {
                     conv.cwd = workspace_dir(t);
                 }
-                if !conv.user_text.is_empty() {
-                    conv.user_text.push('\n');
-                }
-                conv.user_text.push_str(t);
+                conv.push_user_text(t);
             }
         }
     }

@@ -37,21 +37,14 @@ fn content_text(message: &Value) -> String {
 /// the number of `tool` messages, the tools offered, the working directory
 /// its system prompt states.
 pub(crate) fn conversation(body: &Value) -> Conversation {
-    let mut conv = Conversation {
-        model: body.get("model").and_then(Value::as_str).map(str::to_owned),
-        stream: body.get("stream").and_then(Value::as_bool) == Some(true),
-        ..Conversation::default()
-    };
+    let mut conv = Conversation::of_request(body);
     let messages = body.get("messages").and_then(Value::as_array);
     for message in messages.into_iter().flatten() {
         match message.get("role").and_then(Value::as_str) {
             Some("tool") => conv.tool_results += 1,
             Some("user") => {
                 let text = content_text(message);
-                if !conv.user_text.is_empty() {
-                    conv.user_text.push('\n');
-                }
-                conv.user_text.push_str(&text);
+                conv.push_user_text(&text);
             }
             Some("system") if conv.cwd.is_none() => {
                 let text = content_text(message);

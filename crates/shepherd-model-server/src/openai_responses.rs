@@ -20,11 +20,7 @@ use crate::sse;
 /// number of `*_call_output` items, codex's `<cwd>` in its environment
 /// context.
 pub(crate) fn conversation(body: &Value) -> Conversation {
-    let mut conv = Conversation {
-        model: body.get("model").and_then(Value::as_str).map(str::to_owned),
-        stream: body.get("stream").and_then(Value::as_bool) == Some(true),
-        ..Conversation::default()
-    };
+    let mut conv = Conversation::of_request(body);
     let items = body.get("input").and_then(Value::as_array);
     for item in items.into_iter().flatten() {
         let kind = item
@@ -39,11 +35,11 @@ pub(crate) fn conversation(body: &Value) -> Conversation {
             continue;
         }
         match item.get("content") {
-            Some(Value::String(s)) => push_text(&mut conv.user_text, s),
+            Some(Value::String(s)) => conv.push_user_text(s),
             Some(Value::Array(parts)) => {
                 for part in parts {
                     if let Some(t) = part.get("text").and_then(Value::as_str) {
-                        push_text(&mut conv.user_text, t);
+                        conv.push_user_text(t);
                     }
                 }
             }
@@ -52,13 +48,6 @@ pub(crate) fn conversation(body: &Value) -> Conversation {
     }
     conv.cwd = between(&conv.user_text, "<cwd>", "</cwd>");
     conv
-}
-
-fn push_text(all: &mut String, text: &str) {
-    if !all.is_empty() {
-        all.push('\n');
-    }
-    all.push_str(text);
 }
 
 fn between(s: &str, open: &str, close: &str) -> Option<String> {

@@ -383,6 +383,25 @@ pub struct Conversation {
 }
 
 impl Conversation {
+    /// An empty conversation of a JSON request `body` that names its
+    /// `model` and asks for streaming with `"stream": true` (the OpenAI and
+    /// Anthropic APIs): what the messages say is read by the caller.
+    pub(crate) fn of_request(body: &Value) -> Self {
+        Conversation {
+            model: body.get("model").and_then(Value::as_str).map(str::to_owned),
+            stream: body.get("stream").and_then(Value::as_bool) == Some(true),
+            ..Conversation::default()
+        }
+    }
+
+    /// `text` added to [`Self::user_text`], on a line of its own.
+    pub(crate) fn push_user_text(&mut self, text: &str) {
+        if !self.user_text.is_empty() {
+            self.user_text.push('\n');
+        }
+        self.user_text.push_str(text);
+    }
+
     /// `path` made absolute against [`Self::cwd`] when it is relative.
     pub fn resolve(&self, path: &str) -> String {
         match &self.cwd {

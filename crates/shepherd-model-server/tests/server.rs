@@ -14,6 +14,11 @@ fn messages(text: &str, tool_results: usize, stream: bool) -> Value {
            "system": "Env\n - Primary working directory: /wt\n"})
 }
 
+/// The body of the answer to `request`, as text.
+async fn answer_text(request: reqwest::RequestBuilder) -> String {
+    request.send().await.unwrap().text().await.unwrap()
+}
+
 #[tokio::test]
 async fn anthropic_steps_failures_and_records() {
     let server = ModelServer::start(Script::new(vec![
@@ -41,33 +46,29 @@ async fn anthropic_steps_failures_and_records() {
             .post(format!("{}/v1/messages?beta=true", server.url()))
             .header("x-api-key", "sk-test")
             .json(&body)
-            .send()
     };
-    let limited = post(messages("the triage agent", 0, false)).await.unwrap();
-    assert_eq!(limited.status(), 429);
-    assert_eq!(limited.headers()["retry-after"], "2");
-    let first: Value = post(messages("the triage agent", 0, false))
-        .await
-        .unwrap()
-        .json()
+    let limited = post(messages("the triage agent", 0, false))
+        .send()
         .await
         .unwrap();
+    assert_eq!(limited.status(), 429);
+    assert_eq!(limited.headers()["retry-after"], "2");
+    let first = answer_text(post(messages("the triage agent", 0, false))).await;
+    let first: Value = serde_json::from_str(&first).unwrap();
     assert_eq!(first["stop_reason"], "tool_use");
     assert_eq!(first["content"][0]["name"], "Read");
     assert_eq!(first["content"][0]["input"]["file_path"], "/wt/a.rs");
-    let streamed = post(messages("the triage agent", 1, true))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let streamed = answer_text(post(messages("the triage agent", 1, true))).await;
     assert!(streamed.contains("event: message_start"), "{streamed}");
     assert!(
         streamed.contains("\"name\":\"StructuredOutput\""),
         "{streamed}"
     );
     assert!(streamed.contains(r#"{\"items\":[]}"#), "{streamed}");
-    let other = post(messages("a fix agent", 0, false)).await.unwrap();
+    let other = post(messages("a fix agent", 0, false))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(other.status(), 401);
     let body: Value = other.json().await.unwrap();
     assert_eq!(body["error"]["type"], "authentication_error");
@@ -114,15 +115,7 @@ async fn responses_stream_function_calls_then_the_answer() {
     let url = format!("{}/v1/responses", server.url());
     let (client_ref, url_ref) = (&client, &url);
     let post = |outputs: usize| async move {
-        client_ref
-            .post(url_ref)
-            .json(&body(outputs))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
+        answer_text(client_ref.post(url_ref).json(&body(outputs))).await
     };
     let first = post(0).await;
     assert!(first.contains("\"name\":\"exec_command\""), "{first}");

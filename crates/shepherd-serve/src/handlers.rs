@@ -4,7 +4,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{Form, Path, Query, State};
+use axum::extract::{Form, FromRequest, FromRequestParts, Path, Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
@@ -182,6 +182,39 @@ fn csrf_ok(app: &AppState, fields: &Fields) -> bool {
     field(fields, "csrf").is_some_and(|v| app.secret.matches(v))
 }
 
+/// A form the dashboard posts about run `id` (approve, reject, resume),
+/// its CSRF secret checked: a form without this start's secret is
+/// answered 403 before any handler runs.
+struct RunForm {
+    app: Arc<AppState>,
+    id: String,
+    fields: Fields,
+}
+
+impl FromRequest<Arc<AppState>> for RunForm {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, app: &Arc<AppState>) -> Result<Self, Response> {
+        let (mut parts, body) = req.into_parts();
+        let Path(id) = Path::<String>::from_request_parts(&mut parts, app)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let Form(fields) = Form::<Fields>::from_request(Request::from_parts(parts, body), app)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        if !csrf_ok(app, &fields) {
+            return Err(auth::forbidden(
+                "the form does not carry this start's secret",
+            ));
+        }
+        Ok(RunForm {
+            app: app.clone(),
+            id,
+            fields,
+        })
+    }
+}
+
 fn parse_decision(word: &str) -> Option<Decision> {
     serde_json::from_value(serde_json::Value::String(word.trim().to_owned())).ok()
 }
@@ -251,14 +284,7 @@ async fn start_resume(app: &AppState, id: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())?
 }
 
-async fn approve(
-    State(app): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    Form(fields): Form<Fields>,
-) -> Response {
-    if !csrf_ok(&app, &fields) {
-        return auth::forbidden("the form does not carry this start's secret");
-    }
+async fn approve(RunForm { app, id, fields }: RunForm) -> Response {
     if let Err(r) = paused(&app, &id).await {
         return r;
     }
@@ -287,14 +313,7 @@ async fn approve(
     Redirect::to(&format!("/runs/{id}")).into_response()
 }
 
-async fn reject(
-    State(app): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    Form(fields): Form<Fields>,
-) -> Response {
-    if !csrf_ok(&app, &fields) {
-        return auth::forbidden("the form does not carry this start's secret");
-    }
+async fn reject(RunForm { app, id, .. }: RunForm) -> Response {
     if let Err(r) = paused(&app, &id).await {
         return r;
     }
@@ -306,14 +325,7 @@ async fn reject(
     }
 }
 
-async fn resume(
-    State(app): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    Form(fields): Form<Fields>,
-) -> Response {
-    if !csrf_ok(&app, &fields) {
-        return auth::forbidden("the form does not carry this start's secret");
-    }
+async fn resume(RunForm { app, id, .. }: RunForm) -> Response {
     let run = match load_run(&app, &id).await {
         Ok(r) => r,
         Err(e) => return e.into_response(),

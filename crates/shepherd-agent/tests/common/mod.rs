@@ -12,6 +12,9 @@ use shepherd_core::model::{
     Author, AuthorKind, Comment, ForgeKind, ReviewThread, TopLevelComment, TopLevelKind,
 };
 
+mod real_cli;
+pub use real_cli::*;
+
 pub const FAKE_AGENT: &str = env!("CARGO_BIN_EXE_fake-agent");
 
 pub fn pr() -> PrContext {

@@ -328,6 +328,28 @@ pub(crate) fn paginate_slice<T, N>(
     })
 }
 
+/// Like [`paginate_slice`], of only the `items` the viewer may see
+/// (`visible`); `hides_nothing` (every item visible) skips the filter.
+pub(crate) fn paginate_visible<T, N>(
+    connection: &str,
+    items: &[T],
+    id: impl Fn(&T) -> u64,
+    (visible, hides_nothing): (impl Fn(&T) -> bool, bool),
+    args: &PageArgs,
+    node: impl Fn(usize) -> N,
+) -> Result<Page<N>, async_graphql::Error> {
+    if hides_nothing {
+        return paginate_slice(connection, items, id, args, node);
+    }
+    let shown = items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| visible(item))
+        .map(|(index, item)| (id(item), index))
+        .collect();
+    paginate_by(connection, shown, args, node)
+}
+
 /// Selects the page of `items` (ascending database ids) that `args` ask for.
 pub(crate) fn paginate<T>(
     connection: &str,

@@ -10,7 +10,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::common::{
-    parse_body, parse_id, require_write, visible_repository, with_link, ApiError, Paging, Req,
+    parse_body, parse_id, require_write, visible_repository, with_link, ApiError, List, Paging,
+    Repo, Req, Scoped,
 };
 use super::downloads::job_log_download_url;
 use super::json::{
@@ -255,20 +256,11 @@ pub(crate) async fn branch_rules(
 
 /// `GET …/actions/runs` (`head_sha`, `branch`, `event`, `status`), newest first.
 pub(crate) async fn list_workflow_runs(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
-    let shas: Vec<String> = {
-        let state = shared.read();
-        visible_repository(&state, &viewer, &owner, &repo)?;
-        state
-            .ci
-            .workflow_runs
-            .iter()
-            .map(|r| r.head_sha.clone())
-            .collect()
-    };
+    Scoped(shared, _, api, paging, Repo): List<Repo>,
+) -> Response {
+    let shas: Vec<String> = (shared.read().ci.workflow_runs.iter())
+        .map(|r| r.head_sha.clone())
+        .collect();
     let commits = commit_details(&shared, dedup(shas)).await;
     let state = shared.read();
     let param = |name: &str| paging.params.get(name).cloned();
@@ -293,7 +285,7 @@ pub(crate) async fn list_workflow_runs(
         })
         .map(|r| workflow_run_json(&state, r, commits.get(&r.head_sha), &api))
         .collect();
-    Ok(paging.counted(&shared.base_url, "workflow_runs", items))
+    paging.counted(&shared.base_url, "workflow_runs", items)
 }
 
 fn dedup(mut shas: Vec<String>) -> Vec<String> {

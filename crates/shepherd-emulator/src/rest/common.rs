@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, OriginalUri, Query};
+use axum::extract::{FromRequestParts, OriginalUri, Path, Query};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -156,6 +156,90 @@ impl FromRequestParts<Arc<Shared>> for Req {
             .await
             .unwrap_or_else(|never| match never {});
         Ok(Req(Arc::clone(shared), viewer, api))
+    }
+}
+
+/// What a handler of something the path names takes, as `Scoped(shared,
+/// viewer, api, extra, target)`: [`Req`], then `extra` ([`Paging`] for a
+/// list, `()` otherwise), then the path's `target`, which the viewer must
+/// see (404 otherwise); extracted in that order.
+pub(crate) struct Scoped<P, T>(
+    pub(crate) Arc<Shared>,
+    pub(crate) Viewer,
+    pub(crate) String,
+    pub(crate) P,
+    pub(crate) T,
+);
+
+/// A list of what the path names (`extra` is its [`Paging`]).
+pub(crate) type List<T> = Scoped<Paging, T>;
+
+/// A read of what the path names.
+pub(crate) type Read<T> = Scoped<(), T>;
+
+/// What a path can name for [`Scoped`]: the repository, a pull request.
+pub(crate) trait Visible: Sized {
+    /// The path's parameters that name it.
+    type Path: DeserializeOwned + Send;
+
+    /// What `path` names, when `viewer` may see it (404 otherwise).
+    fn visible(path: Self::Path, state: &EmulatorState, viewer: &Viewer) -> Result<Self, ApiError>;
+}
+
+/// The repository `…/{owner}/{repo}` names.
+pub(crate) struct Repo;
+
+impl Visible for Repo {
+    type Path = (String, String);
+
+    fn visible(
+        (owner, repo): Self::Path,
+        state: &EmulatorState,
+        viewer: &Viewer,
+    ) -> Result<Self, ApiError> {
+        visible_repository(state, viewer, &owner, &repo).map(|_| Repo)
+    }
+}
+
+/// The pull request `…/{owner}/{repo}/{pulls|issues}/{number}` names: its
+/// number.
+pub(crate) struct Pr(pub(crate) u64);
+
+impl Visible for Pr {
+    type Path = (String, String, String);
+
+    fn visible(
+        (owner, repo, number): Self::Path,
+        state: &EmulatorState,
+        viewer: &Viewer,
+    ) -> Result<Self, ApiError> {
+        visible_pull_request(state, viewer, &owner, &repo, &number).map(|pr| Pr(pr.number))
+    }
+}
+
+impl<P, T> FromRequestParts<Arc<Shared>> for Scoped<P, T>
+where
+    P: FromRequestParts<Arc<Shared>> + Send,
+    T: Visible + Send,
+{
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, Self::Rejection> {
+        let Req(shared, viewer, api) = Req::from_request_parts(parts, shared)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let extra = P::from_request_parts(parts, &shared)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let Path(path) = Path::<T::Path>::from_request_parts(parts, &shared)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let target =
+            T::visible(path, &shared.read(), &viewer).map_err(IntoResponse::into_response)?;
+        Ok(Scoped(shared, viewer, api, extra, target))
     }
 }
 

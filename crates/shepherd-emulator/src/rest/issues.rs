@@ -11,30 +11,25 @@ use serde_json::Value;
 
 use super::common::{
     commentable_pull_request, parse_body, parse_id, require_write, required_body,
-    visible_pull_request, visible_repository, ApiError, Paging, Req,
+    visible_pull_request, visible_repository, ApiError, List, Pr, Read, Req, Scoped,
 };
 use super::json::{issue_comment_json, issue_json, label_event_json, labels_json};
-use crate::auth::Viewer;
-use crate::shared::Shared;
 
 /// `GET …/issues/{number}`: the pull request as an issue.
 pub(crate) async fn get_issue(
-    Req(shared, viewer, api): Req,
-    Path((owner, repo, number)): Path<(String, String, String)>,
+    Scoped(shared, _, api, (), Pr(number)): Read<Pr>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     Ok(Json(issue_json(&state, pr, &api)))
 }
 
 /// `GET …/issues/{number}/comments`, oldest first, `since` honoured.
 pub(crate) async fn list_issue_comments(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo, number)): Path<(String, String, String)>,
+    Scoped(shared, _, api, paging, Pr(number)): List<Pr>,
 ) -> Result<Response, ApiError> {
     let state = shared.read();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     let since = paging.params.get("since").cloned();
     let comments: Vec<_> = pr
         .issue_comments
@@ -98,12 +93,10 @@ pub(crate) async fn get_issue_comment(
 /// `labeled` and `unlabeled` events, with their actor (the only issue
 /// events the emulator records).
 pub(crate) async fn list_issue_events(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo, number)): Path<(String, String, String)>,
+    Scoped(shared, _, api, paging, Pr(number)): List<Pr>,
 ) -> Result<Response, ApiError> {
     let state = shared.read();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     let events: Vec<_> = pr.label_events.iter().collect();
     Ok(paging.array_of(&shared.base_url, events, |e| {
         label_event_json(&state, e, &api)
@@ -112,11 +105,10 @@ pub(crate) async fn list_issue_events(
 
 /// `GET …/issues/{number}/labels`.
 pub(crate) async fn list_labels(
-    Req(shared, viewer, api): Req,
-    Path((owner, repo, number)): Path<(String, String, String)>,
+    Scoped(shared, _, api, (), Pr(number)): Read<Pr>,
 ) -> Result<Json<Value>, ApiError> {
     let state = shared.read();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     Ok(Json(labels_json(&state, pr, &api)))
 }
 
@@ -159,67 +151,27 @@ fn label_names(body: &Bytes) -> Result<Vec<String>, ApiError> {
         .collect())
 }
 
-/// Which change a labels request makes.
-#[derive(Clone, Copy)]
-enum LabelsChange {
-    Add,
-    Replace,
-}
-
-/// `POST …/issues/{number}/labels`: adds the labels, answers every label
-/// of the issue.
-pub(crate) async fn add_labels(
+/// `POST …/issues/{number}/labels` (`REPLACE` false): adds the labels;
+/// `PUT` (`REPLACE` true): the issue's labels become the ones given
+/// (GitHub's "Set labels for an issue"; `[]` removes every label), each one
+/// removed or added with its event. Either answers every label of the issue.
+pub(crate) async fn change_labels<const REPLACE: bool>(
     Req(shared, viewer, api): Req,
     Path((owner, repo, number)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    change_labels(
-        &shared,
-        &viewer,
-        &api,
-        (&owner, &repo, &number),
-        &body,
-        LabelsChange::Add,
-    )
-}
-
-/// `PUT …/issues/{number}/labels`: the issue's labels become the ones
-/// given (GitHub's "Set labels for an issue"; `[]` removes every label),
-/// each one removed or added with its event; answers every label.
-pub(crate) async fn set_labels(
-    Req(shared, viewer, api): Req,
-    Path((owner, repo, number)): Path<(String, String, String)>,
-    body: Bytes,
-) -> Result<Json<Value>, ApiError> {
-    change_labels(
-        &shared,
-        &viewer,
-        &api,
-        (&owner, &repo, &number),
-        &body,
-        LabelsChange::Replace,
-    )
-}
-
-fn change_labels(
-    shared: &Shared,
-    viewer: &Viewer,
-    api: &str,
-    (owner, repo, number): (&str, &str, &str),
-    body: &Bytes,
-    change: LabelsChange,
-) -> Result<Json<Value>, ApiError> {
-    let names = label_names(body)?;
+    let names = label_names(&body)?;
     let mut state = shared.write();
-    let pr = visible_pull_request(&state, viewer, owner, repo, number)?;
+    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
     let number = pr.number;
-    require_write(viewer)?;
-    match change {
-        LabelsChange::Add => state.apply_add_labels(number, &viewer.login, &names)?,
-        LabelsChange::Replace => state.apply_set_labels(number, &viewer.login, &names)?,
+    require_write(&viewer)?;
+    if REPLACE {
+        state.apply_set_labels(number, &viewer.login, &names)?;
+    } else {
+        state.apply_add_labels(number, &viewer.login, &names)?;
     }
     let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
-    Ok(Json(labels_json(&state, pr, api)))
+    Ok(Json(labels_json(&state, pr, &api)))
 }
 
 /// `DELETE …/issues/{number}/labels/{name}`: answers the labels left; 404

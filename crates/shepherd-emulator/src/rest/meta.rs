@@ -8,7 +8,7 @@ use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{visible_repository, Api, ApiError, Authed, Paging, Req};
+use super::common::{visible_repository, Api, ApiError, Authed, List, Repo, Req, Scoped};
 use super::json::web_root;
 use crate::state::RepositoryRecord;
 
@@ -75,15 +75,14 @@ fn workflow_json(repo: &RepositoryRecord, name: &str, api: &str) -> Value {
 }
 
 /// `GET …/actions/workflows`: the one workflow.
-pub(crate) async fn list_workflows(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
+pub(crate) async fn list_workflows(Scoped(shared, _, api, paging, Repo): List<Repo>) -> Response {
     let state = shared.read();
-    let record = visible_repository(&state, &viewer, &owner, &repo)?;
-    let items = vec![workflow_json(record, &shared.scenario.ci.workflow, &api)];
-    Ok(paging.counted(&shared.base_url, "workflows", items))
+    let items = vec![workflow_json(
+        &state.repository,
+        &shared.scenario.ci.workflow,
+        &api,
+    )];
+    paging.counted(&shared.base_url, "workflows", items)
 }
 
 /// `GET …/actions/workflows/{workflow_id}`: the workflow by id (`1`) or

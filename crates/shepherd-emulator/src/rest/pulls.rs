@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::common::{
     commentable_pull_request, parse_body, parse_id, require_write, required_body,
-    visible_pull_request, visible_repository, ApiError, Paging, Req,
+    visible_pull_request, visible_repository, ApiError, List, Paging, Pr, Repo, Req, Scoped,
 };
 use super::json::{commit_json, file_json, pull_request_json, review_comment_json, review_json};
 use super::lookup::commit_details;
@@ -22,12 +22,10 @@ use crate::scenario::{PullRequestStatus, ReviewStateSpec, Side};
 use crate::state::{NewThread, PullRequestEdit, PullRequestRecord, State as EmulatorState};
 
 pub(crate) async fn list_pull_requests(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
+    Scoped(shared, _, api, paging, Repo): List<Repo>,
+) -> Response {
     let state = shared.read();
-    let record = visible_repository(&state, &viewer, &owner, &repo)?;
+    let record = &state.repository;
     let wanted = paging.params.get("state").map_or("open", String::as_str);
     let items: Vec<Value> = state
         .pull_requests
@@ -39,7 +37,7 @@ pub(crate) async fn list_pull_requests(
         })
         .map(|pr| pull_request_json(&state, record, pr, &api))
         .collect();
-    Ok(paging.array(&shared.base_url, items))
+    paging.array(&shared.base_url, items)
 }
 
 #[derive(Deserialize)]
@@ -94,16 +92,12 @@ pub(crate) async fn get_pull_request(
 
 /// `GET …/pulls/{number}/commits`, oldest first.
 pub(crate) async fn list_pull_request_commits(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo, number)): Path<(String, String, String)>,
+    Scoped(shared, _, api, paging, Pr(number)): List<Pr>,
 ) -> Result<Response, ApiError> {
-    let commits = {
-        let state = shared.read();
-        visible_pull_request(&state, &viewer, &owner, &repo, &number)?
-            .commits
-            .clone()
-    };
+    let commits = (shared.read().pull_request(number))
+        .ok_or(ApiError::NotFound)?
+        .commits
+        .clone();
     let details = commit_details(&shared, commits.clone()).await;
     let state = shared.read();
     let items = commits
@@ -116,12 +110,10 @@ pub(crate) async fn list_pull_request_commits(
 
 /// `GET …/pulls/{number}/files`: the PR's diff, file by file.
 pub(crate) async fn list_pull_request_files(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo, number)): Path<(String, String, String)>,
+    Scoped(shared, _, api, paging, Pr(number)): List<Pr>,
 ) -> Result<Response, ApiError> {
     let state = shared.read();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     let full_name = state.repository.full_name();
     let items = pr
         .diff
@@ -185,12 +177,10 @@ fn comment_json(
 /// `GET …/pulls/{number}/comments`: the review comments the viewer sees,
 /// oldest first.
 pub(crate) async fn list_review_comments(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo, number)): Path<(String, String, String)>,
+    Scoped(shared, viewer, api, paging, Pr(number)): List<Pr>,
 ) -> Result<Response, ApiError> {
     let state = shared.read();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     let mut comments: Vec<_> = pr
         .threads
         .iter()
@@ -350,7 +340,7 @@ pub(crate) async fn post_review_comment(
                 file_level,
                 text,
             )?;
-            let created = state.apply_new_thread(number, &viewer.login, thread)?;
+            let created = state.apply_new_thread(number, &viewer.login, thread, true)?;
             created.threads[0].1
         }
     };
@@ -361,12 +351,10 @@ pub(crate) async fn post_review_comment(
 
 /// `GET …/pulls/{number}/reviews`.
 pub(crate) async fn list_reviews(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo, number)): Path<(String, String, String)>,
+    Scoped(shared, viewer, api, paging, Pr(number)): List<Pr>,
 ) -> Result<Response, ApiError> {
     let state = shared.read();
-    let pr = visible_pull_request(&state, &viewer, &owner, &repo, &number)?;
+    let pr = state.pull_request(number).ok_or(ApiError::NotFound)?;
     // A pending review is its author's alone; only the page is rendered.
     let visible: Vec<_> = pr
         .reviews

@@ -10,7 +10,7 @@ use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::common::{visible_repository, ApiError, Paging, Req};
+use super::common::{visible_repository, ApiError, List, Repo, Req, Scoped};
 use super::json::{commit_json, label_json, repository_json};
 use super::lookup::visible_commit;
 use crate::git::{self, CommitDetail, Hunk};
@@ -117,18 +117,15 @@ pub(crate) async fn get_branch(
 
 /// `GET …/labels`: the repository's labels.
 pub(crate) async fn list_repository_labels(
-    Req(shared, viewer, api): Req,
-    paging: Paging,
-    Path((owner, repo)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
+    Scoped(shared, _, api, paging, Repo): List<Repo>,
+) -> Response {
     let state = shared.read();
-    let record = visible_repository(&state, &viewer, &owner, &repo)?;
     let items = state
         .labels
         .iter()
-        .map(|l| label_json(l, record, &api))
+        .map(|l| label_json(l, &state.repository, &api))
         .collect();
-    Ok(paging.array(&shared.base_url, items))
+    paging.array(&shared.base_url, items)
 }
 
 /// `GET …/labels/{name}`.

@@ -125,8 +125,8 @@ fn table() -> Table {
         &["GET", "POST", "PUT"],
         &at("/issues/{number}/labels"),
         get(issues::list_labels)
-            .post(issues::add_labels)
-            .put(issues::set_labels),
+            .post(issues::change_labels::<false>)
+            .put(issues::change_labels::<true>),
     )
     .route(
         &["DELETE"],

@@ -3,8 +3,8 @@
 //! review.
 
 use super::records::{
-    CreatedReview, LabelRecord, NewComment, NewThread, ReviewCommentRecord, ReviewRecord,
-    SystemNoteRecord, ThreadRecord, WriteError,
+    CreatedReview, LabelRecord, NewComment, NewThread, PullRequestRecord, ReviewCommentRecord,
+    ReviewRecord, SystemNoteRecord, ThreadRecord, WriteError,
 };
 use super::store::State;
 use crate::ids::{self, NodeKind};
@@ -25,6 +25,35 @@ impl State {
             let t = pr.threads.iter().position(|t| t.database_id == thread_id)?;
             Some((p, t))
         })
+    }
+
+    /// The pull request and index of review thread `thread_id` when `found`
+    /// accepts it (visible to the actor, published); a 404 otherwise.
+    fn thread_where(
+        &self,
+        thread_id: u64,
+        found: impl Fn(&PullRequestRecord, &ThreadRecord) -> bool,
+    ) -> Result<(usize, usize), WriteError> {
+        self.thread_location(thread_id)
+            .filter(|(p, t)| {
+                let pr = &self.pull_requests[*p];
+                found(pr, &pr.threads[*t])
+            })
+            .ok_or_else(|| WriteError::NotFound(String::new()))
+    }
+
+    /// A reply by `author` in thread `t` of PR `p`, in the review `review`
+    /// picks once the body passed (a refused body makes no review).
+    fn reply_in(
+        &mut self,
+        (p, t): (usize, usize),
+        author: &str,
+        body: &str,
+        review: impl FnOnce(&mut Self) -> u64,
+    ) -> Result<NewComment, WriteError> {
+        self.check_body(body)?;
+        let review_id = review(self);
+        Ok(self.push_reply(p, t, author, body, review_id))
     }
 
     /// Creates the label `name` in the repository unless it exists.
@@ -131,9 +160,7 @@ impl State {
             .filter(|(t, c)| pr.review_visible_to(pr.threads[*t].comments[*c].review_id, author))
             .map(|(t, _)| t)
             .ok_or_else(|| WriteError::NotFound("Not Found".into()))?;
-        self.check_body(body)?;
-        let review_id = self.review_for_comment(p, author);
-        Ok(self.push_reply(p, t, author, body, review_id))
+        self.reply_in((p, t), author, body, |s| s.review_for_comment(p, author))
     }
 
     /// GraphQL `addPullRequestReviewThreadReply`: a reply in thread
@@ -146,13 +173,8 @@ impl State {
         body: &str,
         review_id: Option<u64>,
     ) -> Result<NewComment, WriteError> {
-        let (p, t) = self
-            .thread_location(thread_id)
-            .filter(|(p, t)| {
-                let pr = &self.pull_requests[*p];
-                pr.thread_visible_to(&pr.threads[*t], author)
-            })
-            .ok_or_else(|| WriteError::NotFound(String::new()))?;
+        let (p, t) =
+            self.thread_where(thread_id, |pr, thread| pr.thread_visible_to(thread, author))?;
         self.check_body(body)?;
         let review_id = match review_id {
             Some(id) => {
@@ -181,13 +203,8 @@ impl State {
         may_write: bool,
         resolve: bool,
     ) -> Result<(u64, usize), WriteError> {
-        let (p, t) = self
-            .thread_location(thread_id)
-            .filter(|(p, t)| {
-                let pr = &self.pull_requests[*p];
-                pr.thread_visible_to(&pr.threads[*t], viewer)
-            })
-            .ok_or_else(|| WriteError::NotFound(String::new()))?;
+        let (p, t) =
+            self.thread_where(thread_id, |pr, thread| pr.thread_visible_to(thread, viewer))?;
         let pr = &self.pull_requests[p];
         if !may_write && pr.author != viewer {
             return Err(WriteError::Forbidden(format!(
@@ -220,16 +237,8 @@ impl State {
         author: &str,
         body: &str,
     ) -> Result<NewComment, WriteError> {
-        let (p, t) = self
-            .thread_location(thread_id)
-            .filter(|(p, t)| {
-                let pr = &self.pull_requests[*p];
-                pr.thread_published(&pr.threads[*t])
-            })
-            .ok_or_else(|| WriteError::NotFound(String::new()))?;
-        self.check_body(body)?;
-        let review_id = self.commented_review(p, author);
-        Ok(self.push_reply(p, t, author, body, review_id))
+        let (p, t) = self.thread_where(thread_id, |pr, thread| pr.thread_published(thread))?;
+        self.reply_in((p, t), author, body, |s| s.commented_review(p, author))
     }
 
     /// GitLab's `PUT …/discussions/:id?resolved=`: resolves or unresolves as
@@ -433,18 +442,6 @@ impl State {
         })
     }
 
-    /// A single new thread (REST `POST …/pulls/{n}/comments`): in the
-    /// author's pending review if they have one, else in a COMMENTED review
-    /// of its own.
-    pub(crate) fn apply_new_thread(
-        &mut self,
-        number: u64,
-        author: &str,
-        thread: NewThread,
-    ) -> Result<CreatedReview, WriteError> {
-        self.new_thread(number, author, thread, true)
-    }
-
     /// GitLab's `POST …/merge_requests/:iid/discussions`: a new thread
     /// posted at once (the API never adds it to the author's draft notes),
     /// in a COMMENTED review of its own. A thread with an empty `path` is
@@ -455,13 +452,13 @@ impl State {
         author: &str,
         thread: NewThread,
     ) -> Result<CreatedReview, WriteError> {
-        self.new_thread(number, author, thread, false)
+        self.apply_new_thread(number, author, thread, false)
     }
 
     /// A new thread of one comment on PR `number`, in the author's pending
-    /// review (`into_pending`, when they have one) or in a COMMENTED review
-    /// of its own.
-    pub(super) fn new_thread(
+    /// review (`into_pending`, when they have one: REST's `POST
+    /// …/pulls/{n}/comments`) or in a COMMENTED review of its own.
+    pub(crate) fn apply_new_thread(
         &mut self,
         number: u64,
         author: &str,

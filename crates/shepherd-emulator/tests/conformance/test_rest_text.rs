@@ -9,10 +9,14 @@ async fn a_pull_request_asked_for_as_a_diff_is_the_diff() {
     let emu = start(EmulatedForge::GitHub).await;
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
     for root in [emu.api_url(), emu.enterprise_api_url()] {
-        let response = client
-            .get(format!("{root}/repos/acme/widgets/pulls/1"))
+        // Pull request 1, as Alice.
+        let pull = || {
+            client
+                .get(format!("{root}/repos/acme/widgets/pulls/1"))
+                .header("authorization", format!("token {ALICE}"))
+        };
+        let response = pull()
             .header("accept", "application/vnd.github.diff")
-            .header("authorization", format!("token {ALICE}"))
             .send()
             .await
             .unwrap();
@@ -34,15 +38,7 @@ async fn a_pull_request_asked_for_as_a_diff_is_the_diff() {
         assert!(text.contains("\n+line 5\n"), "{text}");
         assert!(text.ends_with('\n'), "{text}");
         // Without the media type it is the JSON object.
-        let json: serde_json::Value = client
-            .get(format!("{root}/repos/acme/widgets/pulls/1"))
-            .header("authorization", format!("token {ALICE}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let json: serde_json::Value = pull().send().await.unwrap().json().await.unwrap();
         assert_eq!(json["number"], 1);
     }
 }

@@ -319,6 +319,22 @@ pub async fn idle(emu: &RunningEmulator) {
     );
 }
 
+/// dev's push of `files` (a path to its contents, `None` to delete it) on
+/// the demo's `feature/login` with `message`, and everything it set off
+/// (CI, bots) done: the new head.
+pub async fn demo_push(
+    emu: &RunningEmulator,
+    files: std::collections::BTreeMap<String, Option<String>>,
+    message: &str,
+) -> String {
+    let sha = emu
+        .act_push("dev", "feature/login", files, message)
+        .await
+        .unwrap();
+    idle(emu).await;
+    sha
+}
+
 /// The PR's review threads as `viewer` sees them (first 100, comments 100).
 pub async fn threads(emu: &RunningEmulator, token: &str) -> Vec<Value> {
     let body = graphql(

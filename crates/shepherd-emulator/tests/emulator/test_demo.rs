@@ -189,11 +189,7 @@ async fn demo_ci_passes_on_base_and_head_and_fails_on_a_broken_test() {
     let strings = file_at(&emu, &head, "src/util/strings.sh")
         .replace("tr '[:upper:]' '[:lower:]'", "tr '[:lower:]' '[:upper:]'");
     let files = BTreeMap::from([("src/util/strings.sh".to_owned(), Some(strings))]);
-    let broken = emu
-        .act_push("dev", "feature/login", files, "Break lc")
-        .await
-        .unwrap();
-    idle(&emu).await;
+    let broken = demo_push(&emu, files, "Break lc").await;
     assert_eq!(conclusion(&emu, &broken).await, "failure");
     let runs = demo_check_runs(&emu, &broken).await;
     let text = runs[0]["output"]["text"].as_str().unwrap();
@@ -280,11 +276,7 @@ async fn demo_suggestions_apply_and_the_bot_asks_for_a_second_round() {
     // Round 2: the bot's suggestion (an empty block) deletes the line.
     let (files, applied) = apply_suggestions(&emu, std::slice::from_ref(todo));
     assert_eq!(applied, 1);
-    let round2 = emu
-        .act_push("dev", "feature/login", files, "Drop the TODO")
-        .await
-        .unwrap();
-    idle(&emu).await;
+    let round2 = demo_push(&emu, files, "Drop the TODO").await;
     assert_eq!(conclusion(&emu, &round2).await, "success");
     assert!(!file_at(&emu, &round2, "src/auth/token.sh").contains("TODO"));
     assert_eq!(

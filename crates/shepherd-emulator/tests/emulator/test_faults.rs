@@ -31,6 +31,21 @@ async fn reply(
     .await
 }
 
+/// The status of alice's `GET` of PR 1.
+async fn pull_status(emu: &shepherd_emulator::RunningEmulator) -> u16 {
+    rest_get(&emu.api_url(), "/repos/acme/widgets/pulls/1", Some(ALICE))
+        .await
+        .0
+}
+
+/// The status of alice's conversation comment `x` on PR 1.
+async fn comment_status(emu: &shepherd_emulator::RunningEmulator) -> u16 {
+    let comment = json!({ "body": "x" });
+    rest_post(emu, "/repos/acme/widgets/issues/1/comments", ALICE, comment)
+        .await
+        .0
+}
+
 fn replies_in_state(emu: &shepherd_emulator::RunningEmulator) -> usize {
     emu.state_json()["pull_requests"][0]["threads"][0]["comments"]
         .as_array()
@@ -84,12 +99,7 @@ async fn every_call_fails_with_a_given_status_and_body_until_cleared() {
     // Other routes are untouched.
     assert_eq!(rest_get(&emu.api_url(), "/user", Some(ALICE)).await.0, 200);
     assert!(emu.clear_fault(id));
-    assert_eq!(
-        rest_get(&emu.api_url(), "/repos/acme/widgets/pulls/1", Some(ALICE))
-            .await
-            .0,
-        200
-    );
+    assert_eq!(pull_status(&emu).await, 200);
 }
 
 #[tokio::test]
@@ -236,18 +246,8 @@ async fn scenario_faults_are_active_from_the_start_and_listed() {
     assert_eq!(state["faults"][0]["effect"], "status");
     assert_eq!(state["faults"][0]["nth"], 1);
     assert_eq!(state["faults"][0]["calls"], 0);
-    assert_eq!(
-        rest_get(&emu.api_url(), "/repos/acme/widgets/pulls/1", Some(ALICE))
-            .await
-            .0,
-        404
-    );
-    assert_eq!(
-        rest_get(&emu.api_url(), "/repos/acme/widgets/pulls/1", Some(ALICE))
-            .await
-            .0,
-        200
-    );
+    assert_eq!(pull_status(&emu).await, 404);
+    assert_eq!(pull_status(&emu).await, 200);
 }
 
 #[tokio::test]
@@ -262,14 +262,7 @@ async fn faults_are_set_and_cleared_over_the_control_api() {
     .await;
     assert_eq!(status, 201, "{created}");
     let id = created["id"].as_u64().unwrap();
-    let (status, _) = rest_post(
-        &emu,
-        "/repos/acme/widgets/issues/1/comments",
-        ALICE,
-        json!({ "body": "x" }),
-    )
-    .await;
-    assert_eq!(status, 500);
+    assert_eq!(comment_status(&emu).await, 500);
     let (_, listed) = control(&emu, Method::GET, "faults", None).await;
     assert_eq!(listed[0]["id"], id);
     assert_eq!(listed[0]["fired"], 1);
@@ -278,14 +271,7 @@ async fn faults_are_set_and_cleared_over_the_control_api() {
     assert_eq!(status, 204);
     let (status, _) = control(&emu, Method::DELETE, &format!("faults/{id}"), None).await;
     assert_eq!(status, 404);
-    let (status, _) = rest_post(
-        &emu,
-        "/repos/acme/widgets/issues/1/comments",
-        ALICE,
-        json!({ "body": "x" }),
-    )
-    .await;
-    assert_eq!(status, 201);
+    assert_eq!(comment_status(&emu).await, 201);
 
     // Refused faults say why; DELETE /faults clears them all.
     let (status, body) = control(

@@ -187,11 +187,7 @@ async fn gitlab_demo_suggestions_apply_and_the_bot_asks_for_a_second_round() {
     assert_eq!(threads.len(), 7);
     let (files, applied) = apply(&emu, &threads);
     assert_eq!((applied, files.len()), (5, 5));
-    let round1 = emu
-        .act_push("dev", "feature/login", files, "Apply review suggestions")
-        .await
-        .unwrap();
-    idle(&emu).await;
+    let round1 = demo_push(&emu, files, "Apply review suggestions").await;
     assert_eq!(pipeline_status(&emu, &round1).await, "success");
     let token = file_at(&emu, &round1, "src/auth/token.sh");
     assert!(token.contains("|| return 1\n    # TODO"), "{token}");
@@ -211,11 +207,7 @@ async fn gitlab_demo_suggestions_apply_and_the_bot_asks_for_a_second_round() {
     // Round 2: the bot's suggestion deletes the line.
     let (files, applied) = apply(&emu, std::slice::from_ref(&bots[1]));
     assert_eq!(applied, 1);
-    let round2 = emu
-        .act_push("dev", "feature/login", files, "Drop the TODO")
-        .await
-        .unwrap();
-    idle(&emu).await;
+    let round2 = demo_push(&emu, files, "Drop the TODO").await;
     assert_eq!(pipeline_status(&emu, &round2).await, "success");
     assert!(!file_at(&emu, &round2, "src/auth/token.sh").contains("TODO"));
     assert_eq!(

@@ -1,6 +1,7 @@
 //! GraphQL: pagination, node lookups, GitHub's errors and field shapes.
 
 use serde_json::{json, Value};
+use shepherd_forge::github::queries::THREAD_COMMENTS;
 
 use crate::common::*;
 
@@ -25,19 +26,6 @@ query ReviewThreads($owner: String!, $name: String!, $number: Int!, $after: Stri
             }
           }
         }
-      }
-    }
-  }
-}"#;
-
-const THREAD_COMMENTS: &str = r#"
-query ThreadComments($id: ID!, $after: String) {
-  node(id: $id) {
-    ... on PullRequestReviewThread {
-      comments(first: 100, after: $after) {
-        totalCount
-        pageInfo { hasNextPage endCursor }
-        nodes { id body author { __typename login } }
       }
     }
   }
@@ -86,7 +74,7 @@ async fn fetches_250_threads_in_3_pages_and_130_comments_with_1_extra_page() {
             &emu,
             ALICE,
             THREAD_COMMENTS,
-            json!({ "id": big["id"], "after": cursor }),
+            json!({ "id": big["id"], "cursor": cursor }),
         )
         .await;
         let page = &body["data"]["node"]["comments"];

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use shepherd_core::config::ConfigLayer;
-use shepherd_core::target::{ForgeSource, Mode, RepoSource, Target, TargetedThread};
+use shepherd_core::target::{Mode, Target, TargetedThread};
 pub use shepherd_core::ForgeKind;
 use shepherd_core::{Marker, RepoRef};
 use shepherd_emulator::{Act, ActThread, EmulatedForge, Emulator, RunningEmulator, Scenario};
@@ -52,7 +52,7 @@ pub(crate) use both_forges;
 
 /// The demo's PR author (Shepherd runs as this account).
 pub const DEV_TOKEN: &str = "emu_dev_token";
-pub const PR: u64 = 42;
+pub use crate::demo::{repo_on, target_on, PR};
 
 /// The demo's repository on GitHub (tests for GitHub only; a [`Setup`]
 /// knows its own).
@@ -60,34 +60,9 @@ pub fn repo() -> RepoRef {
     repo_on(ForgeKind::GitHub)
 }
 
-/// The demo's repository on `forge`.
-pub fn repo_on(forge: ForgeKind) -> RepoRef {
-    RepoRef {
-        host: match forge {
-            ForgeKind::GitHub => "github.com".into(),
-            ForgeKind::GitLab => "gitlab.com".into(),
-        },
-        owner: "demo".into(),
-        name: "authkit".into(),
-    }
-}
-
 /// The demo's PR on GitHub (tests for GitHub only).
 pub fn target() -> Target {
     target_on(ForgeKind::GitHub)
-}
-
-/// The demo's PR (MR) on `forge`, in full mode.
-pub fn target_on(forge: ForgeKind) -> Target {
-    Target {
-        forge,
-        forge_source: ForgeSource::Flag,
-        repo: repo_on(forge),
-        repo_source: RepoSource::Flag,
-        number: PR,
-        mode: Mode::Full,
-        anchor: None,
-    }
 }
 
 /// A running emulator serving one forge, and a private state directory and HOME.
@@ -348,17 +323,12 @@ impl Setup {
     }
 
     pub fn pr(&self) -> Value {
-        let state = self.state();
-        state["pull_requests"]
-            .as_array()
-            .and_then(|prs| prs.iter().find(|p| p["number"] == PR))
-            .cloned()
-            .expect("the PR is in the state")
+        crate::demo::pr_state(&self.emu)
     }
 
     /// The PR's threads in the emulator's state.
     pub fn threads(&self) -> Vec<Value> {
-        self.pr()["threads"].as_array().cloned().unwrap_or_default()
+        crate::demo::threads_state(&self.emu)
     }
 
     /// The id the forge (and Shepherd's markers) give a thread of the

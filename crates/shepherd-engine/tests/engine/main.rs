@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is how a test fails
 
 mod common;
+mod demo;
 
 mod test_agents;
 mod test_agents_checks;

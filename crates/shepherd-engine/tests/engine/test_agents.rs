@@ -46,11 +46,9 @@ pub fn fake_agent() -> &'static Path {
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             build.arg("--release");
         }
-        let out = build.output().expect("cargo runs");
-        assert!(
-            out.status.success(),
-            "building fake-agent failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        succeeded(
+            build.output().expect("cargo runs"),
+            "building fake-agent failed",
         );
         let bin = profile_dir.join("fake-agent");
         assert!(bin.is_file(), "no fake-agent at {}", bin.display());
@@ -306,12 +304,20 @@ pub fn git_out(dir: &Path, args: &[&str]) -> String {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
         .unwrap();
+    let out = succeeded(out, &format!("git {args:?}"));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The output `out` of a command that must have succeeded; else the test
+/// fails with `what` and the command's stderr.
+#[track_caller]
+fn succeeded(out: std::process::Output, what: &str) -> std::process::Output {
     assert!(
         out.status.success(),
-        "git {args:?}: {}",
+        "{what}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    out
 }
 
 /// The last comment of a thread.

@@ -7,6 +7,10 @@
 #[path = "../engine/common.rs"]
 #[allow(unused_macros, unused_imports)]
 mod common;
+// The demo pull request, which the helpers name.
+#[path = "../engine/demo.rs"]
+#[allow(dead_code)]
+mod demo;
 
 mod real_demo;
 mod test_real_ci_repair;

@@ -526,6 +526,7 @@ mod tests {
     use shepherd_core::model::{AuthorKind, ReviewState, TopLevelKind};
 
     use super::*;
+    use crate::github::github_fixtures::review_comment;
 
     /// An in-memory GitHub answering the client's operations with GitHub's
     /// shapes and cursor pagination, counting requests per operation.
@@ -565,22 +566,9 @@ mod tests {
             (start, start..end, info)
         }
 
-        fn comment(thread: usize, i: usize) -> Value {
-            json!({
-                "id": format!("PRRC_{thread}_{i}"),
-                "databaseId": thread * 1000 + i,
-                "body": format!("comment {i}"),
-                "url": format!("https://github.com/o/r/pull/1#discussion_r{}", thread * 1000 + i),
-                "createdAt": "2024-05-02T10:00:00Z",
-                "diffHunk": "@@ -1 +1 @@",
-                "author": { "__typename": if i == 0 { "Bot" } else { "User" }, "login": "rev" },
-                "pullRequestReview": { "state": "COMMENTED" },
-            })
-        }
-
         fn comments(thread: usize, total: usize, cursor: &Value) -> Value {
             let (_, range, info) = FakeGitHub::page(cursor, total);
-            let nodes: Vec<Value> = range.map(|i| FakeGitHub::comment(thread, i)).collect();
+            let nodes: Vec<Value> = range.map(|i| review_comment(thread, i)).collect();
             json!({ "totalCount": total, "pageInfo": info, "nodes": nodes })
         }
 
@@ -612,8 +600,7 @@ mod tests {
                     let t: usize = id.trim_start_matches("PRRT_").parse().unwrap();
                     let total = self.threads[t].1;
                     let start = total.saturating_sub(100);
-                    let nodes: Vec<Value> =
-                        (start..total).map(|i| FakeGitHub::comment(t, i)).collect();
+                    let nodes: Vec<Value> = (start..total).map(|i| review_comment(t, i)).collect();
                     let info = json!({ "hasNextPage": false, "endCursor": format!("c{total}") });
                     json!({ "node": { "comments": {
                         "totalCount": total, "pageInfo": info, "nodes": nodes

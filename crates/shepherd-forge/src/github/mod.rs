@@ -4,6 +4,11 @@ mod checks;
 mod client;
 pub mod endpoints;
 mod forge_impl;
+// The GitHub JSON the integration tests' fakes answer with, for the
+// client's unit tests too.
+#[cfg(test)]
+#[path = "../../tests/forge/github_fixtures.rs"]
+mod github_fixtures;
 mod logs;
 pub mod queries;
 mod rest_wire;

@@ -23,6 +23,22 @@ fragment ReviewCommentFields on PullRequestReviewComment {
     };
 }
 
+/// A thread's `comments` connection, its page window `$window` (such as
+/// `first: 100`), with the count, the page info and the comments' fields.
+macro_rules! thread_comments_selection {
+    ($window:literal) => {
+        concat!(
+            "comments(",
+            $window,
+            ") {
+  totalCount
+  pageInfo { hasNextPage endCursor }
+  nodes { ...ReviewCommentFields }
+}"
+        )
+    };
+}
+
 /// Operation name of [`PULL_REQUEST_STATE`].
 pub const PULL_REQUEST_STATE_OP: &str = "PullRequestState";
 /// Operation name of [`VIEWER`].
@@ -77,15 +93,42 @@ query Viewer {
 }
 "#;
 
-/// One page of review threads (100), each with its first 100 comments.
-pub const REVIEW_THREADS: &str = concat!(
-    r#"
-query ReviewThreads($owner: String!, $name: String!, $number: Int!, $cursor: String) {
+/// One page (100) of a pull request's connection `$connection` (review
+/// threads, comments), by `$owner`, `$name`, `$number` and after
+/// `$cursor`: the query named `$op`, each node's fields `$fields`.
+macro_rules! pull_request_page_query {
+    ($op:literal, $connection:literal, $($fields:expr),+ $(,)?) => {
+        concat!(
+            "
+query ",
+            $op,
+            "($owner: String!, $name: String!, $number: Int!, $cursor: String) {
   repository(owner: $owner, name: $name) {
     pullRequest(number: $number) {
-      reviewThreads(first: 100, after: $cursor) {
+      ",
+            $connection,
+            "(first: 100, after: $cursor) {
         pageInfo { hasNextPage endCursor }
         nodes {
+",
+            $($fields,)+
+            "
+        }
+      }
+    }
+  }
+}
+"
+        )
+    };
+}
+
+/// One page of review threads (100), each with its first 100 comments.
+pub const REVIEW_THREADS: &str = concat!(
+    pull_request_page_query!(
+        "ReviewThreads",
+        "reviewThreads",
+        "
           id
           isResolved
           isOutdated
@@ -98,79 +141,59 @@ query ReviewThreads($owner: String!, $name: String!, $number: Int!, $cursor: Str
           subjectType
           viewerCanReply
           viewerCanResolve
-          comments(first: 100) {
-            totalCount
-            pageInfo { hasNextPage endCursor }
-            nodes { ...ReviewCommentFields }
-          }
-        }
-      }
-    }
-  }
-}
-"#,
+          ",
+        thread_comments_selection!("first: 100"),
+    ),
     review_comment_fragment!()
 );
 
-/// A further page of comments of one long thread, by the thread's node id.
-pub const THREAD_COMMENTS: &str = concat!(
-    r#"
-query ThreadComments($id: ID!, $cursor: String) {
+/// One page (100) of the comments of one long thread, by the thread's node
+/// id: the query named `$name`, its page window `$window` (`first`/`after`
+/// or `last`/`before`, both taking `$cursor`).
+macro_rules! thread_comments_query {
+    ($name:literal, $window:literal) => {
+        concat!(
+            "
+query ",
+            $name,
+            "($id: ID!, $cursor: String) {
   node(id: $id) {
     ... on PullRequestReviewThread {
-      comments(first: 100, after: $cursor) {
-        totalCount
-        pageInfo { hasNextPage endCursor }
-        nodes { ...ReviewCommentFields }
-      }
+      ",
+            thread_comments_selection!($window),
+            "
     }
   }
 }
-"#,
-    review_comment_fragment!()
-);
+",
+            review_comment_fragment!()
+        )
+    };
+}
+
+/// A further page of comments of one long thread, by the thread's node id.
+pub const THREAD_COMMENTS: &str =
+    thread_comments_query!("ThreadComments", "first: 100, after: $cursor");
 
 /// The last page (100) of comments of one long thread, by the thread's node
 /// id: asked beside the page after the first, so that a thread of up to 300
 /// comments costs one step. `$cursor` is asked as `before` (`null`: the
 /// very last 100), so both comment queries take the same variables.
-pub const THREAD_COMMENTS_TAIL: &str = concat!(
-    r#"
-query ThreadCommentsTail($id: ID!, $cursor: String) {
-  node(id: $id) {
-    ... on PullRequestReviewThread {
-      comments(last: 100, before: $cursor) {
-        totalCount
-        pageInfo { hasNextPage endCursor }
-        nodes { ...ReviewCommentFields }
-      }
-    }
-  }
-}
-"#,
-    review_comment_fragment!()
-);
+pub const THREAD_COMMENTS_TAIL: &str =
+    thread_comments_query!("ThreadCommentsTail", "last: 100, before: $cursor");
 
 /// One page of the pull request's conversation (issue) comments.
-pub const PULL_REQUEST_COMMENTS: &str = r#"
-query PullRequestComments($owner: String!, $name: String!, $number: Int!, $cursor: String) {
-  repository(owner: $owner, name: $name) {
-    pullRequest(number: $number) {
-      comments(first: 100, after: $cursor) {
-        pageInfo { hasNextPage endCursor }
-        nodes {
+pub const PULL_REQUEST_COMMENTS: &str = pull_request_page_query!(
+    "PullRequestComments",
+    "comments",
+    "
           id
           databaseId
           body
           url
           createdAt
-          author { __typename login }
-        }
-      }
-    }
-  }
-}
-"#;
+          author { __typename login }"
+);
 
 /// One review thread by node id, resolved or not, with its first 100
 /// comments (further pages through [`THREAD_COMMENTS`]): where Shepherd looks
@@ -183,11 +206,9 @@ query ThreadById($id: ID!) {
     ... on PullRequestReviewThread {
       id
       isResolved
-      comments(first: 100) {
-        totalCount
-        pageInfo { hasNextPage endCursor }
-        nodes { ...ReviewCommentFields }
-      }
+      "#,
+    thread_comments_selection!("first: 100"),
+    r#"
     }
   }
 }

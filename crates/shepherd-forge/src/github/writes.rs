@@ -10,7 +10,7 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 use shepherd_core::marker::Marker;
-use shepherd_core::model::{Comment, RepoRef, TopLevelComment};
+use shepherd_core::model::{Comment, RepoRef};
 
 use super::client::{
     append_new, fetch_issue_comments, fetch_more_comments, next_cursor, repo_url, GraphQlExec,
@@ -172,6 +172,27 @@ pub(crate) async fn find_marker_reply<E: GraphQlExec>(
         .pop())
 }
 
+/// Shepherd's own comments among `$comments` (review [`Comment`]s or
+/// [`TopLevelComment`](shepherd_core::model::TopLevelComment)s: the same
+/// fields), for item `$id` as `$viewer`, as read back: the marker found in
+/// each body.
+macro_rules! own_posted {
+    ($comments:expr, $viewer:expr, $id:expr) => {
+        $comments
+            .into_iter()
+            .filter(|c| Marker::is_own_for(&c.body, c.author.as_ref(), $viewer, $id))
+            .map(|c| PostedComment {
+                marker: Marker::find(&c.body),
+                id: c.id,
+                database_id: c.database_id,
+                url: c.url,
+                review_state: c.review_state,
+                author: c.author,
+            })
+            .collect()
+    };
+}
+
 /// Every comment of `viewer` carrying the marker for `item`, oldest first:
 /// in the thread for a thread, among the conversation comments otherwise.
 pub(crate) async fn find_marker_replies<E: GraphQlExec>(
@@ -184,20 +205,11 @@ pub(crate) async fn find_marker_replies<E: GraphQlExec>(
     match item {
         ItemRef::Thread(id) => {
             let thread = fetch_thread(exec, id, true).await?;
-            Ok(thread
-                .comments
-                .into_iter()
-                .filter(|c| Marker::is_own_for(&c.body, c.author.as_ref(), viewer, id))
-                .map(posted_from_review_comment)
-                .collect())
+            Ok(own_posted!(thread.comments, viewer, id))
         }
         ItemRef::TopLevel(id) => {
             let comments = fetch_issue_comments(exec, repo, number).await?;
-            Ok(comments
-                .into_iter()
-                .filter(|c| Marker::is_own_for(&c.body, c.author.as_ref(), viewer, id))
-                .map(posted_from_issue_comment)
-                .collect())
+            Ok(own_posted!(comments, viewer, id))
         }
     }
 }
@@ -227,28 +239,6 @@ pub(crate) async fn delete_comment(
             Ok(())
         }
         Err(err) => Err(err),
-    }
-}
-
-fn posted_from_review_comment(comment: Comment) -> PostedComment {
-    PostedComment {
-        marker: Marker::find(&comment.body),
-        id: comment.id,
-        database_id: comment.database_id,
-        url: comment.url,
-        review_state: comment.review_state,
-        author: comment.author,
-    }
-}
-
-fn posted_from_issue_comment(comment: TopLevelComment) -> PostedComment {
-    PostedComment {
-        marker: Marker::find(&comment.body),
-        id: comment.id,
-        database_id: comment.database_id,
-        url: comment.url,
-        review_state: None,
-        author: comment.author,
     }
 }
 

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a panic is how a test fails
 
 mod ci;
+mod github_fixtures;
 mod gitlab_ci;
 mod gitlab_reads;
 mod gitlab_rereview;

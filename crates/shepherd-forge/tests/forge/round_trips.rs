@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use shepherd_core::model::RepoRef;
 use shepherd_forge::{Forge, GitHubClient, GitHubEndpoints, Token};
 
+use crate::github_fixtures::review_comment;
 use crate::support::fast_config;
 
 /// One step: long against the cost of building an answer (the fake) and
@@ -52,21 +53,8 @@ fn page(cursor: &Value, len: usize, size: usize) -> (std::ops::Range<usize>, Val
     (start..end, info)
 }
 
-fn comment(thread: usize, i: usize) -> Value {
-    json!({
-        "id": format!("PRRC_{thread}_{i}"),
-        "databaseId": thread * 1000 + i,
-        "body": format!("comment {i}"),
-        "url": format!("https://github.com/o/r/pull/1#discussion_r{}", thread * 1000 + i),
-        "createdAt": "2024-05-02T10:00:00Z",
-        "diffHunk": "@@ -1 +1 @@\n+x",
-        "author": { "__typename": "User", "login": "rev" },
-        "pullRequestReview": { "state": "COMMENTED" },
-    })
-}
-
 fn comments(thread: usize, range: std::ops::Range<usize>, total: usize, info: Value) -> Value {
-    let nodes: Vec<Value> = range.map(|i| comment(thread, i)).collect();
+    let nodes: Vec<Value> = range.map(|i| review_comment(thread, i)).collect();
     json!({ "totalCount": total, "pageInfo": info, "nodes": nodes })
 }
 

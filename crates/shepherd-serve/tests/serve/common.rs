@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 use shepherd_core::config::ConfigLayer;
-use shepherd_core::target::{ForgeSource, Mode, RepoSource, Target};
 use shepherd_core::{ForgeKind, RepoRef};
 use shepherd_emulator::{Act, ActThread, Emulator, RunningEmulator, Scenario};
 use shepherd_engine::{
@@ -24,7 +23,7 @@ use shepherd_serve::{Resumer, ServeConfig, Server};
 use tokio::task::JoinHandle;
 
 pub const DEV_TOKEN: &str = "emu_dev_token";
-pub const PR: u64 = 42;
+pub use crate::demo::{repo_on, PR};
 
 /// The body of the comment that must show as text.
 pub const MARKUP: &str =
@@ -130,15 +129,6 @@ pub fn repo() -> RepoRef {
     repo_on(ForgeKind::GitHub)
 }
 
-/// The demo's repository on `forge`.
-pub fn repo_on(forge: ForgeKind) -> RepoRef {
-    RepoRef {
-        host: forge.spec().default_host.into(),
-        owner: "demo".into(),
-        name: "authkit".into(),
-    }
-}
-
 pub struct Paused {
     pub emu: RunningEmulator,
     pub state: tempfile::TempDir,
@@ -199,15 +189,7 @@ pub async fn paused_on(forge: ForgeKind) -> Paused {
         home: home.path().to_owned(),
     };
     let spec = RunSpec {
-        target: Target {
-            forge,
-            forge_source: ForgeSource::Flag,
-            repo: repo_on(forge),
-            repo_source: RepoSource::Flag,
-            number: PR,
-            mode: Mode::Full,
-            anchor: None,
-        },
+        target: crate::demo::target_on(forge),
         git_url: emu.git_url("demo", "authkit"),
         api_url: Some(api_url),
         layers: vec![ConfigLayer::user("test config", CONFIG)],
@@ -288,17 +270,12 @@ impl Paused {
     }
 
     pub fn pr(&self) -> Value {
-        let state = self.emu.state_json();
-        state["pull_requests"]
-            .as_array()
-            .and_then(|prs| prs.iter().find(|p| p["number"] == PR))
-            .cloned()
-            .expect("the PR")
+        crate::demo::pr_state(&self.emu)
     }
 
     /// The PR's threads in the emulator's state.
     pub fn threads(&self) -> Vec<Value> {
-        self.pr()["threads"].as_array().cloned().unwrap_or_default()
+        crate::demo::threads_state(&self.emu)
     }
 
     /// The id (node id) of the thread whose first comment contains `text`.

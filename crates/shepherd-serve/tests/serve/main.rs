@@ -6,5 +6,10 @@
 
 mod browser;
 mod common;
+// The demo pull request, as the engine's tests name it; not every
+// helper is used here.
+#[allow(dead_code)]
+#[path = "../../../shepherd-engine/tests/engine/demo.rs"]
+mod demo;
 mod test_browser;
 mod test_http;

@@ -294,20 +294,21 @@ impl Shepherd {
 
     /// Run to completion; `(exit code, stdout, stderr)`.
     pub fn run_at(&self, api_url: &str, args: &[&str]) -> (i32, String, String) {
-        let out = self.run_cmd(api_url, args).output().expect("shepherd runs");
-        (
-            out.status.code().unwrap_or(-1),
-            text(&out.stdout),
-            text(&out.stderr),
-        )
+        run_to_end(self.run_cmd(api_url, args))
     }
 
     /// `shepherd run 42 --repo demo/authkit --approve APPROVE` and `extra`
-    /// (the demo's PR), on a blocking thread; `(exit code, stdout, stderr)`.
-    pub fn run_pr(&self, api_url: &str, approve: &str, extra: &[&str]) -> (i32, String, String) {
+    /// (the demo's PR), as [`Self::run_cmd`] makes it.
+    pub fn run_pr_cmd(&self, api_url: &str, approve: &str, extra: &[&str]) -> Command {
         let mut args = vec!["run", "42", "--repo", "demo/authkit", "--approve", approve];
         args.extend_from_slice(extra);
-        tokio::task::block_in_place(|| self.run_at(api_url, &args))
+        self.run_cmd(api_url, &args)
+    }
+
+    /// [`Self::run_pr_cmd`] run to completion on a blocking thread;
+    /// `(exit code, stdout, stderr)`.
+    pub fn run_pr(&self, api_url: &str, approve: &str, extra: &[&str]) -> (i32, String, String) {
+        tokio::task::block_in_place(|| run_to_end(self.run_pr_cmd(api_url, approve, extra)))
     }
 
     /// The id of the newest run in the state dir.
@@ -317,6 +318,17 @@ impl Shepherd {
         let runs: serde_json::Value = serde_json::from_str(&out).expect("status JSON");
         runs[0]["run_id"].as_str().expect("a run").to_owned()
     }
+}
+
+/// `cmd` (a `shepherd` command) run to completion; `(exit code, stdout,
+/// stderr)`.
+fn run_to_end(mut cmd: Command) -> (i32, String, String) {
+    let out = cmd.output().expect("shepherd runs");
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
 }
 
 /// Every item Shepherd replied to, once per reply (from the emulator's state).

@@ -43,20 +43,7 @@ async fn items_shepherd_cannot_judge_are_reported_not_answered() {
     assert_honest_end_state(&emu, 42, 6);
 
     let Demo { emu, api, sh } = Demo::start().await;
-    let (code, out, err) = tokio::task::block_in_place(|| {
-        sh.run_at(
-            &api,
-            &[
-                "run",
-                "42",
-                "--repo",
-                "demo/authkit",
-                "--approve",
-                "auto",
-                "--reply-needs-human",
-            ],
-        )
-    });
+    let (code, out, err) = sh.run_pr(&api, "auto", &["--reply-needs-human"]);
     assert_eq!(code, crate::common::HANDED_OFF, "{out}\n{err}");
     assert!(!out.contains("## Needs your decision"), "{out}");
     assert_eq!(shepherd_replies(&emu, 42).len(), 10);
@@ -327,10 +314,7 @@ async fn a_quick_check_is_seen_soon_and_the_report_times_the_stages() {
     )
     .unwrap();
     let out = tokio::task::block_in_place(|| {
-        let mut cmd = sh.run_cmd(
-            &api,
-            &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
-        );
+        let mut cmd = sh.run_pr_cmd(&api, "auto", &[]);
         cmd.env("SHEPHERD_CONFIG", &config)
             .env("GITHUB_SERVER_URL", "https://github.example")
             .env("GITHUB_API_URL", "https://github.example/api/v3");

@@ -33,21 +33,10 @@ async fn a_run_waits_for_a_bot_that_comments_8_s_after_the_push() {
     // removes its TODO, it is not seen within the timeout, and said so.
     let (Demo { emu, api, sh }, config) = demo_with_a_slow_bot("").await;
     let out = tokio::task::block_in_place(|| {
-        sh.run_cmd(
-            &api,
-            &[
-                "run",
-                "42",
-                "--repo",
-                "demo/authkit",
-                "--approve",
-                "auto",
-                "--json",
-            ],
-        )
-        .env("SHEPHERD_CONFIG", &config)
-        .output()
-        .expect("shepherd runs")
+        sh.run_pr_cmd(&api, "auto", &["--json"])
+            .env("SHEPHERD_CONFIG", &config)
+            .output()
+            .expect("shepherd runs")
     });
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -88,10 +77,7 @@ async fn a_run_waits_for_a_bot_that_comments_8_s_after_the_push() {
 async fn status_shows_the_reviewer_wait_of_a_run_in_progress() {
     let (Demo { emu, api, sh }, config) = demo_with_a_slow_bot("[loop]\nmax_rounds = 1\n").await;
     let mut run = sh
-        .run_cmd(
-            &api,
-            &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
-        )
+        .run_pr_cmd(&api, "auto", &[])
         .env("SHEPHERD_CONFIG", &config)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

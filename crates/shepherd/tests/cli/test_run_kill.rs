@@ -52,10 +52,7 @@ async fn kill_and_resume_with(
         .set_fault(FaultSpec::nth(key, nth).with_delay(120_000))
         .unwrap();
     let mut child = sh
-        .run_cmd(
-            &api,
-            &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
-        )
+        .run_pr_cmd(&api, "auto", &[])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -235,10 +232,7 @@ async fn killed_while_git_holds_the_index_lock_then_resumed() {
     std::fs::write(&slow, "").unwrap();
 
     let mut child = sh
-        .run_cmd(
-            &api,
-            &["run", "42", "--repo", "demo/authkit", "--approve", "auto"],
-        )
+        .run_pr_cmd(&api, "auto", &[])
         .process_group(0)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -94,34 +94,27 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     assert_eq!(code, 3, "{out}\n{err}");
     let run = sh.latest_run(&api);
 
-    let Dashboard {
-        serving,
-        said,
-        base,
-        url,
-        secret,
-        cookie,
-        http,
-        ..
-    } = Dashboard::start(sh.run_cmd(&api, &["serve", "--port", "0"]));
-    let base = base.as_str();
-    let secret = secret.as_str();
+    let d = Dashboard::start(sh.run_cmd(&api, &["serve", "--port", "0"]));
+    let base = d.base.as_str();
+    let secret = d.secret.as_str();
     // It says which forge tokens a resume from it has: the paused run's
     // host's (`--repo` names a repository without a host: the API URL's,
     // the emulator's), from the environment.
     let host = crate::common::host_of(&api);
     assert!(
-        said.contains(&format!("  {host} (GitHub): from $GITHUB_TOKEN\n")),
-        "{said}"
+        d.said
+            .contains(&format!("  {host} (GitHub): from $GITHUB_TOKEN\n")),
+        "{}",
+        d.said
     );
-    assert!(!said.contains(crate::common::DEV_TOKEN), "{said}");
+    assert!(!d.said.contains(crate::common::DEV_TOKEN), "{}", d.said);
     // Without the secret: nothing.
-    let r = http.get(format!("{base}/")).send().await.unwrap();
+    let r = d.http.get(format!("{base}/")).send().await.unwrap();
     assert_eq!(r.status(), 403);
     // The printed URL opens the session.
-    let r = http.get(&url).send().await.unwrap();
+    let r = d.http.get(&d.url).send().await.unwrap();
     assert_eq!(r.status(), 303);
-    let page = get_page(&http, format!("{base}/runs/{run}"), &cookie).await;
+    let page = get_page(&d.http, format!("{base}/runs/{run}"), &d.cookie).await;
     assert!(page.contains("Approve and resume"), "{page}");
     // The first pending item's row, and a reply for it.
     let at = page.find("name=\"item-").expect("an editable row") + "name=\"item-".len();
@@ -130,9 +123,10 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     let item = &rest[..rest.find('"').unwrap()];
     let (item_field, reply_field) = (format!("item-{index}"), format!("reply-{index}"));
     let reply = "Edited in the dashboard of the shepherd binary.";
-    let r = http
+    let r = d
+        .http
         .post(format!("{base}/runs/{run}/approve"))
-        .header("cookie", &cookie)
+        .header("cookie", &d.cookie)
         .header("origin", base)
         .form(&[
             ("csrf", secret),
@@ -148,7 +142,7 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     // `shepherd resume` (run by the dashboard) drives the run to its end.
     let started = Instant::now();
     let live = loop {
-        let live = get_page(&http, format!("{base}/runs/{run}/live"), &cookie).await;
+        let live = get_page(&d.http, format!("{base}/runs/{run}/live"), &d.cookie).await;
         if live.contains("data-status=\"handed-off\"") || live.contains("data-status=\"failed\"") {
             break live;
         }
@@ -165,7 +159,7 @@ async fn an_approval_in_the_dashboard_resumes_the_run_with_shepherd_resume() {
     assert!(replies.iter().any(|r| r == item), "{replies:?}");
     let state = emu.state_json().to_string();
     assert!(state.contains(reply), "the edited reply is on the forge");
-    drop(serving);
+    drop(d.serving);
 }
 
 /// Issue 28.7: started without a token, `serve` says so at start, and

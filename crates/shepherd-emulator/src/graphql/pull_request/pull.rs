@@ -12,8 +12,8 @@ use crate::graphql::actor::Actor;
 use crate::graphql::changed_file::{self, PullRequestChangedFileConnection};
 use crate::graphql::checks::{commits_connection, PullRequestCommitConnection};
 use crate::graphql::connection::{
-    paginate, paginate_by, paginate_slice, IssueCommentConnection, LabelConnection, PageArgs,
-    PullRequestReviewConnection, PullRequestReviewThreadConnection,
+    paginate, paginate_by, paginate_slice, paginate_visible, IssueCommentConnection,
+    LabelConnection, PageArgs, PullRequestReviewConnection, PullRequestReviewThreadConnection,
 };
 use crate::graphql::empty_lists::{
     empty_page, reaction_groups, Milestone, ProjectCardConnection, ReactionGroup, ReviewRequest,
@@ -426,21 +426,20 @@ impl PullRequest {
             view: self.view.clone(),
             index,
         };
-        if self.view.hides_nothing() {
-            let threads = &self.view.pr.threads;
-            return paginate_slice("reviewThreads", threads, |t| t.database_id, &args, node)
-                .map(Into::into);
-        }
-        let items = self
-            .view
-            .pr
-            .threads
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| self.view.thread_visible(t))
-            .map(|(index, t)| (t.database_id, index))
-            .collect();
-        paginate_by("reviewThreads", items, &args, node).map(Into::into)
+        let threads = &self.view.pr.threads;
+        let visible = (
+            |t: &_| self.view.thread_visible(t),
+            self.view.hides_nothing(),
+        );
+        paginate_visible(
+            "reviewThreads",
+            threads,
+            |t| t.database_id,
+            visible,
+            &args,
+            node,
+        )
+        .map(Into::into)
     }
 
     /// A list of commits present in this pull request's head branch not

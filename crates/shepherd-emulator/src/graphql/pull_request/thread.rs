@@ -5,9 +5,7 @@ use async_graphql::{Object, Result, ID};
 use super::common::{actor, line_int};
 use super::enums::{DiffSide, PullRequestReviewThreadSubjectType};
 use crate::graphql::actor::Actor;
-use crate::graphql::connection::{
-    paginate_by, paginate_slice, PageArgs, PullRequestReviewCommentConnection,
-};
+use crate::graphql::connection::{paginate_visible, PageArgs, PullRequestReviewCommentConnection};
 use crate::graphql::objects::{
     PullRequest, PullRequestReviewComment, PullRequestReviewThread, Repository,
 };
@@ -153,16 +151,18 @@ impl PullRequestReviewThread {
             index,
         };
         let comments = &self.record().comments;
-        if self.view.hides_nothing() {
-            return paginate_slice("comments", comments, |c| c.database_id, &args, node)
-                .map(Into::into);
-        }
-        let items = comments
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| self.view.comment_visible(c))
-            .map(|(index, c)| (c.database_id, index))
-            .collect();
-        paginate_by("comments", items, &args, node).map(Into::into)
+        let visible = (
+            |c: &_| self.view.comment_visible(c),
+            self.view.hides_nothing(),
+        );
+        paginate_visible(
+            "comments",
+            comments,
+            |c| c.database_id,
+            visible,
+            &args,
+            node,
+        )
+        .map(Into::into)
     }
 }
