@@ -452,7 +452,10 @@ It failed on {} after Shepherd's commits; it did not              fail on {}.
         Some(sha) => {
             let of = sha.clone();
             let files = ws.git(move |wt| wt.files_of_commit(&of)).await?;
-            let log = format!("verify-ci-repair-{batch}.log");
+            let log = format!(
+                "verify-ci-repair-{batch}-{}.log",
+                shepherd_agent::file_name_safe(&failure.name, "check")
+            );
             (files, verify_repair(books, config, round, ws, &log).await?)
         }
         None => (Vec::new(), RepairVerify::Failed),
