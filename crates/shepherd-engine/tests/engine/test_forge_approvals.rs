@@ -108,6 +108,18 @@ fn maintainer_review(event: &str) -> Act {
     }
 }
 
+/// The test project with one thread, which triage calls `invalid` (a
+/// reply-only decision: it waits for approval).
+async fn one_invalid_thread(forge: ForgeKind) -> Lab {
+    let lab = Lab::new_on(
+        forge,
+        project(vec![thread("src/a.txt", 2, "This line is wrong.")], vec![]),
+    )
+    .await;
+    lab.triage_all("invalid");
+    lab
+}
+
 /// Issue 26.2: a trusted commenter asks for the approval label; triage
 /// makes it a metadata change and the fixer adds the label. Shepherd
 /// answers and does not add it, so the next run does not count its own
@@ -168,12 +180,7 @@ both_forges!(an_item_that_asks_for_the_approval_label_is_answered_not_done);
 /// does a `/shepherd approve` of that account; added again by the
 /// maintainer, the label approves.
 async fn a_label_added_by_shepherds_own_account_approves_nothing(forge: ForgeKind) {
-    let lab = Lab::new_on(
-        forge,
-        project(vec![thread("src/a.txt", 2, "This line is wrong.")], vec![]),
-    )
-    .await;
-    lab.triage_all("invalid");
+    let lab = one_invalid_thread(forge).await;
     lab.setup.emu.act(label(VIEWER, false)).await.unwrap();
     // Nor does a command from Shepherd's own account.
     lab.setup
@@ -211,12 +218,7 @@ both_forges!(a_label_added_by_shepherds_own_account_approves_nothing);
 /// approval label so on both forges: it counts however a maintainer cased
 /// it.
 async fn the_approval_label_counts_in_any_case(forge: ForgeKind) {
-    let lab = Lab::new_on(
-        forge,
-        project(vec![thread("src/a.txt", 2, "This line is wrong.")], vec![]),
-    )
-    .await;
-    lab.triage_all("invalid");
+    let lab = one_invalid_thread(forge).await;
     let shouted = LABEL.to_uppercase();
     lab.setup
         .emu
@@ -314,12 +316,7 @@ both_forges!(a_draft_review_published_after_an_approval_command_is_not_approved_
 /// Issue 26.4: `    /shepherd approve` is an indented code block in
 /// Markdown, showing a command, not giving one: it approves nothing.
 async fn a_command_in_an_indented_code_block_approves_nothing(forge: ForgeKind) {
-    let lab = Lab::new_on(
-        forge,
-        project(vec![thread("src/a.txt", 2, "This line is wrong.")], vec![]),
-    )
-    .await;
-    lab.triage_all("invalid");
+    let lab = one_invalid_thread(forge).await;
     lab.setup
         .emu
         .act_comment("reviewer", "    /shepherd approve")
