@@ -22,7 +22,7 @@ use crate::error::{EngineError, Result};
 use crate::options::{Agents, CheckAgents, EngineOptions, ProgressEvent, Stage};
 use crate::run_dir::{write_json, write_text};
 use crate::worktree::{
-    clear_stale_git_locks, Git, LockSweep, SyncOutcome, Worktree, WorktreeError,
+    clear_stale_git_locks, CommitSha, Git, LockSweep, SyncOutcome, Worktree, WorktreeError,
 };
 
 #[derive(Serialize)]
@@ -311,15 +311,7 @@ async fn read_repo_config(
 ) -> Result<Step<(ConfigRecord, Config)>> {
     if record.base_branch.is_pending() {
         let base = base_ref.to_owned();
-        let git = git.clone();
-        let read = git_in(wt, move |wt| {
-            let sha = wt.remote_head(&base)?.0;
-            let files = repo_files_at(&git, wt, &sha)?;
-            Ok((sha, files))
-        })
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|(sha, files)| Ok((sha, one_file(files)?)));
+        let read = config_file_at(wt, git, move |wt| wt.remote_head(&base)).await;
         record.base_branch = match read {
             Ok((commit, None)) => RepoFile::Absent { commit },
             Ok((commit, Some((rel, text)))) => RepoFile::Read {
@@ -342,15 +334,7 @@ async fn read_repo_config(
         };
     }
     if record.pr_head.is_pending() {
-        let git = git.clone();
-        let read = git_in(wt, move |wt| {
-            let sha = wt.head_sha()?.0;
-            let files = repo_files_at(&git, wt, &sha)?;
-            Ok((sha, files))
-        })
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|(sha, files)| Ok((sha, one_file(files)?)));
+        let read = config_file_at(wt, git, |wt| wt.head_sha()).await;
         record.pr_head = match read {
             Ok((commit, None)) => RepoFile::Absent { commit },
             Ok((commit, Some((rel, text)))) => RepoFile::Read {
@@ -394,6 +378,28 @@ async fn read_repo_config(
     };
     write_text(&books.dir.config_file(), &config.to_toml())?;
     Ok(Ok((record, config)))
+}
+
+/// The commit `which` names in the worktree, and the one repository
+/// configuration file there (`None` when it has none); an error in words
+/// when it cannot be read or there are several.
+async fn config_file_at<F>(
+    wt: &Arc<Worktree>,
+    git: &Git,
+    which: F,
+) -> std::result::Result<(String, Option<(&'static str, String)>), String>
+where
+    F: FnOnce(&Worktree) -> std::result::Result<CommitSha, WorktreeError> + Send + 'static,
+{
+    let git = git.clone();
+    git_in(wt, move |wt| {
+        let sha = which(wt)?.0;
+        let files = repo_files_at(&git, wt, &sha)?;
+        Ok((sha, files))
+    })
+    .await
+    .map_err(|e| e.to_string())
+    .and_then(|(sha, files)| Ok((sha, one_file(files)?)))
 }
 
 /// The repository config files at commit `sha` (path and text), in
