@@ -50,6 +50,16 @@ pub(crate) async fn ci_checks(
     sha: &str,
 ) -> std::result::Result<Vec<CheckState>, String> {
     let runs = forge.check_runs(sha).await.map_err(|e| e.to_string())?;
+    Ok(checks_with_runs(forge, number, sha, &runs).await)
+}
+
+/// [`ci_checks`] of `sha` whose check runs (`runs`) were already read.
+pub(crate) async fn checks_with_runs(
+    forge: &dyn Forge,
+    number: u64,
+    sha: &str,
+    runs: &[shepherd_forge::CheckRun],
+) -> Vec<CheckState> {
     let mut checks: Vec<CheckState> = runs.iter().map(|r| r.to_state()).collect();
     match forge.combined_status(sha).await {
         Ok(status) => checks.extend(status.statuses.iter().map(|s| s.to_state())),
@@ -70,7 +80,7 @@ pub(crate) async fn ci_checks(
             }
         }
     }
-    Ok(checks)
+    checks
 }
 
 /// The CI verdict on what the round pushed (else on its start).

@@ -36,7 +36,7 @@ use shepherd_core::ci_failure::{
 use shepherd_core::config::Config;
 use shepherd_forge::{CheckRun, Forge};
 
-use super::ci::{ci_checks, Head, Waiter};
+use super::ci::{checks_with_runs, ci_checks, Head, Waiter};
 use super::guard;
 use super::pr_state::short;
 use super::push::{self, Outgoing};
@@ -509,7 +509,7 @@ async fn judge(
             Vec::new()
         }
     };
-    let now_checks: Vec<CheckState> = ci_checks(forge, number, sha).await.unwrap_or_default();
+    let now_checks = checks_with_runs(forge, number, sha, &runs).await;
     let before = match ci_checks(forge, number, &synced.start_sha).await {
         Ok(checks) => checks,
         Err(err) => {
